@@ -1,0 +1,39 @@
+// Injected time. Production code asks a Clock for the time and for waits, so tests
+// drive timers with a FakeClock (test/fakes/fake_clock.h) instead of sleeping.
+// Implementations must be thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+
+namespace nodehook {
+
+using Duration = std::chrono::milliseconds;
+// Milliseconds since the Unix epoch: what the state store persists.
+using TimePoint = std::chrono::time_point<std::chrono::system_clock, Duration>;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual TimePoint Now() const = 0;
+  // Waits on `cv` (with `lock` held) until `pred` holds or `deadline` passes.
+  // Returns pred(). A fake clock wakes waiters when time is advanced.
+  virtual bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                         TimePoint deadline, const std::function<bool()>& pred) = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  TimePoint Now() const override;
+  bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, TimePoint deadline,
+                 const std::function<bool()>& pred) override;
+  static Clock& Instance();
+};
+
+inline int64_t ToMillis(TimePoint t) { return t.time_since_epoch().count(); }
+inline TimePoint FromMillis(int64_t ms) { return TimePoint(Duration(ms)); }
+
+}  // namespace nodehook

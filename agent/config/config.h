@@ -1,0 +1,91 @@
+// The agent's configuration: one JSON file, plus a flag and an environment variable for every
+// tuning knob (precedence: flag > environment > file > default). Value types; not synchronized.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "agent/kube/kube_types.h"
+
+namespace nodehook {
+
+// The reasons a hook can run for. Kept as strings in the state store and the hook environment.
+inline constexpr const char* kReasonCreate = "create";
+inline constexpr const char* kReasonUpdate = "update";
+inline constexpr const char* kReasonDelete = "delete";
+inline constexpr const char* kReasonResume = "resume";
+
+struct HookSpec {
+  std::vector<std::string> argv;
+  std::chrono::seconds timeout{60};
+};
+
+struct WatchedResource {
+  ResourceRef ref;
+  // Dotted paths removed from the essence before comparing, e.g. "metadata.annotations.note".
+  std::vector<std::string> ignored_paths;
+  std::map<std::string, HookSpec> hooks;  // by reason; a missing reason means "nothing to run"
+};
+
+struct ApiConnection {
+  bool in_cluster = false;
+  std::string kubeconfig;  // used when !in_cluster
+};
+
+// Every field here is a knob: settable in the file under "tuning", by flag and by environment.
+struct Tuning {
+  std::string log_level = "info";
+  int workers = 4;                          // hooks running at once
+  int watch_timeout_seconds = 300;          // server-side timeoutSeconds of each watch
+  int retry_base_seconds = 1;               // first retry delay after a failed hook
+  int retry_max_seconds = 300;              // cap of the exponential retry delay
+  std::string hook_work_dir = "";           // where old/new/diff files go; "" = next to the state file
+};
+
+struct Config {
+  std::string node_name;   // default: $NODE_NAME (downward API)
+  std::string state_file;  // SQLite file on a hostPath
+  ApiConnection api;
+  std::vector<WatchedResource> resources;
+  Tuning tuning;
+};
+
+// One problem found in the config: where, and what was expected.
+struct ConfigError {
+  std::string path;  // key path, e.g. "resources[0].hooks.create.argv"; "" for syntax errors
+  int line = 0;      // 1-based line in the file, 0 when unknown (flags, environment)
+  std::string message;
+
+  std::string ToString(const std::string& file) const;  // "FILE:LINE: resources[0].plural: expected a non-empty string"
+};
+
+// Where knob overrides come from besides the file.
+struct ConfigSources {
+  std::map<std::string, std::string> flags;  // knob name ("workers") -> value given on the command line
+  std::map<std::string, std::string> env;    // the process environment (NODE_NAME, NODEHOOK_WORKERS, ...)
+};
+
+struct ConfigResult {
+  Config config;
+  std::vector<ConfigError> errors;  // empty means valid
+  bool ok() const { return errors.empty(); }
+};
+
+// Parses and validates. Unknown keys are errors. All problems are reported, not just the first.
+ConfigResult LoadConfigFile(const std::string& path, const ConfigSources& sources);
+ConfigResult ParseConfig(const std::string& text, const ConfigSources& sources);
+
+// The knob table, for --help and the README: name, flag, environment variable, default.
+struct KnobInfo {
+  std::string name;      // "workers"
+  std::string file_key;  // "tuning.workers" or "node_name"
+  std::string flag;      // "--workers"
+  std::string env;       // "NODEHOOK_WORKERS"
+  std::string default_value;
+  std::string help;
+};
+const std::vector<KnobInfo>& Knobs();
+
+}  // namespace nodehook

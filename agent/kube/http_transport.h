@@ -1,0 +1,63 @@
+// HttpTransport: raw HTTP(S) to one API server. Exactly one implementation file includes
+// cpprestsdk (cpprest_transport.cc): the upstream was archived in 2026 and may be swapped
+// for libcurl without touching anything else. Implementations are thread-safe.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "agent/base/cancel.h"
+#include "agent/base/status.h"
+
+namespace nodehook {
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string path_and_query;  // "/apis/example.com/v1/widgets?limit=500"
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+  int retry_after_seconds = 0;  // parsed Retry-After header, 0 when absent
+};
+
+// Where and how to connect. Credentials are read through callbacks so rotated token files
+// and renewed certificates are picked up without rebuilding the transport.
+struct TransportConfig {
+  std::string server;  // "https://127.0.0.1:6443"
+  std::string ca_pem;  // empty = system trust store
+  std::string client_cert_pem;
+  std::string client_key_pem;
+  bool insecure_skip_tls_verify = false;
+  std::function<std::string()> bearer_token;  // may be empty
+  int connect_timeout_seconds = 10;
+  // Longest silence tolerated on an open response before it is treated as a stall.
+  int idle_timeout_seconds = 330;
+};
+
+class HttpTransport {
+ public:
+  virtual ~HttpTransport() = default;
+
+  // A complete request/response. Transport failures (refused, TLS, DNS, reset, timeout) are
+  // returned as kUnavailable/kTimeout; any HTTP status is returned as a response, not an error.
+  virtual Result<HttpResponse> Send(const HttpRequest& req) = 0;
+
+  // For watches: a 2xx body is handed to `on_chunk` piece by piece as it arrives (chunk
+  // boundaries are arbitrary) and the returned response has an empty body; a non-2xx
+  // response is returned whole. Returns kCancelled if `cancel` fired.
+  virtual Result<HttpResponse> Stream(const HttpRequest& req,
+                                      const std::function<void(std::string_view chunk)>& on_chunk,
+                                      const CancelToken& cancel) = 0;
+};
+
+std::unique_ptr<HttpTransport> NewCpprestTransport(TransportConfig config);
+
+}  // namespace nodehook

@@ -1,0 +1,34 @@
+// KubeClient: the agent's view of the Kubernetes API. The only seam that knows HTTP;
+// everything above it speaks ResourceRef, KubeObject and Status.
+// Implementations must be safe to call from several threads at once (one watch per thread).
+#pragma once
+
+#include <functional>
+
+#include "agent/base/cancel.h"
+#include "agent/base/status.h"
+#include "agent/kube/kube_types.h"
+
+namespace nodehook {
+
+class KubeClient {
+ public:
+  virtual ~KubeClient() = default;
+
+  // One page of a list. HTTP 410 (expired continue token) comes back as StatusCode::kGone.
+  virtual Result<ObjectList> List(const ResourceRef& r, const ListOptions& o) = 0;
+
+  // Streams events until the server ends the watch (returns Ok), an error occurs, or `cancel`
+  // fires (returns kCancelled). An in-stream ERROR event is delivered to `on_event`;
+  // an HTTP 410 response returns kGone. Malformed lines return kInvalid after logging them.
+  virtual Status Watch(const ResourceRef& r, const WatchOptions& o,
+                       const std::function<void(WatchEvent)>& on_event, const CancelToken& cancel) = 0;
+
+  virtual Result<KubeObject> Get(const ObjectRef& o) = 0;
+  virtual Status Patch(const ObjectRef& o, PatchType type, const std::string& body) = 0;
+};
+
+// Lists every page (limit + continue) and returns all items with the final resourceVersion.
+Result<ObjectList> ListAll(KubeClient& client, const ResourceRef& r, int page_size = 500);
+
+}  // namespace nodehook

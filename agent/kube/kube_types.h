@@ -1,0 +1,83 @@
+// Plain data types exchanged with the Kubernetes API. Objects travel as their raw JSON
+// plus the few metadata fields the agent routes on, so RapidJSON stays out of headers.
+// Value types; not synchronized.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nodehook {
+
+// One watched resource: group/version/plural, optionally limited to a namespace and labels.
+struct ResourceRef {
+  std::string group;           // "" for the core group
+  std::string version;
+  std::string plural;
+  std::string namespace_name;  // "" = all namespaces
+  std::string label_selector;  // "" = everything
+
+  // "/apis/example.com/v1/widgets" or "/apis/example.com/v1/namespaces/ns/widgets";
+  // "/api/v1/..." for the core group.
+  std::string CollectionPath() const;
+  // Stable identifier used in logs and the state store: "widgets.example.com/v1" ("nodes/v1" for core).
+  std::string Id() const;
+};
+
+struct ObjectMeta {
+  std::string uid;
+  std::string namespace_name;  // "" for cluster-scoped objects
+  std::string name;
+  std::string resource_version;
+  bool deleting = false;  // metadata.deletionTimestamp is set
+
+  // "ns/name", or "name" for cluster-scoped objects.
+  std::string Key() const { return namespace_name.empty() ? name : namespace_name + "/" + name; }
+};
+
+struct KubeObject {
+  ObjectMeta meta;
+  std::string json;  // the whole object as the server sent it
+};
+
+using ObjectPtr = std::shared_ptr<const KubeObject>;
+
+struct ListOptions {
+  int limit = 500;
+  std::string continue_token;
+  std::string resource_version;  // "" = most recent (quorum read)
+};
+
+struct ObjectList {
+  std::vector<KubeObject> items;
+  std::string resource_version;  // the list's metadata.resourceVersion: where to start watching
+  std::string continue_token;    // non-empty when more pages follow
+};
+
+struct WatchOptions {
+  std::string resource_version;
+  int timeout_seconds = 300;  // server-side timeoutSeconds
+  bool allow_bookmarks = true;
+};
+
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
+
+const char* WatchEventTypeName(WatchEventType type);
+
+struct WatchEvent {
+  WatchEventType type = WatchEventType::kAdded;
+  KubeObject object;  // for BOOKMARK only meta.resource_version is set
+  // For ERROR: the Status object's code (410 = expired resourceVersion) and message.
+  int error_code = 0;
+  std::string error_message;
+};
+
+enum class PatchType { kMerge, kJson };
+
+struct ObjectRef {
+  ResourceRef resource;
+  std::string namespace_name;
+  std::string name;
+};
+
+}  // namespace nodehook

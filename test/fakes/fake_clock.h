@@ -1,0 +1,73 @@
+// FakeClock: time moves only when a test calls Advance(), which wakes every waiter whose
+// deadline may have passed. Lets tests of timers and backoff run instantly and exactly.
+// Thread-safe.
+#pragma once
+
+#include <algorithm>
+#include <list>
+#include <mutex>
+#include <utility>
+
+#include "agent/base/clock.h"
+
+namespace nodehook {
+
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(TimePoint start = FromMillis(1'700'000'000'000)) : now_(start) {}
+
+  TimePoint Now() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return now_;
+  }
+
+  void Advance(Duration d) {
+    std::list<Waiter> waiters;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      now_ += d;
+      waiters = waiters_;
+    }
+    // Taking each waiter's own mutex before notifying closes the window between its
+    // deadline check and its wait, so no wake-up is lost.
+    for (auto& w : waiters) {
+      std::lock_guard<std::mutex> lock(*w.mu);
+      w.cv->notify_all();
+    }
+  }
+
+  bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, TimePoint deadline,
+                 const std::function<bool()>& pred) override {
+    std::list<Waiter>::iterator self;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      self = waiters_.insert(waiters_.end(), Waiter{&cv, lock.mutex()});
+    }
+    bool result;
+    while (true) {
+      if (pred()) { result = true; break; }
+      if (Now() >= deadline) { result = false; break; }
+      cv.wait(lock);
+    }
+    std::lock_guard<std::mutex> g(mu_);
+    waiters_.erase(self);
+    return result;
+  }
+
+  // Number of threads currently blocked in WaitUntil: lets a test wait until a component is idle.
+  size_t waiters() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return waiters_.size();
+  }
+
+ private:
+  struct Waiter {
+    std::condition_variable* cv;
+    std::mutex* mu;
+  };
+  mutable std::mutex mu_;
+  TimePoint now_;
+  std::list<Waiter> waiters_;
+};
+
+}  // namespace nodehook
