@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <vector>
@@ -19,27 +20,60 @@ class CancelToken {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (cancelled_.exchange(true)) return;
-      callbacks.swap(callbacks_);
+      for (auto& [id, cb] : callbacks_) callbacks.push_back(std::move(cb));
+      callbacks_.clear();
     }
     for (auto& cb : callbacks) cb();
   }
 
   // Runs `cb` on cancellation (at once if already cancelled). Used to unblock I/O.
-  void OnCancel(std::function<void()> cb) {
+  // Returns an id for RemoveCallback(): long-lived tokens must not pile up callbacks of
+  // operations that already finished (see CancelRegistration).
+  uint64_t OnCancel(std::function<void()> cb) const {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!cancelled_.load()) {
-        callbacks_.push_back(std::move(cb));
-        return;
+        callbacks_.emplace_back(++last_id_, std::move(cb));
+        return last_id_;
       }
     }
     cb();
+    return 0;
+  }
+
+  void RemoveCallback(uint64_t id) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
+      if (it->first == id) {
+        callbacks_.erase(it);
+        return;
+      }
+    }
   }
 
  private:
   std::atomic<bool> cancelled_{false};
-  std::mutex mu_;
-  std::vector<std::function<void()>> callbacks_;  // guarded by mu_
+  // Registering a callback does not change whether the token is cancelled, hence mutable.
+  mutable std::mutex mu_;
+  mutable uint64_t last_id_ = 0;                                                // guarded by mu_
+  mutable std::vector<std::pair<uint64_t, std::function<void()>>> callbacks_;  // guarded by mu_
+};
+
+// Scoped OnCancel: the callback is removed when the operation that registered it ends.
+// Note: a callback already running when RemoveCallback() is called may still finish afterwards.
+class CancelRegistration {
+ public:
+  CancelRegistration(const CancelToken& token, std::function<void()> cb)
+      : token_(token), id_(token_.OnCancel(std::move(cb))) {}
+  ~CancelRegistration() {
+    if (id_ != 0) token_.RemoveCallback(id_);
+  }
+  CancelRegistration(const CancelRegistration&) = delete;
+  CancelRegistration& operator=(const CancelRegistration&) = delete;
+
+ private:
+  const CancelToken& token_;
+  uint64_t id_;
 };
 
 }  // namespace nodehook

@@ -8,6 +8,11 @@ TimePoint SystemClock::Now() const {
 
 bool SystemClock::WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
                             TimePoint deadline, const std::function<bool()>& pred) {
+  // Far deadlines ("no timer pending") would overflow the conversion to the steady clock.
+  if (deadline - Now() > std::chrono::hours(24 * 365)) {
+    cv.wait(lock, pred);
+    return true;
+  }
   return cv.wait_until(lock, deadline, pred);
 }
 
