@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -58,7 +59,9 @@ struct ConfigError {
   int line = 0;      // 1-based line in the file, 0 when unknown (flags, environment)
   std::string message;
 
-  std::string ToString(const std::string& file) const;  // "FILE:LINE: resources[0].plural: expected a non-empty string"
+  // "FILE:LINE: resources[0].plural: expected a non-empty string"; "FILE: env X: ..." when line is 0;
+  // the "path: " part is left out when path is empty.
+  std::string ToString(const std::string& file) const;
 };
 
 // Where knob overrides come from besides the file.
@@ -66,6 +69,9 @@ struct ConfigSources {
   std::map<std::string, std::string> flags;  // knob name ("workers") -> value given on the command line
   std::map<std::string, std::string> env;    // the process environment (NODE_NAME, NODEHOOK_WORKERS, ...)
 };
+
+// ConfigSources with `env` read from this process's environment and no flags.
+ConfigSources EnvironmentSources();
 
 struct ConfigResult {
   Config config;
@@ -87,5 +93,10 @@ struct KnobInfo {
   std::string help;
 };
 const std::vector<KnobInfo>& Knobs();
+
+// `nodehook check-config FILE`: loads and validates. Returns 0 and prints a short summary (node,
+// state file, API connection, resources and their hooks) to `out` when valid; returns 2 and
+// prints each problem on its own line ("FILE:LINE: path: message") to `err` when not.
+int RunCheckConfig(const std::string& path, const ConfigSources& sources, std::ostream& out, std::ostream& err);
 
 }  // namespace nodehook

@@ -1,0 +1,122 @@
+// ParseConfig and LoadConfigFile: the document's top level, "api", "tuning" and the resource list.
+// Knob values are read through the knob table (knobs.h); resources through resource_parser.h.
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "agent/config/config.h"
+#include "agent/config/json_fields.h"
+#include "agent/config/json_lines.h"
+#include "agent/config/knobs.h"
+#include "agent/config/resource_parser.h"
+
+namespace nodehook {
+namespace {
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+void ReadApi(const rapidjson::Value& api, Config* config, KnobOrigins* origins, Diagnostics& diag) {
+  if (!ExpectObject(api, "api", diag)) return;
+  ReportUnknownKeys(api, "api", Concat({"in_cluster"}, KnobKeysUnder("api")), diag);
+  const rapidjson::Value* in_cluster = FindMember(api, "in_cluster");
+  if (in_cluster != nullptr && !in_cluster->IsTrue()) {
+    diag.Error("api.in_cluster",
+               std::string("expected true (to connect from outside the cluster, set \"kubeconfig\" instead), got ") +
+                   (in_cluster->IsFalse() ? "false" : JsonTypeName(*in_cluster)));
+  }
+  if (in_cluster != nullptr && FindMember(api, "kubeconfig") != nullptr) {
+    diag.Error("api", "expected exactly one of: in_cluster, kubeconfig");
+  }
+  ReadFileKnobs(api, "api", config, origins, diag);
+}
+
+void ReadTuning(const rapidjson::Value& tuning, Config* config, KnobOrigins* origins, Diagnostics& diag) {
+  if (!ExpectObject(tuning, "tuning", diag)) return;
+  ReportUnknownKeys(tuning, "tuning", KnobKeysUnder("tuning"), diag);
+  ReadFileKnobs(tuning, "tuning", config, origins, diag);
+}
+
+bool SameResource(const ResourceRef& a, const ResourceRef& b) {
+  return a.group == b.group && a.version == b.version && a.plural == b.plural && a.namespace_name == b.namespace_name;
+}
+
+void ReadResources(const rapidjson::Value* resources, Config* config, Diagnostics& diag) {
+  const char* expected = "expected a non-empty array of resources to watch";
+  if (resources == nullptr) {
+    diag.Error("resources", std::string("missing (") + expected + ")");
+    return;
+  }
+  if (!resources->IsArray() || resources->Empty()) {
+    diag.Error("resources", std::string(expected) + ", got " + (resources->IsArray() ? "[]" : JsonTypeName(*resources)));
+    return;
+  }
+  for (rapidjson::SizeType i = 0; i < resources->Size(); ++i) {
+    std::string path = ElementPath("resources", i);
+    WatchedResource resource;
+    ReadWatchedResource((*resources)[i], path, &resource, diag);
+    for (size_t j = 0; j < config->resources.size(); ++j) {
+      if (SameResource(config->resources[j].ref, resource.ref) && !resource.ref.plural.empty()) {
+        diag.Error(path, "duplicates resources[" + std::to_string(j) + "] (same group, version, plural and namespace)");
+      }
+    }
+    config->resources.push_back(std::move(resource));
+  }
+}
+
+void ReadDocument(const rapidjson::Value& doc, Config* config, KnobOrigins* origins, Diagnostics& diag) {
+  if (!doc.IsObject()) {
+    diag.Error("", std::string("expected a JSON object at the top level, got ") + JsonTypeName(doc));
+    return;
+  }
+  ReportUnknownKeys(doc, "", Concat(KnobKeysUnder(""), {"api", "resources", "tuning"}), diag);
+  ReadFileKnobs(doc, "", config, origins, diag);
+  if (const rapidjson::Value* api = FindMember(doc, "api")) ReadApi(*api, config, origins, diag);
+  ReadResources(FindMember(doc, "resources"), config, diag);
+  if (const rapidjson::Value* tuning = FindMember(doc, "tuning")) ReadTuning(*tuning, config, origins, diag);
+}
+
+}  // namespace
+
+ConfigResult ParseConfig(const std::string& text, const ConfigSources& sources) {
+  ConfigResult result;
+  rapidjson::Document doc;
+  doc.Parse(text.c_str());
+  if (doc.HasParseError()) {
+    TextPosition at = PositionOfOffset(text, doc.GetErrorOffset());
+    result.errors.push_back({"", at.line, "syntax error at column " + std::to_string(at.column) + ": " +
+                                              rapidjson::GetParseError_En(doc.GetParseError())});
+    return result;  // nothing below would be trustworthy
+  }
+  JsonLineIndex index = JsonLineIndex::Build(text);
+  Diagnostics diag(&index, &result.errors);
+  for (const LocatedPath& dup : index.duplicate_keys()) {
+    diag.ErrorAtLine(dup.path, dup.line, "duplicate key (each key may appear once per object)");
+  }
+  KnobOrigins origins;
+  ReadDocument(doc, &result.config, &origins, diag);
+  ApplyKnobOverrides(sources, &result.config, &origins, diag);
+  CheckMergedKnobs(&result.config, origins, diag);
+  result.config.api.in_cluster = result.config.api.kubeconfig.empty();
+  return result;
+}
+
+ConfigResult LoadConfigFile(const std::string& path, const ConfigSources& sources) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    ConfigResult result;
+    result.errors.push_back({"", 0, std::string("cannot read the file: ") + std::strerror(errno)});
+    return result;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseConfig(text.str(), sources);
+}
+
+}  // namespace nodehook

@@ -1,0 +1,86 @@
+#include "agent/config/resource_parser.h"
+
+namespace nodehook {
+namespace {
+
+const std::vector<std::string>& HookReasons() {
+  static const std::vector<std::string> reasons = {kReasonCreate, kReasonUpdate, kReasonDelete, kReasonResume};
+  return reasons;
+}
+
+// Reads `key` when present; reports it as missing when `required`.
+const rapidjson::Value* Member(const rapidjson::Value& object, const std::string& path, const char* key,
+                               bool required, const std::string& expected, Diagnostics& diag) {
+  const rapidjson::Value* value = FindMember(object, key);
+  if (value == nullptr && required) diag.Error(ChildPath(path, key), "missing (expected " + expected + ")");
+  return value;
+}
+
+bool IsDottedPath(const std::string& path) {
+  return !path.empty() && path.front() != '.' && path.back() != '.' && path.find("..") == std::string::npos;
+}
+
+void ReadHook(const rapidjson::Value& value, const std::string& path, HookSpec* out, Diagnostics& diag) {
+  if (!ExpectObject(value, path, diag)) return;
+  ReportUnknownKeys(value, path, {"argv", "timeout_seconds"}, diag);
+  if (auto* argv = Member(value, path, "argv", true, "the hook's program and arguments, e.g. [\"/hooks/run\"]", diag)) {
+    ReadStringList(*argv, ChildPath(path, "argv"), false, &out->argv, diag);
+  }
+  if (auto* timeout = FindMember(value, "timeout_seconds")) {
+    int seconds = 0;
+    if (ReadPositiveInt(*timeout, ChildPath(path, "timeout_seconds"), &seconds, diag)) {
+      out->timeout = std::chrono::seconds(seconds);
+    }
+  }
+}
+
+void ReadHooks(const rapidjson::Value& value, const std::string& path, WatchedResource* out, Diagnostics& diag) {
+  if (!ExpectObject(value, path, diag)) return;
+  ReportUnknownKeys(value, path, HookReasons(), diag);
+  for (const std::string& reason : HookReasons()) {
+    if (const rapidjson::Value* hook = FindMember(value, reason.c_str())) {
+      ReadHook(*hook, ChildPath(path, reason), &out->hooks[reason], diag);
+    }
+  }
+  if (value.ObjectEmpty()) diag.Error(path, "expected at least one of: " + JoinNames(HookReasons()));
+}
+
+}  // namespace
+
+void ReadWatchedResource(const rapidjson::Value& value, const std::string& path, WatchedResource* out,
+                         Diagnostics& diag) {
+  if (!ExpectObject(value, path, diag)) return;
+  ReportUnknownKeys(value, path,
+                    {"group", "version", "plural", "namespace", "label_selector", "ignored_paths", "hooks"}, diag);
+  ResourceRef& ref = out->ref;
+  if (auto* group = FindMember(value, "group")) ReadString(*group, ChildPath(path, "group"), false, &ref.group, diag);
+  if (auto* version = Member(value, path, "version", true, "a non-empty string, e.g. \"v1\"", diag)) {
+    ReadString(*version, ChildPath(path, "version"), true, &ref.version, diag);
+  }
+  if (auto* plural = Member(value, path, "plural", true, "a non-empty string, e.g. \"widgets\"", diag)) {
+    ReadString(*plural, ChildPath(path, "plural"), true, &ref.plural, diag);
+  }
+  if (auto* ns = FindMember(value, "namespace")) {
+    ReadString(*ns, ChildPath(path, "namespace"), false, &ref.namespace_name, diag);
+  }
+  if (auto* selector = FindMember(value, "label_selector")) {
+    ReadString(*selector, ChildPath(path, "label_selector"), false, &ref.label_selector, diag);
+  }
+  if (auto* ignored = FindMember(value, "ignored_paths")) {
+    std::string list_path = ChildPath(path, "ignored_paths");
+    if (ReadStringList(*ignored, list_path, true, &out->ignored_paths, diag)) {
+      for (size_t i = 0; i < out->ignored_paths.size(); ++i) {
+        if (!IsDottedPath(out->ignored_paths[i])) {
+          diag.Error(ElementPath(list_path, i), "expected a dotted path like \"metadata.annotations.note\", got \"" +
+                                                    out->ignored_paths[i] + "\"");
+        }
+      }
+    }
+  }
+  if (auto* hooks = Member(value, path, "hooks", true, "an object with at least one of: " + JoinNames(HookReasons()),
+                           diag)) {
+    ReadHooks(*hooks, ChildPath(path, "hooks"), out, diag);
+  }
+}
+
+}  // namespace nodehook
