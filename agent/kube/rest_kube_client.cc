@@ -1,0 +1,120 @@
+#include "agent/kube/rest_kube_client.h"
+
+#include <memory>
+#include <utility>
+
+#include "agent/base/log.h"
+#include "agent/kube/api_errors.h"
+#include "agent/kube/api_paths.h"
+#include "agent/kube/object_json.h"
+#include "agent/kube/watch_line_splitter.h"
+
+namespace nodehook {
+namespace {
+
+constexpr size_t kLoggedLineBytes = 200;
+
+HttpRequest JsonRequest(std::string method, std::string path) {
+  HttpRequest req;
+  req.method = std::move(method);
+  req.path_and_query = std::move(path);
+  req.headers.emplace_back("Accept", "application/json");
+  return req;
+}
+
+const char* PatchContentType(PatchType type) {
+  switch (type) {
+    case PatchType::kMerge: return "application/merge-patch+json";
+    case PatchType::kJson: return "application/json-patch+json";
+  }
+  return "application/merge-patch+json";
+}
+
+std::string Snippet(std::string_view line) {
+  if (line.size() <= kLoggedLineBytes) return std::string(line);
+  return std::string(line.substr(0, kLoggedLineBytes)) + "...";
+}
+
+// CancelToken (agent/base/cancel.h) cannot be const-cancelled; the caller's token only needs
+// OnCancel, which is logically const but not declared so.
+CancelToken& Mutable(const CancelToken& t) { return const_cast<CancelToken&>(t); }
+
+}  // namespace
+
+RestKubeClient::RestKubeClient(std::unique_ptr<HttpTransport> transport)
+    : transport_(std::move(transport)) {}
+
+Result<ObjectList> RestKubeClient::List(const ResourceRef& r, const ListOptions& o) {
+  auto resp = transport_->Send(JsonRequest("GET", ListPath(r, o)));
+  if (!resp.ok()) return resp.status();
+  if (!IsHttpSuccess(resp->status)) return ErrorFromResponse(*resp, "list " + r.Id());
+  auto list = ParseObjectList(resp->body);
+  if (!list.ok()) return InvalidError("list " + r.Id() + ": " + list.status().message());
+  return list;
+}
+
+Status RestKubeClient::Watch(const ResourceRef& r, const WatchOptions& o,
+                             const std::function<void(WatchEvent)>& on_event,
+                             const CancelToken& cancel) {
+  auto stream_cancel = std::make_shared<CancelToken>();
+  std::weak_ptr<CancelToken> weak_stream_cancel = stream_cancel;
+  Mutable(cancel).OnCancel([weak_stream_cancel] {
+    if (auto t = weak_stream_cancel.lock()) t->Cancel();
+  });
+
+  WatchLineSplitter splitter;
+  Status stream_error;  // first malformed line; stops the stream
+  auto on_line = [&](std::string_view line) -> Status {
+    auto event = ParseWatchEvent(line);
+    if (!event.ok()) {
+      Log(LogLevel::kWarn, "malformed watch line",
+          {{"resource", r.Id()}, {"error", event.status().message()}, {"line", Snippet(line)},
+           {"next", "restart watch"}});
+      return InvalidError("watch " + r.Id() + ": " + event.status().message());
+    }
+    on_event(std::move(event).value());
+    return Status::Ok();
+  };
+  auto on_chunk = [&](std::string_view chunk) {
+    if (!stream_error.ok()) return;  // chunks already in flight when we asked to stop
+    Status st = splitter.Feed(chunk, on_line);
+    if (!st.ok()) {
+      stream_error = st;
+      stream_cancel->Cancel();
+    }
+  };
+
+  auto resp = transport_->Stream(JsonRequest("GET", WatchPath(r, o)), on_chunk, *stream_cancel);
+  if (!stream_error.ok()) return stream_error;
+  if (cancel.cancelled()) return Status(StatusCode::kCancelled, "watch " + r.Id() + " cancelled");
+  if (!resp.ok()) return resp.status();
+  if (!IsHttpSuccess(resp->status)) return ErrorFromResponse(*resp, "watch " + r.Id());
+  if (splitter.pending_bytes() > 0) {
+    return UnavailableError("watch " + r.Id() + ": stream ended in the middle of an event");
+  }
+  return Status::Ok();
+}
+
+Result<KubeObject> RestKubeClient::Get(const ObjectRef& o) {
+  std::string what = "get " + o.resource.Id() + " " + o.namespace_name + "/" + o.name;
+  auto resp = transport_->Send(JsonRequest("GET", ObjectPath(o)));
+  if (!resp.ok()) return resp.status();
+  if (!IsHttpSuccess(resp->status)) return ErrorFromResponse(*resp, what);
+  auto obj = ParseObject(resp->body);
+  if (!obj.ok()) return InvalidError(what + ": " + obj.status().message());
+  return obj;
+}
+
+Status RestKubeClient::Patch(const ObjectRef& o, PatchType type, const std::string& body) {
+  HttpRequest req = JsonRequest("PATCH", ObjectPath(o));
+  req.headers.emplace_back("Content-Type", PatchContentType(type));
+  req.body = body;
+  auto resp = transport_->Send(req);
+  if (!resp.ok()) return resp.status();
+  if (!IsHttpSuccess(resp->status)) {
+    return ErrorFromResponse(*resp, "patch " + o.resource.Id() + " " + o.namespace_name + "/" + o.name);
+  }
+  return Status::Ok();
+}
+
+}  // namespace nodehook

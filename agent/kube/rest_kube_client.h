@@ -1,0 +1,33 @@
+// RestKubeClient: KubeClient over an HttpTransport (JSON REST: list, watch, get, patch).
+// Owns its transport. Thread-safe as long as the transport is (HttpTransport promises it):
+// the client itself keeps no mutable state, so several watches may run at once.
+#pragma once
+
+#include <memory>
+
+#include "agent/kube/http_transport.h"
+#include "agent/kube/kube_client.h"
+
+namespace nodehook {
+
+class RestKubeClient final : public KubeClient {
+ public:
+  explicit RestKubeClient(std::unique_ptr<HttpTransport> transport);
+
+  Result<ObjectList> List(const ResourceRef& r, const ListOptions& o) override;
+
+  // Cancellation: a per-call CancelToken is handed to the transport so a malformed line can
+  // stop the stream without cancelling the caller's token. It is linked to `cancel` through
+  // a weak reference; since CancelToken keeps callbacks until it fires, each call leaves one
+  // small inert callback on `cancel` until then.
+  Status Watch(const ResourceRef& r, const WatchOptions& o,
+               const std::function<void(WatchEvent)>& on_event, const CancelToken& cancel) override;
+
+  Result<KubeObject> Get(const ObjectRef& o) override;
+  Status Patch(const ObjectRef& o, PatchType type, const std::string& body) override;
+
+ private:
+  std::unique_ptr<HttpTransport> transport_;
+};
+
+}  // namespace nodehook
