@@ -1,0 +1,86 @@
+#include "storage/migrations.h"
+
+#include <string>
+
+namespace nodehook {
+namespace {
+
+// Version 1: the diffbase of each handled object and the progress of each unfinished handler,
+// both keyed by this node's name so several nodes' agents could share one file in tests.
+// handlers has no foreign key to objects: progress exists before the first diffbase does.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE objects (
+  uid TEXT NOT NULL,
+  node TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  essence TEXT NOT NULL,
+  last_object TEXT NOT NULL,
+  handled_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (uid, node)
+) WITHOUT ROWID;
+CREATE INDEX objects_by_resource ON objects (node, resource);
+CREATE TABLE handlers (
+  uid TEXT NOT NULL,
+  node TEXT NOT NULL,
+  handler TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  retries INTEGER NOT NULL,
+  first_start_ms INTEGER NOT NULL,
+  next_attempt_ms INTEGER NOT NULL,
+  last_outcome TEXT NOT NULL,
+  last_message TEXT NOT NULL,
+  target TEXT NOT NULL,
+  PRIMARY KEY (uid, node, handler)
+) WITHOUT ROWID;
+)sql";
+
+Result<int> ReadUserVersion(SqliteDb& db) {
+  Result<std::string> text = db.QueryText("Migrate", "PRAGMA user_version");
+  if (!text.ok()) return text.status();
+  return std::stoi(*text);
+}
+
+Status Apply(SqliteDb& db, const Migration& migration) {
+  Transaction tx(db, "Migrate");
+  NODEHOOK_RETURN_IF_ERROR(tx.Begin());
+  // Re-read under the write lock: another process may have migrated the file meanwhile.
+  Result<int> version = ReadUserVersion(db);
+  if (!version.ok()) return version.status();
+  if (*version >= migration.version) return Status::Ok();
+  NODEHOOK_RETURN_IF_ERROR(db.Exec("Migrate", migration.sql));
+  NODEHOOK_RETURN_IF_ERROR(
+      db.Exec("Migrate", "PRAGMA user_version = " + std::to_string(migration.version)));
+  return tx.Commit();
+}
+
+}  // namespace
+
+const std::vector<Migration>& StateMigrations() {
+  static const std::vector<Migration> kMigrations = {
+      {1, kSchemaV1},
+  };
+  return kMigrations;
+}
+
+int LatestSchemaVersion() { return StateMigrations().back().version; }
+
+Status MigrateToLatest(SqliteDb& db) {
+  Result<int> version = ReadUserVersion(db);
+  if (!version.ok()) return version.status();
+  if (*version > LatestSchemaVersion()) {
+    return InvalidError("state file " + db.path() + " has schema version " +
+                        std::to_string(*version) + " but this nodehook understands up to " +
+                        std::to_string(LatestSchemaVersion()) +
+                        "; refusing to open it (downgrade?)");
+  }
+  for (const Migration& migration : StateMigrations()) {
+    if (migration.version > *version) NODEHOOK_RETURN_IF_ERROR(Apply(db, migration));
+  }
+  return Status::Ok();
+}
+
+}  // namespace nodehook

@@ -1,0 +1,115 @@
+// Thin RAII wrappers over the SQLite C API, so the store reads as SQL and values, not handles.
+//
+// Ownership: SqliteDb owns its connection and every statement it prepared (cached by SQL text,
+// finalized before the connection closes). Statement is a borrowed handle to one cached statement
+// that resets it and clears its bindings when it goes out of scope; at most one Statement per SQL
+// text may be alive at a time. Transaction rolls back on destruction unless committed.
+//
+// Thread-safety: none. A SqliteDb and everything borrowed from it must be used by one thread at a
+// time; the owner (e.g. SqliteStateStore) serializes access with its own mutex.
+//
+// Errors become Status "sqlite <operation>: <SQLite message>": full disk, read-only file, I/O
+// errors and lock timeouts are kUnavailable (retry later); a corrupt or foreign file is kInternal.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "agent/base/status.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace nodehook {
+
+class SqliteDb;
+
+class Statement {
+ public:
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&&) = delete;
+  Statement(const Statement&) = delete;
+  ~Statement();
+
+  // Parameters are 1-based, as in SQLite. A failed bind is reported by the next Step/Run.
+  Statement& Bind(int index, const std::string& value);
+  Statement& Bind(int index, int64_t value);
+
+  // One step: true when a row is available, false when the statement is done.
+  Result<bool> Step();
+  // Steps to completion; for statements that return no rows.
+  Status Run();
+
+  // Columns of the current row are 0-based, as in SQLite.
+  std::string Text(int column) const;
+  int64_t Int64(int column) const;
+
+ private:
+  friend class SqliteDb;
+  Statement(SqliteDb* db, sqlite3_stmt* stmt, std::string operation);
+
+  SqliteDb* db_;
+  sqlite3_stmt* stmt_;
+  std::string operation_;
+  int bind_error_ = 0;
+};
+
+class SqliteDb {
+ public:
+  // Opens (creating if needed) the database at `path`; ":memory:" gives a private in-memory one.
+  static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path);
+  ~SqliteDb();
+  SqliteDb(const SqliteDb&) = delete;
+  SqliteDb& operator=(const SqliteDb&) = delete;
+
+  // Runs one or more statements without results (pragmas, DDL).
+  Status Exec(const std::string& operation, const std::string& sql);
+  // The first column of the first row as text, e.g. the answer of "PRAGMA journal_mode=WAL".
+  Result<std::string> QueryText(const std::string& operation, const std::string& sql);
+  // The statement for `sql`, prepared once and cached for the life of the connection.
+  Result<Statement> Prepare(const std::string& operation, const std::string& sql);
+
+  // The Status for SQLite result code `rc`, with the connection's current error message.
+  Status Error(const std::string& operation, int rc) const;
+
+  const std::string& path() const { return path_; }
+  // True when the database lives only in memory (no file, so no WAL).
+  bool in_memory() const;
+
+ private:
+  struct CloseDb {
+    void operator()(sqlite3* db) const;
+  };
+  struct FinalizeStatement {
+    void operator()(sqlite3_stmt* stmt) const;
+  };
+
+  SqliteDb(sqlite3* db, std::string path);
+
+  std::unique_ptr<sqlite3, CloseDb> db_;
+  std::string path_;
+  std::unordered_map<std::string, std::unique_ptr<sqlite3_stmt, FinalizeStatement>> statements_;
+};
+
+// BEGIN IMMEDIATE ... COMMIT, so a writer takes the write lock up front (waiting up to
+// busy_timeout) instead of failing when it upgrades from reading to writing.
+class Transaction {
+ public:
+  Transaction(SqliteDb& db, std::string operation) : db_(db), operation_(std::move(operation)) {}
+  ~Transaction();  // rolls back when begun and not committed
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  Status Begin();
+  Status Commit();
+
+ private:
+  SqliteDb& db_;
+  std::string operation_;
+  bool open_ = false;
+};
+
+}  // namespace nodehook

@@ -1,0 +1,207 @@
+#include "storage/sqlite_state_store.h"
+
+#include <utility>
+
+#include "storage/migrations.h"
+
+namespace nodehook {
+namespace {
+
+constexpr const char* kObjectColumns =
+    "uid, resource, namespace, name, essence, last_object, handled_at_ms";
+constexpr const char* kHandlerColumns =
+    "uid, handler, resource, namespace, name, retries, first_start_ms, next_attempt_ms, "
+    "last_outcome, last_message, target";
+
+ObjectRecord ReadObject(const Statement& st) {
+  ObjectRecord r;
+  r.uid = st.Text(0);
+  r.resource = st.Text(1);
+  r.namespace_name = st.Text(2);
+  r.name = st.Text(3);
+  r.essence = st.Text(4);
+  r.last_object = st.Text(5);
+  r.handled_at_ms = st.Int64(6);
+  return r;
+}
+
+HandlerRecord ReadHandler(const Statement& st) {
+  HandlerRecord r;
+  r.uid = st.Text(0);
+  r.handler = st.Text(1);
+  r.resource = st.Text(2);
+  r.namespace_name = st.Text(3);
+  r.name = st.Text(4);
+  r.retries = static_cast<int>(st.Int64(5));
+  r.first_start_ms = st.Int64(6);
+  r.next_attempt_ms = st.Int64(7);
+  r.last_outcome = st.Text(8);
+  r.last_message = st.Text(9);
+  r.target = st.Text(10);
+  return r;
+}
+
+// Every row of a bound query, converted by `read`.
+template <typename Record>
+Result<std::vector<Record>> ReadAll(Statement& st, Record (*read)(const Statement&)) {
+  std::vector<Record> records;
+  while (true) {
+    Result<bool> row = st.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return records;
+    records.push_back(read(st));
+  }
+}
+
+// The row of a bound query that matches at most one, converted by `read`.
+template <typename Record>
+Result<std::optional<Record>> ReadOne(Statement& st, Record (*read)(const Statement&)) {
+  Result<bool> row = st.Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<Record>();
+  return std::optional<Record>(read(st));
+}
+
+Status ApplyPragmas(SqliteDb& db, const StoreOptions& options) {
+  NODEHOOK_RETURN_IF_ERROR(db.Exec("Open", "PRAGMA busy_timeout = 5000"));
+  Result<std::string> mode = db.QueryText("Open", "PRAGMA journal_mode = WAL");
+  if (!mode.ok()) return mode.status();
+  // An in-memory database reports "memory"; a file that stays out of WAL (e.g. on a network
+  // file system) would break our concurrency and durability assumptions.
+  if (!db.in_memory() && *mode != "wal") {
+    return InvalidError("state file " + db.path() + " cannot use WAL journaling (journal_mode is " +
+                        *mode + "); put the state directory on a local file system");
+  }
+  NODEHOOK_RETURN_IF_ERROR(db.Exec(
+      "Open", options.synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL"));
+  return db.Exec("Open", "PRAGMA foreign_keys = ON");
+}
+
+}  // namespace
+
+SqliteStateStore::SqliteStateStore(std::unique_ptr<SqliteDb> db, std::string node_name)
+    : db_(std::move(db)), node_name_(std::move(node_name)) {}
+
+Result<std::unique_ptr<SqliteStateStore>> SqliteStateStore::Open(const std::string& path,
+                                                                 const std::string& node_name,
+                                                                 const StoreOptions& options) {
+  Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path);
+  if (!db.ok()) return db.status();
+  NODEHOOK_RETURN_IF_ERROR(ApplyPragmas(**db, options));
+  NODEHOOK_RETURN_IF_ERROR(MigrateToLatest(**db));
+  return std::unique_ptr<SqliteStateStore>(new SqliteStateStore(std::move(*db), node_name));
+}
+
+Result<std::optional<ObjectRecord>> SqliteStateStore::GetObject(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<Statement> st = db_->Prepare(
+      "GetObject",
+      std::string("SELECT ") + kObjectColumns + " FROM objects WHERE uid = ?1 AND node = ?2");
+  if (!st.ok()) return st.status();
+  st->Bind(1, uid).Bind(2, node_name_);
+  return ReadOne(*st, &ReadObject);
+}
+
+Result<std::vector<ObjectRecord>> SqliteStateStore::ListObjects(const std::string& resource) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<Statement> st = db_->Prepare(
+      "ListObjects", std::string("SELECT ") + kObjectColumns +
+                         " FROM objects WHERE node = ?1 AND resource = ?2 ORDER BY namespace, name, uid");
+  if (!st.ok()) return st.status();
+  st->Bind(1, node_name_).Bind(2, resource);
+  return ReadAll(*st, &ReadObject);
+}
+
+Result<std::optional<HandlerRecord>> SqliteStateStore::GetHandler(const std::string& uid,
+                                                                  const std::string& handler) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<Statement> st = db_->Prepare(
+      "GetHandler", std::string("SELECT ") + kHandlerColumns +
+                        " FROM handlers WHERE uid = ?1 AND node = ?2 AND handler = ?3");
+  if (!st.ok()) return st.status();
+  st->Bind(1, uid).Bind(2, node_name_).Bind(3, handler);
+  return ReadOne(*st, &ReadHandler);
+}
+
+Result<std::vector<HandlerRecord>> SqliteStateStore::ListHandlers(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<Statement> st = db_->Prepare(
+      "ListHandlers", std::string("SELECT ") + kHandlerColumns +
+                          " FROM handlers WHERE uid = ?1 AND node = ?2 ORDER BY handler");
+  if (!st.ok()) return st.status();
+  st->Bind(1, uid).Bind(2, node_name_);
+  return ReadAll(*st, &ReadHandler);
+}
+
+Result<std::vector<HandlerRecord>> SqliteStateStore::ListAllHandlers() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<Statement> st = db_->Prepare(
+      "ListAllHandlers", std::string("SELECT ") + kHandlerColumns +
+                             " FROM handlers WHERE node = ?1 ORDER BY next_attempt_ms, uid, handler");
+  if (!st.ok()) return st.status();
+  st->Bind(1, node_name_);
+  return ReadAll(*st, &ReadHandler);
+}
+
+Status SqliteStateStore::RecordAttempt(const HandlerRecord& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<Statement> st = db_->Prepare(
+      "RecordAttempt",
+      "INSERT INTO handlers (uid, node, handler, resource, namespace, name, retries, first_start_ms, "
+      "next_attempt_ms, last_outcome, last_message, target) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+      "ON CONFLICT (uid, node, handler) DO UPDATE SET resource = excluded.resource, "
+      "namespace = excluded.namespace, name = excluded.name, retries = excluded.retries, "
+      "first_start_ms = excluded.first_start_ms, next_attempt_ms = excluded.next_attempt_ms, "
+      "last_outcome = excluded.last_outcome, last_message = excluded.last_message, "
+      "target = excluded.target");
+  if (!st.ok()) return st.status();
+  st->Bind(1, r.uid).Bind(2, node_name_).Bind(3, r.handler).Bind(4, r.resource);
+  st->Bind(5, r.namespace_name).Bind(6, r.name).Bind(7, static_cast<int64_t>(r.retries));
+  st->Bind(8, r.first_start_ms).Bind(9, r.next_attempt_ms).Bind(10, r.last_outcome);
+  st->Bind(11, r.last_message).Bind(12, r.target);
+  return st->Run();  // a single statement is its own transaction
+}
+
+Status SqliteStateStore::RecordHandled(const ObjectRecord& o, const std::string& handler) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction tx(*db_, "RecordHandled");
+  NODEHOOK_RETURN_IF_ERROR(tx.Begin());
+  {
+    Result<Statement> upsert = db_->Prepare(
+        "RecordHandled",
+        "INSERT INTO objects (uid, node, resource, namespace, name, essence, last_object, "
+        "handled_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+        "ON CONFLICT (uid, node) DO UPDATE SET resource = excluded.resource, "
+        "namespace = excluded.namespace, name = excluded.name, essence = excluded.essence, "
+        "last_object = excluded.last_object, handled_at_ms = excluded.handled_at_ms");
+    if (!upsert.ok()) return upsert.status();
+    upsert->Bind(1, o.uid).Bind(2, node_name_).Bind(3, o.resource).Bind(4, o.namespace_name);
+    upsert->Bind(5, o.name).Bind(6, o.essence).Bind(7, o.last_object).Bind(8, o.handled_at_ms);
+    NODEHOOK_RETURN_IF_ERROR(upsert->Run());
+  }
+  {
+    Result<Statement> drop = db_->Prepare(
+        "RecordHandled", "DELETE FROM handlers WHERE uid = ?1 AND node = ?2 AND handler = ?3");
+    if (!drop.ok()) return drop.status();
+    drop->Bind(1, o.uid).Bind(2, node_name_).Bind(3, handler);
+    NODEHOOK_RETURN_IF_ERROR(drop->Run());
+  }
+  return tx.Commit();
+}
+
+Status SqliteStateStore::Forget(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction tx(*db_, "Forget");
+  NODEHOOK_RETURN_IF_ERROR(tx.Begin());
+  for (const char* sql : {"DELETE FROM objects WHERE uid = ?1 AND node = ?2",
+                          "DELETE FROM handlers WHERE uid = ?1 AND node = ?2"}) {
+    Result<Statement> st = db_->Prepare("Forget", sql);
+    if (!st.ok()) return st.status();
+    st->Bind(1, uid).Bind(2, node_name_);
+    NODEHOOK_RETURN_IF_ERROR(st->Run());
+  }
+  return tx.Commit();
+}
+
+}  // namespace nodehook

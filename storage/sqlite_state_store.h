@@ -1,0 +1,52 @@
+// SqliteStateStore: the StateStore kept in one SQLite file on the node (WAL mode).
+// Ownership: owns its connection. Thread-safe: a mutex serializes every call, and each call is
+// one transaction. Several stores (even processes) may open one file; rows are scoped by node
+// name, so a store never sees another node's records.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "storage/sqlite_db.h"
+#include "storage/state_store.h"
+
+namespace nodehook {
+
+struct StoreOptions {
+  // FULL survives power loss with every commit; NORMAL (WAL) may lose the last few commits
+  // on power loss but never corrupts the file, and syncs far less often.
+  bool synchronous_full = false;
+};
+
+class SqliteStateStore final : public StateStore {
+ public:
+  // Opens or creates the state file at `path` (":memory:" for a private in-memory store),
+  // sets its pragmas and migrates it to the current schema. Refuses a file that cannot use WAL
+  // or that a newer nodehook wrote.
+  static Result<std::unique_ptr<SqliteStateStore>> Open(const std::string& path,
+                                                        const std::string& node_name,
+                                                        const StoreOptions& options);
+
+  const std::string& node_name() const override { return node_name_; }
+
+  Result<std::optional<ObjectRecord>> GetObject(const std::string& uid) override;
+  Result<std::vector<ObjectRecord>> ListObjects(const std::string& resource) override;
+  Result<std::optional<HandlerRecord>> GetHandler(const std::string& uid,
+                                                  const std::string& handler) override;
+  Result<std::vector<HandlerRecord>> ListHandlers(const std::string& uid) override;
+  // Ordered by next attempt time, earliest first.
+  Result<std::vector<HandlerRecord>> ListAllHandlers() override;
+  Status RecordAttempt(const HandlerRecord& record) override;
+  Status RecordHandled(const ObjectRecord& object, const std::string& handler) override;
+  Status Forget(const std::string& uid) override;
+
+ private:
+  SqliteStateStore(std::unique_ptr<SqliteDb> db, std::string node_name);
+
+  std::mutex mu_;
+  std::unique_ptr<SqliteDb> db_;  // guarded by mu_
+  const std::string node_name_;
+};
+
+}  // namespace nodehook

@@ -1,0 +1,61 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "storage/migrations.h"
+#include "test/storage/store_samples.h"
+#include "test/storage/temp_dir.h"
+
+namespace nodehook {
+namespace {
+
+Result<std::string> UserVersion(const std::string& path) {
+  auto db = SqliteDb::Open(path);
+  if (!db.ok()) return db.status();
+  return (*db)->QueryText("test", "PRAGMA user_version");
+}
+
+TEST_CASE("migrations are numbered from 1 without gaps") {
+  const auto& migrations = StateMigrations();
+  REQUIRE_FALSE(migrations.empty());
+  for (size_t i = 0; i < migrations.size(); ++i) CHECK(migrations[i].version == static_cast<int>(i) + 1);
+  CHECK(LatestSchemaVersion() == migrations.back().version);
+}
+
+TEST_CASE("a new state file is created at the latest schema version") {
+  TempDir dir;
+  OpenStore(dir.File("state.db"));
+  auto version = UserVersion(dir.File("state.db"));
+  REQUIRE(version.ok());
+  CHECK(*version == std::to_string(LatestSchemaVersion()));
+}
+
+TEST_CASE("a state file from a newer nodehook is refused, untouched") {
+  TempDir dir;
+  std::string path = dir.File("state.db");
+  {
+    auto db = SqliteDb::Open(path);
+    REQUIRE(db.ok());
+    REQUIRE((*db)->Exec("test", "PRAGMA user_version = 7").ok());
+  }
+  auto store = SqliteStateStore::Open(path, "node-a", StoreOptions{});
+  REQUIRE_FALSE(store.ok());
+  CHECK(store.status().code() == StatusCode::kInvalid);
+  CHECK(store.status().message() ==
+        "state file " + path + " has schema version 7 but this nodehook understands up to " +
+            std::to_string(LatestSchemaVersion()) + "; refusing to open it (downgrade?)");
+  CHECK(*UserVersion(path) == "7");
+}
+
+TEST_CASE("a store opened with full synchronous commits works like the default") {
+  TempDir dir;
+  StoreOptions options;
+  options.synchronous_full = true;
+  auto store = SqliteStateStore::Open(dir.File("state.db"), "node-a", options);
+  REQUIRE(store.ok());
+  REQUIRE((*store)->RecordHandled(SampleObject("u1"), "create").ok());
+  CHECK((*store)->GetObject("u1")->has_value());
+}
+
+}  // namespace
+}  // namespace nodehook

@@ -1,0 +1,66 @@
+#include <catch2/catch.hpp>
+
+#include "storage/sqlite_db.h"
+#include "test/storage/temp_dir.h"
+
+namespace nodehook {
+namespace {
+
+std::unique_ptr<SqliteDb> OpenDb(const std::string& path) {
+  auto db = SqliteDb::Open(path);
+  INFO(db.status().ToString());
+  REQUIRE(db.ok());
+  return std::move(*db);
+}
+
+TEST_CASE("a full disk is reported as unavailable, naming the operation and SQLite's message") {
+  TempDir dir;
+  auto db = OpenDb(dir.File("full.db"));
+  REQUIRE(db->Exec("setup", "CREATE TABLE t (v TEXT NOT NULL)").ok());
+  // Cap the file at a few pages so it fills up like a full disk would.
+  REQUIRE(db->QueryText("setup", "PRAGMA max_page_count = 4").ok());
+  auto insert = db->Prepare("Fill", "INSERT INTO t (v) VALUES (?1)");
+  REQUIRE(insert.ok());
+  insert->Bind(1, std::string(64 * 1024, 'x'));
+  Status status = insert->Run();
+  CHECK(status.code() == StatusCode::kUnavailable);
+  CHECK(status.message() == "sqlite Fill: database or disk is full");
+}
+
+TEST_CASE("a transaction that is not committed is rolled back") {
+  auto db = OpenDb(":memory:");
+  REQUIRE(db->Exec("setup", "CREATE TABLE t (v INTEGER NOT NULL)").ok());
+  {
+    Transaction tx(*db, "test");
+    REQUIRE(tx.Begin().ok());
+    REQUIRE(db->Exec("test", "INSERT INTO t (v) VALUES (1)").ok());
+  }
+  CHECK(*db->QueryText("test", "SELECT count(*) FROM t") == "0");
+  {
+    Transaction tx(*db, "test");
+    REQUIRE(tx.Begin().ok());
+    REQUIRE(db->Exec("test", "INSERT INTO t (v) VALUES (1)").ok());
+    REQUIRE(tx.Commit().ok());
+  }
+  CHECK(*db->QueryText("test", "SELECT count(*) FROM t") == "1");
+}
+
+TEST_CASE("a cached statement starts clean on every use") {
+  auto db = OpenDb(":memory:");
+  REQUIRE(db->Exec("setup", "CREATE TABLE t (v INTEGER NOT NULL); INSERT INTO t VALUES (1), (2)").ok());
+  const std::string sql = "SELECT v FROM t WHERE v >= ?1 ORDER BY v";
+  {
+    auto first = db->Prepare("test", sql);
+    first->Bind(1, int64_t{1});
+    REQUIRE(*first->Step());  // leave the statement mid-result
+    CHECK(first->Int64(0) == 1);
+  }
+  auto again = db->Prepare("test", sql);
+  again->Bind(1, int64_t{2});
+  REQUIRE(*again->Step());
+  CHECK(again->Int64(0) == 2);
+  CHECK_FALSE(*again->Step());
+}
+
+}  // namespace
+}  // namespace nodehook

@@ -1,0 +1,51 @@
+// Sample records and a store opener shared by the storage tests.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+
+#include "storage/sqlite_state_store.h"
+
+namespace nodehook {
+
+inline ObjectRecord SampleObject(const std::string& uid,
+                                 const std::string& resource = "widgets.example.com/v1") {
+  ObjectRecord r;
+  r.uid = uid;
+  r.resource = resource;
+  r.namespace_name = "ns";
+  r.name = "widget-" + uid;
+  r.essence = R"({"spec":{"size":3}})";
+  r.last_object = R"({"metadata":{"uid":")" + uid + R"("}})";
+  r.handled_at_ms = 1'700'000'000'123;
+  return r;
+}
+
+inline HandlerRecord SampleHandler(const std::string& uid, const std::string& handler) {
+  HandlerRecord r;
+  r.uid = uid;
+  r.handler = handler;
+  r.resource = "widgets.example.com/v1";
+  r.namespace_name = "ns";
+  r.name = "widget-" + uid;
+  r.retries = 2;
+  r.first_start_ms = 1'700'000'000'000;
+  r.next_attempt_ms = 1'700'000'060'000;
+  r.last_outcome = "failed";
+  r.last_message = "exit code 1: \"boom\"";
+  r.target = "sha256:abc";
+  return r;
+}
+
+// Opens a store or fails the test with the store's message.
+inline std::unique_ptr<SqliteStateStore> OpenStore(const std::string& path,
+                                                   const std::string& node = "node-a") {
+  auto store = SqliteStateStore::Open(path, node, StoreOptions{});
+  INFO(store.status().ToString());
+  REQUIRE(store.ok());
+  return std::move(*store);
+}
+
+}  // namespace nodehook
