@@ -1,0 +1,82 @@
+#include "agent/actions/process_runner.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "agent/actions/exec_plan.h"
+#include "agent/actions/outcome.h"
+#include "agent/actions/running_hook.h"
+#include "agent/actions/sigpipe_guard.h"
+#include "agent/actions/spawn.h"
+
+extern char** environ;
+
+namespace nodehook {
+namespace {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// Real time on purpose: these deadlines bound real processes and poll() timeouts.
+SteadyTime Now() { return std::chrono::steady_clock::now(); }
+
+// Drives one hook until it can be reaped. Returns why we stopped it, if we did.
+StopReason Supervise(RunningHook& hook, const ActionRequest& request, const CancelToken& cancel,
+                     const ProcessRunnerOptions& options, SteadyTime start) {
+  enum class Phase {
+    kRunning,      // waiting for the hook to exit, the timeout, or cancellation
+    kTerminating,  // SIGTERM sent; waiting for the group to go away, up to the grace period
+    kDraining,     // the hook exited; waiting for stray holders of its output, up to the drain window
+  };
+  Phase phase = Phase::kRunning;
+  StopReason reason = StopReason::kNone;
+  const SteadyTime deadline = start + request.timeout;
+  SteadyTime give_up = SteadyTime::max();
+
+  while (true) {
+    const SteadyTime now = Now();
+    if (phase == Phase::kRunning) {
+      if (hook.LeaderExited()) {
+        phase = Phase::kDraining;
+        give_up = now + options.drain_window;
+        continue;
+      }
+      if (cancel.cancelled() || now >= deadline) {
+        reason = cancel.cancelled() ? StopReason::kCancel : StopReason::kTimeout;
+        hook.SignalGroup(SIGTERM);
+        phase = Phase::kTerminating;
+        give_up = now + options.grace_period;
+        continue;
+      }
+      hook.PumpIo(std::min(now + options.poll_interval, deadline));
+      continue;
+    }
+    const bool group_gone = hook.OutputClosed() && (phase == Phase::kDraining || hook.LeaderExited());
+    if (group_gone || now >= give_up) return reason;
+    hook.PumpIo(std::min(now + options.poll_interval, give_up));
+  }
+}
+
+}  // namespace
+
+ActionResult ProcessRunner::Run(const ActionRequest& request, const CancelToken& cancel) {
+  const SteadyTime start = Now();
+  auto finished = [start](ActionResult result) {
+    result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Now() - start);
+    return result;
+  };
+  if (cancel.cancelled()) return finished(CancelledBeforeStart());
+
+  ScopedSigpipeBlock no_sigpipe;  // outlives `hook`, which writes the stdin pipe
+  Result<SpawnedChild> child = SpawnChild(MakeExecPlan(request, environ));
+  if (!child.ok()) return finished(FailedToStart(child.status().message()));
+
+  RunningHook hook(std::move(child.value()), request.stdin_data, options_.output_limit);
+  const StopReason reason = Supervise(hook, request, cancel, options_, start);
+  ActionResult result = DescribeOutcome(reason, hook.Finish(), request.timeout);
+  result.output = hook.TakeOutput();
+  return finished(std::move(result));
+}
+
+}  // namespace nodehook
