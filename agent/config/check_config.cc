@@ -44,6 +44,11 @@ void PrintSummary(const std::string& path, const Config& config, std::ostream& o
         << (r.ref.namespace_name.empty() ? "all namespaces" : "namespace " + r.ref.namespace_name);
     if (!r.ref.label_selector.empty()) out << " with labels " << r.ref.label_selector;
     out << "\n";
+    if (!r.ignored_paths.empty()) {
+      out << "    ignoring:";
+      for (const std::string& ignored : r.ignored_paths) out << " " << ignored;
+      out << "\n";
+    }
     for (const auto& [reason, hook] : r.hooks) {
       out << "    " << reason << ":";
       for (const std::string& arg : hook.argv) out << " " << arg;

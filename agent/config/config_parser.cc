@@ -3,7 +3,9 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -104,6 +106,10 @@ ConfigResult ParseConfig(const std::string& text, const ConfigSources& sources) 
   ApplyKnobOverrides(sources, &result.config, &origins, diag);
   CheckMergedKnobs(&result.config, origins, diag);
   result.config.api.in_cluster = result.config.api.kubeconfig.empty();
+  // File order reads best; problems outside the file (line 0) come last.
+  std::stable_sort(result.errors.begin(), result.errors.end(), [](const ConfigError& a, const ConfigError& b) {
+    return (a.line == 0 ? INT_MAX : a.line) < (b.line == 0 ? INT_MAX : b.line);
+  });
   return result;
 }
 

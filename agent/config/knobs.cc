@@ -150,7 +150,8 @@ void ReadFileKnobs(const rapidjson::Value& object, const std::string& path, Conf
     KnobOrigin origin{knob.info.file_key, diag.LineOf(knob.info.file_key)};
     bool right_type = knob.type == KnobType::kInteger ? value->IsInt() : value->IsString();
     if (!right_type) {
-      const char* got = value->IsNumber() ? "a non-integer number" : JsonTypeName(*value);
+      bool fraction = knob.type == KnobType::kInteger && value->IsNumber();
+      const char* got = fraction ? "a fraction or an out-of-range number" : JsonTypeName(*value);
       diag.ErrorAtLine(origin.path, origin.line, Expectation(knob) + ", got " + got);
     } else if (knob.type == KnobType::kInteger) {
       std::string problem = StoreInt(knob, value->GetInt(), config);

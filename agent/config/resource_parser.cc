@@ -42,7 +42,7 @@ void ReadHooks(const rapidjson::Value& value, const std::string& path, WatchedRe
       ReadHook(*hook, ChildPath(path, reason), &out->hooks[reason], diag);
     }
   }
-  if (value.ObjectEmpty()) diag.Error(path, "expected at least one of: " + JoinNames(HookReasons()));
+  if (out->hooks.empty()) diag.Error(path, "expected at least one of: " + JoinNames(HookReasons()));
 }
 
 }  // namespace

@@ -1,0 +1,153 @@
+#include <catch2/catch.hpp>
+
+#include "test/agent/config/config_test_util.h"
+
+using namespace nodehook;
+
+namespace {
+
+const ConfigSources kNode = Sources({{"NODE_NAME", "n"}});
+
+// Line numbers below refer to this text; keep them in step when editing it.
+const char* const kTypoConfig = R"({
+  "state_file": "/s.db",
+  "resources": [
+    {
+      "version": "v1",
+      "plural": 5,
+      "hooks": {
+        "create": {"argv": ["/h"]},
+        "craete": {"argv": ["/h"]}
+      }
+    }
+  ]
+})";
+
+}  // namespace
+
+TEST_CASE("an unknown key is reported with its path, its line and the keys allowed there") {
+  ConfigResult result = ParseConfig(kTypoConfig, kNode);
+  const ConfigError* e = FindError(result, "resources[0].hooks.craete");
+  REQUIRE(e != nullptr);
+  REQUIRE(e->line == 9);
+  REQUIRE(e->ToString("config.json") ==
+          "config.json:9: resources[0].hooks.craete: unknown key (expected one of: create, update, delete, resume)");
+}
+
+TEST_CASE("a value of the wrong type is reported with its line and what was expected") {
+  ConfigResult result = ParseConfig(kTypoConfig, kNode);
+  const ConfigError* e = FindError(result, "resources[0].plural");
+  REQUIRE(e != nullptr);
+  REQUIRE(e->ToString("config.json") == "config.json:6: resources[0].plural: expected a non-empty string, got number");
+}
+
+TEST_CASE("a syntax error is reported with its line and column") {
+  ConfigResult result = ParseConfig("{\n  \"state_file\": \"/s.db\"\n  \"resources\": []\n}", kNode);
+  REQUIRE(result.errors.size() == 1);
+  REQUIRE(result.errors[0].path.empty());
+  REQUIRE(result.errors[0].line == 3);
+  REQUIRE(result.errors[0].message.find("syntax error at column 3: Missing a comma") == 0);
+  REQUIRE(result.errors[0].ToString("c.json").find("c.json:3: syntax error") == 0);
+}
+
+TEST_CASE("an empty file is a syntax error, not a crash") {
+  ConfigResult result = ParseConfig("", kNode);
+  REQUIRE(result.errors.size() == 1);
+  REQUIRE(result.errors[0].message.find("syntax error") == 0);
+}
+
+TEST_CASE("missing required settings say where each can come from") {
+  ConfigResult result = ParseConfig("{}", {});
+  const ConfigError* node = FindError(result, "node_name");
+  REQUIRE(node != nullptr);
+  REQUIRE(node->ToString("c.json") ==
+          "c.json: node_name: not set (expected \"node_name\" in the file, --node-name, or NODE_NAME from the "
+          "downward API)");
+  const ConfigError* state = FindError(result, "state_file");
+  REQUIRE(state != nullptr);
+  REQUIRE(state->message == "not set (expected \"state_file\" in the file, --state-file, or NODEHOOK_STATE_FILE)");
+  const ConfigError* resources = FindError(result, "resources");
+  REQUIRE(resources != nullptr);
+  REQUIRE(resources->message == "missing (expected a non-empty array of resources to watch)");
+}
+
+TEST_CASE("a resource missing required keys points at the resource's line") {
+  ConfigResult result = ParseConfig("{\"state_file\": \"/s\",\n\"resources\": [\n{\"group\": \"g\"}]}", kNode);
+  const ConfigError* plural = FindError(result, "resources[0].plural");
+  REQUIRE(plural != nullptr);
+  REQUIRE(plural->line == 3);
+  REQUIRE(plural->message == "missing (expected a non-empty string, e.g. \"widgets\")");
+  REQUIRE(FindError(result, "resources[0].version") != nullptr);
+  REQUIRE(FindError(result, "resources[0].hooks") != nullptr);
+}
+
+TEST_CASE("every problem in the file and the environment is reported, not just the first") {
+  const char* text = R"({
+    "state_file": 7,
+    "colour": "blue",
+    "resources": [{"version": "v1", "plural": "w", "hooks": {"create": {"argv": []}}},
+                  {"version": "v1", "plural": "w", "hooks": {"create": {"argv": ["/h", ""], "timeout_seconds": 0}}}],
+    "tuning": {"workers": 0, "log_level": "loud"}
+  })";
+  ConfigResult result = ParseConfig(text, Sources({{"NODE_NAME", "n"}, {"NODEHOOK_RETRY_MAX_SECONDS", "soon"}}));
+  INFO(AllErrors(result));
+  std::vector<std::string> expected_paths = {
+      "state_file", "colour", "resources[0].hooks.create.argv", "resources[1].hooks.create.argv[1]",
+      "resources[1].hooks.create.timeout_seconds", "resources[1]", "tuning.workers", "tuning.log_level",
+      "env NODEHOOK_RETRY_MAX_SECONDS"};
+  for (const std::string& path : expected_paths) {
+    INFO(path);
+    REQUIRE(FindError(result, path) != nullptr);
+  }
+  REQUIRE(FindError(result, "state_file")->message == "expected a non-empty string, got number");
+  REQUIRE(FindError(result, "resources[1]")->message.find("duplicates resources[0]") == 0);
+  REQUIRE(FindError(result, "tuning.workers")->line == 6);
+  REQUIRE(FindError(result, "tuning.log_level")->message == "expected one of: debug, info, warn, error, got \"loud\"");
+}
+
+TEST_CASE("a key given twice in one object is an error at the second one") {
+  ConfigResult result = ParseConfig("{\"state_file\": \"/a\",\n\"state_file\": \"/b\"}", kNode);
+  const ConfigError* e = FindError(result, "state_file");
+  REQUIRE(e != nullptr);
+  REQUIRE(e->line == 2);
+  REQUIRE(e->message.find("duplicate key") == 0);
+}
+
+TEST_CASE("ignored paths must be dotted paths") {
+  ConfigResult result = ParseConfig(
+      R"({"state_file": "/s", "resources": [{"version": "v1", "plural": "w", "ignored_paths": ["a..b", "ok.path"],
+          "hooks": {"create": {"argv": ["/h"]}}}]})",
+      kNode);
+  REQUIRE(result.errors.size() == 1);
+  REQUIRE(result.errors[0].path == "resources[0].ignored_paths[0]");
+}
+
+TEST_CASE("hooks must name at least one reason") {
+  ConfigResult result =
+      ParseConfig(R"({"state_file": "/s", "resources": [{"version": "v1", "plural": "w", "hooks": {}}]})", kNode);
+  const ConfigError* e = FindError(result, "resources[0].hooks");
+  REQUIRE(e != nullptr);
+  REQUIRE(e->message == "expected at least one of: create, update, delete, resume");
+}
+
+TEST_CASE("hooks with only a misspelt reason also say that no hook is configured") {
+  ConfigResult result = ParseConfig(
+      R"({"state_file": "/s", "resources": [{"version": "v1", "plural": "w", "hooks": {"craete": {"argv": ["/h"]}}}]})",
+      kNode);
+  REQUIRE(FindError(result, "resources[0].hooks.craete") != nullptr);
+  REQUIRE(FindError(result, "resources[0].hooks") != nullptr);
+}
+
+TEST_CASE("a top level that is not an object is refused") {
+  ConfigResult result = ParseConfig("[1, 2]", kNode);
+  const ConfigError* e = FindError(result, "");
+  REQUIRE(e != nullptr);
+  REQUIRE(e->message == "expected a JSON object at the top level, got array");
+}
+
+TEST_CASE("a fraction where an integer knob is expected is refused") {
+  ConfigResult result = ParseConfig(MinimalConfig(R"("tuning": {"workers": 1.5})"), kNode);
+  const ConfigError* e = FindError(result, "tuning.workers");
+  REQUIRE(e != nullptr);
+  REQUIRE(e->message == "expected an integer >= 1, got a fraction or an out-of-range number");
+}

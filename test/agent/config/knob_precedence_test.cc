@@ -1,0 +1,155 @@
+#include <catch2/catch.hpp>
+
+#include "test/agent/config/config_test_util.h"
+
+using namespace nodehook;
+
+namespace {
+
+const std::string kFileTuning = MinimalConfig(R"("node_name": "file-node", "tuning": {"workers": 5, "log_level": "warn"})");
+
+Config MustParse(const std::string& text, const ConfigSources& sources) {
+  ConfigResult result = ParseConfig(text, sources);
+  INFO(AllErrors(result));
+  REQUIRE(result.ok());
+  return result.config;
+}
+
+}  // namespace
+
+TEST_CASE("a knob set nowhere keeps its default") {
+  Config c = MustParse(MinimalConfig(), Sources({{"NODE_NAME", "n"}}));
+  REQUIRE(c.tuning.workers == 4);
+  REQUIRE(c.tuning.log_level == "info");
+}
+
+TEST_CASE("the file beats the default") {
+  Config c = MustParse(kFileTuning, {});
+  REQUIRE(c.tuning.workers == 5);
+  REQUIRE(c.tuning.log_level == "warn");
+  REQUIRE(c.node_name == "file-node");
+}
+
+TEST_CASE("the environment beats the file") {
+  Config c = MustParse(kFileTuning,
+                       Sources({{"NODEHOOK_WORKERS", "6"}, {"NODEHOOK_LOG_LEVEL", "error"}, {"NODE_NAME", "env-node"}}));
+  REQUIRE(c.tuning.workers == 6);
+  REQUIRE(c.tuning.log_level == "error");
+  REQUIRE(c.node_name == "env-node");
+}
+
+TEST_CASE("a flag beats the environment") {
+  Config c = MustParse(kFileTuning, Sources({{"NODEHOOK_WORKERS", "6"}, {"NODEHOOK_LOG_LEVEL", "error"}, {"NODE_NAME", "env-node"}},
+                                            {{"workers", "7"}, {"log_level", "debug"}, {"node_name", "flag-node"}}));
+  REQUIRE(c.tuning.workers == 7);
+  REQUIRE(c.tuning.log_level == "debug");
+  REQUIRE(c.node_name == "flag-node");
+}
+
+TEST_CASE("an empty environment variable counts as unset") {
+  Config c = MustParse(kFileTuning, Sources({{"NODEHOOK_WORKERS", ""}}));
+  REQUIRE(c.tuning.workers == 5);
+}
+
+TEST_CASE("every knob can be set from the environment") {
+  Config c = MustParse(R"({"resources": [{"version": "v1", "plural": "w", "hooks": {"create": {"argv": ["/h"]}}}]})",
+                       Sources({{"NODE_NAME", "n1"},
+                                {"NODEHOOK_STATE_FILE", "/env.db"},
+                                {"KUBECONFIG", "/env.kubeconfig"},
+                                {"NODEHOOK_LOG_LEVEL", "warn"},
+                                {"NODEHOOK_WORKERS", "9"},
+                                {"NODEHOOK_WATCH_TIMEOUT_SECONDS", "99"},
+                                {"NODEHOOK_RETRY_BASE_SECONDS", "3"},
+                                {"NODEHOOK_RETRY_MAX_SECONDS", "33"},
+                                {"NODEHOOK_HOOK_WORK_DIR", "/work"}}));
+  REQUIRE(c.node_name == "n1");
+  REQUIRE(c.state_file == "/env.db");
+  REQUIRE(c.api.kubeconfig == "/env.kubeconfig");
+  REQUIRE_FALSE(c.api.in_cluster);
+  REQUIRE(c.tuning.log_level == "warn");
+  REQUIRE(c.tuning.workers == 9);
+  REQUIRE(c.tuning.watch_timeout_seconds == 99);
+  REQUIRE(c.tuning.retry_base_seconds == 3);
+  REQUIRE(c.tuning.retry_max_seconds == 33);
+  REQUIRE(c.tuning.hook_work_dir == "/work");
+}
+
+TEST_CASE("every knob can be set by a flag named after it") {
+  ConfigSources sources;
+  for (const KnobInfo& knob : Knobs()) {
+    sources.flags[knob.name] = knob.name == "log_level" ? "error" : knob.name == "retry_max_seconds" ? "50" : "40";
+  }
+  sources.flags["node_name"] = "flag-node";
+  Config c = MustParse(R"({"resources": [{"version": "v1", "plural": "w", "hooks": {"create": {"argv": ["/h"]}}}]})",
+                       sources);
+  REQUIRE(c.node_name == "flag-node");
+  REQUIRE(c.state_file == "40");
+  REQUIRE(c.api.kubeconfig == "40");
+  REQUIRE(c.tuning.log_level == "error");
+  REQUIRE(c.tuning.workers == 40);
+  REQUIRE(c.tuning.watch_timeout_seconds == 40);
+  REQUIRE(c.tuning.retry_base_seconds == 40);
+  REQUIRE(c.tuning.retry_max_seconds == 50);
+  REQUIRE(c.tuning.hook_work_dir == "40");
+}
+
+TEST_CASE("a kubeconfig from the environment overrides in_cluster in the file") {
+  Config c = MustParse(MinimalConfig(R"("api": {"in_cluster": true})"),
+                       Sources({{"NODE_NAME", "n"}, {"KUBECONFIG", "/home/me/.kube/config"}}));
+  REQUIRE_FALSE(c.api.in_cluster);
+  REQUIRE(c.api.kubeconfig == "/home/me/.kube/config");
+}
+
+TEST_CASE("overridden values are checked like file values and name their source") {
+  ConfigResult result = ParseConfig(MinimalConfig(), Sources({{"NODE_NAME", "n"}, {"NODEHOOK_WORKERS", "abc"}},
+                                                             {{"watch_timeout_seconds", "0"}, {"log_level", "loud"}}));
+  const ConfigError* env = FindError(result, "env NODEHOOK_WORKERS");
+  REQUIRE(env != nullptr);
+  REQUIRE(env->line == 0);
+  REQUIRE(env->ToString("c.json") == "c.json: env NODEHOOK_WORKERS: expected an integer >= 1, got \"abc\"");
+  const ConfigError* flag = FindError(result, "flag --watch-timeout-seconds");
+  REQUIRE(flag != nullptr);
+  REQUIRE(flag->message == "expected an integer >= 1, got 0");
+  REQUIRE(FindError(result, "flag --log-level") != nullptr);
+  REQUIRE(result.config.tuning.workers == 4);  // a refused value leaves the previous one
+}
+
+TEST_CASE("an integer with trailing junk is refused") {
+  ConfigResult result = ParseConfig(MinimalConfig(), Sources({{"NODE_NAME", "n"}, {"NODEHOOK_WORKERS", "3x"}}));
+  REQUIRE(FindError(result, "env NODEHOOK_WORKERS") != nullptr);
+}
+
+TEST_CASE("retry_base_seconds above retry_max_seconds is refused where retry_max was set") {
+  ConfigResult result = ParseConfig(MinimalConfig(R"("tuning": {"retry_base_seconds": 10,
+      "retry_max_seconds": 5})"), Sources({{"NODE_NAME", "n"}}));
+  const ConfigError* e = FindError(result, "tuning.retry_max_seconds");
+  REQUIRE(e != nullptr);
+  REQUIRE(e->line == 3);
+  REQUIRE(e->message == "retry_max_seconds (5) must be >= retry_base_seconds (10)");
+}
+
+TEST_CASE("the knob table names each knob's flag, environment variable and default") {
+  const KnobInfo* workers = nullptr;
+  const KnobInfo* node = nullptr;
+  for (const KnobInfo& k : Knobs()) {
+    if (k.name == "workers") workers = &k;
+    if (k.name == "node_name") node = &k;
+  }
+  REQUIRE(workers != nullptr);
+  REQUIRE(workers->file_key == "tuning.workers");
+  REQUIRE(workers->flag == "--workers");
+  REQUIRE(workers->env == "NODEHOOK_WORKERS");
+  REQUIRE(workers->default_value == "4");
+  REQUIRE(node != nullptr);
+  REQUIRE(node->env == "NODE_NAME");
+  REQUIRE(Knobs().size() == 9);
+}
+
+TEST_CASE("an unknown tuning key lists the knobs allowed there") {
+  ConfigResult result = ParseConfig(MinimalConfig(R"("tuning": {"wokers": 2})"), Sources({{"NODE_NAME", "n"}}));
+  const ConfigError* e = FindError(result, "tuning.wokers");
+  REQUIRE(e != nullptr);
+  REQUIRE(e->message ==
+          "unknown key (expected one of: log_level, workers, watch_timeout_seconds, retry_base_seconds, "
+          "retry_max_seconds, hook_work_dir)");
+}
