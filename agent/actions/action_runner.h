@@ -32,7 +32,7 @@ struct ActionResult {
   int exit_code = -1;
   int signal = 0;
   std::string output;   // the tail of combined stdout+stderr (bounded), for logs and state
-  std::string message;  // human-readable summary: "exit 3", "timed out after 30s", "exec: No such file…"
+  std::string message;  // human-readable summary: "exited 3", "killed by signal 9", "timed out after 30s", "exec /x: No such file…"
   std::chrono::milliseconds duration{0};
 };
 

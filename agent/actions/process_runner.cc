@@ -31,8 +31,11 @@ StopReason Supervise(RunningHook& hook, const ActionRequest& request, const Canc
   };
   Phase phase = Phase::kRunning;
   StopReason reason = StopReason::kNone;
-  const SteadyTime deadline = start + request.timeout;
+  // Absurd timeouts mean "no timeout" rather than an overflowed deadline in the past.
+  const bool unbounded = request.timeout > std::chrono::hours(24 * 365);
+  const SteadyTime deadline = unbounded ? SteadyTime::max() : start + request.timeout;
   SteadyTime give_up = SteadyTime::max();
+  const auto tick = std::max(options.poll_interval, std::chrono::milliseconds(1));  // never a busy loop
 
   while (true) {
     const SteadyTime now = Now();
@@ -49,12 +52,12 @@ StopReason Supervise(RunningHook& hook, const ActionRequest& request, const Canc
         give_up = now + options.grace_period;
         continue;
       }
-      hook.PumpIo(std::min(now + options.poll_interval, deadline));
+      hook.PumpIo(std::min(now + tick, deadline));
       continue;
     }
     const bool group_gone = hook.OutputClosed() && (phase == Phase::kDraining || hook.LeaderExited());
     if (group_gone || now >= give_up) return reason;
-    hook.PumpIo(std::min(now + options.poll_interval, give_up));
+    hook.PumpIo(std::min(now + tick, give_up));
   }
 }
 
