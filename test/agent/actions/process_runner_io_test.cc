@@ -154,3 +154,9 @@ TEST_CASE("a run whose token is already cancelled does not start the hook") {
   REQUIRE(result.kind == ActionResult::Kind::kCancelled);
   REQUIRE_FALSE(std::filesystem::exists(dir.File("started")));
 }
+
+TEST_CASE("an enormous timeout means no timeout rather than an overflowed deadline") {
+  auto request = ShellHook("exit 0");
+  request.timeout = std::chrono::milliseconds::max();
+  REQUIRE(RunHook(request).message == "exited 0");
+}
