@@ -1,0 +1,61 @@
+// nodehook: runs node-local hooks for Kubernetes custom resources, on every node.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <map>
+
+#include "agent/app/run_command.h"
+#include "agent/config/config.h"
+
+namespace {
+
+// Every tuning knob gets a flag on the commands that read the config.
+void AddKnobFlags(CLI::App* command, std::map<std::string, std::string>* values) {
+  for (const auto& knob : nodehook::Knobs()) {
+    command->add_option(knob.flag, (*values)[knob.name], knob.help + " (env " + knob.env + ")");
+  }
+}
+
+nodehook::ConfigSources SourcesFrom(const CLI::App* command, const std::map<std::string, std::string>& values) {
+  nodehook::ConfigSources sources = nodehook::EnvironmentSources();
+  for (const auto& knob : nodehook::Knobs()) {
+    if (command->count(knob.flag) > 0) sources.flags[knob.name] = values.at(knob.name);
+  }
+  return sources;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"nodehook: run node-local hooks for Kubernetes custom resources, on every node"};
+  app.require_subcommand(1);
+
+  std::string config_path;
+  std::map<std::string, std::string> run_knobs;
+  CLI::App* run = app.add_subcommand("run", "Watch the configured resources and run this node's hooks");
+  run->add_option("--config,-c", config_path, "Config file (JSON)")->required();
+  AddKnobFlags(run, &run_knobs);
+
+  std::string check_path;
+  std::map<std::string, std::string> check_knobs;
+  CLI::App* check = app.add_subcommand("check-config", "Validate a config file; exit 2 when it is invalid");
+  check->add_option("file", check_path, "Config file (JSON)")->required();
+  AddKnobFlags(check, &check_knobs);
+
+  CLI::App* version = app.add_subcommand("version", "Print the version");
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (*version) {
+    std::cout << "nodehook " << NODEHOOK_VERSION << "\n";
+    return 0;
+  }
+  if (*check) return nodehook::RunCheckConfig(check_path, SourcesFrom(check, check_knobs), std::cout, std::cerr);
+
+  nodehook::ConfigResult loaded = nodehook::LoadConfigFile(config_path, SourcesFrom(run, run_knobs));
+  if (!loaded.ok()) {
+    for (const auto& e : loaded.errors) std::cerr << e.ToString(config_path) << "\n";
+    return 2;
+  }
+  return nodehook::RunAgent(loaded.config);
+}

@@ -1,0 +1,12 @@
+// `nodehook run`: builds the real adapters (cpprest transport, SQLite store, process runner)
+// from a validated Config and runs the Agent until SIGINT/SIGTERM.
+#pragma once
+
+#include "agent/config/config.h"
+
+namespace nodehook {
+
+// Returns the process exit code: 0 after a clean stop, 1 when the agent could not start.
+int RunAgent(const Config& config);
+
+}  // namespace nodehook

@@ -1,0 +1,50 @@
+// Agent: wires one node's pipeline together and runs it.
+//   Watcher (one thread per watched resource) -> ResourceTracker -> WorkQueue -> workers -> Reconciler
+// Owns the threads, trackers, queue and reconciler; borrows the client, store, runner and clock,
+// which must outlive it. Run() blocks; Ready() may be called from any thread.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "agent/actions/action_runner.h"
+#include "agent/base/cancel.h"
+#include "agent/base/clock.h"
+#include "agent/config/config.h"
+#include "agent/core/reconciler.h"
+#include "agent/core/resource_tracker.h"
+#include "agent/core/watcher.h"
+#include "agent/core/work_queue.h"
+#include "agent/kube/kube_client.h"
+#include "storage/state_store.h"
+
+namespace nodehook {
+
+class Agent {
+ public:
+  Agent(Config config, KubeClient& client, StateStore& store, ActionRunner& runner, Clock& clock);
+  ~Agent();
+
+  // Watches and reconciles until `stop` is cancelled, then lets running hooks see the
+  // cancellation, joins every thread and returns.
+  void Run(const CancelToken& stop);
+
+  // Every watched resource completed its first list.
+  bool Ready() const;
+
+ private:
+  void WorkerLoop(const CancelToken& stop);
+
+  const Config config_;
+  KubeClient& client_;
+  Clock& clock_;
+  WorkQueue queue_;
+  Reconciler reconciler_;
+  std::vector<std::unique_ptr<ResourceTracker>> trackers_;
+  std::vector<std::unique_ptr<Watcher>> watchers_;
+};
+
+// Where hook input files go when the config does not say: next to the state file.
+std::string DefaultHookWorkDir(const std::string& state_file);
+
+}  // namespace nodehook

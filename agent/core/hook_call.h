@@ -1,0 +1,29 @@
+// HookCall: turns "run the <reason> hook for this object" into an ActionRequest, following the
+// hook protocol documented in the README: the object's JSON on stdin, NODEHOOK_* variables, and
+// files holding the old object, the new object and the diff. Stateless; thread-safe.
+#pragma once
+
+#include <string>
+
+#include "agent/actions/action_runner.h"
+#include "agent/config/config.h"
+#include "agent/kube/kube_types.h"
+
+namespace nodehook {
+
+struct HookInput {
+  std::string reason;       // create, update, delete, resume
+  std::string node;
+  std::string resource_id;  // ResourceRef::Id()
+  ObjectMeta meta;
+  std::string old_object;   // JSON, "" when there is none (create)
+  std::string new_object;   // JSON, "" when there is none (delete)
+  std::string diff;         // JSON array from DiffEssences
+  int retry = 0;            // attempts that failed before this one
+};
+
+// Runs `spec` for `input`. Files go to a fresh directory under `work_dir`, removed afterwards.
+ActionResult RunHook(ActionRunner& runner, const HookSpec& spec, const HookInput& input, const std::string& work_dir,
+                     const CancelToken& cancel);
+
+}  // namespace nodehook

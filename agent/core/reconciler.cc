@@ -1,0 +1,218 @@
+#include "agent/core/reconciler.h"
+
+#include <cstdio>
+
+#include "agent/base/log.h"
+#include "agent/core/essence.h"
+#include "agent/core/hook_call.h"
+
+namespace nodehook {
+namespace {
+
+const char* const kDeletedTarget = "deleted";
+
+std::string Seconds(Duration d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(d.count()) / 1000.0);
+  return buf;
+}
+
+// The last line of a hook's output: enough to say why it failed without flooding the log.
+std::string LastLine(const std::string& output) {
+  size_t end = output.find_last_not_of("\n");
+  if (end == std::string::npos) return "";
+  size_t start = output.rfind('\n', end);
+  return output.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+}  // namespace
+
+struct Reconciler::Plan {
+  std::string reason;
+  ObjectMeta meta;
+  std::string old_object;   // JSON of the last handled (or last seen, for delete) state
+  std::string new_object;   // JSON of the current state; "" on delete
+  std::string old_essence;
+  std::string new_essence;  // "" on delete
+  std::string target;       // what a retrying handler works towards
+};
+
+Reconciler::Reconciler(StateStore& store, ActionRunner& runner, Clock& clock, ReconcilerOptions options)
+    : store_(store), runner_(runner), clock_(clock), options_(std::move(options)) {}
+
+Duration Reconciler::RetryDelay(int retries) const {
+  Duration delay = options_.retry_base;
+  for (int i = 1; i < retries && delay < options_.retry_max; ++i) delay *= 2;
+  return std::min(delay, options_.retry_max);
+}
+
+bool Reconciler::FirstSight(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return seen_.count(uid) == 0;
+}
+
+void Reconciler::MarkSeen(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  seen_.insert(uid);
+}
+
+void Reconciler::Unsee(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  seen_.erase(uid);
+}
+
+std::optional<Duration> Reconciler::Reconcile(const WatchedResource& resource, ObjectCache& cache,
+                                              const std::string& uid, const CancelToken& stop) {
+  std::optional<CachedObject> entry = cache.Get(uid);
+  if (!entry) return std::nullopt;
+  auto record = store_.GetObject(uid);
+  auto progress = store_.ListHandlers(uid);
+  if (!record.ok() || !progress.ok()) {
+    const Status& st = !record.ok() ? record.status() : progress.status();
+    Log(LogLevel::kError, "state store read failed",
+        {{"resource", resource.ref.Id()}, {"uid", uid}, {"error", st.ToString()},
+         {"next", "retry in " + Seconds(options_.store_retry)}});
+    return options_.store_retry;
+  }
+  std::optional<Plan> plan = Decide(resource, *entry, *record, !progress->empty());
+  if (!plan) {
+    if (entry->gone) cache.EraseIfGone(uid);
+    return std::nullopt;
+  }
+  return Execute(resource, cache, *plan, stop);
+}
+
+std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resource, const CachedObject& entry,
+                                                   const std::optional<ObjectRecord>& record, bool has_progress) {
+  const KubeObject* object = entry.object.get();
+  Plan plan;
+  if (object) {
+    plan.meta = object->meta;
+  } else if (record) {
+    plan.meta.uid = record->uid;
+    plan.meta.namespace_name = record->namespace_name;
+    plan.meta.name = record->name;
+  } else {
+    return std::nullopt;
+  }
+
+  if (entry.gone || object->meta.deleting) {
+    // Only what this node handled (or started handling) needs a delete here.
+    if (!record && !has_progress) return std::nullopt;
+    plan.reason = kReasonDelete;
+    plan.old_object = object ? object->json : record->last_object;
+    plan.old_essence = record ? record->essence : "";
+    plan.target = kDeletedTarget;
+    return plan;
+  }
+
+  auto essence = ComputeEssence(object->json, resource.ignored_paths);
+  if (!essence.ok()) {
+    Log(LogLevel::kError, "object unreadable",
+        {{"resource", resource.ref.Id()}, {"object", plan.meta.Key()}, {"uid", plan.meta.uid},
+         {"error", essence.status().ToString()}, {"next", "wait for the next change"}});
+    return std::nullopt;
+  }
+  plan.new_object = object->json;
+  plan.new_essence = *essence;
+  plan.target = EssenceDigest(*essence);
+  if (!record) {
+    plan.reason = kReasonCreate;
+    return plan;
+  }
+  plan.old_object = record->last_object;
+  plan.old_essence = record->essence;
+  if (record->essence != *essence) {
+    plan.reason = kReasonUpdate;
+    return plan;
+  }
+  if (FirstSight(plan.meta.uid) && resource.hooks.count(kReasonResume)) {
+    plan.reason = kReasonResume;
+    return plan;
+  }
+  MarkSeen(plan.meta.uid);
+  return std::nullopt;
+}
+
+std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, ObjectCache& cache, const Plan& plan,
+                                            const CancelToken& stop) {
+  const std::string& uid = plan.meta.uid;
+  const std::string resource_id = resource.ref.Id();
+  TimePoint now = clock_.Now();
+
+  auto previous = store_.GetHandler(uid, plan.reason);
+  if (!previous.ok()) return options_.store_retry;
+  HandlerRecord progress;
+  progress.uid = uid;
+  progress.handler = plan.reason;
+  progress.resource = resource_id;
+  progress.namespace_name = plan.meta.namespace_name;
+  progress.name = plan.meta.name;
+  progress.target = plan.target;
+  progress.first_start_ms = ToMillis(now);
+  // Retry state carries over only while the handler works towards the same target.
+  if (*previous && (*previous)->target == plan.target) {
+    progress = **previous;
+    if (FromMillis(progress.next_attempt_ms) > now) return FromMillis(progress.next_attempt_ms) - now;
+  }
+
+  auto hook = resource.hooks.find(plan.reason);
+  std::string outcome = "nothing to run";
+  bool succeeded = true;
+  std::string output;
+  if (hook != resource.hooks.end()) {
+    auto diff = DiffEssences(plan.old_essence, plan.new_essence);
+    HookInput input{plan.reason, options_.node_name, resource_id, plan.meta,
+                    plan.old_object, plan.new_object, diff.ok() ? *diff : "[]", progress.retries};
+    Log(LogLevel::kInfo, "hook started",
+        {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason},
+         {"retry", std::to_string(progress.retries)}, {"next", "wait for the hook"}});
+    ActionResult result = RunHook(runner_, hook->second, input, options_.work_dir, stop);
+    if (result.kind == ActionResult::Kind::kCancelled) {
+      Log(LogLevel::kInfo, "hook interrupted",
+          {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"next", "run again after restart"}});
+      return std::nullopt;
+    }
+    succeeded = result.kind == ActionResult::Kind::kExited && result.exit_code == 0;
+    outcome = result.message;
+    output = LastLine(result.output);
+  }
+
+  if (succeeded) {
+    Status stored = plan.reason == kReasonDelete
+                        ? store_.Forget(uid)
+                        : store_.RecordHandled(ObjectRecord{uid, resource_id, plan.meta.namespace_name, plan.meta.name,
+                                                            plan.new_essence, plan.new_object, ToMillis(clock_.Now())},
+                                               plan.reason);
+    if (!stored.ok()) {
+      Log(LogLevel::kError, "state store write failed",
+          {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"error", stored.ToString()},
+           {"next", "run the hook again in " + Seconds(options_.store_retry)}});
+      return options_.store_retry;
+    }
+    if (plan.reason == kReasonDelete) {
+      cache.EraseIfGone(uid);
+      Unsee(uid);
+    } else {
+      MarkSeen(uid);
+    }
+    Log(LogLevel::kInfo, "hook succeeded",
+        {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"outcome", outcome},
+         {"next", "idle until the object changes"}});
+    return std::nullopt;
+  }
+
+  progress.retries += 1;
+  Duration delay = RetryDelay(progress.retries);
+  progress.next_attempt_ms = ToMillis(clock_.Now() + delay);
+  progress.last_outcome = "failed";
+  progress.last_message = output.empty() ? outcome : outcome + ": " + output;
+  Status stored = store_.RecordAttempt(progress);
+  Log(LogLevel::kWarn, "hook failed",
+      {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"outcome", outcome},
+       {"output", output}, {"retries", std::to_string(progress.retries)},
+       {"next", "retry in " + Seconds(delay) + (stored.ok() ? "" : " (retry state not saved: " + stored.ToString() + ")")}});
+  return delay;
+}
+
+}  // namespace nodehook

@@ -1,0 +1,67 @@
+#include "agent/core/resource_tracker.h"
+
+#include <set>
+
+#include "agent/base/log.h"
+
+namespace nodehook {
+
+std::string ResourceTracker::QueueKey(size_t index, const std::string& uid) {
+  return std::to_string(index) + "/" + uid;
+}
+
+bool ResourceTracker::ParseQueueKey(const std::string& key, size_t* index, std::string* uid) {
+  size_t slash = key.find('/');
+  if (slash == std::string::npos || slash == 0) return false;
+  try {
+    *index = std::stoul(key.substr(0, slash));
+  } catch (const std::exception&) {
+    return false;
+  }
+  *uid = key.substr(slash + 1);
+  return true;
+}
+
+void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items) {
+  std::vector<std::string> changed = cache_.Replace(items);
+  std::set<std::string> listed;
+  for (const auto& item : items) listed.insert(item->meta.uid);
+
+  // The store may remember objects this process never saw: handled before a restart, or with
+  // retries pending. Missing from the list means deleted.
+  std::set<std::string> remembered;
+  auto objects = store_.ListObjects(resource_id_);
+  auto handlers = store_.ListAllHandlers();
+  if (!objects.ok() || !handlers.ok()) {
+    Log(LogLevel::kError, "state store read failed",
+        {{"resource", resource_id_},
+         {"error", (!objects.ok() ? objects.status() : handlers.status()).ToString()},
+         {"next", "deletions made while the agent was down are found at the next relist"}});
+  } else {
+    for (const auto& o : *objects) remembered.insert(o.uid);
+    for (const auto& h : *handlers) {
+      if (h.resource == resource_id_) remembered.insert(h.uid);
+    }
+  }
+  for (const auto& uid : remembered) {
+    if (listed.count(uid)) continue;
+    auto cached = cache_.Get(uid);
+    if (cached && cached->gone) continue;  // already a tombstone, and in `changed` if new
+    cache_.MarkGone(uid, nullptr);
+    changed.push_back(uid);
+  }
+  for (const auto& uid : changed) Enqueue(uid);
+}
+
+void ResourceTracker::OnObject(ObjectPtr object) {
+  std::string uid = object->meta.uid;
+  if (cache_.Upsert(std::move(object))) Enqueue(uid);
+}
+
+void ResourceTracker::OnDeleted(ObjectPtr last_state) {
+  std::string uid = last_state->meta.uid;
+  cache_.MarkGone(uid, std::move(last_state));
+  Enqueue(uid);
+}
+
+}  // namespace nodehook

@@ -1,0 +1,43 @@
+// ResourceTracker: the WatchSink of one watched resource. Keeps its ObjectCache current and
+// queues every object that needs a look. On each (re)list it also turns objects the state store
+// remembers but the cluster no longer has into tombstones: that is how deletions made while the
+// agent was down, or DELETED events lost in a broken stream, still reach the delete hook.
+// Called from the resource's watcher thread; the cache and queue it feeds are thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent/core/object_cache.h"
+#include "agent/core/watcher.h"
+#include "agent/core/work_queue.h"
+#include "storage/state_store.h"
+
+namespace nodehook {
+
+class ResourceTracker final : public WatchSink {
+ public:
+  ResourceTracker(size_t index, std::string resource_id, WorkQueue& queue, StateStore& store)
+      : index_(index), resource_id_(std::move(resource_id)), queue_(queue), store_(store) {}
+
+  void OnListed(const std::vector<ObjectPtr>& items) override;
+  void OnObject(ObjectPtr object) override;
+  void OnDeleted(ObjectPtr last_state) override;
+
+  ObjectCache& cache() { return cache_; }
+
+  // Queue keys are "<resource index>/<uid>".
+  static std::string QueueKey(size_t index, const std::string& uid);
+  static bool ParseQueueKey(const std::string& key, size_t* index, std::string* uid);
+
+ private:
+  void Enqueue(const std::string& uid) { queue_.Add(QueueKey(index_, uid)); }
+
+  const size_t index_;
+  const std::string resource_id_;
+  WorkQueue& queue_;
+  StateStore& store_;
+  ObjectCache cache_;
+};
+
+}  // namespace nodehook

@@ -1,0 +1,143 @@
+#include "agent/core/watcher.h"
+
+#include <random>
+
+#include "agent/base/log.h"
+
+namespace nodehook {
+namespace {
+
+// A watch that ends this fast without a single event is treated like an error, so a server
+// that closes every watch at once cannot spin us in a tight loop.
+constexpr Duration kMinHealthyWatch{1000};
+
+std::string FormatDelay(Duration d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(d.count()) / 1000.0);
+  return buf;
+}
+
+uint64_t SeedOrRandom(uint64_t seed) { return seed != 0 ? seed : std::random_device{}(); }
+
+}  // namespace
+
+const char* WatcherStateName(Watcher::State s) {
+  switch (s) {
+    case Watcher::State::kEmpty: return "empty";
+    case Watcher::State::kListed: return "listed";
+    case Watcher::State::kWatching: return "watching";
+  }
+  return "unknown";
+}
+
+Watcher::Watcher(KubeClient& client, ResourceRef resource, WatchSink& sink, Clock& clock, WatcherOptions options)
+    : client_(client),
+      resource_(std::move(resource)),
+      resource_id_(resource_.Id()),
+      sink_(sink),
+      clock_(clock),
+      options_(options),
+      backoff_(options.backoff, clock, SeedOrRandom(options.seed)) {}
+
+void Watcher::Run(const CancelToken& stop) {
+  CancelRegistration wake(stop, [this] {
+    std::lock_guard<std::mutex> lock(wait_mu_);
+    wait_cv_.notify_all();
+  });
+  while (!stop.cancelled()) {
+    if (state() == State::kEmpty) {
+      ListStep();
+      if (state() == State::kEmpty && !stop.cancelled()) WaitBackoff(stop, last_error_, "list");
+    } else {
+      WatchStep(stop);
+    }
+  }
+}
+
+void Watcher::ListStep() {
+  auto list = ListAll(client_, resource_, options_.page_size);
+  if (!list.ok()) {
+    last_error_ = list.status();
+    return;
+  }
+  std::vector<ObjectPtr> items;
+  items.reserve(list->items.size());
+  for (auto& item : list->items) items.push_back(std::make_shared<const KubeObject>(std::move(item)));
+  Log(LogLevel::kInfo, "listed", {{"resource", resource_id_}, {"objects", std::to_string(items.size())},
+                                  {"resource_version", list->resource_version}, {"next", "watch"}});
+  sink_.OnListed(items);
+  resource_version_ = list->resource_version;
+  SetState(State::kListed);
+  synced_.store(true);
+}
+
+void Watcher::WatchStep(const CancelToken& stop) {
+  SetState(State::kWatching);
+  bool expired = false;
+  int events = 0;
+  Status stream_error;
+  auto on_event = [&](WatchEvent ev) {
+    ++events;
+    switch (ev.type) {
+      case WatchEventType::kAdded:
+      case WatchEventType::kModified:
+        resource_version_ = ev.object.meta.resource_version;
+        sink_.OnObject(std::make_shared<const KubeObject>(std::move(ev.object)));
+        break;
+      case WatchEventType::kDeleted:
+        resource_version_ = ev.object.meta.resource_version;
+        sink_.OnDeleted(std::make_shared<const KubeObject>(std::move(ev.object)));
+        break;
+      case WatchEventType::kBookmark:
+        if (!ev.object.meta.resource_version.empty()) resource_version_ = ev.object.meta.resource_version;
+        break;
+      case WatchEventType::kError:
+        if (ev.error_code == 410) {
+          expired = true;
+        } else {
+          stream_error = Status(StatusCode::kUnavailable,
+                                "watch ERROR event " + std::to_string(ev.error_code) + ": " + ev.error_message);
+        }
+        break;
+    }
+  };
+
+  WatchOptions watch_options;
+  watch_options.resource_version = resource_version_;
+  watch_options.timeout_seconds = options_.watch_timeout_seconds;
+  TimePoint started = clock_.Now();
+  Status st = client_.Watch(resource_, watch_options, on_event, stop);
+  if (stop.cancelled()) return;
+
+  if (expired || st.code() == StatusCode::kGone) {
+    Log(LogLevel::kInfo, "resource version expired",
+        {{"resource", resource_id_}, {"resource_version", resource_version_}, {"next", "relist"}});
+    resource_version_.clear();
+    SetState(State::kEmpty);
+    return;
+  }
+  SetState(State::kListed);
+  if (!stream_error.ok()) {
+    WaitBackoff(stop, stream_error, "watch");
+  } else if (!st.ok()) {
+    WaitBackoff(stop, st, "watch");
+  } else if (events == 0 && clock_.Now() - started < kMinHealthyWatch) {
+    WaitBackoff(stop, UnavailableError("watch closed immediately without events"), "watch");
+  } else {
+    Log(LogLevel::kDebug, "watch ended",
+        {{"resource", resource_id_}, {"resource_version", resource_version_}, {"next", "watch again"}});
+  }
+}
+
+void Watcher::WaitBackoff(const CancelToken& stop, const Status& cause, const char* during) {
+  Duration delay = backoff_.Next();
+  Duration asked(static_cast<int64_t>(cause.retry_after_seconds()) * 1000);
+  if (asked > delay) delay = asked;
+  Log(LogLevel::kWarn, std::string(during) + " failed",
+      {{"resource", resource_id_}, {"error", cause.ToString()},
+       {"next", std::string(state() == State::kEmpty ? "list" : "watch") + " again in " + FormatDelay(delay)}});
+  std::unique_lock<std::mutex> lock(wait_mu_);
+  clock_.WaitUntil(wait_cv_, lock, clock_.Now() + delay, [&] { return stop.cancelled(); });
+}
+
+}  // namespace nodehook

@@ -1,0 +1,56 @@
+// WorkQueue: keys of objects that need reconciling. Level-triggered, like client-go's workqueue:
+//  - fair: ready keys are handed out first-in, first-out;
+//  - stingy: a key is never handed out while it is being processed; adds that arrive meanwhile
+//    are merged into one re-run right after Done();
+//  - delayed adds (retries) keep only the earliest schedule per key.
+// Thread-safe. Time comes from the injected Clock, so tests drive delays with a FakeClock.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "agent/base/clock.h"
+
+namespace nodehook {
+
+class WorkQueue {
+ public:
+  explicit WorkQueue(Clock& clock) : clock_(clock) {}
+
+  void Add(const std::string& key);
+  // Ready at now + delay, unless the key is already due sooner.
+  void AddAfter(const std::string& key, Duration delay);
+
+  // Blocks until a key is ready; std::nullopt once ShutDown() was called.
+  std::optional<std::string> Get();
+  // Must be called once for every key Get() returned.
+  void Done(const std::string& key);
+
+  void ShutDown();
+
+  size_t ReadyCount() const;
+  size_t DelayedCount() const;
+  size_t ProcessingCount() const;
+
+ private:
+  void MakeReadyLocked(const std::string& key);
+  void PromoteDueLocked();
+  TimePoint NextDeadlineLocked() const;
+
+  Clock& clock_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> ready_;           // FIFO of keys waiting for a worker
+  std::set<std::string> queued_;            // the keys in ready_
+  std::set<std::string> processing_;        // handed out, Done() not yet called
+  std::set<std::string> dirty_;             // re-added while processing
+  std::map<std::string, TimePoint> delayed_;  // key -> not before
+  bool shut_down_ = false;
+};
+
+}  // namespace nodehook

@@ -1,0 +1,249 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "agent/core/reconciler.h"
+#include "storage/sqlite_state_store.h"
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_runner.h"
+
+using namespace nodehook;
+
+namespace {
+
+ObjectPtr Widget(const std::string& uid, const std::string& rv, int size, const std::string& phase = "Ready",
+                 bool deleting = false) {
+  auto o = std::make_shared<KubeObject>();
+  o->meta = {uid, "ns", "w-" + uid, rv, deleting};
+  o->json = R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w-)" + uid +
+            R"(","namespace":"ns","uid":")" + uid + R"(","resourceVersion":")" + rv + R"("},"spec":{"size":)" +
+            std::to_string(size) + R"(},"status":{"phase":")" + phase + R"("}})";
+  return o;
+}
+
+WatchedResource Resource(std::vector<std::string> reasons) {
+  WatchedResource r;
+  r.ref = {"example.com", "v1", "widgets", "", ""};
+  for (const auto& reason : reasons) r.hooks[reason] = HookSpec{{"/hooks/" + reason}, std::chrono::seconds(5)};
+  return r;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Fixture {
+  FakeClock clock;
+  FakeRunner runner;
+  std::unique_ptr<SqliteStateStore> store = std::move(SqliteStateStore::Open(":memory:", "node-a", {})).value();
+  ObjectCache cache;
+  CancelToken stop;
+  std::string work_dir = "/tmp/nodehook-reconciler-test-" + std::to_string(::getpid());
+  std::unique_ptr<Reconciler> reconciler = MakeReconciler();
+
+  std::unique_ptr<Reconciler> MakeReconciler() {
+    ReconcilerOptions o;
+    o.node_name = "node-a";
+    o.work_dir = work_dir;
+    o.retry_base = Duration(1000);
+    o.retry_max = Duration(8000);
+    return std::make_unique<Reconciler>(*store, runner, clock, o);
+  }
+  std::optional<Duration> Reconcile(const WatchedResource& r, const std::string& uid) {
+    return reconciler->Reconcile(r, cache, uid, stop);
+  }
+  std::string LastReason() { return FakeRunner::Env(runner.calls().back(), "NODEHOOK_REASON"); }
+};
+
+}  // namespace
+
+TEST_CASE("a new object runs the create hook once and stores its diffbase") {
+  Fixture f;
+  auto r = Resource({"create", "update"});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(f.runner.call_count() == 1);
+  auto call = f.runner.calls()[0];
+  REQUIRE(call.argv == std::vector<std::string>{"/hooks/create"});
+  REQUIRE(FakeRunner::Env(call, "NODEHOOK_REASON") == "create");
+  REQUIRE(FakeRunner::Env(call, "NODEHOOK_NODE") == "node-a");
+  REQUIRE(FakeRunner::Env(call, "NODEHOOK_UID") == "u1");
+  REQUIRE(FakeRunner::Env(call, "NODEHOOK_NAMESPACE") == "ns");
+  REQUIRE(FakeRunner::Env(call, "NODEHOOK_NAME") == "w-u1");
+  REQUIRE(FakeRunner::Env(call, "NODEHOOK_RETRY") == "0");
+  REQUIRE(call.stdin_data.find(R"("size":1)") != std::string::npos);
+  auto stored = f.store->GetObject("u1");
+  REQUIRE(stored.ok());
+  REQUIRE(stored->has_value());
+
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(f.runner.call_count() == 1);
+}
+
+TEST_CASE("a spec change runs the update hook with old, new and diff files") {
+  Fixture f;
+  auto r = Resource({"create", "update"});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  f.Reconcile(r, "u1");
+  std::string old_file_content, new_file_content, diff_content;
+  f.runner.OnRun([&](const ActionRequest& req) {
+    old_file_content = ReadFile(FakeRunner::Env(req, "NODEHOOK_OLD_FILE"));
+    new_file_content = ReadFile(FakeRunner::Env(req, "NODEHOOK_NEW_FILE"));
+    diff_content = ReadFile(FakeRunner::Env(req, "NODEHOOK_DIFF_FILE"));
+  });
+  f.cache.Upsert(Widget("u1", "2", 2));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(f.runner.call_count() == 2);
+  REQUIRE(f.LastReason() == "update");
+  REQUIRE(old_file_content.find(R"("size":1)") != std::string::npos);
+  REQUIRE(new_file_content.find(R"("size":2)") != std::string::npos);
+  REQUIRE(diff_content == R"([{"op":"change","path":["spec","size"],"old":1,"new":2}])");
+}
+
+TEST_CASE("a status-only change runs nothing") {
+  Fixture f;
+  auto r = Resource({"create", "update"});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  f.Reconcile(r, "u1");
+  f.cache.Upsert(Widget("u1", "2", 1, "Degraded"));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(f.runner.call_count() == 1);
+}
+
+TEST_CASE("a failing hook is retried with growing delays and its retry count reaches the hook") {
+  Fixture f;
+  auto r = Resource({"create"});
+  f.runner.QueueExitCodes({1, 1});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  REQUIRE(f.Reconcile(r, "u1") == Duration(1000));
+  // Not due yet: the hook does not run, and the remaining time comes back.
+  f.clock.Advance(Duration(400));
+  REQUIRE(f.Reconcile(r, "u1") == Duration(600));
+  REQUIRE(f.runner.call_count() == 1);
+  f.clock.Advance(Duration(600));
+  REQUIRE(f.Reconcile(r, "u1") == Duration(2000));
+  REQUIRE(FakeRunner::Env(f.runner.calls().back(), "NODEHOOK_RETRY") == "1");
+  auto progress = f.store->GetHandler("u1", "create");
+  REQUIRE((*progress)->retries == 2);
+  REQUIRE((*progress)->last_outcome == "failed");
+  f.clock.Advance(Duration(2000));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(FakeRunner::Env(f.runner.calls().back(), "NODEHOOK_RETRY") == "2");
+  REQUIRE_FALSE(f.store->GetHandler("u1", "create")->has_value());
+}
+
+TEST_CASE("retry delays are capped") {
+  Fixture f;
+  REQUIRE(f.reconciler->RetryDelay(1) == Duration(1000));
+  REQUIRE(f.reconciler->RetryDelay(3) == Duration(4000));
+  REQUIRE(f.reconciler->RetryDelay(30) == Duration(8000));
+}
+
+TEST_CASE("retry state survives a restart of the reconciler") {
+  Fixture f;
+  auto r = Resource({"create"});
+  f.runner.QueueExitCodes({1});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  f.Reconcile(r, "u1");
+  f.reconciler = f.MakeReconciler();  // a new process on the same state file
+  REQUIRE(f.Reconcile(r, "u1") == Duration(1000));
+  f.clock.Advance(Duration(1000));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(FakeRunner::Env(f.runner.calls().back(), "NODEHOOK_RETRY") == "1");
+}
+
+TEST_CASE("after a restart an unchanged object runs nothing, or resume when there is a resume hook") {
+  Fixture f;
+  auto plain = Resource({"create", "update"});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  f.Reconcile(plain, "u1");
+  f.reconciler = f.MakeReconciler();
+  REQUIRE_FALSE(f.Reconcile(plain, "u1"));
+  REQUIRE(f.runner.call_count() == 1);
+
+  auto with_resume = Resource({"create", "update", "resume"});
+  f.reconciler = f.MakeReconciler();
+  f.Reconcile(with_resume, "u1");
+  REQUIRE(f.runner.call_count() == 2);
+  REQUIRE(f.LastReason() == "resume");
+  f.Reconcile(with_resume, "u1");
+  REQUIRE(f.runner.call_count() == 2);  // once per start, not per look
+}
+
+TEST_CASE("a change made while the agent was down is an update after restart") {
+  Fixture f;
+  auto r = Resource({"create", "update"});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  f.Reconcile(r, "u1");
+  f.reconciler = f.MakeReconciler();
+  ObjectCache fresh;
+  fresh.Upsert(Widget("u1", "7", 3));
+  f.reconciler->Reconcile(r, fresh, "u1", f.stop);
+  REQUIRE(f.LastReason() == "update");
+}
+
+TEST_CASE("a vanished object that this node handled runs delete with its last state, then is forgotten") {
+  Fixture f;
+  auto r = Resource({"create", "delete"});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  f.Reconcile(r, "u1");
+  f.cache.MarkGone("u1", nullptr);  // as after a relist that no longer has it
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(f.LastReason() == "delete");
+  REQUIRE(f.runner.calls().back().stdin_data.find(R"("size":1)") != std::string::npos);
+  REQUIRE_FALSE(f.store->GetObject("u1")->has_value());
+  REQUIRE_FALSE(f.cache.Get("u1").has_value());
+}
+
+TEST_CASE("a failing delete hook keeps the object remembered and retries") {
+  Fixture f;
+  auto r = Resource({"create", "delete"});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  f.Reconcile(r, "u1");
+  f.runner.QueueExitCodes({2});
+  f.cache.MarkGone("u1", Widget("u1", "2", 1));
+  REQUIRE(f.Reconcile(r, "u1") == Duration(1000));
+  REQUIRE(f.store->GetObject("u1")->has_value());
+  f.clock.Advance(Duration(1000));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(FakeRunner::Env(f.runner.calls().back(), "NODEHOOK_RETRY") == "1");
+  REQUIRE_FALSE(f.store->GetObject("u1")->has_value());
+}
+
+TEST_CASE("an object deleted before this node ever handled it runs nothing") {
+  Fixture f;
+  auto r = Resource({"create", "delete"});
+  f.cache.MarkGone("u9", Widget("u9", "3", 1));
+  REQUIRE_FALSE(f.Reconcile(r, "u9"));
+  REQUIRE(f.runner.call_count() == 0);
+}
+
+TEST_CASE("a deletion timestamp runs delete once, not again on later modifications") {
+  Fixture f;
+  auto r = Resource({"create", "delete"});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  f.Reconcile(r, "u1");
+  f.cache.Upsert(Widget("u1", "2", 1, "Ready", /*deleting=*/true));
+  f.Reconcile(r, "u1");
+  REQUIRE(f.LastReason() == "delete");
+  f.cache.Upsert(Widget("u1", "3", 1, "Terminating", /*deleting=*/true));
+  f.Reconcile(r, "u1");
+  REQUIRE(f.runner.call_count() == 2);
+}
+
+TEST_CASE("a reason without a hook still moves the diffbase forward") {
+  Fixture f;
+  auto r = Resource({"create"});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  f.Reconcile(r, "u1");
+  f.cache.Upsert(Widget("u1", "2", 2));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(f.runner.call_count() == 1);
+  REQUIRE((*f.store->GetObject("u1"))->essence.find(R"("size":2)") != std::string::npos);
+}

@@ -1,0 +1,181 @@
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "agent/core/watcher.h"
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_kube_client.h"
+
+using namespace nodehook;
+
+namespace {
+
+KubeObject Obj(const std::string& uid, const std::string& rv) {
+  KubeObject o;
+  o.meta = {uid, "ns", "n-" + uid, rv, false};
+  o.json = "{}";
+  return o;
+}
+
+ObjectList ListOf(std::vector<KubeObject> items, const std::string& rv) {
+  ObjectList l;
+  l.items = std::move(items);
+  l.resource_version = rv;
+  return l;
+}
+
+WatchEvent Event(WatchEventType type, const std::string& uid, const std::string& rv) {
+  WatchEvent e;
+  e.type = type;
+  e.object = Obj(uid, rv);
+  return e;
+}
+
+WatchEvent Expired() {
+  WatchEvent e;
+  e.type = WatchEventType::kError;
+  e.error_code = 410;
+  e.error_message = "too old resource version";
+  return e;
+}
+
+struct RecordingSink : WatchSink {
+  std::mutex mu;
+  std::vector<std::string> log;
+  void OnListed(const std::vector<ObjectPtr>& items) override {
+    std::lock_guard<std::mutex> l(mu);
+    log.push_back("listed " + std::to_string(items.size()));
+  }
+  void OnObject(ObjectPtr o) override {
+    std::lock_guard<std::mutex> l(mu);
+    log.push_back("object " + o->meta.uid + "@" + o->meta.resource_version);
+  }
+  void OnDeleted(ObjectPtr o) override {
+    std::lock_guard<std::mutex> l(mu);
+    log.push_back("deleted " + o->meta.uid);
+  }
+  std::vector<std::string> Log() {
+    std::lock_guard<std::mutex> l(mu);
+    return log;
+  }
+};
+
+struct Fixture {
+  FakeClock clock;
+  FakeKubeClient client;
+  RecordingSink sink;
+  CancelToken stop;
+  WatcherOptions options = [] {
+    WatcherOptions o;
+    o.seed = 42;
+    o.watch_timeout_seconds = 123;
+    return o;
+  }();
+  Watcher watcher{client, ResourceRef{"example.com", "v1", "widgets", "", ""}, sink, clock, options};
+  std::thread thread;
+
+  void Start() {
+    thread = std::thread([this] { watcher.Run(stop); });
+  }
+  ~Fixture() {
+    stop.Cancel();
+    if (thread.joinable()) thread.join();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("watcher lists, then watches from the list's resourceVersion with bookmarks and a timeout") {
+  Fixture f;
+  f.client.QueueList(ListOf({Obj("a", "5")}, "10"));
+  f.Start();
+  f.client.WaitForWatchCalls(1);
+  auto calls = f.client.watch_calls();
+  REQUIRE(calls[0].resource_version == "10");
+  REQUIRE(calls[0].allow_bookmarks);
+  REQUIRE(calls[0].timeout_seconds == 123);
+  REQUIRE(f.sink.Log() == std::vector<std::string>{"listed 1"});
+  REQUIRE(f.watcher.synced());
+}
+
+TEST_CASE("a clean end of the stream watches again from the last event's or bookmark's resourceVersion") {
+  Fixture f;
+  f.client.QueueList(ListOf({}, "10"));
+  WatchEvent bookmark;
+  bookmark.type = WatchEventType::kBookmark;
+  bookmark.object.meta.resource_version = "20";
+  f.client.QueueWatch({{Event(WatchEventType::kAdded, "a", "11"), Event(WatchEventType::kDeleted, "a", "12")},
+                       Status::Ok()});
+  f.client.QueueWatch({{bookmark}, Status::Ok()});
+  f.Start();
+  f.client.WaitForWatchCalls(3);
+  auto calls = f.client.watch_calls();
+  REQUIRE(calls[1].resource_version == "12");
+  REQUIRE(calls[2].resource_version == "20");
+  REQUIRE(f.client.list_call_count() == 1);
+  REQUIRE(f.sink.Log() == std::vector<std::string>{"listed 0", "object a@11", "deleted a"});
+}
+
+TEST_CASE("an expired resourceVersion in the stream leads to a full relist") {
+  Fixture f;
+  f.client.QueueList(ListOf({}, "10"));
+  f.client.QueueList(ListOf({Obj("b", "30")}, "31"));
+  f.client.QueueWatch({{Expired()}, Status::Ok()});
+  f.Start();
+  f.client.WaitForWatchCalls(2);
+  REQUIRE(f.client.list_call_count() == 2);
+  REQUIRE(f.client.watch_calls()[1].resource_version == "31");
+}
+
+TEST_CASE("an HTTP 410 on watch leads to a full relist") {
+  Fixture f;
+  f.client.QueueList(ListOf({}, "10"));
+  f.client.QueueList(ListOf({}, "40"));
+  f.client.QueueWatch({{}, Status(StatusCode::kGone, "410")});
+  f.Start();
+  f.client.WaitForWatchCalls(2);
+  REQUIRE(f.client.watch_calls()[1].resource_version == "40");
+}
+
+TEST_CASE("a failed list waits a jittered backoff on the injected clock, then lists again") {
+  Fixture f;
+  f.client.QueueList(Status(StatusCode::kUnavailable, "connection refused"));
+  f.client.QueueList(ListOf({}, "10"));
+  f.Start();
+  f.client.WaitForListCalls(1);
+  while (f.clock.waiters() == 0) std::this_thread::yield();
+  REQUIRE(f.client.list_call_count() == 1);
+  f.clock.Advance(Duration(800));  // the first backoff is at most 0.8 s
+  f.client.WaitForWatchCalls(1);
+  REQUIRE(f.client.list_call_count() == 2);
+  REQUIRE(f.watcher.synced());
+}
+
+TEST_CASE("a watch error keeps the resourceVersion and watches again after the backoff") {
+  Fixture f;
+  f.client.QueueList(ListOf({}, "10"));
+  f.client.QueueWatch({{Event(WatchEventType::kModified, "a", "15")}, Status(StatusCode::kUnavailable, "reset")});
+  f.Start();
+  f.client.WaitForWatchCalls(1);
+  while (f.clock.waiters() == 0) std::this_thread::yield();
+  f.clock.Advance(Duration(800));
+  f.client.WaitForWatchCalls(2);
+  REQUIRE(f.client.watch_calls()[1].resource_version == "15");
+  REQUIRE(f.client.list_call_count() == 1);
+}
+
+TEST_CASE("backoff grows to its cap and jitters within it") {
+  FakeClock clock;
+  Backoff b(BackoffPolicy{}, clock, 7);
+  std::vector<int64_t> caps;
+  for (int i = 0; i < 8; ++i) {
+    caps.push_back(b.CurrentCap().count());
+    Duration d = b.Next();
+    REQUIRE(d.count() >= 0);
+    REQUIRE(d.count() <= caps.back());
+  }
+  REQUIRE(caps == std::vector<int64_t>{800, 1600, 3200, 6400, 12800, 25600, 30000, 30000});
+  clock.Advance(Duration(120'000));
+  b.Next();
+  REQUIRE(b.CurrentCap().count() == 1600);  // started again from the first step
+}
