@@ -1,0 +1,81 @@
+"""A small Kubernetes REST client for the end-to-end tests: just enough to drive the real API
+server (create, patch, delete custom resources and namespaces). Independent of the agent's own
+C++ client on purpose, so the two do not share misunderstandings."""
+
+import base64
+import json
+import re
+import ssl
+import tempfile
+import urllib.error
+import urllib.request
+
+
+class ApiError(Exception):
+    def __init__(self, status, body):
+        super().__init__(f"HTTP {status}: {body[:300]}")
+        self.status = status
+
+
+def _kubeconfig_field(text, key):
+    match = re.search(rf"^\s*{re.escape(key)}:\s*\"?([^\"\n]+)\"?\s*$", text, re.M)
+    return match.group(1).strip() if match else None
+
+
+class Kube:
+    def __init__(self, kubeconfig_path):
+        text = open(kubeconfig_path).read()
+        self.server = _kubeconfig_field(text, "server")
+        self.token = _kubeconfig_field(text, "token")
+        ca = base64.b64decode(_kubeconfig_field(text, "certificate-authority-data"))
+        self._ca_file = tempfile.NamedTemporaryFile(suffix=".crt")
+        self._ca_file.write(ca)
+        self._ca_file.flush()
+        self.ssl = ssl.create_default_context(cafile=self._ca_file.name)
+
+    def request(self, method, path, body=None, content_type="application/json"):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.server + path, data=data, method=method)
+        req.add_header("Authorization", f"Bearer {self.token}")
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(req, context=self.ssl, timeout=30) as resp:
+                raw = resp.read()
+                return json.loads(raw) if raw else None
+        except urllib.error.HTTPError as e:
+            raise ApiError(e.code, e.read().decode(errors="replace")) from None
+
+
+class Widgets:
+    """Widgets (example.com/v1) in one namespace."""
+
+    def __init__(self, kube, namespace):
+        self.kube = kube
+        self.namespace = namespace
+        self.base = f"/apis/example.com/v1/namespaces/{namespace}/widgets"
+
+    def create(self, name, spec, labels=None):
+        body = {"apiVersion": "example.com/v1", "kind": "Widget",
+                "metadata": {"name": name, "labels": labels or {}}, "spec": spec}
+        return self.kube.request("POST", self.base, body)
+
+    def get(self, name):
+        return self.kube.request("GET", f"{self.base}/{name}")
+
+    def patch_spec(self, name, spec):
+        return self.kube.request("PATCH", f"{self.base}/{name}", {"spec": spec},
+                                 "application/merge-patch+json")
+
+    def patch_status(self, name, status):
+        return self.kube.request("PATCH", f"{self.base}/{name}/status", {"status": status},
+                                 "application/merge-patch+json")
+
+    def delete(self, name):
+        return self.kube.request("DELETE", f"{self.base}/{name}")
+
+
+def create_namespace(kube, name):
+    kube.request("POST", "/api/v1/namespaces",
+                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})

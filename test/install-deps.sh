@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what building and testing nodehook needs, from Debian's packages (and pytest from
+# PyPI when no Python has it). Safe to run again: it installs only what is missing.
+# Go (for the local API server in test/cluster) must already be on the machine, 1.24 or newer.
+set -euo pipefail
+
+packages=(build-essential cmake ninja-build pkg-config libssl-dev
+          libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev catch2 sqlite3 python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! python3 -c 'import pytest' 2>/dev/null; then
+  echo "install-deps: installing pytest"
+  python3 -m pip install -q pytest 2>/dev/null || {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pytest >/dev/null
+  }
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "install-deps: Go is not installed; the local API server (test/cluster) needs Go 1.24 or newer" >&2
+  exit 1
+fi
+echo "install-deps: all present"
