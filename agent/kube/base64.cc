@@ -1,0 +1,49 @@
+#include "agent/kube/base64.h"
+
+namespace nodehook {
+namespace {
+
+int SextetOf(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+}  // namespace
+
+Result<std::string> Base64Decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  unsigned bits = 0;
+  int bit_count = 0;
+  int sextets = 0;
+  bool padding = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (IsSpace(c)) continue;
+    if (c == '=') {
+      padding = true;
+      continue;
+    }
+    int v = SextetOf(c);
+    if (v < 0 || padding) {
+      return InvalidError("invalid base64 at offset " + std::to_string(i));
+    }
+    bits = (bits << 6) | static_cast<unsigned>(v);
+    bit_count += 6;
+    ++sextets;
+    if (bit_count >= 8) {
+      bit_count -= 8;
+      out.push_back(static_cast<char>((bits >> bit_count) & 0xFF));
+    }
+  }
+  if (sextets % 4 == 1) return InvalidError("invalid base64: truncated input");
+  return out;
+}
+
+}  // namespace nodehook
