@@ -1,0 +1,209 @@
+#include "test/fakes/fake_api_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+
+namespace nodehook {
+namespace {
+
+bool SendAll(int fd, const std::string& data) {
+  size_t sent = 0;
+  while (sent < data.size()) {
+    ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    sent += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+const char* Reason(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 404: return "Not Found";
+    case 410: return "Gone";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    default: return "Status";
+  }
+}
+
+// Reads one request (head plus Content-Length body) from `fd`, keeping extra bytes in `buffer`.
+bool ReadRequest(int fd, std::string* buffer, RecordedRequest* req) {
+  char block[4096];
+  size_t head_end;
+  while ((head_end = buffer->find("\r\n\r\n")) == std::string::npos) {
+    ssize_t n = ::recv(fd, block, sizeof block, 0);
+    if (n <= 0) return false;
+    buffer->append(block, static_cast<size_t>(n));
+  }
+  std::string head = buffer->substr(0, head_end);
+  buffer->erase(0, head_end + 4);
+  size_t line_end = head.find("\r\n");
+  std::string request_line = head.substr(0, line_end);
+  size_t sp1 = request_line.find(' '), sp2 = request_line.rfind(' ');
+  if (sp1 == std::string::npos || sp2 <= sp1) return false;
+  req->method = request_line.substr(0, sp1);
+  req->target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
+  size_t content_length = 0;
+  for (size_t pos = line_end; pos != std::string::npos && pos < head.size();) {
+    size_t next = head.find("\r\n", pos + 2);
+    std::string line = head.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2);
+    pos = next;
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = Lower(line.substr(0, colon));
+    size_t value_start = std::min(line.find_first_not_of(' ', colon + 1), line.size());
+    std::string value = line.substr(value_start);
+    if (name == "content-length") content_length = std::strtoul(value.c_str(), nullptr, 10);
+    req->headers.emplace_back(name, value);
+  }
+  while (buffer->size() < content_length) {
+    ssize_t n = ::recv(fd, block, sizeof block, 0);
+    if (n <= 0) return false;
+    buffer->append(block, static_cast<size_t>(n));
+  }
+  req->body = buffer->substr(0, content_length);
+  buffer->erase(0, content_length);
+  return true;
+}
+
+}  // namespace
+
+std::string RecordedRequest::Header(const std::string& name) const {
+  for (const auto& [k, v] : headers) {
+    if (k == name) return v;
+  }
+  return "";
+}
+
+FakeApiServer::FakeApiServer() {
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(listen_fd_, 16) != 0 ||
+      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::perror("FakeApiServer: cannot listen on 127.0.0.1");
+    std::abort();
+  }
+  port_ = ntohs(addr.sin_port);
+  accept_thread_ = std::thread([this] { AcceptLoop(); });
+}
+
+FakeApiServer::~FakeApiServer() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
+  }
+  cv_.notify_all();
+  ::shutdown(listen_fd_, SHUT_RDWR);
+  accept_thread_.join();
+  ::close(listen_fd_);
+  // No new connection threads start once the accept loop has ended.
+  for (auto& t : connection_threads_) t.join();
+}
+
+void FakeApiServer::Enqueue(FakeResponse response) {
+  std::lock_guard<std::mutex> lock(mu_);
+  script_.push_back(std::move(response));
+}
+
+std::vector<RecordedRequest> FakeApiServer::requests() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return requests_;
+}
+
+bool FakeApiServer::WaitForRequests(size_t n, std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return requests_.size() >= n; });
+}
+
+void FakeApiServer::AcceptLoop() {
+  while (true) {
+    int fd = ::accept(listen_fd_, nullptr, nullptr);
+    if (fd < 0) return;  // shut down
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) {
+      ::close(fd);
+      return;
+    }
+    open_fds_.insert(fd);
+    connection_threads_.emplace_back([this, fd] { Serve(fd); });
+  }
+}
+
+void FakeApiServer::Serve(int fd) {
+  std::string buffer;
+  RecordedRequest req;
+  while (ReadRequest(fd, &buffer, &req)) {
+    FakeResponse response = NextResponse(req);
+    if (!Respond(fd, response)) break;
+    req = RecordedRequest{};
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  open_fds_.erase(fd);
+  ::close(fd);
+}
+
+FakeResponse FakeApiServer::NextResponse(const RecordedRequest& req) {
+  std::lock_guard<std::mutex> lock(mu_);
+  requests_.push_back(req);
+  cv_.notify_all();
+  if (script_.empty()) {
+    FakeResponse missing;
+    missing.status = 500;
+    missing.chunks = {"fake api server: no scripted response for " + req.method + " " + req.target};
+    return missing;
+  }
+  FakeResponse next = std::move(script_.front());
+  script_.erase(script_.begin());
+  return next;
+}
+
+void FakeApiServer::StallUntilStopped() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return stopping_; });
+}
+
+bool FakeApiServer::Respond(int fd, const FakeResponse& r) {
+  std::string head = "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) + "\r\n";
+  for (const auto& [k, v] : r.headers) head += k + ": " + v + "\r\n";
+  if (!r.chunked) {
+    std::string body;
+    for (const auto& c : r.chunks) body += c;
+    return SendAll(fd, head + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body) &&
+           r.ending == FakeResponse::Ending::kComplete;
+  }
+  if (!SendAll(fd, head + "Transfer-Encoding: chunked\r\n\r\n")) return false;
+  for (const auto& chunk : r.chunks) {
+    if (chunk.empty()) continue;  // an empty chunk would end the body
+    if (r.delay_between_chunks.count() > 0) std::this_thread::sleep_for(r.delay_between_chunks);
+    char size[32];
+    std::snprintf(size, sizeof size, "%zx\r\n", chunk.size());
+    if (!SendAll(fd, size + chunk + "\r\n")) return false;
+  }
+  switch (r.ending) {
+    case FakeResponse::Ending::kComplete: return SendAll(fd, "0\r\n\r\n");
+    case FakeResponse::Ending::kDropConnection: return false;
+    case FakeResponse::Ending::kStall: StallUntilStopped(); return false;
+  }
+  return false;
+}
+
+}  // namespace nodehook
