@@ -7,14 +7,14 @@
 // Proxies from the environment are ignored: the API server is reached directly.
 //
 // Cancellation: each request gets its own pplx::cancellation_token_source, linked to the
-// caller's CancelToken through a weak reference. CancelToken keeps callbacks until it fires,
-// so each request leaves one small inert callback on a long-lived token; callers that watch
-// repeatedly should pass a per-request token (RestKubeClient::Watch does).
+// caller's CancelToken for the duration of the request (CancelRegistration) through a weak
+// reference, so a callback that fires late touches nothing freed.
 #include <cpprest/http_client.h>
 
 #include <boost/asio/ssl.hpp>
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -57,9 +57,6 @@ int ParseRetryAfter(const http::http_headers& headers) {
   }
   return seconds;
 }
-
-// CancelToken::OnCancel is not const; registering a callback does not change the flag.
-CancelToken& Mutable(const CancelToken& t) { return const_cast<CancelToken&>(t); }
 
 Status Cancelled() { return Status(StatusCode::kCancelled, "request cancelled"); }
 
@@ -138,9 +135,10 @@ class CpprestTransport final : public HttpTransport {
                                const CancelToken* cancel) {
     if (!config_error_.ok()) return config_error_;
     auto source = std::make_shared<pplx::cancellation_token_source>();
+    std::weak_ptr<pplx::cancellation_token_source> weak = source;
+    std::optional<CancelRegistration> link;
     if (cancel) {
-      std::weak_ptr<pplx::cancellation_token_source> weak = source;
-      Mutable(*cancel).OnCancel([weak] {
+      link.emplace(*cancel, [weak] {
         if (auto s = weak.lock()) s->cancel();
       });
     }

@@ -35,10 +35,6 @@ std::string Snippet(std::string_view line) {
   return std::string(line.substr(0, kLoggedLineBytes)) + "...";
 }
 
-// CancelToken (agent/base/cancel.h) cannot be const-cancelled; the caller's token only needs
-// OnCancel, which is logically const but not declared so.
-CancelToken& Mutable(const CancelToken& t) { return const_cast<CancelToken&>(t); }
-
 }  // namespace
 
 RestKubeClient::RestKubeClient(std::unique_ptr<HttpTransport> transport)
@@ -58,7 +54,7 @@ Status RestKubeClient::Watch(const ResourceRef& r, const WatchOptions& o,
                              const CancelToken& cancel) {
   auto stream_cancel = std::make_shared<CancelToken>();
   std::weak_ptr<CancelToken> weak_stream_cancel = stream_cancel;
-  Mutable(cancel).OnCancel([weak_stream_cancel] {
+  CancelRegistration link(cancel, [weak_stream_cancel] {
     if (auto t = weak_stream_cancel.lock()) t->Cancel();
   });
 
