@@ -5,7 +5,6 @@ package main
 // certificate and token, and an existing kubeconfig keeps working.
 
 import (
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -142,12 +141,14 @@ func certPEM(der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
-func keyPEM(k crypto.Signer) []byte {
-	der, err := x509.MarshalPKCS8PrivateKey(k)
+// keyPEM uses the SEC 1 "EC PRIVATE KEY" form: --service-account-key-file
+// derives public keys from it, but not from PKCS #8.
+func keyPEM(k *ecdsa.PrivateKey) []byte {
+	der, err := x509.MarshalECPrivateKey(k)
 	if err != nil {
-		panic(err) // only fails for unsupported key types
+		panic(err) // only fails for unsupported curves
 	}
-	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
 }
 
 // writeKubeconfig writes a block-style kubeconfig that C++ code can read
