@@ -48,8 +48,9 @@ Result<TransportConfig> ConnectionFor(const Config& config) {
   Result<TransportConfig> transport =
       config.api.in_cluster ? LoadInClusterConfig() : LoadKubeconfig(config.api.kubeconfig);
   if (!transport.ok()) return transport;
-  // cpprest's timeout acts as an idle timeout: it must outlast the server-side watch timeout.
-  transport->idle_timeout_seconds = config.tuning.watch_timeout_seconds + 30;
+  // cpprest's timeout restarts on every read, so it is our stall detector: a watch that sends
+  // no byte (not even a bookmark) for this long is dropped and reopened.
+  transport->idle_timeout_seconds = config.tuning.stall_seconds;
   return transport;
 }
 

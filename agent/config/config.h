@@ -39,7 +39,10 @@ struct ApiConnection {
 struct Tuning {
   std::string log_level = "info";
   int workers = 4;                          // hooks running at once
-  int watch_timeout_seconds = 300;          // server-side timeoutSeconds of each watch
+  int watch_timeout_seconds = 300;          // server-side timeoutSeconds: random in [this, 2x this)
+  int stall_seconds = 90;                   // a watch silent this long (no byte, no bookmark) is reopened
+  int resync_seconds = 1800;                // full relist this often; 0 = never
+  std::string health_address = "0.0.0.0:8090";  // /healthz, /readyz, /metrics; "" = off
   int retry_base_seconds = 1;               // first retry delay after a failed hook
   int retry_max_seconds = 300;              // cap of the exponential retry delay
   std::string hook_work_dir = "";           // where old/new/diff files go; "" = next to the state file

@@ -37,7 +37,29 @@ Watcher::Watcher(KubeClient& client, ResourceRef resource, WatchSink& sink, Cloc
       sink_(sink),
       clock_(clock),
       options_(options),
-      backoff_(options.backoff, clock, SeedOrRandom(options.seed)) {}
+      backoff_(options.backoff, clock, SeedOrRandom(options.seed)),
+      rng_(SeedOrRandom(options.seed) + 1) {}
+
+void Watcher::MarkActivity() {
+  last_activity_ms_.store(ToMillis(clock_.Now()));
+  consecutive_failures_.store(0);
+}
+
+int Watcher::NextWatchTimeout() {
+  int base = options_.watch_timeout_seconds;
+  int timeout = std::uniform_int_distribution<int>(base, 2 * base - 1)(rng_);
+  if (options_.resync_interval > Duration::zero()) {
+    // End the watch when the next resync is due rather than overshooting it.
+    auto until_resync = std::chrono::duration_cast<std::chrono::seconds>(last_list_ + options_.resync_interval -
+                                                                         clock_.Now());
+    timeout = std::max<int>(1, std::min<int>(timeout, static_cast<int>(until_resync.count())));
+  }
+  return timeout;
+}
+
+bool Watcher::ResyncDue() const {
+  return options_.resync_interval > Duration::zero() && clock_.Now() - last_list_ >= options_.resync_interval;
+}
 
 void Watcher::Run(const CancelToken& stop) {
   CancelRegistration wake(stop, [this] {
@@ -48,6 +70,10 @@ void Watcher::Run(const CancelToken& stop) {
     if (state() == State::kEmpty) {
       ListStep();
       if (state() == State::kEmpty && !stop.cancelled()) WaitBackoff(stop, last_error_, "list");
+    } else if (ResyncDue()) {
+      Log(LogLevel::kInfo, "periodic resync",
+          {{"resource", resource_id_}, {"resource_version", resource_version_}, {"next", "relist"}});
+      SetState(State::kEmpty);
     } else {
       WatchStep(stop);
     }
@@ -67,6 +93,8 @@ void Watcher::ListStep() {
                                   {"resource_version", list->resource_version}, {"next", "watch"}});
   sink_.OnListed(items);
   resource_version_ = list->resource_version;
+  last_list_ = clock_.Now();
+  MarkActivity();
   SetState(State::kListed);
   synced_.store(true);
 }
@@ -78,6 +106,7 @@ void Watcher::WatchStep(const CancelToken& stop) {
   Status stream_error;
   auto on_event = [&](WatchEvent ev) {
     ++events;
+    if (ev.type != WatchEventType::kError) MarkActivity();
     switch (ev.type) {
       case WatchEventType::kAdded:
       case WatchEventType::kModified:
@@ -104,7 +133,7 @@ void Watcher::WatchStep(const CancelToken& stop) {
 
   WatchOptions watch_options;
   watch_options.resource_version = resource_version_;
-  watch_options.timeout_seconds = options_.watch_timeout_seconds;
+  watch_options.timeout_seconds = NextWatchTimeout();
   TimePoint started = clock_.Now();
   Status st = client_.Watch(resource_, watch_options, on_event, stop);
   if (stop.cancelled()) return;
@@ -119,6 +148,11 @@ void Watcher::WatchStep(const CancelToken& stop) {
   SetState(State::kListed);
   if (!stream_error.ok()) {
     WaitBackoff(stop, stream_error, "watch");
+  } else if (st.code() == StatusCode::kTimeout && events > 0) {
+    // Silent for the whole stall window after a healthy start: reopen at once. A watch that
+    // stalls without ever delivering anything goes through the backoff below instead.
+    Log(LogLevel::kWarn, "watch stalled",
+        {{"resource", resource_id_}, {"error", st.ToString()}, {"next", "watch again now"}});
   } else if (!st.ok()) {
     WaitBackoff(stop, st, "watch");
   } else if (events == 0 && clock_.Now() - started < kMinHealthyWatch) {
@@ -130,6 +164,7 @@ void Watcher::WatchStep(const CancelToken& stop) {
 }
 
 void Watcher::WaitBackoff(const CancelToken& stop, const Status& cause, const char* during) {
+  consecutive_failures_.fetch_add(1);
   Duration delay = backoff_.Next();
   Duration asked(static_cast<int64_t>(cause.retry_after_seconds()) * 1000);
   if (asked > delay) delay = asked;

@@ -4,13 +4,16 @@
 //   clean end of stream        -> kListed (watch again from the last resourceVersion)
 //   410 (in-stream or HTTP)    -> kEmpty  (full relist)
 //   any other error            -> wait (jittered backoff), then retry from where it was
-// A relist hands the sink the complete state, so objects deleted meanwhile are noticed.
+// A relist hands the sink the complete state, so objects deleted meanwhile are noticed; one also
+// happens every `resync_interval`. A stalled stream (no byte within the transport's idle timeout)
+// comes back as kTimeout and is reopened.
 // Run() occupies the calling thread; the accessors are thread-safe.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -34,7 +37,10 @@ class WatchSink {
 };
 
 struct WatcherOptions {
+  // Each watch asks the server for a random timeout in [this, 2 x this), so a fleet of agents
+  // does not reconnect in step (client-go: [5, 10) min).
   int watch_timeout_seconds = 300;
+  Duration resync_interval{0};  // 0 = never
   int page_size = 500;
   BackoffPolicy backoff;
   uint64_t seed = 0;  // jitter seed; 0 = random
@@ -52,12 +58,19 @@ class Watcher {
   State state() const { return state_.load(); }
   bool synced() const { return synced_.load(); }  // the first list completed
   const ResourceRef& resource() const { return resource_; }
+  // When the server last showed signs of life for this resource: a list, an event or a bookmark.
+  TimePoint last_activity() const { return FromMillis(last_activity_ms_.load()); }
+  // Failed lists/watches since the last success; 0 while healthy.
+  int consecutive_failures() const { return consecutive_failures_.load(); }
 
  private:
   void ListStep();
   void WatchStep(const CancelToken& stop);
   void WaitBackoff(const CancelToken& stop, const Status& cause, const char* during);
   void SetState(State s) { state_.store(s); }
+  void MarkActivity();
+  int NextWatchTimeout();
+  bool ResyncDue() const;
 
   KubeClient& client_;
   const ResourceRef resource_;
@@ -69,8 +82,12 @@ class Watcher {
 
   std::atomic<State> state_{State::kEmpty};
   std::atomic<bool> synced_{false};
+  std::atomic<int64_t> last_activity_ms_{0};
+  std::atomic<int> consecutive_failures_{0};
   std::string resource_version_;  // only touched by Run()'s thread
   Status last_error_;              // likewise
+  TimePoint last_list_{};          // likewise
+  std::mt19937_64 rng_;            // likewise; picks watch timeouts
 
   std::mutex wait_mu_;
   std::condition_variable wait_cv_;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <thread>
 
 #include "agent/core/watcher.h"
@@ -93,7 +94,8 @@ TEST_CASE("watcher lists, then watches from the list's resourceVersion with book
   auto calls = f.client.watch_calls();
   REQUIRE(calls[0].resource_version == "10");
   REQUIRE(calls[0].allow_bookmarks);
-  REQUIRE(calls[0].timeout_seconds == 123);
+  REQUIRE(calls[0].timeout_seconds >= 123);
+  REQUIRE(calls[0].timeout_seconds < 246);
   REQUIRE(f.sink.Log() == std::vector<std::string>{"listed 1"});
   REQUIRE(f.watcher.synced());
 }
@@ -178,4 +180,51 @@ TEST_CASE("backoff grows to its cap and jitters within it") {
   clock.Advance(Duration(120'000));
   b.Next();
   REQUIRE(b.CurrentCap().count() == 1600);  // started again from the first step
+}
+
+TEST_CASE("each watch asks for a random server-side timeout between the base and twice the base") {
+  Fixture f;
+  f.client.QueueList(ListOf({}, "10"));
+  for (int i = 0; i < 20; ++i) f.client.QueueWatch({{Event(WatchEventType::kAdded, "a", "11")}, Status::Ok()});
+  f.Start();
+  f.client.WaitForWatchCalls(21);
+  std::set<int> seen;
+  for (const auto& call : f.client.watch_calls()) {
+    REQUIRE(call.timeout_seconds >= 123);
+    REQUIRE(call.timeout_seconds < 246);
+    seen.insert(call.timeout_seconds);
+  }
+  REQUIRE(seen.size() > 5);  // jittered, not one fixed value
+}
+
+TEST_CASE("a periodic resync relists even while the watch is healthy") {
+  Fixture f;
+  f.options.resync_interval = Duration(60'000);
+  Watcher watcher(f.client, ResourceRef{"example.com", "v1", "widgets", "", ""}, f.sink, f.clock, f.options);
+  f.client.QueueList(ListOf({Obj("a", "5")}, "10"));
+  f.client.QueueList(ListOf({Obj("a", "5")}, "20"));
+  std::thread t([&] { watcher.Run(f.stop); });
+  f.client.WaitForWatchCalls(1);
+  REQUIRE(f.client.watch_calls()[0].timeout_seconds <= 60);  // the watch ends by the time the resync is due
+  f.clock.Advance(Duration(60'000));
+  f.client.QueueWatch({{}, Status::Ok()});  // the server ends the watch at its timeout
+  f.client.WaitForWatchCalls(2);
+  REQUIRE(f.client.list_call_count() == 2);
+  REQUIRE(f.client.watch_calls()[1].resource_version == "20");
+  f.stop.Cancel();
+  t.join();
+}
+
+TEST_CASE("activity and failures are tracked for the health endpoint") {
+  Fixture f;
+  f.client.QueueList(Status(StatusCode::kUnavailable, "refused"));
+  f.client.QueueList(ListOf({}, "10"));
+  f.Start();
+  f.client.WaitForListCalls(1);
+  while (f.clock.waiters() == 0) std::this_thread::yield();
+  REQUIRE(f.watcher.consecutive_failures() == 1);
+  f.clock.Advance(Duration(800));
+  f.client.WaitForWatchCalls(1);
+  REQUIRE(f.watcher.consecutive_failures() == 0);
+  REQUIRE(f.watcher.last_activity() == f.clock.Now());
 }
