@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,6 +31,9 @@ import (
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 )
+
+// stopping is set once we have begun to shut the server down on purpose.
+var stopping atomic.Bool
 
 type stringList []string
 
@@ -77,6 +81,14 @@ func run(dir string, port int, applies []string) error {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 
 	quietLogs(dir)
+	// If the server still logs a fatal error while we stop it on purpose
+	// (e.g. after a second signal during startup), exit 0 as promised.
+	klog.OsExit = func(code int) {
+		if stopping.Load() {
+			code = 0
+		}
+		os.Exit(code)
+	}
 
 	p, err := loadOrCreatePKI(filepath.Join(dir, "pki"))
 	if err != nil {
@@ -157,7 +169,11 @@ func run(dir string, port int, applies []string) error {
 			return a.serverErr
 		}
 		logf("signal received before ready, stopping")
-		stop(cancel, serverDone, sigs)
+		// Upstream treats a post-start hook cancelled half-way as fatal
+		// (exit 255), so let the server finish starting before stopping it.
+		if cfg == nil || waitStarted(cfg, sigs, serverDone) {
+			stop(cancel, serverDone, sigs)
+		}
 		return nil
 	}
 	if err != nil {
@@ -186,6 +202,7 @@ func run(dir string, port int, applies []string) error {
 // stop shuts the API server down (etcd is closed by run's defer). A second signal, or a server
 // that does not stop in time, skips the wait.
 func stop(cancel func(), serverDone <-chan error, sigs <-chan os.Signal) {
+	stopping.Store(true)
 	cancel()
 	select {
 	case err := <-serverDone:
@@ -322,6 +339,33 @@ func startAPIServer(ctx context.Context, ln net.Listener, p *pki, etcdAddr strin
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx, completed) }()
 	return done, nil
+}
+
+// waitStarted waits until /readyz passes (all post-start hooks done). It
+// returns false if the server exited meanwhile; a second signal or 30s
+// end the wait early.
+func waitStarted(cfg *rest.Config, sigs <-chan os.Signal, serverDone <-chan error) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return true
+	}
+	for ctx.Err() == nil {
+		status := 0
+		c.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&status)
+		if status == 200 {
+			return true
+		}
+		select {
+		case <-serverDone:
+			return false
+		case <-sigs:
+			return true
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return true
 }
 
 // waitReady waits for /readyz and for the "default" namespace, which the
