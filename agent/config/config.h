@@ -40,6 +40,8 @@ struct Tuning {
   std::string log_level = "info";
   int workers = 4;                          // hooks running at once
   int watch_timeout_seconds = 300;          // server-side timeoutSeconds: random in [this, 2x this)
+  int batch_window_ms = 100;                // changes to one object closer than this are handled once
+  int max_latency_ms = 1000;                // ...but never later than this after the first change
   int stall_seconds = 90;                   // a watch silent this long (no byte, no bookmark) is reopened
   int resync_seconds = 1800;                // full relist this often; 0 = never
   std::string health_address = "0.0.0.0:8090";  // /healthz, /readyz, /metrics; "" = off

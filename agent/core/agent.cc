@@ -31,7 +31,8 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
     : config_(std::move(config)),
       client_(client),
       clock_(clock),
-      queue_(clock),
+      queue_(clock, QueueOptions{std::chrono::milliseconds(config_.tuning.batch_window_ms),
+                                 std::chrono::milliseconds(config_.tuning.max_latency_ms)}),
       reconciler_(store, runner, clock, MakeReconcilerOptions(config_)) {
   WatcherOptions watcher_options;
   watcher_options.watch_timeout_seconds = config_.tuning.watch_timeout_seconds;

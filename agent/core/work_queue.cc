@@ -1,18 +1,35 @@
 #include "agent/core/work_queue.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace nodehook {
 
-void WorkQueue::Add(const std::string& key) {
+void WorkQueue::AddNow(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   delayed_.erase(key);
+  batching_.erase(key);
   MakeReadyLocked(key);
+}
+
+void WorkQueue::Add(const std::string& key) {
+  if (options_.batch_window <= Duration::zero()) {
+    AddNow(key);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (queued_.count(key)) return;  // already ready: the worker will see the latest state
+  TimePoint now = clock_.Now();
+  auto it = batching_.find(key);
+  if (it == batching_.end()) it = batching_.emplace(key, Batch{now, now}).first;
+  it->second.due = std::min(now + options_.batch_window, it->second.first_add + options_.max_latency);
+  cv_.notify_all();
 }
 
 void WorkQueue::AddAfter(const std::string& key, Duration delay) {
   if (delay <= Duration::zero()) {
-    Add(key);
+    AddNow(key);
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -40,19 +57,32 @@ void WorkQueue::MakeReadyLocked(const std::string& key) {
 
 void WorkQueue::PromoteDueLocked() {
   TimePoint now = clock_.Now();
+  // Promote in the order the keys fell due, so the ready queue stays first-in, first-out.
+  std::vector<std::pair<TimePoint, std::string>> due;
   for (auto it = delayed_.begin(); it != delayed_.end();) {
     if (it->second <= now) {
-      MakeReadyLocked(it->first);
+      due.emplace_back(it->second, it->first);
       it = delayed_.erase(it);
     } else {
       ++it;
     }
   }
+  for (auto it = batching_.begin(); it != batching_.end();) {
+    if (it->second.due <= now) {
+      due.emplace_back(it->second.due, it->first);
+      it = batching_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::sort(due.begin(), due.end());
+  for (const auto& [when, key] : due) MakeReadyLocked(key);
 }
 
 TimePoint WorkQueue::NextDeadlineLocked() const {
   TimePoint next = TimePoint::max();
   for (const auto& [key, when] : delayed_) next = std::min(next, when);
+  for (const auto& [key, batch] : batching_) next = std::min(next, batch.due);
   return next;
 }
 
@@ -68,11 +98,9 @@ std::optional<std::string> WorkQueue::Get() {
       processing_.insert(key);
       return key;
     }
-    size_t delayed_before = delayed_.size();
     TimePoint deadline = NextDeadlineLocked();
     clock_.WaitUntil(cv_, lock, deadline, [&] {
-      return shut_down_ || !ready_.empty() || delayed_.size() != delayed_before ||
-             NextDeadlineLocked() < deadline;
+      return shut_down_ || !ready_.empty() || NextDeadlineLocked() != deadline;
     });
   }
 }
@@ -96,7 +124,7 @@ size_t WorkQueue::ReadyCount() const {
 
 size_t WorkQueue::DelayedCount() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return delayed_.size();
+  return delayed_.size() + batching_.size();
 }
 
 size_t WorkQueue::ProcessingCount() const {

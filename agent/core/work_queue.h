@@ -2,6 +2,9 @@
 //  - fair: ready keys are handed out first-in, first-out;
 //  - stingy: a key is never handed out while it is being processed; adds that arrive meanwhile
 //    are merged into one re-run right after Done();
+//  - batched: Add() makes a key ready `batch_window` after its last add, but never later than
+//    `max_latency` after its first, so a burst of changes is handled once, and an object that
+//    never stops changing is still handled;
 //  - delayed adds (retries) keep only the earliest schedule per key.
 // Thread-safe. Time comes from the injected Clock, so tests drive delays with a FakeClock.
 #pragma once
@@ -18,11 +21,19 @@
 
 namespace nodehook {
 
+struct QueueOptions {
+  Duration batch_window{0};  // 0 = ready at once
+  Duration max_latency{0};
+};
+
 class WorkQueue {
  public:
-  explicit WorkQueue(Clock& clock) : clock_(clock) {}
+  explicit WorkQueue(Clock& clock, QueueOptions options = {}) : clock_(clock), options_(options) {}
 
+  // Ready after the batching window (see above).
   void Add(const std::string& key);
+  // Ready at once, bypassing the batching window.
+  void AddNow(const std::string& key);
   // Ready at now + delay, unless the key is already due sooner.
   void AddAfter(const std::string& key, Duration delay);
 
@@ -42,7 +53,13 @@ class WorkQueue {
   void PromoteDueLocked();
   TimePoint NextDeadlineLocked() const;
 
+  struct Batch {
+    TimePoint first_add;
+    TimePoint due;
+  };
+
   Clock& clock_;
+  const QueueOptions options_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> ready_;           // FIFO of keys waiting for a worker
@@ -50,6 +67,7 @@ class WorkQueue {
   std::set<std::string> processing_;        // handed out, Done() not yet called
   std::set<std::string> dirty_;             // re-added while processing
   std::map<std::string, TimePoint> delayed_;  // key -> not before
+  std::map<std::string, Batch> batching_;     // keys inside their batching window
   bool shut_down_ = false;
 };
 

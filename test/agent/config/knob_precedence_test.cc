@@ -142,7 +142,7 @@ TEST_CASE("the knob table names each knob's flag, environment variable and defau
   REQUIRE(workers->default_value == "4");
   REQUIRE(node != nullptr);
   REQUIRE(node->env == "NODE_NAME");
-  REQUIRE(Knobs().size() == 12);
+  REQUIRE(Knobs().size() == 14);
 }
 
 TEST_CASE("an unknown tuning key lists the knobs allowed there") {
@@ -150,6 +150,7 @@ TEST_CASE("an unknown tuning key lists the knobs allowed there") {
   const ConfigError* e = FindError(result, "tuning.wokers");
   REQUIRE(e != nullptr);
   REQUIRE(e->message ==
-          "unknown key (expected one of: log_level, workers, watch_timeout_seconds, stall_seconds, "
+          "unknown key (expected one of: log_level, workers, watch_timeout_seconds, batch_window_ms, max_latency_ms, "
+          "stall_seconds, "
           "resync_seconds, health_address, retry_base_seconds, retry_max_seconds, hook_work_dir)");
 }

@@ -83,3 +83,73 @@ TEST_CASE("shutting down releases a waiting worker") {
   worker.join();
   REQUIRE(!got);
 }
+
+namespace {
+QueueOptions Batching() {
+  QueueOptions o;
+  o.batch_window = Duration(100);
+  o.max_latency = Duration(1000);
+  return o;
+}
+
+// Runs Get() on a thread and reports whether it returned within the clock's current time.
+struct Getter {
+  WorkQueue& q;
+  FakeClock& clock;
+  std::optional<std::string> got;
+  std::thread t{[this] { got = q.Get(); }};
+  ~Getter() {
+    if (t.joinable()) {
+      q.ShutDown();
+      t.join();
+    }
+  }
+  void AwaitBlocked() {
+    while (clock.waiters() == 0) std::this_thread::yield();
+  }
+};
+}  // namespace
+
+TEST_CASE("changes inside the batching window are merged and handled once the window passes") {
+  FakeClock clock;
+  WorkQueue q(clock, Batching());
+  q.Add("a");
+  clock.Advance(Duration(60));
+  q.Add("a");  // pushes the window out to 160 ms
+  Getter g{q, clock};
+  g.AwaitBlocked();
+  clock.Advance(Duration(60));  // 120 ms: still inside the window of the second add
+  REQUIRE(q.ReadyCount() == 0);
+  clock.Advance(Duration(40));  // 160 ms
+  g.t.join();
+  REQUIRE(*g.got == "a");
+  REQUIRE(q.DelayedCount() == 0);
+}
+
+TEST_CASE("an object that never stops changing is still handled within the maximum latency") {
+  FakeClock clock;
+  WorkQueue q(clock, Batching());
+  q.Add("busy");
+  for (int i = 0; i < 9; ++i) {
+    clock.Advance(Duration(99));
+    q.Add("busy");
+  }
+  // 891 ms after the first add; the last add wants 991 ms, the cap is 1000 ms.
+  Getter g{q, clock};
+  g.AwaitBlocked();
+  clock.Advance(Duration(100));  // 991 ms
+  g.t.join();
+  REQUIRE(*g.got == "busy");
+}
+
+TEST_CASE("the maximum latency caps the window even while adds keep coming") {
+  FakeClock clock;
+  WorkQueue q(clock, Batching());
+  q.Add("busy");
+  for (int i = 0; i < 20; ++i) {
+    clock.Advance(Duration(50));
+    q.Add("busy");  // each add would push the window out to now + 100 ms
+  }
+  // 1000 ms after the first add: due now, however recent the last add.
+  REQUIRE(*q.Get() == "busy");
+}
