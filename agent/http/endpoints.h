@@ -1,0 +1,24 @@
+// Registers the agent's standard local endpoints on a LocalServer:
+//   GET /healthz  liveness (CheckLiveness), 200 or 503, text
+//   GET /readyz   readiness (CheckReadiness), 200 or 503, text
+//   GET /metrics  Prometheus text from `metrics`
+// `snapshot` is called on the server thread for every probe: it must be quick and thread-safe.
+// `clock` and `metrics` must outlive the server.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "agent/base/clock.h"
+#include "agent/base/metrics.h"
+#include "agent/http/health.h"
+#include "agent/http/local_server.h"
+
+namespace nodehook {
+
+using HealthSnapshot = std::function<std::vector<WatchHealth>()>;
+
+void RegisterStandardEndpoints(LocalServer& server, HealthSnapshot snapshot, Clock& clock, HealthBounds bounds,
+                               Metrics& metrics);
+
+}  // namespace nodehook
