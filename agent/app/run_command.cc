@@ -13,6 +13,7 @@
 #include "agent/kube/connection_config.h"
 #include "agent/kube/rest_kube_client.h"
 #include "storage/sqlite_state_store.h"
+#include "storage/state_lock.h"
 
 namespace nodehook {
 namespace {
@@ -57,6 +58,11 @@ Result<TransportConfig> ConnectionFor(const Config& config) {
 }  // namespace
 
 int RunAgent(const Config& config) {
+  // First, before any library starts threads: they inherit the blocked signal mask, so only
+  // the watcher thread ever sees SIGINT/SIGTERM.
+  CancelToken stop;
+  SignalWatcher signals(stop);
+
   LogLevel level = LogLevel::kInfo;
   ParseLogLevel(config.tuning.log_level, &level);
   SetLogLevel(level);
@@ -67,6 +73,17 @@ int RunAgent(const Config& config) {
         {{"error", connection.status().ToString()}, {"next", "exit 1"}});
     return 1;
   }
+  // One writer per state file: a second copy on this node waits here, not ready and not acting.
+  auto lock = StateLock::Acquire(config.state_file, stop, [&](const std::string& holder) {
+    Log(LogLevel::kWarn, "state file locked by another agent",
+        {{"state_file", config.state_file}, {"holder", holder}, {"next", "wait for it to exit, then take over"}});
+  });
+  if (!lock.ok()) {
+    bool stopped = lock.status().code() == StatusCode::kCancelled;
+    Log(stopped ? LogLevel::kInfo : LogLevel::kError, "state lock not taken",
+        {{"state_file", config.state_file}, {"error", lock.status().ToString()}, {"next", "exit"}});
+    return stopped ? 0 : 1;
+  }
   auto store = SqliteStateStore::Open(config.state_file, config.node_name, StoreOptions{});
   if (!store.ok()) {
     Log(LogLevel::kError, "cannot open the state file",
@@ -76,8 +93,6 @@ int RunAgent(const Config& config) {
   RestKubeClient client(NewCpprestTransport(std::move(connection).value()));
   ProcessRunner runner;
 
-  CancelToken stop;
-  SignalWatcher signals(stop);
   Agent agent(config, client, **store, runner, SystemClock::Instance());
   agent.Run(stop);
   return 0;
