@@ -15,6 +15,13 @@
 namespace nodehook {
 namespace {
 
+// A token file re-read every minute and at once after a 401.
+void SetRotatingToken(const std::string& path, std::string initial, TransportConfig* config) {
+  RotatingToken token = RotatingTokenSource(path, std::move(initial), SystemClock::Instance());
+  config->bearer_token = std::move(token.current);
+  config->reload_bearer_token = std::move(token.reload);
+}
+
 // JSON kubeconfigs are read into the same tree as YAML ones (without line numbers).
 YamlNode FromJson(const rapidjson::Value& v) {
   YamlNode node;
@@ -128,9 +135,10 @@ class KubeconfigReader {
     return std::filesystem::path(file).is_absolute() ? file : dir_ + "/" + file;
   }
 
-  // PEM from `<file_key>-data` (base64) or, failing that, from the file `<file_key>`.
+  // PEM from `<file_key>-data` (base64) or, failing that, from the file `<file_key>`, whose
+  // resolved path then goes to *from_file (when given).
   Status Credential(const YamlNode& map, const std::string& where, const std::string& file_key,
-                    std::string* out) const {
+                    std::string* out, std::string* from_file = nullptr) const {
     std::string data, file;
     std::string data_key = file_key + "-data";
     NODEHOOK_RETURN_IF_ERROR(Scalar(map, where, data_key, &data));
@@ -143,6 +151,7 @@ class KubeconfigReader {
       auto content = ReadWholeFile(Resolve(file));
       if (!content.ok()) return Error(where, file_key, map.Find(file_key), content.status().message());
       *out = std::move(content).value();
+      if (from_file) *from_file = Resolve(file);
     }
     return Status::Ok();
   }
@@ -154,7 +163,10 @@ class KubeconfigReader {
       return Error(where, "server", server ? server : &cluster, "is not set");
     }
     NODEHOOK_RETURN_IF_ERROR(Bool(cluster, where, "insecure-skip-tls-verify", &config->insecure_skip_tls_verify));
-    return Credential(cluster, where, "certificate-authority", &config->ca_pem);
+    std::string ca_file;
+    NODEHOOK_RETURN_IF_ERROR(Credential(cluster, where, "certificate-authority", &config->ca_pem, &ca_file));
+    if (!ca_file.empty()) config->ca_pem_source = WatchedFileContent(ca_file, config->ca_pem);
+    return Status::Ok();
   }
 
   Status ReadUser(const YamlNode& user, const std::string& where, TransportConfig* config) const {
@@ -175,7 +187,7 @@ class KubeconfigReader {
       std::string path = Resolve(token_file);
       auto content = ReadWholeFile(path);
       if (!content.ok()) return Error(where, "tokenFile", user.Find("tokenFile"), content.status().message());
-      config->bearer_token = RotatingTokenFile(path, TrimWhitespace(*content), SystemClock::Instance());
+      SetRotatingToken(path, TrimWhitespace(*content), config);
     }
     return Status::Ok();
   }
@@ -211,10 +223,11 @@ Result<TransportConfig> LoadInClusterConfig(const std::string& secrets_dir) {
   auto ca = ReadWholeFile(secrets_dir + "/ca.crt");
   if (!ca.ok()) return Status(ca.status().code(), "in-cluster config: " + ca.status().message());
   config.ca_pem = std::move(ca).value();
+  config.ca_pem_source = WatchedFileContent(secrets_dir + "/ca.crt", config.ca_pem);
   std::string token_path = secrets_dir + "/token";
   auto token = ReadWholeFile(token_path);
   if (!token.ok()) return Status(token.status().code(), "in-cluster config: " + token.status().message());
-  config.bearer_token = RotatingTokenFile(token_path, TrimWhitespace(*token), SystemClock::Instance());
+  SetRotatingToken(token_path, TrimWhitespace(*token), &config);
   return config;
 }
 

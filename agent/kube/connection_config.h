@@ -17,7 +17,9 @@ Result<TransportConfig> LoadKubeconfig(const std::string& path);
 
 // In-cluster: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, CA and token under
 // `secrets_dir` (default /var/run/secrets/kubernetes.io/serviceaccount). The token callback
-// re-reads the token file at most once a minute, since projected tokens rotate.
+// re-reads the token file once a minute (projected tokens rotate) and at once after a 401;
+// ca.crt is followed as it changes (TransportConfig::ca_pem_source). A kubeconfig tokenFile and
+// certificate-authority file are followed the same way.
 Result<TransportConfig> LoadInClusterConfig(
     const std::string& secrets_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
 

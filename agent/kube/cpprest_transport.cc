@@ -2,8 +2,14 @@
 // Every cpprest/boost exception is caught here and returned as a Status.
 //
 // Timeouts: cpprest's http_client_config timeout restarts on every read, so it is used as the
-// idle timeout (TransportConfig::idle_timeout_seconds). cpprest has no separate connect
-// timeout, so the idle timeout bounds connecting too; connect_timeout_seconds is unused.
+// idle timeout (TransportConfig::idle_timeout_seconds). cpprest (2.10, asio) has no separate
+// connect timeout: http_client_config offers only set_timeout, and the asio client starts that
+// same timer before resolving and connecting. So a Stream() waits at most
+// connect_timeout_seconds for its response headers (then cancels the request), and a Send()
+// relies on the idle timeout.
+// Credentials: after a 401 the token is reloaded and, if it changed, the request is sent once
+// more. A CA that comes from a file is re-checked before every request and a changed one
+// rebuilds the client. Rejected credentials are logged at most once a minute.
 // Proxies from the environment are ignored: the API server is reached directly.
 //
 // Cancellation: each request gets its own pplx::cancellation_token_source, linked to the
@@ -13,13 +19,17 @@
 
 #include <boost/asio/ssl.hpp>
 #include <algorithm>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
 
+#include "agent/base/log.h"
 #include "agent/kube/http_transport.h"
+#include "agent/kube/log_limiter.h"
 
 namespace nodehook {
 namespace {
@@ -60,25 +70,40 @@ int ParseRetryAfter(const http::http_headers& headers) {
 
 Status Cancelled() { return Status(StatusCode::kCancelled, "request cancelled"); }
 
+// One cpprest client and the TLS material it was built with. Immutable once built.
+struct ClientState {
+  std::shared_ptr<http::client::http_client> client;
+  Status error;  // why there is no usable client (bad PEM, bad server address)
+};
+
+ClientState BuildClient(const TransportConfig& config) {
+  ClientState state;
+  http::client::http_client_config cc;
+  cc.set_timeout(std::chrono::seconds(std::max(1, config.idle_timeout_seconds)));
+  cc.set_validate_certificates(!config.insecure_skip_tls_verify);
+  cc.set_proxy(web::web_proxy(web::web_proxy::disabled));
+  try {
+    // A bad PEM is found now and reported by every request, rather than thrown from
+    // inside cpprest's connection setup.
+    boost::asio::ssl::context probe(boost::asio::ssl::context::sslv23);
+    state.error = ApplyTls(config, probe);
+    if (!state.error.ok()) return state;
+    cc.set_ssl_context_callback([config](boost::asio::ssl::context& ctx) { ApplyTls(config, ctx); });
+    state.client = std::make_shared<http::client::http_client>(web::uri(config.server), cc);
+  } catch (const std::exception& e) {
+    state.error = InvalidError("server '" + config.server + "': " + e.what());
+  }
+  return state;
+}
+
 class CpprestTransport final : public HttpTransport {
  public:
-  explicit CpprestTransport(TransportConfig config) : config_(std::move(config)) {
-    http::client::http_client_config cc;
-    cc.set_timeout(std::chrono::seconds(std::max(1, config_.idle_timeout_seconds)));
-    cc.set_validate_certificates(!config_.insecure_skip_tls_verify);
-    cc.set_proxy(web::web_proxy(web::web_proxy::disabled));
-    try {
-      // A bad PEM is found now and reported by every request, rather than thrown from
-      // inside cpprest's connection setup.
-      boost::asio::ssl::context probe(boost::asio::ssl::context::sslv23);
-      config_error_ = ApplyTls(config_, probe);
-      const TransportConfig& tls = config_;
-      cc.set_ssl_context_callback([tls](boost::asio::ssl::context& ctx) { ApplyTls(tls, ctx); });
-      client_ = std::make_unique<http::client::http_client>(web::uri(config_.server), cc);
-    } catch (const std::exception& e) {
-      config_error_ = InvalidError("server '" + config_.server + "': " + e.what());
-    }
-  }
+  explicit CpprestTransport(TransportConfig config)
+      : config_(std::move(config)),
+        state_(std::make_shared<const ClientState>(BuildClient(config_))),
+        ca_in_use_(config_.ca_pem),
+        credential_warnings_(SystemClock::Instance()),
+        ca_warnings_(SystemClock::Instance()) {}
 
   Result<HttpResponse> Send(const HttpRequest& req) override { return Execute(req, nullptr, nullptr); }
 
@@ -88,7 +113,29 @@ class CpprestTransport final : public HttpTransport {
   }
 
  private:
-  http::http_request BuildRequest(const HttpRequest& req) const {
+  // The client to use now: rebuilt first if the CA file changed since the last request.
+  std::shared_ptr<const ClientState> CurrentClient() {
+    std::string ca = config_.ca_pem_source ? config_.ca_pem_source() : std::string();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (config_.ca_pem_source && ca != ca_in_use_) {
+      ca_in_use_ = ca;
+      TransportConfig changed = config_;
+      changed.ca_pem = ca;
+      auto rebuilt = std::make_shared<const ClientState>(BuildClient(changed));
+      int suppressed = 0;
+      if (rebuilt->error.ok()) {
+        state_ = rebuilt;
+        Log(LogLevel::kInfo, "CA bundle changed", {{"server", config_.server}, {"next", "new connections use it"}});
+      } else if (ca_warnings_.Allow(&suppressed)) {
+        Log(LogLevel::kError, "CA bundle changed but is unusable",
+            {{"server", config_.server}, {"error", rebuilt->error.message()},
+             {"suppressed", std::to_string(suppressed)}, {"next", "keep the previous CA; check again on next request"}});
+      }
+    }
+    return state_;
+  }
+
+  http::http_request BuildRequest(const HttpRequest& req, const std::string& token) const {
     http::http_request msg(req.method);
     msg.set_request_uri(web::uri(req.path_and_query));
     std::string content_type = "application/json";
@@ -100,10 +147,7 @@ class CpprestTransport final : public HttpTransport {
       }
     }
     if (!req.body.empty()) msg.set_body(req.body, content_type);
-    if (config_.bearer_token) {
-      std::string token = config_.bearer_token();
-      if (!token.empty()) msg.headers().add("Authorization", "Bearer " + token);
-    }
+    if (!token.empty()) msg.headers().add("Authorization", "Bearer " + token);
     return msg;
   }
 
@@ -131,9 +175,49 @@ class CpprestTransport final : public HttpTransport {
     return UnavailableError(std::move(message));
   }
 
-  Result<HttpResponse> Execute(const HttpRequest& req, const ChunkSink* on_chunk,
+  Result<HttpResponse> Execute(const HttpRequest& req, const ChunkSink* on_chunk, const CancelToken* cancel) {
+    std::string token = config_.bearer_token ? config_.bearer_token() : std::string();
+    auto first = Attempt(req, token, on_chunk, cancel);
+    if (!first.ok() || first->status != 401) return first;
+    std::string fresh = config_.reload_bearer_token ? config_.reload_bearer_token() : token;
+    if (fresh == token) {
+      LogRejected(req, "token unchanged after re-reading it");
+      return first;
+    }
+    auto second = Attempt(req, fresh, on_chunk, cancel);
+    if (second.ok() && second->status == 401) LogRejected(req, "re-read token rejected too");
+    return second;
+  }
+
+  void LogRejected(const HttpRequest& req, const char* detail) {
+    int suppressed = 0;
+    if (!credential_warnings_.Allow(&suppressed)) return;
+    Log(LogLevel::kError, "API server rejected our credentials",
+        {{"server", config_.server}, {"request", req.method + " " + req.path_and_query}, {"status", "401"},
+         {"detail", detail}, {"suppressed", std::to_string(suppressed)},
+         {"next", "keep retrying with backoff; the token is re-read after every 401"}});
+  }
+
+  // Waits for the response headers, at most connect_timeout_seconds for a Stream().
+  Result<http::http_response> AwaitHeaders(pplx::task<http::http_response> task, pplx::cancellation_token_source& source,
+                                           bool streaming) const {
+    if (streaming && config_.connect_timeout_seconds > 0) {
+      auto arrived = std::make_shared<std::promise<void>>();
+      std::future<void> done = arrived->get_future();
+      task.then([arrived](pplx::task<http::http_response>) { arrived->set_value(); });
+      if (done.wait_for(std::chrono::seconds(config_.connect_timeout_seconds)) != std::future_status::ready) {
+        source.cancel();
+        return Status(StatusCode::kTimeout, config_.server + ": no response within the connect timeout of " +
+                                                std::to_string(config_.connect_timeout_seconds) + "s");
+      }
+    }
+    return task.get();
+  }
+
+  Result<HttpResponse> Attempt(const HttpRequest& req, const std::string& token, const ChunkSink* on_chunk,
                                const CancelToken* cancel) {
-    if (!config_error_.ok()) return config_error_;
+    std::shared_ptr<const ClientState> state = CurrentClient();
+    if (!state->error.ok()) return state->error;
     auto source = std::make_shared<pplx::cancellation_token_source>();
     std::weak_ptr<pplx::cancellation_token_source> weak = source;
     std::optional<CancelRegistration> link;
@@ -143,7 +227,10 @@ class CpprestTransport final : public HttpTransport {
       });
     }
     try {
-      http::http_response response = client_->request(BuildRequest(req), source->get_token()).get();
+      auto headers = AwaitHeaders(state->client->request(BuildRequest(req, token), source->get_token()), *source,
+                                  on_chunk != nullptr);
+      if (!headers.ok()) return headers.status();
+      http::http_response& response = *headers;
       HttpResponse out;
       out.status = response.status_code();
       out.retry_after_seconds = ParseRetryAfter(response.headers());
@@ -161,9 +248,12 @@ class CpprestTransport final : public HttpTransport {
     }
   }
 
-  TransportConfig config_;
-  Status config_error_;  // set once in the constructor; then read-only
-  std::unique_ptr<http::client::http_client> client_;  // thread-safe; shared by all requests
+  const TransportConfig config_;
+  std::mutex mu_;
+  std::shared_ptr<const ClientState> state_;  // guarded by mu_; replaced when the CA changes
+  std::string ca_in_use_;                     // guarded by mu_
+  LogLimiter credential_warnings_;
+  LogLimiter ca_warnings_;
 };
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "agent/kube/file_source.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -8,6 +11,7 @@
 #include <sstream>
 
 #include "agent/base/log.h"
+#include "agent/kube/log_limiter.h"
 
 namespace nodehook {
 
@@ -31,8 +35,7 @@ std::string TrimWhitespace(const std::string& text) {
   return text.substr(begin, text.find_last_not_of(kSpace) - begin + 1);
 }
 
-std::function<std::string()> RotatingTokenFile(std::string path, std::string initial, Clock& clock,
-                                               Duration refresh) {
+RotatingToken RotatingTokenSource(std::string path, std::string initial, Clock& clock, Duration refresh) {
   struct State {
     std::mutex mu;
     std::string path;
@@ -44,11 +47,9 @@ std::function<std::string()> RotatingTokenFile(std::string path, std::string ini
   state->token = std::move(initial);
   state->last_read = clock.Now();
   Clock* clock_ptr = &clock;
-  return [state, clock_ptr, refresh]() {
-    std::lock_guard<std::mutex> lock(state->mu);
-    TimePoint now = clock_ptr->Now();
-    if (now - state->last_read < refresh) return state->token;
-    state->last_read = now;
+  // Re-reads with state->mu held.
+  auto read_locked = [state, clock_ptr]() {
+    state->last_read = clock_ptr->Now();
     auto content = ReadWholeFile(state->path);
     if (!content.ok()) {
       Log(LogLevel::kWarn, "token file unreadable",
@@ -57,6 +58,82 @@ std::function<std::string()> RotatingTokenFile(std::string path, std::string ini
       state->token = TrimWhitespace(*content);
     }
     return state->token;
+  };
+  RotatingToken source;
+  source.current = [state, clock_ptr, refresh, read_locked]() {
+    std::lock_guard<std::mutex> lock(state->mu);
+    if (clock_ptr->Now() - state->last_read < refresh) return state->token;
+    return read_locked();
+  };
+  source.reload = [state, read_locked]() {
+    std::lock_guard<std::mutex> lock(state->mu);
+    return read_locked();
+  };
+  return source;
+}
+
+std::function<std::string()> RotatingTokenFile(std::string path, std::string initial, Clock& clock,
+                                               Duration refresh) {
+  return RotatingTokenSource(std::move(path), std::move(initial), clock, refresh).current;
+}
+
+namespace {
+
+struct FileIdentity {
+  bool exists = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  int64_t mtime_ns = 0;
+
+  bool operator==(const FileIdentity& o) const {
+    return exists == o.exists && device == o.device && inode == o.inode && size == o.size && mtime_ns == o.mtime_ns;
+  }
+};
+
+FileIdentity Identify(const std::string& path) {
+  struct stat st {};
+  FileIdentity id;
+  if (::stat(path.c_str(), &st) != 0) return id;
+  id.exists = true;
+  id.device = st.st_dev;
+  id.inode = st.st_ino;
+  id.size = st.st_size;
+  id.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  return id;
+}
+
+}  // namespace
+
+std::function<std::string()> WatchedFileContent(std::string path, std::string initial) {
+  struct State {
+    std::mutex mu;
+    std::string path;
+    std::string content;      // guarded by mu
+    FileIdentity identity;    // guarded by mu
+    LogLimiter warnings{SystemClock::Instance()};
+  };
+  auto state = std::make_shared<State>();
+  state->path = std::move(path);
+  state->content = std::move(initial);
+  state->identity = Identify(state->path);
+  return [state]() {
+    std::lock_guard<std::mutex> lock(state->mu);
+    FileIdentity now = Identify(state->path);
+    if (now == state->identity) return state->content;
+    auto content = ReadWholeFile(state->path);
+    int suppressed = 0;
+    if (!content.ok()) {
+      if (state->warnings.Allow(&suppressed)) {
+        Log(LogLevel::kWarn, "file unreadable",
+            {{"path", state->path}, {"error", content.status().message()},
+             {"suppressed", std::to_string(suppressed)}, {"next", "keep last contents; check again on next use"}});
+      }
+      return state->content;  // identity unchanged: the next call tries again
+    }
+    state->identity = now;
+    state->content = std::move(content).value();
+    return state->content;
   };
 }
 

@@ -37,8 +37,22 @@ struct TransportConfig {
   std::string client_key_pem;
   bool insecure_skip_tls_verify = false;
   std::function<std::string()> bearer_token;  // may be empty
+  // Re-reads the token source now and returns the fresh token; may be empty. Called after a
+  // 401: when the token changed, the request is sent once more with it (Send, and Stream before
+  // any body byte: a 401 never has a streamed body).
+  std::function<std::string()> reload_bearer_token;
+  // The CA bundle as it is now, when it comes from a file that may be replaced; may be empty.
+  // Asked before every request; when it differs from the PEM in use, the TLS client is rebuilt
+  // with it (requests already running keep the old one). An unusable new PEM is logged (at most
+  // once a minute) and the previous client is kept.
+  std::function<std::string()> ca_pem_source;
+  // Stream() only: the longest wait for the response headers, which covers DNS, TCP connect,
+  // TLS handshake and the server's first answer (a watch's headers come at once). cpprest has no
+  // separate connect timeout (http_client_config::set_timeout restarts on every read and covers
+  // connecting too), so for Send() connecting is bounded by idle_timeout_seconds. 0 = no limit.
   int connect_timeout_seconds = 10;
-  // Longest silence tolerated on an open response before it is treated as a stall.
+  // Longest silence tolerated on an open response before it is treated as a stall (kTimeout).
+  // This is also what detects a host that silently drops packets during a Send().
   int idle_timeout_seconds = 330;
 };
 
@@ -48,6 +62,8 @@ class HttpTransport {
 
   // A complete request/response. Transport failures (refused, TLS, DNS, reset, timeout) are
   // returned as kUnavailable/kTimeout; any HTTP status is returned as a response, not an error.
+  // A 401 answered after the token reload and retry (see TransportConfig) is returned as well;
+  // the transport logs rejected credentials at most once a minute.
   virtual Result<HttpResponse> Send(const HttpRequest& req) = 0;
 
   // For watches: a 2xx body is handed to `on_chunk` piece by piece as it arrives (chunk
