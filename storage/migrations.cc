@@ -38,6 +38,35 @@ CREATE TABLE handlers (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 2: what the file needs to look after itself (see docs/state.md).
+//   metadata        per-node flags, e.g. "adopt_existing_after_recovery" after a corrupt file was
+//                   moved aside and the store started empty.
+//   gone            when this node saw an object disappear; garbage collection purges rows of
+//                   objects gone longer than a TTL that have nothing left to do.
+//   retry_requests  "retry now" asks from `nodehook state retry`, polled by the running agent.
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE metadata (
+  node TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (node, key)
+) WITHOUT ROWID;
+CREATE TABLE gone (
+  uid TEXT NOT NULL,
+  node TEXT NOT NULL,
+  gone_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (uid, node)
+) WITHOUT ROWID;
+CREATE INDEX gone_by_time ON gone (node, gone_at_ms);
+CREATE TABLE retry_requests (
+  node TEXT NOT NULL,
+  uid TEXT NOT NULL,
+  handler TEXT NOT NULL,
+  requested_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (node, uid, handler)
+) WITHOUT ROWID;
+)sql";
+
 Result<int> ReadUserVersion(SqliteDb& db) {
   Result<std::string> text = db.QueryText("Migrate", "PRAGMA user_version");
   if (!text.ok()) return text.status();
@@ -62,6 +91,7 @@ Status Apply(SqliteDb& db, const Migration& migration) {
 const std::vector<Migration>& StateMigrations() {
   static const std::vector<Migration> kMigrations = {
       {1, kSchemaV1},
+      {2, kSchemaV2},
   };
   return kMigrations;
 }
@@ -80,7 +110,18 @@ Status MigrateToLatest(SqliteDb& db) {
   for (const Migration& migration : StateMigrations()) {
     if (migration.version > *version) NODEHOOK_RETURN_IF_ERROR(Apply(db, migration));
   }
-  return Status::Ok();
+  return EnableIncrementalVacuum(db);
+}
+
+Status EnableIncrementalVacuum(SqliteDb& db) {
+  if (db.in_memory()) return Status::Ok();
+  Result<std::string> mode = db.QueryText("Migrate", "PRAGMA auto_vacuum");
+  if (!mode.ok()) return mode.status();
+  if (*mode == "2") return Status::Ok();  // 2 = incremental
+  // auto_vacuum is stored in the file header; switching an existing file needs one VACUUM,
+  // which cannot run inside a transaction, hence not a migration. Safe to repeat after a crash.
+  NODEHOOK_RETURN_IF_ERROR(db.Exec("Migrate", "PRAGMA auto_vacuum = INCREMENTAL"));
+  return db.Exec("Migrate", "VACUUM");
 }
 
 }  // namespace nodehook

@@ -23,7 +23,12 @@ const std::vector<Migration>& StateMigrations();
 // The schema version this build writes: the last migration's version.
 int LatestSchemaVersion();
 
-// Brings `db` up to LatestSchemaVersion(), or refuses a file whose version is newer.
+// Brings `db` up to LatestSchemaVersion(), or refuses a file whose version is newer; then
+// makes sure the file uses incremental auto-vacuum (see EnableIncrementalVacuum).
 Status MigrateToLatest(SqliteDb& db);
+
+// Puts a file into auto_vacuum=INCREMENTAL so garbage collection can give freed pages back to
+// the file system. A file created without it (schema v1) is converted once with VACUUM.
+Status EnableIncrementalVacuum(SqliteDb& db);
 
 }  // namespace nodehook

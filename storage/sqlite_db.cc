@@ -134,6 +134,8 @@ Status SqliteDb::Error(const std::string& operation, int rc) const {
   }
 }
 
+int64_t SqliteDb::changes() const { return static_cast<int64_t>(sqlite3_changes(db_.get())); }
+
 bool SqliteDb::in_memory() const {
   const char* file = sqlite3_db_filename(db_.get(), "main");
   return file == nullptr || file[0] == '\0';

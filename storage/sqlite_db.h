@@ -75,6 +75,9 @@ class SqliteDb {
   // The Status for SQLite result code `rc`, with the connection's current error message.
   Status Error(const std::string& operation, int rc) const;
 
+  // Rows changed by the last INSERT, UPDATE or DELETE on this connection.
+  int64_t changes() const;
+
   const std::string& path() const { return path_; }
   // True when the database lives only in memory (no file, so no WAL).
   bool in_memory() const;

@@ -62,6 +62,17 @@ Result<std::optional<Record>> ReadOne(Statement& st, Record (*read)(const Statem
   return std::optional<Record>(read(st));
 }
 
+// Runs `sql`, whose parameters are ?1 = uid and ?2 = node.
+Status RunForUid(SqliteDb& db, const std::string& operation, const char* sql, const std::string& uid,
+                 const std::string& node) {
+  Result<Statement> st = db.Prepare(operation, sql);
+  if (!st.ok()) return st.status();
+  st->Bind(1, uid).Bind(2, node);
+  return st->Run();
+}
+
+constexpr const char* kClearGone = "DELETE FROM gone WHERE uid = ?1 AND node = ?2";
+
 Status ApplyPragmas(SqliteDb& db, const StoreOptions& options) {
   NODEHOOK_RETURN_IF_ERROR(db.Exec("Open", "PRAGMA busy_timeout = 5000"));
   Result<std::string> mode = db.QueryText("Open", "PRAGMA journal_mode = WAL");
@@ -74,6 +85,9 @@ Status ApplyPragmas(SqliteDb& db, const StoreOptions& options) {
   }
   NODEHOOK_RETURN_IF_ERROR(db.Exec(
       "Open", options.synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL"));
+  // The WAL file is reused, not shrunk, after a checkpoint; cap what it keeps so a burst of
+  // writes does not leave a large -wal file behind for good.
+  NODEHOOK_RETURN_IF_ERROR(db.Exec("Open", "PRAGMA journal_size_limit = 4194304"));
   return db.Exec("Open", "PRAGMA foreign_keys = ON");
 }
 
@@ -145,6 +159,9 @@ Result<std::vector<HandlerRecord>> SqliteStateStore::ListAllHandlers() {
 
 Status SqliteStateStore::RecordAttempt(const HandlerRecord& r) {
   std::lock_guard<std::mutex> lock(mu_);
+  Transaction tx(*db_, "RecordAttempt");
+  NODEHOOK_RETURN_IF_ERROR(tx.Begin());
+  NODEHOOK_RETURN_IF_ERROR(RunForUid(*db_, "RecordAttempt", kClearGone, r.uid, node_name_));
   Result<Statement> st = db_->Prepare(
       "RecordAttempt",
       "INSERT INTO handlers (uid, node, handler, resource, namespace, name, retries, first_start_ms, "
@@ -160,7 +177,8 @@ Status SqliteStateStore::RecordAttempt(const HandlerRecord& r) {
   st->Bind(5, r.namespace_name).Bind(6, r.name).Bind(7, static_cast<int64_t>(r.retries));
   st->Bind(8, r.first_start_ms).Bind(9, r.next_attempt_ms).Bind(10, r.last_outcome);
   st->Bind(11, r.last_message).Bind(12, r.target);
-  return st->Run();  // a single statement is its own transaction
+  NODEHOOK_RETURN_IF_ERROR(st->Run());
+  return tx.Commit();
 }
 
 Status SqliteStateStore::RecordHandled(const ObjectRecord& o, const std::string& handler) {
@@ -187,6 +205,7 @@ Status SqliteStateStore::RecordHandled(const ObjectRecord& o, const std::string&
     drop->Bind(1, o.uid).Bind(2, node_name_).Bind(3, handler);
     NODEHOOK_RETURN_IF_ERROR(drop->Run());
   }
+  NODEHOOK_RETURN_IF_ERROR(RunForUid(*db_, "RecordHandled", kClearGone, o.uid, node_name_));
   return tx.Commit();
 }
 
@@ -195,13 +214,21 @@ Status SqliteStateStore::Forget(const std::string& uid) {
   Transaction tx(*db_, "Forget");
   NODEHOOK_RETURN_IF_ERROR(tx.Begin());
   for (const char* sql : {"DELETE FROM objects WHERE uid = ?1 AND node = ?2",
-                          "DELETE FROM handlers WHERE uid = ?1 AND node = ?2"}) {
-    Result<Statement> st = db_->Prepare("Forget", sql);
-    if (!st.ok()) return st.status();
-    st->Bind(1, uid).Bind(2, node_name_);
-    NODEHOOK_RETURN_IF_ERROR(st->Run());
+                          "DELETE FROM handlers WHERE uid = ?1 AND node = ?2", kClearGone,
+                          "DELETE FROM retry_requests WHERE uid = ?1 AND node = ?2"}) {
+    NODEHOOK_RETURN_IF_ERROR(RunForUid(*db_, "Forget", sql, uid, node_name_));
   }
   return tx.Commit();
+}
+
+Result<std::vector<ObjectRecord>> SqliteStateStore::ListAllObjects() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<Statement> st = db_->Prepare(
+      "ListAllObjects", std::string("SELECT ") + kObjectColumns +
+                            " FROM objects WHERE node = ?1 ORDER BY resource, namespace, name, uid");
+  if (!st.ok()) return st.status();
+  st->Bind(1, node_name_);
+  return ReadAll(*st, &ReadObject);
 }
 
 }  // namespace nodehook

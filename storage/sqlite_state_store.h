@@ -41,6 +41,19 @@ class SqliteStateStore final : public StateStore {
   Status RecordHandled(const ObjectRecord& object, const std::string& handler) override;
   Status Forget(const std::string& uid) override;
 
+  // Upkeep (sqlite_state_store_upkeep.cc).
+  Result<std::vector<ObjectRecord>> ListAllObjects() override;
+  Status MarkGone(const std::string& uid, int64_t gone_at_ms) override;
+  Result<GarbageStats> CollectGarbage(int64_t now_ms, int64_t ttl_ms) override;
+  Result<bool> AdoptExistingPending() override;
+  Status SetAdoptExisting(bool pending) override;
+  Status RequestRetry(const std::string& uid, const std::string& handler, int64_t now_ms) override;
+  Result<std::vector<RetryRequest>> TakeRetryRequests() override;
+
+  // Test hook: caps the file at `pages` pages (PRAGMA max_page_count) on this store's own
+  // connection, so tests can fill the "disk" without mounting anything. 0 lifts the cap.
+  Status SetMaxPageCountForTesting(int64_t pages);
+
  private:
   SqliteStateStore(std::unique_ptr<SqliteDb> db, std::string node_name);
 

@@ -38,6 +38,19 @@ struct HandlerRecord {
   std::string target;            // digest of the essence this handler is working towards
 };
 
+// A "retry now" asked for by `nodehook state retry`, waiting for the running agent to take it.
+struct RetryRequest {
+  std::string uid;
+  std::string handler;          // "" = every pending handler of the object
+  int64_t requested_at_ms = 0;
+};
+
+// What one garbage collection removed.
+struct GarbageStats {
+  int64_t objects_purged = 0;   // uids whose rows were all removed
+  int64_t handler_rows_purged = 0;
+};
+
 class StateStore {
  public:
   virtual ~StateStore() = default;
@@ -60,8 +73,42 @@ class StateStore {
   // in one transaction, so a restart never re-runs a completed hook.
   virtual Status RecordHandled(const ObjectRecord& object, const std::string& handler) = 0;
 
-  // The object is gone and its delete handling finished: forgets the object and all its handlers.
+  // The object is gone and its delete handling finished: forgets the object and all its handlers
+  // (and its gone mark and retry requests).
   virtual Status Forget(const std::string& uid) = 0;
+
+  // ---- Upkeep (issue 5). Defaults are harmless no-ops so other implementations (fakes) keep
+  // compiling; SqliteStateStore implements all of them. See docs/state.md. ----
+
+  // Every diffbase of this node, ordered by resource, namespace, name.
+  virtual Result<std::vector<ObjectRecord>> ListAllObjects() { return std::vector<ObjectRecord>(); }
+
+  // The agent saw the object disappear (DELETED event, or missing from a relist) at `gone_at_ms`.
+  // Idempotent: the earliest time is kept. RecordHandled/RecordAttempt clear the mark (an object
+  // that left a label selector may come back with the same uid).
+  virtual Status MarkGone(const std::string& /*uid*/, int64_t /*gone_at_ms*/) { return Status::Ok(); }
+
+  // Purges every uid of this node that is garbage: marked gone at or before now_ms - ttl_ms, with
+  // no diffbase (a diffbase of a gone object is a tombstone whose delete hook must still run) and
+  // no "delete" handler row. Its remaining handler rows (create/update/resume/... of an object
+  // that no longer exists) and its gone mark are deleted; then free pages are returned to the
+  // file system (incremental vacuum).
+  virtual Result<GarbageStats> CollectGarbage(int64_t /*now_ms*/, int64_t /*ttl_ms*/) { return GarbageStats(); }
+
+  // After a corrupt state file was moved aside the store starts empty; while this flag is set the
+  // reconciler should adopt objects it has no diffbase for (store their diffbase without running
+  // create) instead of treating them as new. Cleared by the agent after its first full relist.
+  virtual Result<bool> AdoptExistingPending() { return false; }
+  virtual Status SetAdoptExisting(bool /*pending*/) { return Status::Ok(); }
+
+  // `nodehook state retry`: sets next_attempt_ms of the object's pending handlers (one, or all when
+  // `handler` is "") to now_ms and leaves a retry request for the running agent.
+  // kNotFound when the object has no such pending handler.
+  virtual Status RequestRetry(const std::string& /*uid*/, const std::string& /*handler*/, int64_t /*now_ms*/) {
+    return InvalidError("this state store does not support retry requests");
+  }
+  // Returns and removes every pending retry request of this node, oldest first.
+  virtual Result<std::vector<RetryRequest>> TakeRetryRequests() { return std::vector<RetryRequest>(); }
 };
 
 }  // namespace nodehook

@@ -12,7 +12,7 @@
 #include "agent/core/agent.h"
 #include "agent/kube/connection_config.h"
 #include "agent/kube/rest_kube_client.h"
-#include "storage/sqlite_state_store.h"
+#include "storage/state_file.h"
 #include "storage/state_lock.h"
 
 namespace nodehook {
@@ -84,16 +84,18 @@ int RunAgent(const Config& config) {
         {{"state_file", config.state_file}, {"error", lock.status().ToString()}, {"next", "exit"}});
     return stopped ? 0 : 1;
   }
-  auto store = SqliteStateStore::Open(config.state_file, config.node_name, StoreOptions{});
-  if (!store.ok()) {
+  // Integrity check; a damaged file is moved aside (logged there) and the store starts fresh.
+  auto state = OpenStateForAgent(config.state_file, config.node_name, StoreOptions{}, SystemClock::Instance());
+  if (!state.ok()) {
     Log(LogLevel::kError, "cannot open the state file",
-        {{"state_file", config.state_file}, {"error", store.status().ToString()}, {"next", "exit 1"}});
+        {{"state_file", config.state_file}, {"error", state.status().ToString()}, {"next", "exit 1"}});
     return 1;
   }
+  auto& store = state->store;
   RestKubeClient client(NewCpprestTransport(std::move(connection).value()));
   ProcessRunner runner;
 
-  Agent agent(config, client, **store, runner, SystemClock::Instance());
+  Agent agent(config, client, *store, runner, SystemClock::Instance());
   agent.Run(stop);
   return 0;
 }

@@ -47,6 +47,42 @@ TEST_CASE("a state file from a newer nodehook is refused, untouched") {
   CHECK(*UserVersion(path) == "7");
 }
 
+TEST_CASE("a version 1 file keeps its rows when migrated to version 2 and gains incremental vacuum") {
+  TempDir dir;
+  std::string path = dir.File("state.db");
+  {
+    auto db = SqliteDb::Open(path);
+    REQUIRE(db.ok());
+    REQUIRE((*db)->Exec("v1", "PRAGMA journal_mode = WAL").ok());
+    REQUIRE((*db)->Exec("v1", StateMigrations()[0].sql).ok());
+    REQUIRE((*db)->Exec("v1", "PRAGMA user_version = 1").ok());
+    REQUIRE((*db)->Exec("v1", "INSERT INTO objects VALUES ('u1', 'node-a', 'widgets.example.com/v1', 'ns', "
+                              "'w', '{}', '{}', 5)").ok());
+    REQUIRE(*(*db)->QueryText("v1", "PRAGMA auto_vacuum") == "0");
+  }
+
+  auto store = OpenStore(path);
+
+  CHECK(*UserVersion(path) == "2");
+  auto object = store->GetObject("u1");
+  REQUIRE(object->has_value());
+  CHECK((*object)->handled_at_ms == 5);
+  REQUIRE(store->MarkGone("u1", 1).ok());
+  REQUIRE(store->SetAdoptExisting(true).ok());
+  auto raw = SqliteDb::Open(path);
+  REQUIRE(raw.ok());
+  CHECK(*(*raw)->QueryText("test", "PRAGMA auto_vacuum") == "2");
+  CHECK(*(*raw)->QueryText("test", "SELECT count(*) FROM retry_requests") == "0");
+}
+
+TEST_CASE("a new state file uses incremental vacuum") {
+  TempDir dir;
+  OpenStore(dir.File("state.db"));
+  auto raw = SqliteDb::Open(dir.File("state.db"));
+  REQUIRE(raw.ok());
+  CHECK(*(*raw)->QueryText("test", "PRAGMA auto_vacuum") == "2");
+}
+
 TEST_CASE("a store opened with full synchronous commits works like the default") {
   TempDir dir;
   StoreOptions options;

@@ -1,0 +1,34 @@
+// Opening the state file for the agent: the checks and the recovery that `nodehook run` needs on
+// top of SqliteStateStore::Open. The caller must hold the StateLock for `path` (recovery renames
+// the file, which is only safe when no other agent uses it). `nodehook state` opens the store
+// directly instead: an inspection tool must never move a file aside.
+// Stateless; the returned store is thread-safe like any SqliteStateStore.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "agent/base/clock.h"
+#include "agent/base/status.h"
+#include "storage/sqlite_state_store.h"
+
+namespace nodehook {
+
+struct OpenedState {
+  std::unique_ptr<SqliteStateStore> store;
+  // A damaged file was found and moved aside; the store started empty and is marked to adopt
+  // existing objects (StateStore::AdoptExistingPending). Surface this in metrics and an Event.
+  bool recovered_from_corruption = false;
+  std::string moved_aside_to;     // the damaged file's new name
+  std::string corruption_detail;  // what the integrity check found
+};
+
+// Opens `path` for node `node_name`:
+//   1. an existing file gets PRAGMA quick_check;
+//   2. a damaged one (corrupt, not a database) is moved aside to "<path>.corrupt-<UTC time>",
+//      logged at level error, and replaced by a fresh store marked "adopt existing";
+//   3. the store is opened and migrated (a newer-schema file is refused, never moved aside).
+Result<OpenedState> OpenStateForAgent(const std::string& path, const std::string& node_name,
+                                      const StoreOptions& options, const Clock& clock);
+
+}  // namespace nodehook
