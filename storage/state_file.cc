@@ -8,7 +8,9 @@
 namespace nodehook {
 
 Result<OpenedState> OpenStateForAgent(const std::string& path, const std::string& node_name,
-                                      const StoreOptions& options, const Clock& clock) {
+                                      const StoreOptions& options, const Clock& clock,
+                                      const FsTypeProbe& probe) {
+  NODEHOOK_RETURN_IF_ERROR(CheckStateDirectory(path, probe));
   OpenedState opened;
   if (access(path.c_str(), F_OK) == 0) {
     Result<IntegrityVerdict> verdict = QuickCheck(path);

@@ -10,6 +10,7 @@
 
 #include "agent/base/clock.h"
 #include "agent/base/status.h"
+#include "storage/local_fs.h"
 #include "storage/sqlite_state_store.h"
 
 namespace nodehook {
@@ -24,11 +25,13 @@ struct OpenedState {
 };
 
 // Opens `path` for node `node_name`:
+//   0. its directory must exist, be writable and be on a local file system (CheckStateDirectory);
 //   1. an existing file gets PRAGMA quick_check;
 //   2. a damaged one (corrupt, not a database) is moved aside to "<path>.corrupt-<UTC time>",
 //      logged at level error, and replaced by a fresh store marked "adopt existing";
 //   3. the store is opened and migrated (a newer-schema file is refused, never moved aside).
 Result<OpenedState> OpenStateForAgent(const std::string& path, const std::string& node_name,
-                                      const StoreOptions& options, const Clock& clock);
+                                      const StoreOptions& options, const Clock& clock,
+                                      const FsTypeProbe& probe = StatfsType);
 
 }  // namespace nodehook

@@ -73,6 +73,11 @@ int RunAgent(const Config& config) {
         {{"error", connection.status().ToString()}, {"next", "exit 1"}});
     return 1;
   }
+  // Refuse a missing, read-only or network state directory before waiting for any lock.
+  if (Status dir = CheckStateDirectory(config.state_file); !dir.ok()) {
+    Log(LogLevel::kError, "unusable state directory", {{"error", dir.ToString()}, {"next", "exit 1"}});
+    return 1;
+  }
   // One writer per state file: a second copy on this node waits here, not ready and not acting.
   auto lock = StateLock::Acquire(config.state_file, stop, [&](const std::string& holder) {
     Log(LogLevel::kWarn, "state file locked by another agent",

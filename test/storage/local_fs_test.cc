@@ -1,0 +1,99 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "storage/local_fs.h"
+#include "storage/state_file.h"
+#include "test/fakes/fake_clock.h"
+#include "test/storage/scratch_mount.h"
+#include "test/storage/temp_dir.h"
+
+namespace nodehook {
+namespace {
+
+constexpr int64_t kNfs = 0x6969;
+constexpr int64_t kCifs = 0xFF534D42;
+constexpr int64_t kFuse = 0x65735546;
+constexpr int64_t kExt4 = 0xEF53;
+constexpr int64_t kTmpfs = 0x01021994;
+constexpr int64_t kOverlay = 0x794C7630;
+constexpr int64_t kXfs = 0x58465342;
+constexpr int64_t kBtrfs = 0x9123683E;
+
+FsTypeProbe Pretend(int64_t type) {
+  return [type](const std::string&) -> Result<int64_t> { return type; };
+}
+
+TEST_CASE("a state directory on NFS is refused with a message naming the file system and the path") {
+  TempDir dir;
+  Status status = CheckStateDirectory(dir.File("state.db"), Pretend(kNfs));
+  CHECK(status.code() == StatusCode::kInvalid);
+  CHECK(status.message() == "state directory " + dir.Path() +
+                                " is on nfs (statfs type 0x6969), a network or FUSE file system where "
+                                "SQLite's WAL locking and shared memory are unsafe; put state_file on a "
+                                "local disk (e.g. a hostPath)");
+}
+
+TEST_CASE("CIFS and FUSE state directories are refused too") {
+  TempDir dir;
+  CHECK_THAT(CheckStateDirectory(dir.File("state.db"), Pretend(kCifs)).message(),
+             Catch::Contains(" is on cifs (statfs type 0xff534d42)"));
+  CHECK_THAT(CheckStateDirectory(dir.File("state.db"), Pretend(kFuse)).message(),
+             Catch::Contains(" is on fuse (statfs type 0x65735546)"));
+}
+
+TEST_CASE("local file systems are accepted, overlay included") {
+  TempDir dir;
+  for (int64_t type : {kExt4, kTmpfs, kOverlay, kXfs, kBtrfs}) {
+    INFO(type);
+    CHECK(CheckStateDirectory(dir.File("state.db"), Pretend(type)).ok());
+    CHECK(UnsafeFileSystemName(type) == nullptr);
+  }
+}
+
+TEST_CASE("the real temp directory is accepted") {
+  TempDir dir;
+  auto type = StatfsType(dir.Path());
+  REQUIRE(type.ok());
+  INFO("temp dir file system type " << *type);
+  CHECK(CheckStateDirectory(dir.File("state.db")).ok());
+}
+
+TEST_CASE("a real tmpfs is recognised and accepted") {
+  ScratchTmpfs tmpfs;
+  if (!tmpfs.mounted()) {
+    WARN("skipped: mounting a tmpfs is not permitted here");
+    return;
+  }
+  auto type = StatfsType(tmpfs.Path());
+  REQUIRE(type.ok());
+  CHECK(*type == kTmpfs);
+  CHECK(CheckStateDirectory(tmpfs.File("state.db")).ok());
+}
+
+TEST_CASE("a missing state directory is refused naming it") {
+  Status status = CheckStateDirectory("/nonexistent-nodehook-dir/state.db");
+  CHECK(status.code() == StatusCode::kInvalid);
+  CHECK(status.message() ==
+        "state directory /nonexistent-nodehook-dir of state file /nonexistent-nodehook-dir/state.db: "
+        "No such file or directory");
+}
+
+TEST_CASE("the state directory is the path's directory part") {
+  CHECK(StateDirectoryOf("/var/lib/nodehook/state.db") == "/var/lib/nodehook");
+  CHECK(StateDirectoryOf("/state.db") == "/");
+  CHECK(StateDirectoryOf("state.db") == ".");
+}
+
+TEST_CASE("the agent refuses to open a state file on a network file system, creating nothing") {
+  TempDir dir;
+  FakeClock clock;
+  auto opened = OpenStateForAgent(dir.File("state.db"), "node-a", StoreOptions{}, clock, Pretend(kNfs));
+  REQUIRE_FALSE(opened.ok());
+  CHECK_THAT(opened.status().message(), Catch::Contains(" is on nfs "));
+  CHECK_FALSE(std::filesystem::exists(dir.File("state.db")));
+}
+
+}  // namespace
+}  // namespace nodehook
