@@ -1,0 +1,119 @@
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "storage/integrity.h"
+#include "storage/state_file.h"
+#include "test/fakes/fake_clock.h"
+#include "test/storage/scratch_mount.h"
+#include "test/storage/store_samples.h"
+#include "test/storage/temp_dir.h"
+
+namespace nodehook {
+namespace {
+
+ObjectRecord BigObject(const std::string& uid, size_t bytes) {
+  ObjectRecord o = SampleObject(uid);
+  o.last_object = std::string(bytes, 'b');
+  return o;
+}
+
+// Fills the file system holding `path` by writing `path` until the disk refuses more.
+void FillDisk(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  std::string chunk(4096, 'f');
+  while (std::fwrite(chunk.data(), 1, chunk.size(), f) == chunk.size() && std::fflush(f) == 0) {
+  }
+  std::fclose(f);
+}
+
+void RequireIntact(const std::string& path) {
+  auto verdict = QuickCheck(path);
+  REQUIRE(verdict.ok());
+  CHECK_FALSE(verdict->damaged);
+}
+
+TEST_CASE("a write that hits a full disk fails clearly, changes nothing, and succeeds once space returns") {
+  TempDir dir;
+  auto store = OpenStore(dir.File("state.db"));
+  REQUIRE(store->RecordHandled(SampleObject("old"), "create").ok());
+  REQUIRE(store->RecordAttempt(SampleHandler("u1", "create")).ok());
+  REQUIRE(store->SetMaxPageCountForTesting(1).ok());  // capped at the current size
+
+  Status full = store->RecordHandled(BigObject("u1", 256 * 1024), "create");
+
+  CHECK(full.code() == StatusCode::kUnavailable);
+  CHECK(full.message() == "sqlite RecordHandled: database or disk is full");
+  // Rolled back as a whole: no diffbase, and the handler's progress is still there.
+  CHECK_FALSE(store->GetObject("u1")->has_value());
+  CHECK(store->GetHandler("u1", "create")->has_value());
+  CHECK(store->GetObject("old")->has_value());
+
+  REQUIRE(store->SetMaxPageCountForTesting(0).ok());
+  REQUIRE(store->RecordHandled(BigObject("u1", 256 * 1024), "create").ok());
+  CHECK(store->GetObject("u1")->has_value());
+  CHECK_FALSE(store->GetHandler("u1", "create")->has_value());
+  store.reset();
+  RequireIntact(dir.File("state.db"));
+}
+
+TEST_CASE("a really full file system fails writes clearly, keeps every stored row, and recovers") {
+  ScratchTmpfs disk("1m");
+  if (!disk.mounted()) {
+    WARN("skipped: mounting a tmpfs is not permitted here");
+    return;
+  }
+  std::string path = disk.File("state.db");
+  auto store = OpenStore(path);
+  REQUIRE(store->RecordHandled(SampleObject("before"), "create").ok());
+  REQUIRE(store->RecordAttempt(SampleHandler("u1", "create")).ok());
+  FillDisk(disk.File("filler"));
+
+  Status full = Status::Ok();
+  for (int i = 0; i < 64 && full.ok(); ++i) full = store->RecordHandled(BigObject("u1", 64 * 1024), "create");
+
+  CHECK(full.code() == StatusCode::kUnavailable);
+  CHECK_THAT(full.message(), Catch::StartsWith("sqlite RecordHandled: ") &&
+                                 (Catch::Contains("disk is full") || Catch::Contains("disk I/O error")));
+  CHECK(store->GetObject("before")->has_value());
+
+  std::filesystem::remove(disk.File("filler"));
+  REQUIRE(store->RecordHandled(SampleObject("after"), "create").ok());
+  CHECK(store->GetObject("after")->has_value());
+  store.reset();
+  RequireIntact(path);
+}
+
+TEST_CASE("a state directory that became read-only fails writes clearly and recovers when writable again") {
+  ScratchTmpfs disk("1m");
+  if (!disk.mounted()) {
+    WARN("skipped: mounting a tmpfs is not permitted here");
+    return;
+  }
+  std::string path = disk.File("state.db");
+  {
+    auto store = OpenStore(path);
+    REQUIRE(store->RecordHandled(SampleObject("before"), "create").ok());
+  }
+  REQUIRE(disk.SetReadOnly(true));
+
+  Status refused = CheckStateDirectory(path);
+  CHECK(refused.code() == StatusCode::kInvalid);
+  CHECK(refused.message() == "state directory " + disk.Path() + " is not writable: Read-only file system");
+  FakeClock clock;
+  auto opened = OpenStateForAgent(path, "node-a", StoreOptions{}, clock);
+  REQUIRE_FALSE(opened.ok());
+  CHECK(opened.status().message() == refused.message());
+
+  REQUIRE(disk.SetReadOnly(false));
+  auto store = OpenStore(path);
+  REQUIRE(store->RecordHandled(SampleObject("after"), "create").ok());
+  CHECK(store->GetObject("before")->has_value());
+}
+
+}  // namespace
+}  // namespace nodehook
