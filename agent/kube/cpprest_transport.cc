@@ -204,7 +204,15 @@ class CpprestTransport final : public HttpTransport {
     if (streaming && config_.connect_timeout_seconds > 0) {
       auto arrived = std::make_shared<std::promise<void>>();
       std::future<void> done = arrived->get_future();
-      task.then([arrived](pplx::task<http::http_response>) { arrived->set_value(); });
+      task.then([arrived](pplx::task<http::http_response> t) {
+        // Observe the outcome here too: after a timeout nobody else will, and pplx traps on
+        // a task exception that was never observed.
+        try {
+          t.wait();
+        } catch (...) {
+        }
+        arrived->set_value();
+      });
       if (done.wait_for(std::chrono::seconds(config_.connect_timeout_seconds)) != std::future_status::ready) {
         source.cancel();
         return Status(StatusCode::kTimeout, config_.server + ": no response within the connect timeout of " +

@@ -1,7 +1,9 @@
+// Sockets, request reading and scripted layers (token, faults, FIFO script) of FakeApiServer.
 #include "test/fakes/fake_api_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -11,7 +13,7 @@
 #include <cstdlib>
 
 namespace nodehook {
-namespace {
+namespace fake_api_internal {
 
 bool SendAll(int fd, const std::string& data) {
   size_t sent = 0;
@@ -23,20 +25,49 @@ bool SendAll(int fd, const std::string& data) {
   return true;
 }
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
+std::string Chunk(const std::string& data) {
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  return size + data + "\r\n";
 }
 
 const char* Reason(int status) {
   switch (status) {
     case 200: return "OK";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 410: return "Gone";
     case 429: return "Too Many Requests";
     case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
     default: return "Status";
   }
+}
+
+std::string StatusJson(int code, const std::string& reason, const std::string& message) {
+  return R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":")" + message +
+         R"(","reason":")" + reason + R"(","code":)" + std::to_string(code) + "}";
+}
+
+}  // namespace fake_api_internal
+
+namespace {
+
+using namespace fake_api_internal;
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+FakeResponse StatusResponse(int status, int retry_after_seconds, const std::string& message) {
+  FakeResponse r;
+  r.status = status;
+  r.chunked = false;
+  r.chunks = {StatusJson(status, Reason(status), message)};
+  if (retry_after_seconds > 0) r.headers.emplace_back("Retry-After", std::to_string(retry_after_seconds));
+  return r;
 }
 
 // Reads one request (head plus Content-Length body) from `fd`, keeping extra bytes in `buffer`.
@@ -79,6 +110,10 @@ bool ReadRequest(int fd, std::string* buffer, RecordedRequest* req) {
   return true;
 }
 
+bool Matches(FakeFault::Target target, bool watch) {
+  return target == FakeFault::Target::kAny || (target == FakeFault::Target::kWatch) == watch;
+}
+
 }  // namespace
 
 std::string RecordedRequest::Header(const std::string& name) const {
@@ -88,22 +123,14 @@ std::string RecordedRequest::Header(const std::string& name) const {
   return "";
 }
 
-FakeApiServer::FakeApiServer() {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(listen_fd_, 16) != 0 ||
-      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    std::perror("FakeApiServer: cannot listen on 127.0.0.1");
-    std::abort();
-  }
-  port_ = ntohs(addr.sin_port);
-  accept_thread_ = std::thread([this] { AcceptLoop(); });
+bool RecordedRequest::is_watch() const {
+  size_t q = target.find('?');
+  if (q == std::string::npos) return false;
+  std::string query = "&" + target.substr(q + 1) + "&";
+  return query.find("&watch=1&") != std::string::npos || query.find("&watch=true&") != std::string::npos;
 }
+
+FakeApiServer::FakeApiServer() { Listen(); }
 
 FakeApiServer::~FakeApiServer() {
   {
@@ -112,16 +139,61 @@ FakeApiServer::~FakeApiServer() {
     for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
   }
   cv_.notify_all();
+  if (listen_fd_ >= 0) ::shutdown(listen_fd_, SHUT_RDWR);
+  if (accept_thread_.joinable()) accept_thread_.join();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  // No new connection threads start once the accept loop has ended.
+  for (auto& t : connection_threads_) t.join();
+}
+
+void FakeApiServer::Listen() {
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port_));  // 0 the first time: kernel's choice
+  socklen_t len = sizeof addr;
+  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(listen_fd_, 64) != 0 || ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::perror("FakeApiServer: cannot listen on 127.0.0.1");
+    std::abort();
+  }
+  port_ = ntohs(addr.sin_port);
+  accept_thread_ = std::thread([this] { AcceptLoop(); });
+}
+
+void FakeApiServer::GoOffline() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++offline_generation_;
+    for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
+  }
+  cv_.notify_all();
   ::shutdown(listen_fd_, SHUT_RDWR);
   accept_thread_.join();
   ::close(listen_fd_);
-  // No new connection threads start once the accept loop has ended.
-  for (auto& t : connection_threads_) t.join();
+  listen_fd_ = -1;
+}
+
+void FakeApiServer::GoOnline() {
+  if (listen_fd_ < 0) Listen();
 }
 
 void FakeApiServer::Enqueue(FakeResponse response) {
   std::lock_guard<std::mutex> lock(mu_);
   script_.push_back(std::move(response));
+}
+
+void FakeApiServer::InjectFault(FakeFault fault, int times) {
+  std::lock_guard<std::mutex> lock(mu_);
+  faults_.emplace_back(fault, times);
+}
+
+void FakeApiServer::RequireToken(std::string token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  required_token_ = std::move(token);
 }
 
 std::vector<RecordedRequest> FakeApiServer::requests() const {
@@ -152,8 +224,18 @@ void FakeApiServer::Serve(int fd) {
   std::string buffer;
   RecordedRequest req;
   while (ReadRequest(fd, &buffer, &req)) {
-    FakeResponse response = NextResponse(req);
-    if (!Respond(fd, response)) break;
+    FakeResponse response;
+    FakeFault fault;
+    bool has_fault = false;
+    bool keep_open;
+    if (!TakeScripted(req, &response, &fault, &has_fault)) {
+      keep_open = ServeFromMemory(fd, req, false, false);
+    } else if (has_fault) {
+      keep_open = ServeFault(fd, req, fault);
+    } else {
+      keep_open = Respond(fd, response);
+    }
+    if (!keep_open) break;
     req = RecordedRequest{};
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -161,24 +243,72 @@ void FakeApiServer::Serve(int fd) {
   ::close(fd);
 }
 
-FakeResponse FakeApiServer::NextResponse(const RecordedRequest& req) {
+bool FakeApiServer::TakeScripted(const RecordedRequest& req, FakeResponse* response, FakeFault* fault,
+                                 bool* has_fault) {
   std::lock_guard<std::mutex> lock(mu_);
   requests_.push_back(req);
   cv_.notify_all();
-  if (script_.empty()) {
-    FakeResponse missing;
-    missing.status = 500;
-    missing.chunks = {"fake api server: no scripted response for " + req.method + " " + req.target};
-    return missing;
+  if (!required_token_.empty() && req.Header("authorization") != "Bearer " + required_token_) {
+    *response = StatusResponse(401, 0, "Unauthorized");
+    return true;
   }
-  FakeResponse next = std::move(script_.front());
-  script_.erase(script_.begin());
-  return next;
+  for (auto it = faults_.begin(); it != faults_.end(); ++it) {
+    if (!Matches(it->first.target, req.is_watch())) continue;
+    *fault = it->first;
+    *has_fault = true;
+    if (--it->second <= 0) faults_.erase(it);
+    return true;
+  }
+  if (!script_.empty()) {
+    *response = std::move(script_.front());
+    script_.erase(script_.begin());
+    return true;
+  }
+  if (collections_.count(req.target.substr(0, req.target.find('?')))) return false;
+  *response = StatusResponse(500, 0, "fake api server: no scripted response for " + req.method + " " + req.target);
+  return true;
 }
 
-void FakeApiServer::StallUntilStopped() {
+bool FakeApiServer::ServeFault(int fd, const RecordedRequest& req, const FakeFault& fault) {
+  switch (fault.kind) {
+    case FakeFault::Kind::kHttpStatus:
+      return Respond(fd, StatusResponse(fault.status, fault.retry_after_seconds, "injected fault"));
+    case FakeFault::Kind::kStallBeforeHeaders:
+      HoldOpen(fd);
+      return false;
+    case FakeFault::Kind::kStallAfterHeaders:
+      if (SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")) {
+        HoldOpen(fd);
+      }
+      return false;
+    case FakeFault::Kind::kGoneInStream: {
+      FakeResponse gone;
+      gone.chunks = {R"({"type":"ERROR","object":)" +
+                     StatusJson(410, "Expired", "too old resource version: injected fault") + "}\n"};
+      return Respond(fd, gone);
+    }
+    case FakeFault::Kind::kCutMidEvent: return ServeFromMemory(fd, req, true, false);
+    case FakeFault::Kind::kGarbageLine: return ServeFromMemory(fd, req, false, true);
+  }
+  return false;
+}
+
+bool FakeApiServer::ClientHungUp(int fd) const {
+  pollfd p{fd, static_cast<short>(POLLRDHUP), 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+void FakeApiServer::HoldOpen(int fd) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return stopping_; });
+  uint64_t generation = offline_generation_;
+  // Hanging up is only seen by looking at the socket, hence the short wait slices.
+  while (!stopping_ && generation == offline_generation_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(50));
+    lock.unlock();
+    bool gone = ClientHungUp(fd);
+    lock.lock();
+    if (gone) return;
+  }
 }
 
 bool FakeApiServer::Respond(int fd, const FakeResponse& r) {
@@ -194,14 +324,12 @@ bool FakeApiServer::Respond(int fd, const FakeResponse& r) {
   for (const auto& chunk : r.chunks) {
     if (chunk.empty()) continue;  // an empty chunk would end the body
     if (r.delay_between_chunks.count() > 0) std::this_thread::sleep_for(r.delay_between_chunks);
-    char size[32];
-    std::snprintf(size, sizeof size, "%zx\r\n", chunk.size());
-    if (!SendAll(fd, size + chunk + "\r\n")) return false;
+    if (!SendAll(fd, Chunk(chunk))) return false;
   }
   switch (r.ending) {
     case FakeResponse::Ending::kComplete: return SendAll(fd, "0\r\n\r\n");
     case FakeResponse::Ending::kDropConnection: return false;
-    case FakeResponse::Ending::kStall: StallUntilStopped(); return false;
+    case FakeResponse::Ending::kStall: HoldOpen(fd); return false;
   }
   return false;
 }
