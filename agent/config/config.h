@@ -21,6 +21,9 @@ inline constexpr const char* kReasonResume = "resume";
 struct HookSpec {
   std::vector<std::string> argv;
   std::chrono::seconds timeout{60};
+  // Per-hook limits before a failure becomes permanent; 0 = use the tuning default.
+  int max_retries = 0;
+  int max_total_seconds = 0;
 };
 
 struct WatchedResource {
@@ -47,6 +50,11 @@ struct Tuning {
   std::string health_address = "0.0.0.0:8090";  // /healthz, /readyz, /metrics; "" = off
   int retry_base_seconds = 1;               // first retry delay after a failed hook
   int retry_max_seconds = 300;              // cap of the exponential retry delay
+  int retry_factor = 2;                     // each failure multiplies the delay by this
+  int retry_jitter_percent = 10;            // +- this share of each delay, so retries spread out
+  int retry_limit = 0;                      // failures before giving up; 0 = never give up
+  int retry_total_seconds = 0;              // give up this long after the first attempt; 0 = never
+  int in_progress_delay_seconds = 10;       // look again this soon when a hook says "in progress"
   std::string hook_work_dir = "";           // where old/new/diff files go; "" = next to the state file
 };
 

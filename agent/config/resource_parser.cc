@@ -22,7 +22,7 @@ bool IsDottedPath(const std::string& path) {
 
 void ReadHook(const rapidjson::Value& value, const std::string& path, HookSpec* out, Diagnostics& diag) {
   if (!ExpectObject(value, path, diag)) return;
-  ReportUnknownKeys(value, path, {"argv", "timeout_seconds"}, diag);
+  ReportUnknownKeys(value, path, {"argv", "timeout_seconds", "max_retries", "max_total_seconds"}, diag);
   if (auto* argv = Member(value, path, "argv", true, "the hook's program and arguments, e.g. [\"/hooks/run\"]", diag)) {
     ReadStringList(*argv, ChildPath(path, "argv"), false, &out->argv, diag);
   }
@@ -31,6 +31,12 @@ void ReadHook(const rapidjson::Value& value, const std::string& path, HookSpec* 
     if (ReadPositiveInt(*timeout, ChildPath(path, "timeout_seconds"), &seconds, diag)) {
       out->timeout = std::chrono::seconds(seconds);
     }
+  }
+  if (auto* limit = FindMember(value, "max_retries")) {
+    ReadPositiveInt(*limit, ChildPath(path, "max_retries"), &out->max_retries, diag);
+  }
+  if (auto* total = FindMember(value, "max_total_seconds")) {
+    ReadPositiveInt(*total, ChildPath(path, "max_total_seconds"), &out->max_total_seconds, diag);
   }
 }
 

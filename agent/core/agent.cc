@@ -22,6 +22,11 @@ ReconcilerOptions MakeReconcilerOptions(const Config& config) {
                                                    : config.tuning.hook_work_dir;
   o.retry_base = std::chrono::seconds(config.tuning.retry_base_seconds);
   o.retry_max = std::chrono::seconds(config.tuning.retry_max_seconds);
+  o.retry_factor = config.tuning.retry_factor;
+  o.retry_jitter = config.tuning.retry_jitter_percent / 100.0;
+  o.retry_limit = config.tuning.retry_limit;
+  o.retry_total = std::chrono::seconds(config.tuning.retry_total_seconds);
+  o.in_progress_delay = std::chrono::seconds(config.tuning.in_progress_delay_seconds);
   return o;
 }
 

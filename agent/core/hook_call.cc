@@ -48,27 +48,40 @@ class ScratchDir {
 
 }  // namespace
 
-ActionResult RunHook(ActionRunner& runner, const HookSpec& spec, const HookInput& input, const std::string& work_dir,
+namespace {
+
+std::string ReadSmallFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string content;
+  char buf[4096];
+  while (in && content.size() < 64 * 1024) {
+    in.read(buf, sizeof buf);
+    content.append(buf, static_cast<size_t>(in.gcount()));
+  }
+  return content;
+}
+
+HookOutcome CouldNotStart(std::string message) {
+  HookOutcome out;
+  out.verdict = HookVerdict::kFailed;
+  out.message = std::move(message);
+  return out;
+}
+
+}  // namespace
+
+HookOutcome RunHook(ActionRunner& runner, const HookSpec& spec, const HookInput& input, const std::string& work_dir,
                      const CancelToken& cancel) {
   ScratchDir dir(work_dir);
-  if (dir.path().empty()) {
-    ActionResult failed;
-    failed.kind = ActionResult::Kind::kFailedToStart;
-    failed.message = dir.error();
-    return failed;
-  }
+  if (dir.path().empty()) return CouldNotStart(dir.error());
   const std::string old_file = dir.path() + "/old.json";
   const std::string new_file = dir.path() + "/new.json";
   const std::string diff_file = dir.path() + "/diff.json";
+  const std::string result_file = dir.path() + "/result.json";
   bool written = WriteFile(old_file, input.old_object.empty() ? "null" : input.old_object) &&
                  WriteFile(new_file, input.new_object.empty() ? "null" : input.new_object) &&
                  WriteFile(diff_file, input.diff.empty() ? "[]" : input.diff);
-  if (!written) {
-    ActionResult failed;
-    failed.kind = ActionResult::Kind::kFailedToStart;
-    failed.message = "cannot write hook input files under " + dir.path();
-    return failed;
-  }
+  if (!written) return CouldNotStart("cannot write hook input files under " + dir.path());
 
   ActionRequest request;
   request.argv = spec.argv;
@@ -86,8 +99,10 @@ ActionResult RunHook(ActionRunner& runner, const HookSpec& spec, const HookInput
       {"NODEHOOK_OLD_FILE", old_file},
       {"NODEHOOK_NEW_FILE", new_file},
       {"NODEHOOK_DIFF_FILE", diff_file},
+      {"NODEHOOK_RESULT_FILE", result_file},
   };
-  return runner.Run(request, cancel);
+  ActionResult result = runner.Run(request, cancel);
+  return ClassifyHookResult(result, ReadSmallFile(result_file));
 }
 
 }  // namespace nodehook

@@ -7,6 +7,7 @@
 
 #include "agent/actions/action_runner.h"
 #include "agent/config/config.h"
+#include "agent/core/hook_outcome.h"
 #include "agent/kube/kube_types.h"
 
 namespace nodehook {
@@ -22,8 +23,9 @@ struct HookInput {
   int retry = 0;            // attempts that failed before this one
 };
 
-// Runs `spec` for `input`. Files go to a fresh directory under `work_dir`, removed afterwards.
-ActionResult RunHook(ActionRunner& runner, const HookSpec& spec, const HookInput& input, const std::string& work_dir,
+// Runs `spec` for `input` and classifies how it ended. Files go to a fresh directory under
+// `work_dir`, removed afterwards.
+HookOutcome RunHook(ActionRunner& runner, const HookSpec& spec, const HookInput& input, const std::string& work_dir,
                      const CancelToken& cancel);
 
 }  // namespace nodehook

@@ -10,19 +10,12 @@ namespace nodehook {
 namespace {
 
 const char* const kDeletedTarget = "deleted";
+const char* const kPermanentFailure = "permanent_failure";
 
 std::string Seconds(Duration d) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(d.count()) / 1000.0);
   return buf;
-}
-
-// The last line of a hook's output: enough to say why it failed without flooding the log.
-std::string LastLine(const std::string& output) {
-  size_t end = output.find_last_not_of("\n");
-  if (end == std::string::npos) return "";
-  size_t start = output.rfind('\n', end);
-  return output.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 }  // namespace
@@ -38,12 +31,21 @@ struct Reconciler::Plan {
 };
 
 Reconciler::Reconciler(StateStore& store, ActionRunner& runner, Clock& clock, ReconcilerOptions options)
-    : store_(store), runner_(runner), clock_(clock), options_(std::move(options)) {}
+    : store_(store),
+      runner_(runner),
+      clock_(clock),
+      options_(std::move(options)),
+      rng_(options_.seed != 0 ? options_.seed : std::random_device{}()) {}
 
-Duration Reconciler::RetryDelay(int retries) const {
-  Duration delay = options_.retry_base;
-  for (int i = 1; i < retries && delay < options_.retry_max; ++i) delay *= 2;
-  return std::min(delay, options_.retry_max);
+Duration Reconciler::RetryDelay(int retries) {
+  double delay = static_cast<double>(options_.retry_base.count());
+  for (int i = 1; i < retries && delay < options_.retry_max.count(); ++i) delay *= options_.retry_factor;
+  delay = std::min(delay, static_cast<double>(options_.retry_max.count()));
+  if (options_.retry_jitter > 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    delay *= std::uniform_real_distribution<double>(1 - options_.retry_jitter, 1 + options_.retry_jitter)(rng_);
+  }
+  return Duration(static_cast<int64_t>(delay));
 }
 
 bool Reconciler::FirstSight(const std::string& uid) {
@@ -150,68 +152,108 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   progress.name = plan.meta.name;
   progress.target = plan.target;
   progress.first_start_ms = ToMillis(now);
-  // Retry state carries over only while the handler works towards the same target.
+  // Progress carries over only while the handler works towards the same target: a change of
+  // the object starts afresh, and is the only thing that revives a permanent failure.
   if (*previous && (*previous)->target == plan.target) {
     progress = **previous;
+    if (progress.last_outcome == kPermanentFailure) return std::nullopt;
     if (FromMillis(progress.next_attempt_ms) > now) return FromMillis(progress.next_attempt_ms) - now;
   }
 
   auto hook = resource.hooks.find(plan.reason);
-  std::string outcome = "nothing to run";
-  bool succeeded = true;
-  std::string output;
-  if (hook != resource.hooks.end()) {
-    auto diff = DiffEssences(plan.old_essence, plan.new_essence);
-    HookInput input{plan.reason, options_.node_name, resource_id, plan.meta,
-                    plan.old_object, plan.new_object, diff.ok() ? *diff : "[]", progress.retries};
-    Log(LogLevel::kInfo, "hook started",
-        {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason},
-         {"retry", std::to_string(progress.retries)}, {"next", "wait for the hook"}});
-    ActionResult result = RunHook(runner_, hook->second, input, options_.work_dir, stop);
-    if (result.kind == ActionResult::Kind::kCancelled) {
+  if (hook == resource.hooks.end()) return Finish(plan, resource_id, cache, "nothing to run");
+
+  auto diff = DiffEssences(plan.old_essence, plan.new_essence);
+  HookInput input{plan.reason, options_.node_name, resource_id, plan.meta,
+                  plan.old_object, plan.new_object, diff.ok() ? *diff : "[]", progress.retries};
+  Log(LogLevel::kInfo, "hook started",
+      {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason},
+       {"retry", std::to_string(progress.retries)}, {"next", "wait for the hook"}});
+  HookOutcome outcome = RunHook(runner_, hook->second, input, options_.work_dir, stop);
+  switch (outcome.verdict) {
+    case HookVerdict::kDone:
+      return Finish(plan, resource_id, cache, outcome.message);
+    case HookVerdict::kCancelled:
       Log(LogLevel::kInfo, "hook interrupted",
           {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"next", "run again after restart"}});
       return std::nullopt;
-    }
-    succeeded = result.kind == ActionResult::Kind::kExited && result.exit_code == 0;
-    outcome = result.message;
-    output = LastLine(result.output);
+    default:
+      return Postpone(plan, &hook->second, outcome, progress);
   }
+}
 
-  if (succeeded) {
-    Status stored = plan.reason == kReasonDelete
-                        ? store_.Forget(uid)
-                        : store_.RecordHandled(ObjectRecord{uid, resource_id, plan.meta.namespace_name, plan.meta.name,
-                                                            plan.new_essence, plan.new_object, ToMillis(clock_.Now())},
-                                               plan.reason);
-    if (!stored.ok()) {
-      Log(LogLevel::kError, "state store write failed",
-          {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"error", stored.ToString()},
-           {"next", "run the hook again in " + Seconds(options_.store_retry)}});
-      return options_.store_retry;
-    }
-    if (plan.reason == kReasonDelete) {
-      cache.EraseIfGone(uid);
-      Unsee(uid);
-    } else {
-      MarkSeen(uid);
-    }
-    Log(LogLevel::kInfo, "hook succeeded",
-        {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"outcome", outcome},
-         {"next", "idle until the object changes"}});
-    return std::nullopt;
+std::optional<Duration> Reconciler::Finish(const Plan& plan, const std::string& resource_id, ObjectCache& cache,
+                                           const std::string& message) {
+  const std::string& uid = plan.meta.uid;
+  Status stored = plan.reason == kReasonDelete
+                      ? store_.Forget(uid)
+                      : store_.RecordHandled(ObjectRecord{uid, resource_id, plan.meta.namespace_name, plan.meta.name,
+                                                          plan.new_essence, plan.new_object, ToMillis(clock_.Now())},
+                                             plan.reason);
+  if (!stored.ok()) {
+    Log(LogLevel::kError, "state store write failed",
+        {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"error", stored.ToString()},
+         {"next", "run the hook again in " + Seconds(options_.store_retry)}});
+    return options_.store_retry;
   }
+  if (plan.reason == kReasonDelete) {
+    cache.EraseIfGone(uid);
+    Unsee(uid);
+  } else {
+    MarkSeen(uid);
+  }
+  Log(LogLevel::kInfo, "hook succeeded",
+      {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"outcome", message},
+       {"next", "idle until the object changes"}});
+  return std::nullopt;
+}
 
-  progress.retries += 1;
-  Duration delay = RetryDelay(progress.retries);
-  progress.next_attempt_ms = ToMillis(clock_.Now() + delay);
-  progress.last_outcome = "failed";
-  progress.last_message = output.empty() ? outcome : outcome + ": " + output;
+std::optional<Duration> Reconciler::Postpone(const Plan& plan, const HookSpec* hook, const HookOutcome& outcome,
+                                             HandlerRecord progress) {
+  TimePoint now = clock_.Now();
+  progress.last_outcome = HookVerdictName(outcome.verdict);
+  progress.last_message = outcome.message;
+  Duration delay;
+  LogLevel level = LogLevel::kWarn;
+  std::string event = "hook failed";
+  if (outcome.verdict == HookVerdict::kInProgress) {
+    // Multi-step work, not an error: no retry is counted.
+    delay = outcome.delay.value_or(options_.in_progress_delay);
+    level = LogLevel::kInfo;
+    event = "hook in progress";
+  } else {
+    progress.retries += 1;
+    delay = outcome.delay && outcome.verdict == HookVerdict::kRetryLater ? *outcome.delay
+                                                                         : RetryDelay(progress.retries);
+    if (outcome.verdict == HookVerdict::kRetryLater) event = "hook asked to retry later";
+    int limit = hook->max_retries > 0 ? hook->max_retries : options_.retry_limit;
+    Duration total = hook->max_total_seconds > 0 ? Duration(int64_t{hook->max_total_seconds} * 1000)
+                                                 : options_.retry_total;
+    bool out_of_retries = limit > 0 && progress.retries >= limit;
+    bool out_of_time = total > Duration::zero() && now - FromMillis(progress.first_start_ms) >= total;
+    if (out_of_retries || out_of_time) {
+      progress.last_outcome = kPermanentFailure;
+      progress.next_attempt_ms = 0;
+      Status stored = store_.RecordAttempt(progress);
+      Log(LogLevel::kError, "hook failed permanently",
+          {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason},
+           {"message", outcome.message}, {"retries", std::to_string(progress.retries)},
+           {"reason", out_of_retries ? "retry limit reached" : "retry time limit reached"},
+           {"next", stored.ok() ? "wait for the object to change"
+                                : "wait for the object to change (not saved: " + stored.ToString() + ")"}});
+      return std::nullopt;
+    }
+  }
+  progress.next_attempt_ms = ToMillis(now + delay);
   Status stored = store_.RecordAttempt(progress);
-  Log(LogLevel::kWarn, "hook failed",
-      {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"outcome", outcome},
-       {"output", output}, {"retries", std::to_string(progress.retries)},
-       {"next", "retry in " + Seconds(delay) + (stored.ok() ? "" : " (retry state not saved: " + stored.ToString() + ")")}});
+  std::string next = outcome.verdict == HookVerdict::kInProgress
+                         ? "run again in " + Seconds(delay) + " or on the next change"
+                         : "retry in " + Seconds(delay);
+  if (!stored.ok()) next += " (progress not saved: " + stored.ToString() + ")";
+  Log(level, event,
+      {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason},
+       {"outcome", progress.last_outcome}, {"message", outcome.message},
+       {"retries", std::to_string(progress.retries)}, {"next", next}});
   return delay;
 }
 

@@ -3,14 +3,17 @@
 //   nothing stored for it                          -> create
 //   essence differs from the stored diffbase       -> update
 //   unchanged, first sight since the agent started -> resume (when a resume hook exists)
-// A hook that exits 0 stores the new diffbase; any other outcome is recorded as durable retry
-// state (count, next attempt, message) and the object is looked at again when it is due.
+// A hook that finishes stores the new diffbase. Every other outcome (hook_outcome.h) is recorded
+// as durable progress (retries, first start, next attempt, outcome, message) and the object is
+// looked at again when it is due, after a restart too. A handler that exhausts its retry limits
+// is marked permanently failed and waits for the object to change.
 // Thread-safe: workers call Reconcile() concurrently, never for the same object at once
 // (the WorkQueue guarantees that).
 #pragma once
 
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 
@@ -18,6 +21,7 @@
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/config/config.h"
+#include "agent/core/hook_outcome.h"
 #include "agent/core/object_cache.h"
 #include "storage/state_store.h"
 
@@ -28,6 +32,12 @@ struct ReconcilerOptions {
   std::string work_dir;  // scratch space for hook input files
   Duration retry_base{1000};
   Duration retry_max{300'000};
+  double retry_factor = 2.0;
+  double retry_jitter = 0.0;          // each delay is scaled by a random factor in [1 - j, 1 + j]
+  int retry_limit = 0;                // failures before giving up; 0 = never (a hook may override)
+  Duration retry_total{0};            // give up this long after the first attempt; 0 = never
+  Duration in_progress_delay{10'000};  // when an "in progress" hook asks for no delay
+  uint64_t seed = 0;                  // jitter seed; 0 = random
   // How soon to try again when the state store itself failed.
   Duration store_retry{5000};
 };
@@ -41,8 +51,9 @@ class Reconciler {
   std::optional<Duration> Reconcile(const WatchedResource& resource, ObjectCache& cache, const std::string& uid,
                                     const CancelToken& stop);
 
-  // The delay before retry number `retries` (1-based): base * 2^(retries-1), capped.
-  Duration RetryDelay(int retries) const;
+  // The delay before retry number `retries` (1-based): base * factor^(retries-1), capped,
+  // then jittered.
+  Duration RetryDelay(int retries);
 
  private:
   struct Plan;
@@ -50,6 +61,10 @@ class Reconciler {
                              const std::optional<ObjectRecord>& record, bool has_progress);
   std::optional<Duration> Execute(const WatchedResource& resource, ObjectCache& cache, const Plan& plan,
                                   const CancelToken& stop);
+  std::optional<Duration> Finish(const Plan& plan, const std::string& resource_id, ObjectCache& cache,
+                                 const std::string& message);
+  std::optional<Duration> Postpone(const Plan& plan, const HookSpec* hook, const HookOutcome& outcome,
+                                   HandlerRecord progress);
   bool FirstSight(const std::string& uid);
   void MarkSeen(const std::string& uid);
   void Unsee(const std::string& uid);
@@ -61,6 +76,7 @@ class Reconciler {
 
   std::mutex mu_;
   std::set<std::string> seen_;  // uids handled or found unchanged since start: no resume for them
+  std::mt19937_64 rng_;         // retry jitter; guarded by mu_
 };
 
 }  // namespace nodehook

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -46,6 +47,8 @@ struct Fixture {
   CancelToken stop;
   std::string work_dir = "/tmp/nodehook-reconciler-test-" + std::to_string(::getpid());
   std::unique_ptr<Reconciler> reconciler = MakeReconciler();
+
+  ~Fixture() { std::filesystem::remove_all(work_dir); }
 
   std::unique_ptr<Reconciler> MakeReconciler() {
     ReconcilerOptions o;
@@ -246,4 +249,133 @@ TEST_CASE("a reason without a hook still moves the diffbase forward") {
   REQUIRE_FALSE(f.Reconcile(r, "u1"));
   REQUIRE(f.runner.call_count() == 1);
   REQUIRE((*f.store->GetObject("u1"))->essence.find(R"("size":2)") != std::string::npos);
+}
+
+namespace {
+void WriteResult(const ActionRequest& req, const std::string& json) {
+  std::ofstream(FakeRunner::Env(req, "NODEHOOK_RESULT_FILE")) << json;
+}
+}  // namespace
+
+TEST_CASE("exit 75 retries later after the delay the hook asked for, with its message") {
+  Fixture f;
+  auto r = Resource({"create"});
+  f.runner.QueueExitCodes({75});
+  f.runner.OnRun([](const ActionRequest& req) {
+    WriteResult(req, R"({"delay_seconds": 30, "message": "volume still attached"})");
+  });
+  f.cache.Upsert(Widget("u1", "1", 1));
+  REQUIRE(f.Reconcile(r, "u1") == Duration(30'000));
+  auto progress = *f.store->GetHandler("u1", "create");
+  REQUIRE(progress->last_outcome == "retry_later");
+  REQUIRE(progress->last_message == "volume still attached");
+  REQUIRE(progress->retries == 1);
+}
+
+TEST_CASE("exit 100 means in progress: not an error, no retry counted, run again after the delay") {
+  Fixture f;
+  auto r = Resource({"create"});
+  f.runner.QueueExitCodes({100, 100});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  REQUIRE(f.Reconcile(r, "u1") == Duration(10'000));  // the default in-progress delay
+  auto progress = *f.store->GetHandler("u1", "create");
+  REQUIRE(progress->last_outcome == "in_progress");
+  REQUIRE(progress->retries == 0);
+  f.clock.Advance(Duration(10'000));
+  REQUIRE(f.Reconcile(r, "u1") == Duration(10'000));
+  REQUIRE(FakeRunner::Env(f.runner.calls().back(), "NODEHOOK_RETRY") == "0");
+  f.clock.Advance(Duration(10'000));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(f.runner.call_count() == 3);
+  REQUIRE((*f.store->GetObject("u1")).has_value());
+}
+
+TEST_CASE("an in-progress hook runs again at once when the object changes") {
+  Fixture f;
+  auto r = Resource({"create"});
+  f.runner.QueueExitCodes({100});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  f.Reconcile(r, "u1");
+  f.cache.Upsert(Widget("u1", "2", 2));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(f.runner.call_count() == 2);
+}
+
+TEST_CASE("a handler that reaches its retry limit fails permanently until the object changes") {
+  Fixture f;
+  ReconcilerOptions o;
+  o.node_name = "node-a";
+  o.work_dir = f.work_dir;
+  o.retry_limit = 2;
+  f.reconciler = std::make_unique<Reconciler>(*f.store, f.runner, f.clock, o);
+  auto r = Resource({"create"});
+  f.runner.QueueExitCodes({1, 1});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  REQUIRE(f.Reconcile(r, "u1") == Duration(1000));
+  f.clock.Advance(Duration(1000));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));  // second failure: permanent
+  REQUIRE((*f.store->GetHandler("u1", "create"))->last_outcome == "permanent_failure");
+  f.clock.Advance(Duration(3'600'000));
+  f.reconciler = std::make_unique<Reconciler>(*f.store, f.runner, f.clock, o);  // not even after a restart
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(f.runner.call_count() == 2);
+  f.cache.Upsert(Widget("u1", "2", 2));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(f.runner.call_count() == 3);
+  REQUIRE(FakeRunner::Env(f.runner.calls().back(), "NODEHOOK_RETRY") == "0");
+}
+
+TEST_CASE("a hook's own max_retries overrides the default limit") {
+  Fixture f;
+  auto r = Resource({"create"});
+  r.hooks["create"].max_retries = 1;
+  f.runner.QueueExitCodes({1});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE((*f.store->GetHandler("u1", "create"))->last_outcome == "permanent_failure");
+}
+
+TEST_CASE("a handler gives up once its total retry time is spent") {
+  Fixture f;
+  auto r = Resource({"create"});
+  r.hooks["create"].max_total_seconds = 5;
+  f.runner.QueueExitCodes({1, 1, 1, 1});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  REQUIRE(f.Reconcile(r, "u1") == Duration(1000));
+  f.clock.Advance(Duration(1000));
+  REQUIRE(f.Reconcile(r, "u1") == Duration(2000));
+  f.clock.Advance(Duration(2000));
+  REQUIRE(f.Reconcile(r, "u1") == Duration(4000));
+  f.clock.Advance(Duration(4000));  // 7 s after the first attempt
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE((*f.store->GetHandler("u1", "create"))->last_outcome == "permanent_failure");
+}
+
+TEST_CASE("a malformed result file is reported and never turns a failure into success") {
+  Fixture f;
+  auto r = Resource({"create"});
+  f.runner.QueueExitCodes({3});
+  f.runner.OnRun([](const ActionRequest& req) { WriteResult(req, R"({"delay_seconds": "soon", "colour": 1})"); });
+  f.cache.Upsert(Widget("u1", "1", 1));
+  REQUIRE(f.Reconcile(r, "u1") == Duration(1000));
+  auto progress = *f.store->GetHandler("u1", "create");
+  REQUIRE(progress->last_outcome == "failed");
+  REQUIRE(progress->last_message.find("delay_seconds: expected a number >= 0") != std::string::npos);
+  REQUIRE(progress->last_message.find("colour: unknown key") != std::string::npos);
+}
+
+TEST_CASE("retry delays grow by the configured factor and jitter stays within its bounds") {
+  Fixture f;
+  ReconcilerOptions o;
+  o.retry_base = Duration(1000);
+  o.retry_max = Duration(100'000);
+  o.retry_factor = 3;
+  o.retry_jitter = 0.1;
+  o.seed = 5;
+  Reconciler rec(*f.store, f.runner, f.clock, o);
+  for (int i = 0; i < 50; ++i) {
+    Duration d = rec.RetryDelay(3);  // 9 s +- 10 %
+    REQUIRE(d >= Duration(8100));
+    REQUIRE(d <= Duration(9900));
+  }
 }
