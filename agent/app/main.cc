@@ -5,6 +5,7 @@
 #include <map>
 
 #include "agent/app/run_command.h"
+#include "agent/app/state_command.h"
 #include "agent/config/config.h"
 
 namespace {
@@ -42,6 +43,9 @@ int main(int argc, char** argv) {
   check->add_option("file", check_path, "Config file (JSON)")->required();
   AddKnobFlags(check, &check_knobs);
 
+  nodehook::StateCommandArgs state_args;
+  CLI::App* state = nodehook::AddStateCommand(app, &state_args);
+
   CLI::App* version = app.add_subcommand("version", "Print the version");
 
   CLI11_PARSE(app, argc, argv);
@@ -50,6 +54,7 @@ int main(int argc, char** argv) {
     std::cout << "nodehook " << NODEHOOK_VERSION << "\n";
     return 0;
   }
+  if (*state) return nodehook::RunStateCommand(state_args, std::cout, std::cerr, nodehook::SystemClock::Instance());
   if (*check) return nodehook::RunCheckConfig(check_path, SourcesFrom(check, check_knobs), std::cout, std::cerr);
 
   nodehook::ConfigResult loaded = nodehook::LoadConfigFile(config_path, SourcesFrom(run, run_knobs));

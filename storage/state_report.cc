@@ -1,0 +1,238 @@
+#include "storage/state_report.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace nodehook {
+namespace {
+
+constexpr size_t kMessageWidth = 60;
+
+std::string Shorten(const std::string& text, size_t width) {
+  std::string one_line = text;
+  std::replace(one_line.begin(), one_line.end(), '\n', ' ');
+  if (one_line.size() <= width) return one_line;
+  return one_line.substr(0, width - 3) + "...";
+}
+
+ObjectView& ViewFor(std::map<std::string, ObjectView>& views, const std::string& uid) {
+  ObjectView& view = views[uid];
+  view.uid = uid;
+  return view;
+}
+
+std::string Pad(const std::string& text, size_t width) {
+  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
+}
+
+using Json = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void WriteString(Json& w, const char* key, const std::string& value) {
+  w.Key(key);
+  w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+void WriteTime(Json& w, const char* key, int64_t at_ms, int64_t now_ms) {
+  w.Key(key);
+  w.Int64(at_ms);
+  WriteString(w, (std::string(key) + "_relative").c_str(), RelativeTime(at_ms, now_ms));
+}
+
+// Stored JSON documents are embedded as JSON; anything unparsable as a string.
+void WriteEmbedded(Json& w, const char* key, const std::string& json) {
+  w.Key(key);
+  rapidjson::Document doc;
+  if (doc.Parse(json.c_str(), json.size()).HasParseError()) {
+    w.String(json.c_str(), static_cast<rapidjson::SizeType>(json.size()));
+  } else {
+    doc.Accept(w);
+  }
+}
+
+void WriteObject(Json& w, const ObjectView& o, int64_t now_ms, bool with_diffbase) {
+  w.StartObject();
+  WriteString(w, "resource", o.resource);
+  WriteString(w, "namespace", o.namespace_name);
+  WriteString(w, "name", o.name);
+  WriteString(w, "uid", o.uid);
+  w.Key("handled");
+  w.Bool(o.diffbase.has_value());
+  if (o.diffbase) {
+    WriteTime(w, "handled_at_ms", o.diffbase->handled_at_ms, now_ms);
+    if (with_diffbase) {
+      WriteEmbedded(w, "essence", o.diffbase->essence);
+      WriteEmbedded(w, "last_object", o.diffbase->last_object);
+    }
+  }
+  w.Key("handlers");
+  w.StartArray();
+  for (const HandlerRecord& h : o.handlers) {
+    w.StartObject();
+    WriteString(w, "handler", h.handler);
+    WriteString(w, "outcome", h.last_outcome);
+    w.Key("retries");
+    w.Int(h.retries);
+    WriteTime(w, "next_attempt_ms", h.next_attempt_ms, now_ms);
+    WriteTime(w, "first_start_ms", h.first_start_ms, now_ms);
+    WriteString(w, "last_message", h.last_message);
+    WriteString(w, "target", h.target);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+}  // namespace
+
+Result<std::vector<ObjectView>> CollectObjectViews(StateStore& store) {
+  Result<std::vector<ObjectRecord>> objects = store.ListAllObjects();
+  if (!objects.ok()) return objects.status();
+  Result<std::vector<HandlerRecord>> handlers = store.ListAllHandlers();
+  if (!handlers.ok()) return handlers.status();
+  std::map<std::string, ObjectView> views;
+  for (ObjectRecord& o : *objects) {
+    ObjectView& view = ViewFor(views, o.uid);
+    view.resource = o.resource;
+    view.namespace_name = o.namespace_name;
+    view.name = o.name;
+    view.diffbase = std::move(o);
+  }
+  for (HandlerRecord& h : *handlers) {
+    ObjectView& view = ViewFor(views, h.uid);
+    if (!view.diffbase) {  // identity from progress when nothing was handled yet
+      view.resource = h.resource;
+      view.namespace_name = h.namespace_name;
+      view.name = h.name;
+    }
+    view.handlers.push_back(std::move(h));
+  }
+  std::vector<ObjectView> out;
+  for (auto& [uid, view] : views) {
+    std::sort(view.handlers.begin(), view.handlers.end(),
+              [](const HandlerRecord& a, const HandlerRecord& b) { return a.handler < b.handler; });
+    out.push_back(std::move(view));
+  }
+  std::sort(out.begin(), out.end(), [](const ObjectView& a, const ObjectView& b) {
+    return std::tie(a.resource, a.namespace_name, a.name, a.uid) < std::tie(b.resource, b.namespace_name, b.name, b.uid);
+  });
+  return out;
+}
+
+Result<ObjectView> CollectObjectView(StateStore& store, const std::string& uid) {
+  Result<std::optional<ObjectRecord>> object = store.GetObject(uid);
+  if (!object.ok()) return object.status();
+  Result<std::vector<HandlerRecord>> handlers = store.ListHandlers(uid);
+  if (!handlers.ok()) return handlers.status();
+  if (!object->has_value() && handlers->empty()) {
+    return NotFoundError("node " + store.node_name() + " has no state for uid " + uid);
+  }
+  ObjectView view;
+  view.uid = uid;
+  const HandlerRecord* progress = handlers->empty() ? nullptr : &(*handlers)[0];
+  view.resource = object->has_value() ? (*object)->resource : progress->resource;
+  view.namespace_name = object->has_value() ? (*object)->namespace_name : progress->namespace_name;
+  view.name = object->has_value() ? (*object)->name : progress->name;
+  view.diffbase = std::move(*object);
+  view.handlers = std::move(*handlers);
+  return view;
+}
+
+std::string RelativeTime(int64_t at_ms, int64_t now_ms) {
+  int64_t delta = at_ms - now_ms;
+  int64_t seconds = std::llabs(delta) / 1000;
+  if (seconds == 0) return "now";
+  struct Unit {
+    int64_t seconds;
+    const char* suffix;
+  };
+  static constexpr Unit kUnits[] = {{86400, "d"}, {3600, "h"}, {60, "m"}, {1, "s"}};
+  constexpr size_t kCount = sizeof kUnits / sizeof kUnits[0];
+  std::string text;
+  for (size_t i = 0; i < kCount; ++i) {
+    if (seconds < kUnits[i].seconds) continue;
+    text = std::to_string(seconds / kUnits[i].seconds) + kUnits[i].suffix;
+    if (i + 1 < kCount) {  // one more, smaller unit when it is not zero: "2h 5m", "3m"
+      int64_t rest = seconds % kUnits[i].seconds / kUnits[i + 1].seconds;
+      if (rest > 0) text += " " + std::to_string(rest) + kUnits[i + 1].suffix;
+    }
+    break;
+  }
+  return delta > 0 ? "in " + text : text + " ago";
+}
+
+std::string FormatObjectTable(const std::vector<ObjectView>& objects, int64_t now_ms) {
+  std::vector<std::vector<std::string>> rows = {
+      {"RESOURCE", "OBJECT", "UID", "HANDLER", "OUTCOME", "RETRIES", "NEXT ATTEMPT", "MESSAGE"}};
+  for (const ObjectView& o : objects) {
+    if (o.handlers.empty()) {
+      std::string when = o.diffbase ? "handled " + RelativeTime(o.diffbase->handled_at_ms, now_ms) : "";
+      rows.push_back({o.resource, o.Key(), o.uid, "-", "handled", "0", "-", when});
+    }
+    for (const HandlerRecord& h : o.handlers) {
+      rows.push_back({o.resource, o.Key(), o.uid, h.handler, h.last_outcome, std::to_string(h.retries),
+                      RelativeTime(h.next_attempt_ms, now_ms), Shorten(h.last_message, kMessageWidth)});
+    }
+  }
+  std::vector<size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) line += c + 1 == row.size() ? row[c] : Pad(row[c], widths[c]) + "  ";
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  if (objects.empty()) out += "(no objects)\n";
+  return out;
+}
+
+std::string FormatObjectDetail(const ObjectView& o, int64_t now_ms) {
+  std::ostringstream out;
+  out << "object:    " << o.Key() << "\n"
+      << "resource:  " << o.resource << "\n"
+      << "uid:       " << o.uid << "\n";
+  if (o.diffbase) {
+    out << "handled:   " << RelativeTime(o.diffbase->handled_at_ms, now_ms) << " (" << o.diffbase->handled_at_ms
+        << " ms)\n"
+        << "essence:   " << o.diffbase->essence << "\n";
+  } else {
+    out << "handled:   never (no diffbase: the next sighting runs create)\n";
+  }
+  if (o.handlers.empty()) out << "handlers:  none pending\n";
+  for (const HandlerRecord& h : o.handlers) {
+    out << "handler " << h.handler << ":\n"
+        << "  outcome:       " << h.last_outcome << "\n"
+        << "  retries:       " << h.retries << "\n"
+        << "  next attempt:  " << RelativeTime(h.next_attempt_ms, now_ms) << "\n"
+        << "  first started: " << RelativeTime(h.first_start_ms, now_ms) << "\n"
+        << "  last message:  " << h.last_message << "\n";
+  }
+  return out.str();
+}
+
+std::string ObjectsToJson(const std::vector<ObjectView>& objects, int64_t now_ms, bool with_diffbase) {
+  rapidjson::StringBuffer buffer;
+  Json w(buffer);
+  w.StartArray();
+  for (const ObjectView& o : objects) WriteObject(w, o, now_ms, with_diffbase);
+  w.EndArray();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+std::string ObjectToJson(const ObjectView& object, int64_t now_ms) {
+  rapidjson::StringBuffer buffer;
+  Json w(buffer);
+  WriteObject(w, object, now_ms, /*with_diffbase=*/true);
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+}  // namespace nodehook

@@ -1,0 +1,49 @@
+// What `nodehook state` shows: each object this node remembers, with its handlers' progress,
+// as a table for people or JSON for scripts. Pure functions over StateStore reads; `now_ms` is
+// passed in so the output is testable. Thread-safe as the store is.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/base/status.h"
+#include "storage/state_store.h"
+
+namespace nodehook {
+
+// One object: its diffbase (if this node handled it) and its pending handlers.
+struct ObjectView {
+  std::string uid;
+  std::string resource;
+  std::string namespace_name;
+  std::string name;
+  std::optional<ObjectRecord> diffbase;
+  std::vector<HandlerRecord> handlers;  // by handler name
+
+  std::string Key() const { return namespace_name.empty() ? name : namespace_name + "/" + name; }
+};
+
+// Every object of the store's node: those with a diffbase and those with only progress rows,
+// ordered by resource, namespace, name, uid.
+Result<std::vector<ObjectView>> CollectObjectViews(StateStore& store);
+
+// The one object with `uid`; kNotFound when the node remembers nothing about it.
+Result<ObjectView> CollectObjectView(StateStore& store, const std::string& uid);
+
+// "now", "in 5s", "3m 20s ago", "in 2h 5m", "1d 3h ago": at most two units, for people.
+std::string RelativeTime(int64_t at_ms, int64_t now_ms);
+
+// One row per handler (or one "handled" row for an object with no pending handler):
+// RESOURCE OBJECT UID HANDLER OUTCOME RETRIES NEXT ATTEMPT MESSAGE. Long messages are shortened.
+std::string FormatObjectTable(const std::vector<ObjectView>& objects, int64_t now_ms);
+
+// `state show`: every field of one object, the diffbase's essence included.
+std::string FormatObjectDetail(const ObjectView& object, int64_t now_ms);
+
+// A JSON array of objects (list) or one object (show); times as epoch ms plus a relative text.
+std::string ObjectsToJson(const std::vector<ObjectView>& objects, int64_t now_ms, bool with_diffbase);
+std::string ObjectToJson(const ObjectView& object, int64_t now_ms);
+
+}  // namespace nodehook

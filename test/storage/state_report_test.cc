@@ -1,0 +1,156 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "storage/state_report.h"
+#include "test/storage/store_samples.h"
+
+namespace nodehook {
+namespace {
+
+constexpr int64_t kNow = 1'700'000'000'000;
+
+TEST_CASE("relative times use at most two units and say which way") {
+  CHECK(RelativeTime(kNow, kNow) == "now");
+  CHECK(RelativeTime(kNow + 999, kNow) == "now");
+  CHECK(RelativeTime(kNow + 5'000, kNow) == "in 5s");
+  CHECK(RelativeTime(kNow - 200'000, kNow) == "3m 20s ago");
+  CHECK(RelativeTime(kNow + 3'600'000, kNow) == "in 1h");
+  CHECK(RelativeTime(kNow + 7'500'000, kNow) == "in 2h 5m");
+  CHECK(RelativeTime(kNow - 97'200'000, kNow) == "1d 3h ago");
+}
+
+// One handled object with nothing pending, one failing create, one handled object whose update fails.
+std::unique_ptr<SqliteStateStore> SampleState() {
+  auto store = OpenStore(":memory:");
+  ObjectRecord quiet = SampleObject("u-quiet");
+  quiet.name = "alpha";
+  quiet.handled_at_ms = kNow - 300'000;
+  REQUIRE(store->RecordHandled(quiet, "create").ok());
+
+  HandlerRecord failing = SampleHandler("u-new", "create");
+  failing.name = "beta";
+  failing.retries = 3;
+  failing.next_attempt_ms = kNow + 8'000;
+  failing.last_message = "exited 1: disk busy";
+  REQUIRE(store->RecordAttempt(failing).ok());
+
+  ObjectRecord changed = SampleObject("u-changed");
+  changed.name = "gamma";
+  changed.handled_at_ms = kNow - 3'600'000;
+  REQUIRE(store->RecordHandled(changed, "create").ok());
+  HandlerRecord update = SampleHandler("u-changed", "update");
+  update.name = "gamma";
+  update.retries = 1;
+  update.next_attempt_ms = kNow - 2'000;
+  update.last_message = std::string(100, 'm');
+  REQUIRE(store->RecordAttempt(update).ok());
+  return store;
+}
+
+TEST_CASE("objects are collected with their handlers, whether or not they were ever handled") {
+  auto store = SampleState();
+  auto views = CollectObjectViews(*store);
+  REQUIRE(views.ok());
+  REQUIRE(views->size() == 3);
+  CHECK((*views)[0].name == "alpha");
+  CHECK((*views)[0].diffbase.has_value());
+  CHECK((*views)[0].handlers.empty());
+  CHECK((*views)[1].name == "beta");
+  CHECK_FALSE((*views)[1].diffbase.has_value());
+  CHECK((*views)[1].handlers.size() == 1);
+  CHECK((*views)[2].name == "gamma");
+  CHECK((*views)[2].handlers.at(0).handler == "update");
+}
+
+TEST_CASE("the table shows one line per handler with outcome, retries, next attempt and message") {
+  auto store = SampleState();
+  std::string table = FormatObjectTable(*CollectObjectViews(*store), kNow);
+  std::string expected =
+      "RESOURCE                OBJECT    UID        HANDLER  OUTCOME  RETRIES  NEXT ATTEMPT  MESSAGE\n"
+      "widgets.example.com/v1  ns/alpha  u-quiet    -        handled  0        -             handled 5m ago\n"
+      "widgets.example.com/v1  ns/beta   u-new      create   failed   3        in 8s         exited 1: disk busy\n"
+      "widgets.example.com/v1  ns/gamma  u-changed  update   failed   1        2s ago        " +
+      std::string(57, 'm') + "...\n";
+  CHECK(table == expected);
+}
+
+TEST_CASE("an empty state says so") {
+  auto store = OpenStore(":memory:");
+  CHECK_THAT(FormatObjectTable(*CollectObjectViews(*store), kNow), Catch::EndsWith("(no objects)\n"));
+}
+
+TEST_CASE("the JSON list carries every handler field with epoch and relative times") {
+  auto store = SampleState();
+  std::string json = ObjectsToJson(*CollectObjectViews(*store), kNow, /*with_diffbase=*/false);
+  CHECK_THAT(json, Catch::StartsWith(R"([{"resource":"widgets.example.com/v1","namespace":"ns","name":"alpha",)"
+                                     R"("uid":"u-quiet","handled":true,"handled_at_ms":1699999700000,)"
+                                     R"("handled_at_ms_relative":"5m ago","handlers":[]},)"));
+  CHECK_THAT(json, Catch::Contains(R"({"handler":"create","outcome":"failed","retries":3,)"
+                                   R"("next_attempt_ms":1700000008000,"next_attempt_ms_relative":"in 8s",)"));
+  CHECK_THAT(json, Catch::Contains(R"("last_message":"exited 1: disk busy","target":"sha256:abc"})"));
+  CHECK_THAT(json, !Catch::Contains("essence"));
+}
+
+TEST_CASE("show describes one object, its diffbase embedded as JSON") {
+  auto store = SampleState();
+  auto view = CollectObjectView(*store, "u-changed");
+  REQUIRE(view.ok());
+  std::string detail = FormatObjectDetail(*view, kNow);
+  CHECK_THAT(detail, Catch::StartsWith("object:    ns/gamma\nresource:  widgets.example.com/v1\nuid:       u-changed\n"
+                                       "handled:   1h ago (1699996400000 ms)\nessence:   {\"spec\":{\"size\":3}}\n"
+                                       "handler update:\n  outcome:       failed\n  retries:       1\n"
+                                       "  next attempt:  2s ago\n"));
+  CHECK_THAT(ObjectToJson(*view, kNow), Catch::Contains(R"("essence":{"spec":{"size":3}},)"));
+}
+
+TEST_CASE("show of an unknown uid is not found, naming the node") {
+  auto store = SampleState();
+  auto view = CollectObjectView(*store, "nope");
+  REQUIRE_FALSE(view.ok());
+  CHECK(view.status().code() == StatusCode::kNotFound);
+  CHECK(view.status().message() == "node node-a has no state for uid nope");
+}
+
+TEST_CASE("a retry request makes the handlers due now and waits for the agent to take it once") {
+  auto store = SampleState();
+  REQUIRE(store->RequestRetry("u-new", "", kNow + 1).ok());
+  CHECK((*store->GetHandler("u-new", "create"))->next_attempt_ms == kNow + 1);
+
+  auto taken = store->TakeRetryRequests();
+  REQUIRE(taken.ok());
+  REQUIRE(taken->size() == 1);
+  CHECK((*taken)[0].uid == "u-new");
+  CHECK((*taken)[0].handler.empty());
+  CHECK((*taken)[0].requested_at_ms == kNow + 1);
+  CHECK(store->TakeRetryRequests()->empty());
+}
+
+TEST_CASE("a retry of one handler leaves the object's other handlers alone") {
+  auto store = SampleState();
+  HandlerRecord resume = SampleHandler("u-changed", "resume");
+  REQUIRE(store->RecordAttempt(resume).ok());
+  REQUIRE(store->RequestRetry("u-changed", "update", kNow).ok());
+  CHECK((*store->GetHandler("u-changed", "update"))->next_attempt_ms == kNow);
+  CHECK((*store->GetHandler("u-changed", "resume"))->next_attempt_ms == resume.next_attempt_ms);
+}
+
+TEST_CASE("a retry with nothing pending is refused and leaves no request behind") {
+  auto store = SampleState();
+  Status status = store->RequestRetry("u-quiet", "", kNow);
+  CHECK(status.code() == StatusCode::kNotFound);
+  CHECK(status.message() == "no pending handler for uid u-quiet on node node-a: nothing to retry");
+  CHECK(store->RequestRetry("u-new", "delete", kNow).message() ==
+        "no pending handler delete for uid u-new on node node-a: nothing to retry");
+  CHECK(store->TakeRetryRequests()->empty());
+}
+
+TEST_CASE("forgetting an object also drops its retry requests") {
+  auto store = SampleState();
+  REQUIRE(store->RequestRetry("u-new", "create", kNow).ok());
+  REQUIRE(store->Forget("u-new").ok());
+  CHECK(store->TakeRetryRequests()->empty());
+}
+
+}  // namespace
+}  // namespace nodehook
