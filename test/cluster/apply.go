@@ -67,12 +67,12 @@ func readManifests(files []string) ([]*unstructured.Unstructured, error) {
 }
 
 func applyManifests(ctx context.Context, cfg *rest.Config, files []string) error {
-	objs, err := readManifests(files)
-	if err != nil || len(objs) == 0 {
-		return err
-	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
+		return err
+	}
+	objs, err := readManifests(files)
+	if err != nil || len(objs) == 0 {
 		return err
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
@@ -149,6 +149,43 @@ func apply(ctx context.Context, ri dynamic.ResourceInterface, o *unstructured.Un
 		_, err := ri.ApplyStatus(ctx, o.GetName(), o, opts)
 		if err != nil && !apierrors.IsNotFound(err) { // NotFound: no status subresource
 			return wrap(o, err)
+		}
+	}
+	return nil
+}
+
+// waitCustomResourcesServed waits until every served version of every CRD
+// in the cluster can be listed. Right after a restart (or a new CRD) the watch
+// cache of a custom resource answers 429 "storage is (re)initializing" for a
+// moment; built-in resources are covered by /readyz, CRDs are not.
+func waitCustomResourcesServed(ctx context.Context, cfg *rest.Config) error {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	crds, err := dyn.Resource(crdGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, crd := range crds.Items {
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		for _, v := range versions {
+			v, _ := v.(map[string]interface{})
+			name, _ := v["name"].(string)
+			if served, _ := v["served"].(bool); !served {
+				continue
+			}
+			gvr := schema.GroupVersionResource{Group: group, Version: name, Resource: plural}
+			// resourceVersion "0" is answered from the watch cache.
+			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+				_, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{ResourceVersion: "0", Limit: 1})
+				return err == nil, nil
+			})
+			if err != nil {
+				return fmt.Errorf("%s not served: %w", gvr, err)
+			}
 		}
 	}
 	return nil

@@ -163,6 +163,9 @@ func run(dir string, port int, applies []string) error {
 	if err == nil {
 		err = applyManifests(readyCtx, cfg, applies)
 	}
+	if err == nil {
+		err = waitCustomResourcesServed(readyCtx, cfg)
+	}
 	readyCancel()
 	if a := <-aborted; a != nil {
 		if a.serverErr != nil {
@@ -199,8 +202,8 @@ func run(dir string, port int, applies []string) error {
 	}
 }
 
-// stop shuts the API server down (etcd is closed by run's defer). A second signal, or a server
-// that does not stop in time, skips the wait.
+// stop shuts the API server down; etcd is closed afterwards by run's defer.
+// A second signal, or a server that does not stop in time, skips the wait.
 func stop(cancel func(), serverDone <-chan error, sigs <-chan os.Signal) {
 	stopping.Store(true)
 	cancel()
