@@ -46,13 +46,16 @@ echo "API server ready; kubeconfig: $kubeconfig"
 # The example config points at /etc/nodehook/hooks, where the image installs the hooks.
 sed "s|/etc/nodehook/hooks|$repo/config/hooks|g" config/example.json >"$demo/config.json"
 
+port=8091
 for node in node-a node-b; do
-  step "starting the agent for $node"
+  step "starting the agent for $node (health and metrics on http://127.0.0.1:$port)"
   mkdir -p "$demo/$node"
   WIDGET_LOG="$demo/$node.log" "$nodehook" run --config "$demo/config.json" \
     --node-name "$node" --kubeconfig "$kubeconfig" --state-file "$demo/$node/state.db" \
+    --health-address "127.0.0.1:$port" \
     > >(sed -u "s/^/[$node] /") 2> >(sed -u "s/^/[$node] /" >&2) &
   pids+=("$!")
+  port=$((port + 1))
 done
 
 python3 test/demo_steps.py "$kubeconfig" "$demo"

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "agent/actions/process_runner.h"
+#include "agent/app/health_service.h"
 #include "agent/base/log.h"
 #include "agent/core/agent.h"
 #include "agent/kube/connection_config.h"
@@ -73,6 +74,17 @@ int RunAgent(const Config& config) {
         {{"error", connection.status().ToString()}, {"next", "exit 1"}});
     return 1;
   }
+  std::unique_ptr<HealthService> health;
+  if (!config.tuning.health_address.empty()) {
+    auto started = HealthService::Start(config.tuning.health_address, std::chrono::seconds(config.tuning.health_stale_seconds));
+    if (!started.ok()) {
+      Log(LogLevel::kError, "cannot serve health endpoints",
+          {{"address", config.tuning.health_address}, {"error", started.status().ToString()}, {"next", "exit 1"}});
+      return 1;
+    }
+    health = std::move(started).value();
+    health->SetWaiting("state lock " + config.state_file);
+  }
   // Refuse a missing, read-only or network state directory before waiting for any lock.
   if (Status dir = CheckStateDirectory(config.state_file); !dir.ok()) {
     Log(LogLevel::kError, "unusable state directory", {{"error", dir.ToString()}, {"next", "exit 1"}});
@@ -101,7 +113,9 @@ int RunAgent(const Config& config) {
   ProcessRunner runner;
 
   Agent agent(config, client, *store, runner, SystemClock::Instance());
+  if (health) health->Attach(&agent);
   agent.Run(stop);
+  if (health) health->Detach();
   return 0;
 }
 

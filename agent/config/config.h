@@ -48,6 +48,7 @@ struct Tuning {
   int stall_seconds = 90;                   // a watch silent this long (no byte, no bookmark) is reopened
   int resync_seconds = 1800;                // full relist this often; 0 = never
   std::string health_address = "0.0.0.0:8090";  // /healthz, /readyz, /metrics; "" = off
+  int health_stale_seconds = 150;           // /healthz fails when a failing watch was silent this long
   int retry_base_seconds = 1;               // first retry delay after a failed hook
   int retry_max_seconds = 300;              // cap of the exponential retry delay
   int retry_factor = 2;                     // each failure multiplies the delay by this

@@ -58,6 +58,15 @@ bool Agent::Ready() const {
   return true;
 }
 
+std::vector<WatchHealth> Agent::HealthSnapshot() const {
+  std::vector<WatchHealth> out;
+  for (const auto& w : watchers_) {
+    out.push_back(WatchHealth{w->resource().Id(), w->synced(), w->last_activity(), w->consecutive_failures(),
+                              WatcherStateName(w->state())});
+  }
+  return out;
+}
+
 void Agent::Run(const CancelToken& stop) {
   Log(LogLevel::kInfo, "agent started",
       {{"node", config_.node_name}, {"resources", std::to_string(watchers_.size())},

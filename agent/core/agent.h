@@ -15,6 +15,7 @@
 #include "agent/core/resource_tracker.h"
 #include "agent/core/watcher.h"
 #include "agent/core/work_queue.h"
+#include "agent/http/health.h"
 #include "agent/kube/kube_client.h"
 #include "storage/state_store.h"
 
@@ -31,6 +32,8 @@ class Agent {
 
   // Every watched resource completed its first list.
   bool Ready() const;
+  // Per watched resource, what /healthz and /readyz judge by. Thread-safe.
+  std::vector<WatchHealth> HealthSnapshot() const;
 
  private:
   void WorkerLoop(const CancelToken& stop);

@@ -62,6 +62,8 @@ bool Watcher::ResyncDue() const {
 }
 
 void Watcher::Run(const CancelToken& stop) {
+  // Silence is measured from the start, not from the epoch.
+  last_activity_ms_.store(ToMillis(clock_.Now()));
   CancelRegistration wake(stop, [this] {
     std::lock_guard<std::mutex> lock(wait_mu_);
     wait_cv_.notify_all();
