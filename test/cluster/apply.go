@@ -66,13 +66,12 @@ func readManifests(files []string) ([]*unstructured.Unstructured, error) {
 	return objs, nil
 }
 
-func applyManifests(ctx context.Context, cfg *rest.Config, files []string) error {
+func applyManifests(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured) error {
+	if len(objs) == 0 {
+		return nil
+	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return err
-	}
-	objs, err := readManifests(files)
-	if err != nil || len(objs) == 0 {
 		return err
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
@@ -103,7 +102,7 @@ func applyManifests(ctx context.Context, cfg *rest.Config, files []string) error
 		// Discovery of a just-established CRD can lag a moment behind its
 		// condition, so a kind that is not known yet triggers a refresh.
 		var m *meta.RESTMapping
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 			var err error
 			m, err = mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 			if meta.IsNoMatchError(err) {

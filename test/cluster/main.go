@@ -90,6 +90,11 @@ func run(dir string, port int, applies []string) error {
 		os.Exit(code)
 	}
 
+	// Bad manifests fail before anything starts.
+	objs, err := readManifests(applies)
+	if err != nil {
+		return err
+	}
 	p, err := loadOrCreatePKI(filepath.Join(dir, "pki"))
 	if err != nil {
 		return fmt.Errorf("certificates: %w", err)
@@ -161,7 +166,7 @@ func run(dir string, port int, applies []string) error {
 		}
 	}
 	if err == nil {
-		err = applyManifests(readyCtx, cfg, applies)
+		err = applyManifests(readyCtx, cfg, objs)
 	}
 	if err == nil {
 		err = waitCustomResourcesServed(readyCtx, cfg)
