@@ -81,15 +81,17 @@ func run(dir string, port int, applies []string) error {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 
 	quietLogs(dir)
-	// If the server still logs a fatal error while we stop it on purpose
-	// (e.g. after a second signal during startup), exit 0 as promised.
+	// klog.Fatal (upstream's way to give up) ends the process through this
+	// hook. While we stop on purpose (e.g. a second signal during startup)
+	// that is still the promised exit 0; otherwise point at the log.
 	klog.OsExit = func(code int) {
 		if stopping.Load() {
 			code = 0
+		} else {
+			logf("kube-apiserver failed fatally, see %s", filepath.Join(dir, "apiserver.log"))
 		}
 		os.Exit(code)
 	}
-
 	// Bad manifests fail before anything starts.
 	objs, err := readManifests(applies)
 	if err != nil {
@@ -234,8 +236,8 @@ func quietLogs(dir string) {
 	klog.InitFlags(kfs)
 	kfs.Set("logtostderr", "false")
 	kfs.Set("alsologtostderr", "false")
-	kfs.Set("stderrthreshold", "FATAL")
-	kfs.Set("one_output", "true") // otherwise an error is written once per severity
+	kfs.Set("stderrthreshold", "4") // above FATAL: nothing to stderr
+	kfs.Set("one_output", "true")   // otherwise an error is written once per severity
 	kfs.Set("v", "0")
 	klog.SetOutput(f)
 }
