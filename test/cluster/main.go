@@ -252,8 +252,18 @@ func freeLoopbackURL() (url.URL, error) {
 }
 
 // startEtcd runs a single-member etcd inside this process. Its ports are
-// picked anew on every run; only the API server needs to find it.
-func startEtcd(dir string) (*embed.Etcd, error) {
+// picked anew on every run; only the API server needs to find it. A port
+// taken between picking and binding (parallel tests) gets another try.
+func startEtcd(dir string) (e *embed.Etcd, err error) {
+	for try := 0; try < 3; try++ {
+		if e, err = startEtcdOnce(dir); err == nil || !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+	}
+	return e, err
+}
+
+func startEtcdOnce(dir string) (*embed.Etcd, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "nodehook"
 	cfg.Dir = filepath.Join(dir, "etcd")
