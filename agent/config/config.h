@@ -45,6 +45,8 @@ struct Tuning {
   int watch_timeout_seconds = 300;          // server-side timeoutSeconds: random in [this, 2x this)
   int batch_window_ms = 100;                // changes to one object closer than this are handled once
   int max_latency_ms = 1000;                // ...but never later than this after the first change
+  int reconnect_initial_ms = 800;           // first delay after a failed list/watch (client-go: 0.8 s)
+  int reconnect_max_ms = 30'000;            // cap of the jittered exponential reconnect delay
   int stall_seconds = 90;                   // a watch silent this long (no byte, no bookmark) is reopened
   int resync_seconds = 1800;                // full relist this often; 0 = never
   std::string health_address = "0.0.0.0:8090";  // /healthz, /readyz, /metrics; "" = off

@@ -42,6 +42,8 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
   WatcherOptions watcher_options;
   watcher_options.watch_timeout_seconds = config_.tuning.watch_timeout_seconds;
   watcher_options.resync_interval = std::chrono::seconds(config_.tuning.resync_seconds);
+  watcher_options.backoff.initial = std::chrono::milliseconds(config_.tuning.reconnect_initial_ms);
+  watcher_options.backoff.max = std::chrono::milliseconds(config_.tuning.reconnect_max_ms);
   for (size_t i = 0; i < config_.resources.size(); ++i) {
     const ResourceRef& ref = config_.resources[i].ref;
     trackers_.push_back(std::make_unique<ResourceTracker>(i, ref.Id(), queue_, store));

@@ -2,6 +2,8 @@
 // every request it received (argv, env, stdin). Thread-safe.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -31,6 +33,7 @@ class FakeRunner final : public ActionRunner {
     {
       std::lock_guard<std::mutex> lock(mu_);
       calls_.push_back(request);
+      cv_.notify_all();
       if (!exit_codes_.empty()) {
         code = exit_codes_.front();
         exit_codes_.pop_front();
@@ -54,6 +57,13 @@ class FakeRunner final : public ActionRunner {
     return calls_.size();
   }
 
+  // Blocks until `pred(calls)` holds; false when `timeout` passes first.
+  bool WaitFor(const std::function<bool(const std::vector<ActionRequest>&)>& pred,
+               std::chrono::milliseconds timeout) const {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return pred(calls_); });
+  }
+
   static std::string Env(const ActionRequest& r, const std::string& name) {
     for (const auto& [k, v] : r.env) {
       if (k == name) return v;
@@ -63,6 +73,7 @@ class FakeRunner final : public ActionRunner {
 
  private:
   mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
   std::deque<int> exit_codes_;
   std::vector<ActionRequest> calls_;
   std::function<void(const ActionRequest&)> on_run_;
