@@ -30,6 +30,9 @@ Result<std::unique_ptr<HealthService>> HealthService::Start(const std::string& a
   HealthService* self = service.get();
   RegisterStandardEndpoints(*service->server_, [self] { return self->Snapshot(); }, SystemClock::Instance(),
                             HealthBounds{stale_after}, DefaultMetrics());
+  // An outside system calls back here when multi-step work it was waiting for has moved on.
+  service->server_->Handle(
+      "/v1/retry", [self](const LocalRequest& req) { return self->Retry(req); }, {"POST"});
   NODEHOOK_RETURN_IF_ERROR(service->server_->Start());
   Log(LogLevel::kInfo, "health endpoints listening",
       {{"address", options.bind_address}, {"port", std::to_string(service->port())},
@@ -44,12 +47,40 @@ void HealthService::SetWaiting(const std::string& what) {
   waiting_ = what;
 }
 
-void HealthService::Attach(const Agent* agent) {
+void HealthService::Attach(Agent* agent) {
   std::lock_guard<std::mutex> lock(mu_);
   agent_ = agent;
 }
 
 void HealthService::Detach() { Attach(nullptr); }
+
+namespace {
+
+// The value of `key` in a query string such as "uid=abc&handler=delete" ("" when absent).
+std::string QueryValue(const std::string& query, const std::string& key) {
+  size_t pos = 0;
+  while (pos <= query.size()) {
+    size_t end = query.find('&', pos);
+    if (end == std::string::npos) end = query.size();
+    std::string pair = query.substr(pos, end - pos);
+    if (pair.compare(0, key.size() + 1, key + "=") == 0) return pair.substr(key.size() + 1);
+    pos = end + 1;
+  }
+  return "";
+}
+
+}  // namespace
+
+LocalResponse HealthService::Retry(const LocalRequest& req) {
+  std::string uid = QueryValue(req.query, "uid");
+  if (uid.empty()) return LocalResponse{400, "text/plain; charset=utf-8", "expected ?uid=UID[&handler=NAME]\n"};
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!agent_) return LocalResponse{503, "text/plain; charset=utf-8", "not running yet: " + waiting_ + "\n"};
+  Status st = agent_->RetryNow(uid, QueryValue(req.query, "handler"));
+  if (st.code() == StatusCode::kNotFound) return LocalResponse{404, "text/plain; charset=utf-8", st.message() + "\n"};
+  if (!st.ok()) return LocalResponse{500, "text/plain; charset=utf-8", st.ToString() + "\n"};
+  return LocalResponse{202, "text/plain; charset=utf-8", "retry of " + uid + " queued\n"};
+}
 
 std::vector<WatchHealth> HealthService::Snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -21,17 +21,18 @@ class HealthService {
   ~HealthService();
 
   void SetWaiting(const std::string& what);
-  void Attach(const Agent* agent);
+  void Attach(Agent* agent);
   void Detach();
   int port() const { return server_->port(); }
 
  private:
   explicit HealthService(std::unique_ptr<LocalServer> server) : server_(std::move(server)) {}
   std::vector<WatchHealth> Snapshot() const;
+  LocalResponse Retry(const LocalRequest& req);
 
   std::unique_ptr<LocalServer> server_;
   mutable std::mutex mu_;
-  const Agent* agent_ = nullptr;       // guarded by mu_
+  Agent* agent_ = nullptr;             // guarded by mu_
   std::string waiting_ = "starting";  // guarded by mu_
 };
 

@@ -58,6 +58,8 @@ struct Tuning {
   int retry_limit = 0;                      // failures before giving up; 0 = never give up
   int retry_total_seconds = 0;              // give up this long after the first attempt; 0 = never
   int in_progress_delay_seconds = 10;       // look again this soon when a hook says "in progress"
+  int gc_interval_seconds = 3600;           // how often rows of vanished objects are purged
+  int gone_ttl_seconds = 3600;              // ...once they have been gone this long with nothing pending
   std::string hook_work_dir = "";           // where old/new/diff files go; "" = next to the state file
 };
 

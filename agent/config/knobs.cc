@@ -152,6 +152,11 @@ const std::vector<KnobBinding>& KnobBindings() {
       Integer("in_progress_delay_seconds", "tuning.in_progress_delay_seconds", 1,
               "when a hook reports \"in progress\" without a delay, run it again after this long",
               [](Config& c) { return &c.tuning.in_progress_delay_seconds; }),
+      Integer("gc_interval_seconds", "tuning.gc_interval_seconds", 1, "how often the state file is garbage-collected",
+              [](Config& c) { return &c.tuning.gc_interval_seconds; }),
+      Integer("gone_ttl_seconds", "tuning.gone_ttl_seconds", 0,
+              "rows of an object gone this long, with nothing pending, are purged",
+              [](Config& c) { return &c.tuning.gone_ttl_seconds; }),
       Text("hook_work_dir", "tuning.hook_work_dir", "", "directory for old/new/diff files (default: beside the state file)",
            [](Config& c) { return &c.tuning.hook_work_dir; }),
   };

@@ -35,6 +35,7 @@ ReconcilerOptions MakeReconcilerOptions(const Config& config) {
 Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner& runner, Clock& clock)
     : config_(std::move(config)),
       client_(client),
+      store_(store),
       clock_(clock),
       queue_(clock, QueueOptions{std::chrono::milliseconds(config_.tuning.batch_window_ms),
                                  std::chrono::milliseconds(config_.tuning.max_latency_ms)}),
@@ -44,9 +45,22 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
   watcher_options.resync_interval = std::chrono::seconds(config_.tuning.resync_seconds);
   watcher_options.backoff.initial = std::chrono::milliseconds(config_.tuning.reconnect_initial_ms);
   watcher_options.backoff.max = std::chrono::milliseconds(config_.tuning.reconnect_max_ms);
+  // A state file that was damaged and replaced: adopt what the first lists show (docs/state.md).
+  auto adopt = store.AdoptExistingPending();
+  ResourceTracker::FirstListFn on_first_list;
+  if (adopt.ok() && *adopt) {
+    reconciler_.ExpectAdoption(static_cast<int>(config_.resources.size()));
+    on_first_list = [this](const std::vector<ObjectPtr>& items) {
+      std::vector<std::string> uids;
+      for (const auto& item : items) uids.push_back(item->meta.uid);
+      reconciler_.AdoptOnce(uids);
+    };
+    Log(LogLevel::kWarn, "adopting existing objects",
+        {{"node", config_.node_name}, {"next", "store the first list's objects as handled, without create hooks"}});
+  }
   for (size_t i = 0; i < config_.resources.size(); ++i) {
     const ResourceRef& ref = config_.resources[i].ref;
-    trackers_.push_back(std::make_unique<ResourceTracker>(i, ref.Id(), queue_, store));
+    trackers_.push_back(std::make_unique<ResourceTracker>(i, ref.Id(), queue_, store, clock_, on_first_list));
     watchers_.push_back(std::make_unique<Watcher>(client_, ref, *trackers_.back(), clock_, watcher_options));
   }
 }
@@ -77,8 +91,51 @@ void Agent::Run(const CancelToken& stop) {
   std::vector<std::thread> threads;
   for (auto& w : watchers_) threads.emplace_back([&w, &stop] { w->Run(stop); });
   for (int i = 0; i < config_.tuning.workers; ++i) threads.emplace_back([this, &stop] { WorkerLoop(stop); });
+  threads.emplace_back([this, &stop] { HousekeepingLoop(stop); });
   for (auto& t : threads) t.join();
   Log(LogLevel::kInfo, "agent stopped", {{"node", config_.node_name}, {"next", "exit"}});
+}
+
+Status Agent::RetryNow(const std::string& uid, const std::string& handler) {
+  NODEHOOK_RETURN_IF_ERROR(store_.RequestRetry(uid, handler, ToMillis(clock_.Now())));
+  EnqueueUid(uid);
+  return Status::Ok();
+}
+
+void Agent::EnqueueUid(const std::string& uid) {
+  for (size_t i = 0; i < trackers_.size(); ++i) {
+    if (trackers_[i]->cache().Get(uid)) queue_.AddNow(ResourceTracker::QueueKey(i, uid));
+  }
+}
+
+void Agent::HousekeepingLoop(const CancelToken& stop) {
+  CancelRegistration wake(stop, [this] {
+    std::lock_guard<std::mutex> lock(housekeeping_mu_);
+    housekeeping_cv_.notify_all();
+  });
+  const Duration retry_poll = std::chrono::seconds(2);
+  const Duration gc_interval = std::chrono::seconds(config_.tuning.gc_interval_seconds);
+  TimePoint next_gc = clock_.Now() + gc_interval;
+  while (!stop.cancelled()) {
+    auto requests = store_.TakeRetryRequests();
+    if (requests.ok()) {
+      for (const auto& r : *requests) {
+        Log(LogLevel::kInfo, "retry requested",
+            {{"uid", r.uid}, {"handler", r.handler.empty() ? "all" : r.handler}, {"next", "handle now"}});
+        EnqueueUid(r.uid);
+      }
+    }
+    if (clock_.Now() >= next_gc) {
+      next_gc = clock_.Now() + gc_interval;
+      auto stats = store_.CollectGarbage(ToMillis(clock_.Now()), int64_t{config_.tuning.gone_ttl_seconds} * 1000);
+      Log(stats.ok() ? LogLevel::kInfo : LogLevel::kWarn, "state garbage collected",
+          {{"objects_purged", stats.ok() ? std::to_string(stats->objects_purged) : "0"},
+           {"error", stats.ok() ? "" : stats.status().ToString()},
+           {"next", "collect again in " + std::to_string(config_.tuning.gc_interval_seconds) + "s"}});
+    }
+    std::unique_lock<std::mutex> lock(housekeeping_mu_);
+    clock_.WaitUntil(housekeeping_cv_, lock, clock_.Now() + retry_poll, [&] { return stop.cancelled(); });
+  }
 }
 
 void Agent::WorkerLoop(const CancelToken& stop) {

@@ -4,7 +4,9 @@
 // which must outlive it. Run() blocks; Ready() may be called from any thread.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "agent/actions/action_runner.h"
@@ -35,16 +37,26 @@ class Agent {
   // Per watched resource, what /healthz and /readyz judge by. Thread-safe.
   std::vector<WatchHealth> HealthSnapshot() const;
 
+  // "Retry now" from outside (an external system calling back, or `nodehook state retry`):
+  // makes the object's pending handlers due and looks at it at once. Thread-safe.
+  Status RetryNow(const std::string& uid, const std::string& handler);
+
  private:
   void WorkerLoop(const CancelToken& stop);
+  // Takes retry requests left in the store by `nodehook state retry`, and collects garbage.
+  void HousekeepingLoop(const CancelToken& stop);
+  void EnqueueUid(const std::string& uid);
 
   const Config config_;
   KubeClient& client_;
+  StateStore& store_;
   Clock& clock_;
   WorkQueue queue_;
   Reconciler reconciler_;
   std::vector<std::unique_ptr<ResourceTracker>> trackers_;
   std::vector<std::unique_ptr<Watcher>> watchers_;
+  std::mutex housekeeping_mu_;
+  std::condition_variable housekeeping_cv_;
 };
 
 // Where hook input files go when the config does not say: next to the state file.

@@ -11,6 +11,8 @@ namespace {
 
 const char* const kDeletedTarget = "deleted";
 const char* const kPermanentFailure = "permanent_failure";
+// Not a hook: stores the diffbase of an object this node handled before its state was lost.
+const char* const kReasonAdopt = "adopt";
 
 std::string Seconds(Duration d) {
   char buf[32];
@@ -46,6 +48,32 @@ Duration Reconciler::RetryDelay(int retries) {
     delay *= std::uniform_real_distribution<double>(1 - options_.retry_jitter, 1 + options_.retry_jitter)(rng_);
   }
   return Duration(static_cast<int64_t>(delay));
+}
+
+void Reconciler::ExpectAdoption(int lists) {
+  std::lock_guard<std::mutex> lock(mu_);
+  adopt_lists_pending_ = lists;
+}
+
+void Reconciler::AdoptOnce(const std::vector<std::string>& uids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  adopt_.insert(uids.begin(), uids.end());
+  if (adopt_lists_pending_ > 0) --adopt_lists_pending_;
+}
+
+bool Reconciler::TakeAdoption(const std::string& uid) {
+  bool done = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!adopt_.erase(uid)) return false;
+    done = adopt_.empty() && adopt_lists_pending_ == 0;
+  }
+  if (done) {
+    Status cleared = store_.SetAdoptExisting(false);
+    Log(cleared.ok() ? LogLevel::kInfo : LogLevel::kError, "adoption finished",
+        {{"error", cleared.ToString()}, {"next", "handle new objects with create again"}});
+  }
+  return true;
 }
 
 bool Reconciler::FirstSight(const std::string& uid) {
@@ -119,7 +147,7 @@ std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resour
   plan.new_essence = *essence;
   plan.target = EssenceDigest(*essence);
   if (!record) {
-    plan.reason = kReasonCreate;
+    plan.reason = TakeAdoption(plan.meta.uid) ? kReasonAdopt : kReasonCreate;
     return plan;
   }
   plan.old_object = record->last_object;
@@ -161,6 +189,7 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   }
 
   auto hook = resource.hooks.find(plan.reason);
+  if (plan.reason == kReasonAdopt) return Finish(plan, resource_id, cache, "adopted after state recovery");
   if (hook == resource.hooks.end()) return Finish(plan, resource_id, cache, "nothing to run");
 
   auto diff = DiffEssences(plan.old_essence, plan.new_essence);

@@ -16,6 +16,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "agent/actions/action_runner.h"
 #include "agent/base/cancel.h"
@@ -51,6 +52,13 @@ class Reconciler {
   std::optional<Duration> Reconcile(const WatchedResource& resource, ObjectCache& cache, const std::string& uid,
                                     const CancelToken& stop);
 
+  // After a damaged state file was replaced by an empty one: these objects (the first list's) get
+  // their diffbase stored without running create, since this node most likely handled them before.
+  // When the last one is adopted, the store's "adopt existing" mark is cleared.
+  // `lists` first lists (one per watched resource) will each call AdoptOnce().
+  void ExpectAdoption(int lists);
+  void AdoptOnce(const std::vector<std::string>& uids);
+
   // The delay before retry number `retries` (1-based): base * factor^(retries-1), capped,
   // then jittered.
   Duration RetryDelay(int retries);
@@ -77,6 +85,9 @@ class Reconciler {
   std::mutex mu_;
   std::set<std::string> seen_;  // uids handled or found unchanged since start: no resume for them
   std::mt19937_64 rng_;         // retry jitter; guarded by mu_
+  std::set<std::string> adopt_;  // guarded by mu_
+  int adopt_lists_pending_ = 0;  // guarded by mu_
+  bool TakeAdoption(const std::string& uid);
 };
 
 }  // namespace nodehook

@@ -22,7 +22,20 @@ bool ResourceTracker::ParseQueueKey(const std::string& key, size_t* index, std::
   return true;
 }
 
+void ResourceTracker::MarkGone(const std::string& uid) {
+  Status marked = store_.MarkGone(uid, ToMillis(clock_.Now()));
+  if (!marked.ok()) {
+    Log(LogLevel::kWarn, "state store write failed",
+        {{"resource", resource_id_}, {"uid", uid}, {"error", marked.ToString()},
+         {"next", "garbage collection may keep this object's rows longer"}});
+  }
+}
+
 void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items) {
+  if (on_first_list_) {
+    on_first_list_(items);
+    on_first_list_ = nullptr;
+  }
   std::vector<std::string> changed = cache_.Replace(items);
   std::set<std::string> listed;
   for (const auto& item : items) listed.insert(item->meta.uid);
@@ -50,7 +63,11 @@ void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items) {
     cache_.MarkGone(uid, nullptr);
     changed.push_back(uid);
   }
-  for (const auto& uid : changed) Enqueue(uid);
+  for (const auto& uid : changed) {
+    auto cached = cache_.Get(uid);
+    if (cached && cached->gone) MarkGone(uid);
+    Enqueue(uid);
+  }
 }
 
 void ResourceTracker::OnObject(ObjectPtr object) {
@@ -61,6 +78,7 @@ void ResourceTracker::OnObject(ObjectPtr object) {
 void ResourceTracker::OnDeleted(ObjectPtr last_state) {
   std::string uid = last_state->meta.uid;
   cache_.MarkGone(uid, std::move(last_state));
+  MarkGone(uid);
   Enqueue(uid);
 }
 

@@ -5,9 +5,11 @@
 // Called from the resource's watcher thread; the cache and queue it feeds are thread-safe.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "agent/base/clock.h"
 #include "agent/core/object_cache.h"
 #include "agent/core/watcher.h"
 #include "agent/core/work_queue.h"
@@ -17,8 +19,16 @@ namespace nodehook {
 
 class ResourceTracker final : public WatchSink {
  public:
-  ResourceTracker(size_t index, std::string resource_id, WorkQueue& queue, StateStore& store)
-      : index_(index), resource_id_(std::move(resource_id)), queue_(queue), store_(store) {}
+  using FirstListFn = std::function<void(const std::vector<ObjectPtr>& items)>;
+
+  ResourceTracker(size_t index, std::string resource_id, WorkQueue& queue, StateStore& store, Clock& clock,
+                  FirstListFn on_first_list = nullptr)
+      : index_(index),
+        resource_id_(std::move(resource_id)),
+        queue_(queue),
+        store_(store),
+        clock_(clock),
+        on_first_list_(std::move(on_first_list)) {}
 
   void OnListed(const std::vector<ObjectPtr>& items) override;
   void OnObject(ObjectPtr object) override;
@@ -32,11 +42,15 @@ class ResourceTracker final : public WatchSink {
 
  private:
   void Enqueue(const std::string& uid) { queue_.Add(QueueKey(index_, uid)); }
+  // Records when the object was seen gone, so garbage collection can purge what is left of it.
+  void MarkGone(const std::string& uid);
 
   const size_t index_;
   const std::string resource_id_;
   WorkQueue& queue_;
   StateStore& store_;
+  Clock& clock_;
+  FirstListFn on_first_list_;  // called once, before the first list's objects are queued
   ObjectCache cache_;
 };
 

@@ -142,7 +142,7 @@ TEST_CASE("the knob table names each knob's flag, environment variable and defau
   REQUIRE(workers->default_value == "4");
   REQUIRE(node != nullptr);
   REQUIRE(node->env == "NODE_NAME");
-  REQUIRE(Knobs().size() == 22);
+  REQUIRE(Knobs().size() == 24);
 }
 
 TEST_CASE("an unknown tuning key lists the knobs allowed there") {
@@ -153,5 +153,6 @@ TEST_CASE("an unknown tuning key lists the knobs allowed there") {
           "unknown key (expected one of: log_level, workers, watch_timeout_seconds, batch_window_ms, max_latency_ms, "
           "reconnect_initial_ms, reconnect_max_ms, stall_seconds, "
           "resync_seconds, health_address, health_stale_seconds, retry_base_seconds, retry_max_seconds, retry_factor, "
-          "retry_jitter_percent, retry_limit, retry_total_seconds, in_progress_delay_seconds, hook_work_dir)");
+          "retry_jitter_percent, retry_limit, retry_total_seconds, in_progress_delay_seconds, gc_interval_seconds, "
+          "gone_ttl_seconds, hook_work_dir)");
 }

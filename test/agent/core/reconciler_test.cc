@@ -379,3 +379,19 @@ TEST_CASE("retry delays grow by the configured factor and jitter stays within it
     REQUIRE(d <= Duration(9900));
   }
 }
+
+TEST_CASE("after a state recovery the first list's objects are adopted without running create") {
+  Fixture f;
+  auto r = Resource({"create"});
+  REQUIRE(f.store->SetAdoptExisting(true).ok());
+  f.reconciler->ExpectAdoption(1);
+  f.reconciler->AdoptOnce({"u1"});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(f.runner.call_count() == 0);
+  REQUIRE(f.store->GetObject("u1")->has_value());
+  REQUIRE_FALSE(*f.store->AdoptExistingPending());  // the last adoption clears the mark
+  f.cache.Upsert(Widget("u2", "2", 1));             // a new object after the first list
+  f.Reconcile(r, "u2");
+  REQUIRE(f.LastReason() == "create");
+}
