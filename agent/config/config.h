@@ -28,6 +28,13 @@ struct HookSpec {
 
 struct WatchedResource {
   ResourceRef ref;
+  // Node targeting (opt-in): dotted path of a label-map node selector in the object, e.g.
+  // "spec.nodeSelector". "" = every node acts on every object.
+  std::string node_selector_path;
+  // Per-node finalizer mode (opt-in), for multi-step deletion.
+  bool finalizer = false;
+  // Post a Normal Event when a handler succeeds (Warning Events for permanent failures are always on).
+  bool success_events = false;
   // Dotted paths removed from the essence before comparing, e.g. "metadata.annotations.note".
   std::vector<std::string> ignored_paths;
   std::map<std::string, HookSpec> hooks;  // by reason; a missing reason means "nothing to run"

@@ -26,6 +26,11 @@ class KubeClient {
 
   virtual Result<KubeObject> Get(const ObjectRef& o) = 0;
   virtual Status Patch(const ObjectRef& o, PatchType type, const std::string& body) = 0;
+  // POSTs `body` (a whole object as JSON) to the collection, in `namespace_name` if not "".
+  virtual Status Create(const ResourceRef& collection, const std::string& namespace_name, const std::string& body) {
+    (void)collection, (void)namespace_name, (void)body;
+    return Status(StatusCode::kInternal, "Create is not supported by this client");
+  }
 };
 
 // Lists every page (limit + continue) and returns all items with the final resourceVersion.

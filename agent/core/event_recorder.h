@@ -1,0 +1,22 @@
+// EventRecorder: reports handler outcomes as Kubernetes Events on the object (issue 4). Events
+// are rate-limited per object per node and carry this node as reportingInstance, so a thousand
+// nodes never flood one object. Implementations are thread-safe and never block a worker for long.
+#pragma once
+
+#include <string>
+
+#include "agent/kube/kube_types.h"
+
+namespace nodehook {
+
+class EventRecorder {
+ public:
+  virtual ~EventRecorder() = default;
+  // A handler gave up (retry limits reached): type Warning.
+  virtual void PermanentFailure(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler,
+                                const std::string& message) = 0;
+  // A handler finished (only when the config asks for success events): type Normal.
+  virtual void Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler) = 0;
+};
+
+}  // namespace nodehook
