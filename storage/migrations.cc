@@ -67,6 +67,27 @@ CREATE TABLE retry_requests (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 3: the raw event log. Each observed change is stored before the "event" hook runs,
+// so its retries survive restarts; rows are deleted once the hook succeeded.
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  node TEXT NOT NULL,
+  uid TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  type TEXT NOT NULL,
+  object TEXT NOT NULL,
+  observed_at_ms INTEGER NOT NULL,
+  retries INTEGER NOT NULL DEFAULT 0,
+  next_attempt_ms INTEGER NOT NULL DEFAULT 0,
+  last_message TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX events_by_uid ON events (node, uid, seq);
+CREATE INDEX events_by_resource ON events (node, resource);
+)sql";
+
 Result<int> ReadUserVersion(SqliteDb& db) {
   Result<std::string> text = db.QueryText("Migrate", "PRAGMA user_version");
   if (!text.ok()) return text.status();
@@ -92,6 +113,7 @@ const std::vector<Migration>& StateMigrations() {
   static const std::vector<Migration> kMigrations = {
       {1, kSchemaV1},
       {2, kSchemaV2},
+      {3, kSchemaV3},
   };
   return kMigrations;
 }

@@ -50,6 +50,12 @@ class SqliteStateStore final : public StateStore {
   Status RequestRetry(const std::string& uid, const std::string& handler, int64_t now_ms) override;
   Result<std::vector<RetryRequest>> TakeRetryRequests() override;
 
+  Status AppendEvent(const EventRecord& event) override;
+  Result<std::vector<EventRecord>> PendingEvents(const std::string& uid) override;
+  Status RecordEventAttempt(int64_t seq, int retries, int64_t next_attempt_ms, const std::string& message) override;
+  Status CompleteEvent(int64_t seq) override;
+  Result<std::vector<std::string>> UidsWithPendingEvents(const std::string& resource) override;
+
   // Test hook: caps the file at `pages` pages (PRAGMA max_page_count) on this store's own
   // connection, so tests can fill the "disk" without mounting anything. 0 lifts the cap.
   Status SetMaxPageCountForTesting(int64_t pages);

@@ -16,7 +16,8 @@ constexpr const char* kGarbageUids =
     "SELECT g.uid FROM gone g WHERE g.node = ?1 AND g.gone_at_ms <= ?2 "
     "AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.uid = g.uid AND o.node = g.node) "
     "AND NOT EXISTS (SELECT 1 FROM handlers h WHERE h.uid = g.uid AND h.node = g.node "
-    "AND h.handler = 'delete')";
+    "AND h.handler = 'delete') "
+    "AND NOT EXISTS (SELECT 1 FROM events e WHERE e.uid = g.uid AND e.node = g.node)";
 
 Result<int64_t> DeleteGarbage(SqliteDb& db, const std::string& table, const std::string& node, int64_t cutoff) {
   Result<Statement> st = db.Prepare(

@@ -45,6 +45,22 @@ struct RetryRequest {
   int64_t requested_at_ms = 0;
 };
 
+// One observed change waiting for (or retrying) the raw "event" hook. Stored before the hook
+// runs, so a failing event hook is retried after a restart instead of being dropped.
+struct EventRecord {
+  int64_t seq = 0;            // assigned by AppendEvent; handling order per object
+  std::string uid;
+  std::string resource;
+  std::string namespace_name;
+  std::string name;
+  std::string type;           // ADDED, MODIFIED or DELETED
+  std::string object;         // the object as observed (last state for DELETED)
+  int64_t observed_at_ms = 0;
+  int retries = 0;
+  int64_t next_attempt_ms = 0;
+  std::string last_message;
+};
+
 // What one garbage collection removed.
 struct GarbageStats {
   int64_t objects_purged = 0;   // uids whose rows were all removed
@@ -107,6 +123,22 @@ class StateStore {
   virtual Status RequestRetry(const std::string& /*uid*/, const std::string& /*handler*/, int64_t /*now_ms*/) {
     return InvalidError("this state store does not support retry requests");
   }
+  // ---- Raw event log (the "event" hook). ----
+  virtual Status AppendEvent(const EventRecord& /*event*/) { return Status::Ok(); }
+  // This object's unhandled events, oldest first.
+  virtual Result<std::vector<EventRecord>> PendingEvents(const std::string& /*uid*/) {
+    return std::vector<EventRecord>();
+  }
+  virtual Status RecordEventAttempt(int64_t /*seq*/, int /*retries*/, int64_t /*next_attempt_ms*/,
+                                    const std::string& /*message*/) {
+    return Status::Ok();
+  }
+  virtual Status CompleteEvent(int64_t /*seq*/) { return Status::Ok(); }
+  // Objects of `resource` with unhandled events, for queueing them after a restart.
+  virtual Result<std::vector<std::string>> UidsWithPendingEvents(const std::string& /*resource*/) {
+    return std::vector<std::string>();
+  }
+
   // Returns and removes every pending retry request of this node, oldest first.
   virtual Result<std::vector<RetryRequest>> TakeRetryRequests() { return std::vector<RetryRequest>(); }
 };
