@@ -4,7 +4,8 @@ namespace nodehook {
 namespace {
 
 const std::vector<std::string>& HookReasons() {
-  static const std::vector<std::string> reasons = {kReasonCreate, kReasonUpdate, kReasonDelete, kReasonResume};
+  static const std::vector<std::string> reasons = {kReasonCreate, kReasonUpdate, kReasonDelete, kReasonResume,
+                                                        kReasonEvent};
   return reasons;
 }
 
@@ -18,6 +19,15 @@ const rapidjson::Value* Member(const rapidjson::Value& object, const std::string
 
 bool IsDottedPath(const std::string& path) {
   return !path.empty() && path.front() != '.' && path.back() != '.' && path.find("..") == std::string::npos;
+}
+
+bool ReadBool(const rapidjson::Value& value, const std::string& path, bool* out, Diagnostics& diag) {
+  if (!value.IsBool()) {
+    diag.Error(path, std::string("expected true or false, got ") + JsonTypeName(value));
+    return false;
+  }
+  *out = value.GetBool();
+  return true;
 }
 
 void ReadHook(const rapidjson::Value& value, const std::string& path, HookSpec* out, Diagnostics& diag) {
@@ -57,7 +67,9 @@ void ReadWatchedResource(const rapidjson::Value& value, const std::string& path,
                          Diagnostics& diag) {
   if (!ExpectObject(value, path, diag)) return;
   ReportUnknownKeys(value, path,
-                    {"group", "version", "plural", "namespace", "label_selector", "ignored_paths", "hooks"}, diag);
+                    {"group", "version", "plural", "namespace", "label_selector", "ignored_paths", "node_selector_path",
+                     "finalizer", "success_events", "hooks"},
+                    diag);
   ResourceRef& ref = out->ref;
   if (auto* group = FindMember(value, "group")) ReadString(*group, ChildPath(path, "group"), false, &ref.group, diag);
   if (auto* version = Member(value, path, "version", true, "a non-empty string, e.g. \"v1\"", diag)) {
@@ -82,6 +94,20 @@ void ReadWatchedResource(const rapidjson::Value& value, const std::string& path,
         }
       }
     }
+  }
+  if (auto* selector_path = FindMember(value, "node_selector_path")) {
+    std::string key_path = ChildPath(path, "node_selector_path");
+    if (ReadString(*selector_path, key_path, true, &out->node_selector_path, diag) &&
+        !IsDottedPath(out->node_selector_path)) {
+      diag.Error(key_path, "expected a dotted path like \"spec.nodeSelector\", got \"" + out->node_selector_path + "\"");
+      out->node_selector_path.clear();
+    }
+  }
+  if (auto* finalizer = FindMember(value, "finalizer")) {
+    ReadBool(*finalizer, ChildPath(path, "finalizer"), &out->finalizer, diag);
+  }
+  if (auto* success_events = FindMember(value, "success_events")) {
+    ReadBool(*success_events, ChildPath(path, "success_events"), &out->success_events, diag);
   }
   if (auto* hooks = Member(value, path, "hooks", true, "an object with at least one of: " + JoinNames(HookReasons()),
                            diag)) {

@@ -16,6 +16,11 @@ void AddParam(std::string* path, std::string_view key, std::string_view value) {
   path->append(UrlEncode(value));
 }
 
+void AddSelectors(std::string* path, const ResourceRef& r) {
+  if (!r.label_selector.empty()) AddParam(path, "labelSelector", r.label_selector);
+  if (!r.field_selector.empty()) AddParam(path, "fieldSelector", r.field_selector);
+}
+
 }  // namespace
 
 std::string UrlEncode(std::string_view text) {
@@ -42,7 +47,7 @@ std::string ListPath(const ResourceRef& r, const ListOptions& o) {
   } else if (!o.resource_version.empty()) {
     AddParam(&path, "resourceVersion", o.resource_version);
   }
-  if (!r.label_selector.empty()) AddParam(&path, "labelSelector", r.label_selector);
+  AddSelectors(&path, r);
   return path;
 }
 
@@ -52,7 +57,7 @@ std::string WatchPath(const ResourceRef& r, const WatchOptions& o) {
   if (!o.resource_version.empty()) AddParam(&path, "resourceVersion", o.resource_version);
   if (o.allow_bookmarks) AddParam(&path, "allowWatchBookmarks", "true");
   if (o.timeout_seconds > 0) AddParam(&path, "timeoutSeconds", std::to_string(o.timeout_seconds));
-  if (!r.label_selector.empty()) AddParam(&path, "labelSelector", r.label_selector);
+  AddSelectors(&path, r);
   return path;
 }
 

@@ -11,12 +11,12 @@ namespace nodehook {
 // Percent-encodes everything except RFC 3986 unreserved characters (A-Z a-z 0-9 - . _ ~).
 std::string UrlEncode(std::string_view text);
 
-// CollectionPath()?limit=N[&continue=...][&resourceVersion=...][&labelSelector=...].
+// CollectionPath()?limit=N[&continue=...][&resourceVersion=...][&labelSelector=...][&fieldSelector=...].
 // resourceVersion is left out when a continue token is given: the server refuses both.
 std::string ListPath(const ResourceRef& r, const ListOptions& o);
 
 // CollectionPath()?watch=1&resourceVersion=RV&allowWatchBookmarks=true&timeoutSeconds=N
-// [&labelSelector=...].
+// [&labelSelector=...][&fieldSelector=...].
 std::string WatchPath(const ResourceRef& r, const WatchOptions& o);
 
 // The object's own path: .../namespaces/<ns>/<plural>/<name>.

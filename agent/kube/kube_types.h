@@ -16,6 +16,9 @@ struct ResourceRef {
   std::string plural;
   std::string namespace_name;  // "" = all namespaces
   std::string label_selector;  // "" = everything
+  // "" = everything; e.g. "metadata.name=node-a" to watch one Node. The initializer keeps
+  // five-field brace initialisations free of -Wmissing-field-initializers.
+  std::string field_selector{};
 
   // "/apis/example.com/v1/widgets" or "/apis/example.com/v1/namespaces/ns/widgets";
   // "/api/v1/..." for the core group.

@@ -14,11 +14,13 @@ namespace {
 
 constexpr size_t kLoggedLineBytes = 200;
 
-HttpRequest JsonRequest(std::string method, std::string path) {
+HttpRequest JsonRequest(std::string method, std::string path, std::string content_type = "", std::string body = "") {
   HttpRequest req;
   req.method = std::move(method);
   req.path_and_query = std::move(path);
   req.headers.emplace_back("Accept", "application/json");
+  if (!content_type.empty()) req.headers.emplace_back("Content-Type", std::move(content_type));
+  req.body = std::move(body);
   return req;
 }
 
@@ -102,13 +104,23 @@ Result<KubeObject> RestKubeClient::Get(const ObjectRef& o) {
 }
 
 Status RestKubeClient::Patch(const ObjectRef& o, PatchType type, const std::string& body) {
-  HttpRequest req = JsonRequest("PATCH", ObjectPath(o));
-  req.headers.emplace_back("Content-Type", PatchContentType(type));
-  req.body = body;
-  auto resp = transport_->Send(req);
+  auto resp = transport_->Send(JsonRequest("PATCH", ObjectPath(o), PatchContentType(type), body));
   if (!resp.ok()) return resp.status();
   if (!IsHttpSuccess(resp->status)) {
     return ErrorFromResponse(*resp, "patch " + o.resource.Id() + " " + o.namespace_name + "/" + o.name);
+  }
+  return Status::Ok();
+}
+
+Status RestKubeClient::Create(const ResourceRef& collection, const std::string& namespace_name,
+                              const std::string& body) {
+  ResourceRef in_namespace = collection;
+  in_namespace.namespace_name = namespace_name;
+  auto resp = transport_->Send(JsonRequest("POST", in_namespace.CollectionPath(), "application/json", body));
+  if (!resp.ok()) return resp.status();
+  if (!IsHttpSuccess(resp->status)) {
+    std::string where = namespace_name.empty() ? "" : " in " + namespace_name;
+    return ErrorFromResponse(*resp, "create " + collection.Id() + where);
   }
   return Status::Ok();
 }

@@ -1,4 +1,4 @@
-// RestKubeClient: KubeClient over an HttpTransport (JSON REST: list, watch, get, patch).
+// RestKubeClient: KubeClient over an HttpTransport (JSON REST: list, watch, get, patch, create).
 // Owns its transport. Thread-safe as long as the transport is (HttpTransport promises it):
 // the client itself keeps no mutable state, so several watches may run at once.
 #pragma once
@@ -25,6 +25,7 @@ class RestKubeClient final : public KubeClient {
 
   Result<KubeObject> Get(const ObjectRef& o) override;
   Status Patch(const ObjectRef& o, PatchType type, const std::string& body) override;
+  Status Create(const ResourceRef& collection, const std::string& namespace_name, const std::string& body) override;
 
  private:
   std::unique_ptr<HttpTransport> transport_;

@@ -84,6 +84,23 @@ TEST_CASE("watch requests bookmarks, resourceVersion, timeout and the label sele
         "&labelSelector=role%3Dworker");
 }
 
+TEST_CASE("list and watch send a field selector, e.g. to follow one Node") {
+  ClientFixture f;
+  f.transport->PushResponse(200, WidgetListJson("10", "", ""));
+  f.transport->PushStream({});
+  ResourceRef nodes{"", "v1", "nodes", "", ""};
+  nodes.field_selector = "metadata.name=node-a";
+  REQUIRE(f.client.List(nodes, ListOptions{}).ok());
+  WatchOptions o;
+  o.resource_version = "10";
+  o.timeout_seconds = 60;
+  REQUIRE(f.Watch(nodes, o).ok());
+  CHECK(Path(f, 0) == "/api/v1/nodes?limit=500&fieldSelector=metadata.name%3Dnode-a");
+  CHECK(Path(f, 1) ==
+        "/api/v1/nodes?watch=1&resourceVersion=10&allowWatchBookmarks=true&timeoutSeconds=60"
+        "&fieldSelector=metadata.name%3Dnode-a");
+}
+
 TEST_CASE("watch events split across chunks arrive whole and in order") {
   ClientFixture f;
   std::string body = EventLine("ADDED", WidgetJson("a", "1")) + EventLine("MODIFIED", WidgetJson("a", "2")) +
@@ -214,6 +231,29 @@ TEST_CASE("patch sends the body with the content type of its patch kind") {
   };
   CHECK(content_type(merge) == "application/merge-patch+json");
   CHECK(content_type(f.transport->requests().at(1)) == "application/json-patch+json");
+}
+
+TEST_CASE("create POSTs the body as JSON to the collection in the given namespace") {
+  ClientFixture f;
+  f.transport->PushResponse(201, R"({"kind":"Event"})");
+  f.transport->PushResponse(403, R"({"kind":"Status","code":403,"message":"events is forbidden"})");
+  f.transport->PushResponse(422, R"({"kind":"Status","code":422,"message":"eventTime: Required value"})");
+  ResourceRef events{"events.k8s.io", "v1", "events", "", ""};
+  REQUIRE(f.client.Create(events, "ns", R"({"kind":"Event"})").ok());
+  const HttpRequest& req = f.transport->requests().at(0);
+  CHECK(req.method == "POST");
+  CHECK(req.path_and_query == "/apis/events.k8s.io/v1/namespaces/ns/events");
+  CHECK(req.body == R"({"kind":"Event"})");
+  bool json_body = false;
+  for (const auto& [k, v] : req.headers) json_body = json_body || (k == "Content-Type" && v == "application/json");
+  CHECK(json_body);
+
+  Status forbidden = f.client.Create(events, "ns", "{}");
+  CHECK(forbidden.code() == StatusCode::kForbidden);
+  CHECK_THAT(forbidden.message(), Catch::Contains("events is forbidden"));
+  Status invalid = f.client.Create(events, "ns", "{}");
+  CHECK(invalid.code() == StatusCode::kInvalid);
+  CHECK_THAT(invalid.message(), Catch::Contains("eventTime: Required value"));
 }
 
 }  // namespace
