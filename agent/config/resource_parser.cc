@@ -99,7 +99,8 @@ void ReadWatchedResource(const rapidjson::Value& value, const std::string& path,
     std::string key_path = ChildPath(path, "node_selector_path");
     if (ReadString(*selector_path, key_path, true, &out->node_selector_path, diag) &&
         !IsDottedPath(out->node_selector_path)) {
-      diag.Error(key_path, "expected a dotted path like \"spec.nodeSelector\", got \"" + out->node_selector_path + "\"");
+      diag.Error(key_path,
+                 "expected a dotted path like \"spec.nodeSelector\", got \"" + out->node_selector_path + "\"");
       out->node_selector_path.clear();
     }
   }
