@@ -17,6 +17,9 @@ inline constexpr const char* kReasonCreate = "create";
 inline constexpr const char* kReasonUpdate = "update";
 inline constexpr const char* kReasonDelete = "delete";
 inline constexpr const char* kReasonResume = "resume";
+// Raw events: every observed change (ADDED, MODIFIED, DELETED), each one handled and retried on
+// its own, in order, durably.
+inline constexpr const char* kReasonEvent = "event";
 
 struct HookSpec {
   std::vector<std::string> argv;

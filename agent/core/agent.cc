@@ -60,7 +60,9 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
   }
   for (size_t i = 0; i < config_.resources.size(); ++i) {
     const ResourceRef& ref = config_.resources[i].ref;
-    trackers_.push_back(std::make_unique<ResourceTracker>(i, ref.Id(), queue_, store, clock_, on_first_list));
+    bool record_events = config_.resources[i].hooks.count(kReasonEvent) > 0;
+    trackers_.push_back(
+        std::make_unique<ResourceTracker>(i, ref.Id(), queue_, store, clock_, on_first_list, record_events));
     watchers_.push_back(std::make_unique<Watcher>(client_, ref, *trackers_.back(), clock_, watcher_options));
   }
 }

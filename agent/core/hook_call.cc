@@ -101,6 +101,7 @@ HookOutcome RunHook(ActionRunner& runner, const HookSpec& spec, const HookInput&
       {"NODEHOOK_DIFF_FILE", diff_file},
       {"NODEHOOK_RESULT_FILE", result_file},
   };
+  if (!input.event_type.empty()) request.env.emplace_back("NODEHOOK_EVENT", input.event_type);
   ActionResult result = runner.Run(request, cancel);
   return ClassifyHookResult(result, ReadSmallFile(result_file));
 }

@@ -21,6 +21,7 @@ struct HookInput {
   std::string new_object;   // JSON, "" when there is none (delete)
   std::string diff;         // JSON array from DiffEssences
   int retry = 0;            // attempts that failed before this one
+  std::string event_type;   // for the "event" reason: ADDED, MODIFIED or DELETED
 };
 
 // Runs `spec` for `input` and classifies how it ended. Files go to a fresh directory under

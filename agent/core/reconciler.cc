@@ -91,8 +91,27 @@ void Reconciler::Unsee(const std::string& uid) {
   seen_.erase(uid);
 }
 
+namespace {
+
+std::optional<Duration> Earliest(std::optional<Duration> a, std::optional<Duration> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::min(*a, *b);
+}
+
+}  // namespace
+
 std::optional<Duration> Reconciler::Reconcile(const WatchedResource& resource, ObjectCache& cache,
                                               const std::string& uid, const CancelToken& stop) {
+  // Stored events carry their own object, so they are handled even after the object is gone.
+  std::optional<Duration> events_again;
+  auto event_hook = resource.hooks.find(kReasonEvent);
+  if (event_hook != resource.hooks.end()) events_again = HandleEvents(resource, event_hook->second, uid, stop);
+  return Earliest(events_again, ReconcileLevel(resource, cache, uid, stop));
+}
+
+std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resource, ObjectCache& cache,
+                                                   const std::string& uid, const CancelToken& stop) {
   std::optional<CachedObject> entry = cache.Get(uid);
   if (!entry) return std::nullopt;
   auto record = store_.GetObject(uid);
@@ -126,7 +145,9 @@ std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resour
     return std::nullopt;
   }
 
-  if (entry.gone || object->meta.deleting) {
+  // An object that does not target this node is, for this node, as good as deleted.
+  bool targeted = !object || !targeting_ || targeting_->Matches(resource, *object);
+  if (entry.gone || object->meta.deleting || !targeted) {
     // Only what this node handled (or started handling) needs a delete here.
     if (!record && !has_progress) return std::nullopt;
     plan.reason = kReasonDelete;
@@ -189,31 +210,32 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   }
 
   auto hook = resource.hooks.find(plan.reason);
-  if (plan.reason == kReasonAdopt) return Finish(plan, resource_id, cache, "adopted after state recovery");
-  if (hook == resource.hooks.end()) return Finish(plan, resource_id, cache, "nothing to run");
+  if (plan.reason == kReasonAdopt) return Finish(resource, plan, cache, "adopted after state recovery", false);
+  if (hook == resource.hooks.end()) return Finish(resource, plan, cache, "nothing to run", false);
 
   auto diff = DiffEssences(plan.old_essence, plan.new_essence);
   HookInput input{plan.reason, options_.node_name, resource_id, plan.meta,
-                  plan.old_object, plan.new_object, diff.ok() ? *diff : "[]", progress.retries};
+                  plan.old_object, plan.new_object, diff.ok() ? *diff : "[]", progress.retries, ""};
   Log(LogLevel::kInfo, "hook started",
       {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason},
        {"retry", std::to_string(progress.retries)}, {"next", "wait for the hook"}});
   HookOutcome outcome = RunHook(runner_, hook->second, input, options_.work_dir, stop);
   switch (outcome.verdict) {
     case HookVerdict::kDone:
-      return Finish(plan, resource_id, cache, outcome.message);
+      return Finish(resource, plan, cache, outcome.message, true);
     case HookVerdict::kCancelled:
       Log(LogLevel::kInfo, "hook interrupted",
           {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"next", "run again after restart"}});
       return std::nullopt;
     default:
-      return Postpone(plan, &hook->second, outcome, progress);
+      return Postpone(resource, plan, hook->second, outcome, progress);
   }
 }
 
-std::optional<Duration> Reconciler::Finish(const Plan& plan, const std::string& resource_id, ObjectCache& cache,
-                                           const std::string& message) {
+std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, const Plan& plan, ObjectCache& cache,
+                                           const std::string& message, bool ran_hook) {
   const std::string& uid = plan.meta.uid;
+  const std::string resource_id = resource.ref.Id();
   Status stored = plan.reason == kReasonDelete
                       ? store_.Forget(uid)
                       : store_.RecordHandled(ObjectRecord{uid, resource_id, plan.meta.namespace_name, plan.meta.name,
@@ -234,11 +256,71 @@ std::optional<Duration> Reconciler::Finish(const Plan& plan, const std::string& 
   Log(LogLevel::kInfo, "hook succeeded",
       {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"outcome", message},
        {"next", "idle until the object changes"}});
+  if (ran_hook && events_ && resource.success_events) events_->Succeeded(resource.ref, plan.meta, plan.reason);
   return std::nullopt;
 }
 
-std::optional<Duration> Reconciler::Postpone(const Plan& plan, const HookSpec* hook, const HookOutcome& outcome,
-                                             HandlerRecord progress) {
+bool Reconciler::OutOfRetries(const HookSpec& hook, int retries, TimePoint first_start) const {
+  int limit = hook.max_retries > 0 ? hook.max_retries : options_.retry_limit;
+  Duration total = hook.max_total_seconds > 0 ? Duration(int64_t{hook.max_total_seconds} * 1000) : options_.retry_total;
+  return (limit > 0 && retries >= limit) || (total > Duration::zero() && clock_.Now() - first_start >= total);
+}
+
+std::optional<Duration> Reconciler::HandleEvents(const WatchedResource& resource, const HookSpec& hook,
+                                                 const std::string& uid, const CancelToken& stop) {
+  auto pending = store_.PendingEvents(uid);
+  if (!pending.ok()) {
+    Log(LogLevel::kError, "state store read failed",
+        {{"uid", uid}, {"handler", kReasonEvent}, {"error", pending.status().ToString()},
+         {"next", "retry in " + Seconds(options_.store_retry)}});
+    return options_.store_retry;
+  }
+  const std::string resource_id = resource.ref.Id();
+  for (const EventRecord& e : *pending) {
+    TimePoint now = clock_.Now();
+    if (FromMillis(e.next_attempt_ms) > now) return FromMillis(e.next_attempt_ms) - now;
+    ObjectMeta meta{e.uid, e.namespace_name, e.name, "", false};
+    bool deleted = e.type == "DELETED";
+    HookInput input{kReasonEvent, options_.node_name, resource_id, meta, deleted ? e.object : "",
+                    deleted ? "" : e.object, "[]", e.retries, e.type};
+    HookOutcome outcome = RunHook(runner_, hook, input, options_.work_dir, stop);
+    if (outcome.verdict == HookVerdict::kCancelled) return std::nullopt;
+    if (outcome.verdict == HookVerdict::kDone) {
+      Status done = store_.CompleteEvent(e.seq);
+      Log(LogLevel::kInfo, "hook succeeded",
+          {{"object", meta.Key()}, {"uid", uid}, {"handler", kReasonEvent}, {"event", e.type},
+           {"outcome", outcome.message},
+           {"next", done.ok() ? "next event" : "run again: not saved (" + done.ToString() + ")"}});
+      if (!done.ok()) return options_.store_retry;
+      continue;
+    }
+    bool progressing = outcome.verdict == HookVerdict::kInProgress;
+    int retries = progressing ? e.retries : e.retries + 1;
+    if (!progressing && OutOfRetries(hook, retries, FromMillis(e.observed_at_ms))) {
+      Status dropped = store_.CompleteEvent(e.seq);
+      Log(LogLevel::kError, "hook failed permanently",
+          {{"object", meta.Key()}, {"uid", uid}, {"handler", kReasonEvent}, {"event", e.type},
+           {"message", outcome.message}, {"retries", std::to_string(retries)},
+           {"next", dropped.ok() ? "drop this event, go on with the next" : "retry: " + dropped.ToString()}});
+      if (events_) events_->PermanentFailure(resource.ref, meta, kReasonEvent, outcome.message);
+      continue;
+    }
+    Duration delay = outcome.delay && outcome.verdict != HookVerdict::kFailed
+                         ? *outcome.delay
+                         : progressing ? options_.in_progress_delay : RetryDelay(retries);
+    Status stored = store_.RecordEventAttempt(e.seq, retries, ToMillis(now + delay), outcome.message);
+    Log(progressing ? LogLevel::kInfo : LogLevel::kWarn, progressing ? "hook in progress" : "hook failed",
+        {{"object", meta.Key()}, {"uid", uid}, {"handler", kReasonEvent}, {"event", e.type},
+         {"outcome", HookVerdictName(outcome.verdict)}, {"message", outcome.message},
+         {"retries", std::to_string(retries)},
+         {"next", "retry this event in " + Seconds(delay) + (stored.ok() ? "" : " (not saved: " + stored.ToString() + ")")}});
+    return delay;
+  }
+  return std::nullopt;
+}
+
+std::optional<Duration> Reconciler::Postpone(const WatchedResource& resource, const Plan& plan, const HookSpec& hook,
+                                             const HookOutcome& outcome, HandlerRecord progress) {
   TimePoint now = clock_.Now();
   progress.last_outcome = HookVerdictName(outcome.verdict);
   progress.last_message = outcome.message;
@@ -255,21 +337,16 @@ std::optional<Duration> Reconciler::Postpone(const Plan& plan, const HookSpec* h
     delay = outcome.delay && outcome.verdict == HookVerdict::kRetryLater ? *outcome.delay
                                                                          : RetryDelay(progress.retries);
     if (outcome.verdict == HookVerdict::kRetryLater) event = "hook asked to retry later";
-    int limit = hook->max_retries > 0 ? hook->max_retries : options_.retry_limit;
-    Duration total = hook->max_total_seconds > 0 ? Duration(int64_t{hook->max_total_seconds} * 1000)
-                                                 : options_.retry_total;
-    bool out_of_retries = limit > 0 && progress.retries >= limit;
-    bool out_of_time = total > Duration::zero() && now - FromMillis(progress.first_start_ms) >= total;
-    if (out_of_retries || out_of_time) {
+    if (OutOfRetries(hook, progress.retries, FromMillis(progress.first_start_ms))) {
       progress.last_outcome = kPermanentFailure;
       progress.next_attempt_ms = 0;
       Status stored = store_.RecordAttempt(progress);
       Log(LogLevel::kError, "hook failed permanently",
           {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason},
            {"message", outcome.message}, {"retries", std::to_string(progress.retries)},
-           {"reason", out_of_retries ? "retry limit reached" : "retry time limit reached"},
            {"next", stored.ok() ? "wait for the object to change"
                                 : "wait for the object to change (not saved: " + stored.ToString() + ")"}});
+      if (events_) events_->PermanentFailure(resource.ref, plan.meta, plan.reason, outcome.message);
       return std::nullopt;
     }
   }

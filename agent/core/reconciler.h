@@ -22,7 +22,9 @@
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/config/config.h"
+#include "agent/core/event_recorder.h"
 #include "agent/core/hook_outcome.h"
+#include "agent/core/node_targeting.h"
 #include "agent/core/object_cache.h"
 #include "storage/state_store.h"
 
@@ -52,6 +54,10 @@ class Reconciler {
   std::optional<Duration> Reconcile(const WatchedResource& resource, ObjectCache& cache, const std::string& uid,
                                     const CancelToken& stop);
 
+  // Optional collaborators, set before the first Reconcile(); both must outlive the reconciler.
+  void SetEventRecorder(EventRecorder* events) { events_ = events; }
+  void SetNodeTargeting(const NodeTargeting* targeting) { targeting_ = targeting; }
+
   // After a damaged state file was replaced by an empty one: these objects (the first list's) get
   // their diffbase stored without running create, since this node most likely handled them before.
   // When the last one is adopted, the store's "adopt existing" mark is cleared.
@@ -65,20 +71,32 @@ class Reconciler {
 
  private:
   struct Plan;
+  // The level-triggered part: create, update, delete, resume.
+  std::optional<Duration> ReconcileLevel(const WatchedResource& resource, ObjectCache& cache, const std::string& uid,
+                                         const CancelToken& stop);
   std::optional<Plan> Decide(const WatchedResource& resource, const CachedObject& entry,
                              const std::optional<ObjectRecord>& record, bool has_progress);
   std::optional<Duration> Execute(const WatchedResource& resource, ObjectCache& cache, const Plan& plan,
                                   const CancelToken& stop);
-  std::optional<Duration> Finish(const Plan& plan, const std::string& resource_id, ObjectCache& cache,
-                                 const std::string& message);
-  std::optional<Duration> Postpone(const Plan& plan, const HookSpec* hook, const HookOutcome& outcome,
-                                   HandlerRecord progress);
+  // `ran_hook`: a hook ran (and may be reported), rather than nothing to run or an adoption.
+  std::optional<Duration> Finish(const WatchedResource& resource, const Plan& plan, ObjectCache& cache,
+                                 const std::string& message, bool ran_hook);
+  // Runs the "event" hook for the object's stored events, oldest first; stops at the first that
+  // is not due or does not succeed, so events are handled in order.
+  std::optional<Duration> HandleEvents(const WatchedResource& resource, const HookSpec& hook, const std::string& uid,
+                                       const CancelToken& stop);
+  // Whether a failure after `retries` retries since `first_start` exhausted the hook's limits.
+  bool OutOfRetries(const HookSpec& hook, int retries, TimePoint first_start) const;
+  std::optional<Duration> Postpone(const WatchedResource& resource, const Plan& plan, const HookSpec& hook,
+                                   const HookOutcome& outcome, HandlerRecord progress);
   bool FirstSight(const std::string& uid);
   void MarkSeen(const std::string& uid);
   void Unsee(const std::string& uid);
 
   StateStore& store_;
   ActionRunner& runner_;
+  EventRecorder* events_ = nullptr;
+  const NodeTargeting* targeting_ = nullptr;
   Clock& clock_;
   const ReconcilerOptions options_;
 

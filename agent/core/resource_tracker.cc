@@ -31,10 +31,48 @@ void ResourceTracker::MarkGone(const std::string& uid) {
   }
 }
 
+void ResourceTracker::RecordEvent(const char* type, const KubeObject& object) {
+  if (!record_events_) return;
+  EventRecord e;
+  e.uid = object.meta.uid;
+  e.resource = resource_id_;
+  e.namespace_name = object.meta.namespace_name;
+  e.name = object.meta.name;
+  e.type = type;
+  e.object = object.json;
+  e.observed_at_ms = ToMillis(clock_.Now());
+  Status stored = store_.AppendEvent(e);
+  if (!stored.ok()) {
+    Log(LogLevel::kError, "state store write failed",
+        {{"object", object.meta.Key()}, {"uid", e.uid}, {"handler", "event"}, {"event", type},
+         {"error", stored.ToString()}, {"next", "this event is lost; the level-triggered handlers still run"}});
+  }
+}
+
+// A change known only by uid: a tombstone from the store. Its last handled state is the object.
+void ResourceTracker::RecordEvent(const char* type, const std::string& uid) {
+  if (!record_events_) return;
+  auto cached = cache_.Get(uid);
+  if (cached && cached->object) return RecordEvent(type, *cached->object);
+  auto record = store_.GetObject(uid);
+  if (!record.ok() || !*record) return;
+  KubeObject last;
+  last.meta = {uid, (*record)->namespace_name, (*record)->name, "", false};
+  last.json = (*record)->last_object;
+  RecordEvent(type, last);
+}
+
 void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items) {
   if (on_first_list_) {
     on_first_list_(items);
     on_first_list_ = nullptr;
+  }
+  std::set<std::string> known_before;
+  if (record_events_) {
+    for (const auto& item : items) {
+      auto cached = cache_.Get(item->meta.uid);
+      if (cached && !cached->gone) known_before.insert(item->meta.uid);
+    }
   }
   std::vector<std::string> changed = cache_.Replace(items);
   std::set<std::string> listed;
@@ -65,18 +103,38 @@ void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items) {
   }
   for (const auto& uid : changed) {
     auto cached = cache_.Get(uid);
-    if (cached && cached->gone) MarkGone(uid);
+    if (cached && cached->gone) {
+      MarkGone(uid);
+      RecordEvent("DELETED", uid);
+    } else {
+      RecordEvent(known_before.count(uid) ? "MODIFIED" : "ADDED", uid);
+    }
     Enqueue(uid);
   }
+  // After a restart: events stored but not yet handled.
+  if (record_events_ && !listed_once_) {
+    auto pending = store_.UidsWithPendingEvents(resource_id_);
+    if (pending.ok()) {
+      for (const auto& uid : *pending) Enqueue(uid);
+    }
+  }
+  listed_once_ = true;
 }
 
 void ResourceTracker::OnObject(ObjectPtr object) {
   std::string uid = object->meta.uid;
-  if (cache_.Upsert(std::move(object))) Enqueue(uid);
+  auto before = cache_.Get(uid);
+  const char* type = before && !before->gone ? "MODIFIED" : "ADDED";
+  const KubeObject& observed = *object;
+  if (cache_.Upsert(object)) {
+    RecordEvent(type, observed);
+    Enqueue(uid);
+  }
 }
 
 void ResourceTracker::OnDeleted(ObjectPtr last_state) {
   std::string uid = last_state->meta.uid;
+  RecordEvent("DELETED", *last_state);
   cache_.MarkGone(uid, std::move(last_state));
   MarkGone(uid);
   Enqueue(uid);

@@ -2,6 +2,9 @@
 // queues every object that needs a look. On each (re)list it also turns objects the state store
 // remembers but the cluster no longer has into tombstones: that is how deletions made while the
 // agent was down, or DELETED events lost in a broken stream, still reach the delete hook.
+// When the resource has an "event" hook, every observed change is also stored as an event
+// (ADDED, MODIFIED, DELETED; a relist reports what changed since the last view) before the
+// object is queued, so the event hook runs for each, in order, even after a restart.
 // Called from the resource's watcher thread; the cache and queue it feeds are thread-safe.
 #pragma once
 
@@ -22,8 +25,9 @@ class ResourceTracker final : public WatchSink {
   using FirstListFn = std::function<void(const std::vector<ObjectPtr>& items)>;
 
   ResourceTracker(size_t index, std::string resource_id, WorkQueue& queue, StateStore& store, Clock& clock,
-                  FirstListFn on_first_list = nullptr)
+                  FirstListFn on_first_list = nullptr, bool record_events = false)
       : index_(index),
+        record_events_(record_events),
         resource_id_(std::move(resource_id)),
         queue_(queue),
         store_(store),
@@ -45,7 +49,13 @@ class ResourceTracker final : public WatchSink {
   // Records when the object was seen gone, so garbage collection can purge what is left of it.
   void MarkGone(const std::string& uid);
 
+  // Stores one observed change for the event hook.
+  void RecordEvent(const char* type, const KubeObject& object);
+  void RecordEvent(const char* type, const std::string& uid);
+
   const size_t index_;
+  const bool record_events_;
+  bool listed_once_ = false;
   const std::string resource_id_;
   WorkQueue& queue_;
   StateStore& store_;

@@ -31,7 +31,7 @@ TEST_CASE("an unknown key is reported with its path, its line and the keys allow
   REQUIRE(e != nullptr);
   REQUIRE(e->line == 9);
   REQUIRE(e->ToString("config.json") ==
-          "config.json:9: resources[0].hooks.craete: unknown key (expected one of: create, update, delete, resume)");
+          "config.json:9: resources[0].hooks.craete: unknown key (expected one of: create, update, delete, resume, event)");
 }
 
 TEST_CASE("a value of the wrong type is reported with its line and what was expected") {

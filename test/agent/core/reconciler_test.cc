@@ -395,3 +395,54 @@ TEST_CASE("after a state recovery the first list's objects are adopted without r
   f.Reconcile(r, "u2");
   REQUIRE(f.LastReason() == "create");
 }
+
+namespace {
+EventRecord StoredEvent(const std::string& uid, const std::string& type, int size) {
+  EventRecord e;
+  e.uid = uid;
+  e.resource = "widgets.example.com/v1";
+  e.namespace_name = "ns";
+  e.name = "w-" + uid;
+  e.type = type;
+  e.object = Widget(uid, std::to_string(size), size)->json;
+  return e;
+}
+
+std::vector<std::string> EventsSeen(const FakeRunner& runner) {
+  std::vector<std::string> seen;
+  for (const auto& call : runner.calls()) {
+    if (FakeRunner::Env(call, "NODEHOOK_REASON") == "event") {
+      seen.push_back(FakeRunner::Env(call, "NODEHOOK_EVENT") + "/" + FakeRunner::Env(call, "NODEHOOK_RETRY"));
+    }
+  }
+  return seen;
+}
+}  // namespace
+
+TEST_CASE("event hooks run once per stored event, in order, even after the object is gone") {
+  Fixture f;
+  auto r = Resource({"event"});
+  for (auto [type, size] : {std::pair{"ADDED", 1}, {"MODIFIED", 2}, {"DELETED", 2}}) {
+    REQUIRE(f.store->AppendEvent(StoredEvent("u1", type, size)).ok());
+  }
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));  // nothing in the cache: the object is long gone
+  REQUIRE(EventsSeen(f.runner) == std::vector<std::string>{"ADDED/0", "MODIFIED/0", "DELETED/0"});
+  REQUIRE(f.runner.calls()[1].stdin_data.find(R"("size":2)") != std::string::npos);
+  REQUIRE(f.store->PendingEvents("u1")->empty());
+}
+
+TEST_CASE("a failing event hook is retried durably and later events wait for it") {
+  Fixture f;
+  auto r = Resource({"event"});
+  REQUIRE(f.store->AppendEvent(StoredEvent("u1", "ADDED", 1)).ok());
+  REQUIRE(f.store->AppendEvent(StoredEvent("u1", "MODIFIED", 2)).ok());
+  f.runner.QueueExitCodes({0, 1, 1});
+  REQUIRE(f.Reconcile(r, "u1") == Duration(1000));  // ADDED done, MODIFIED failed once
+  f.reconciler = f.MakeReconciler();                 // a restart
+  REQUIRE(f.Reconcile(r, "u1") == Duration(1000));   // not due yet: the stored delay holds
+  f.clock.Advance(Duration(1000));
+  REQUIRE(f.Reconcile(r, "u1") == Duration(2000));
+  f.clock.Advance(Duration(2000));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(EventsSeen(f.runner) == std::vector<std::string>{"ADDED/0", "MODIFIED/0", "MODIFIED/1", "MODIFIED/2"});
+}
