@@ -1,9 +1,12 @@
 #include "agent/core/reconciler.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "agent/base/log.h"
 #include "agent/core/essence.h"
+#include "agent/core/finalizers.h"
 #include "agent/core/hook_call.h"
 
 namespace nodehook {
@@ -30,6 +33,7 @@ struct Reconciler::Plan {
   std::string old_essence;
   std::string new_essence;  // "" on delete
   std::string target;       // what a retrying handler works towards
+  ObjectPtr live_object;    // the object as it is now, when it still exists (finalizer mode)
 };
 
 Reconciler::Reconciler(StateStore& store, ActionRunner& runner, Clock& clock, ReconcilerOptions options)
@@ -114,6 +118,10 @@ std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resour
                                                    const std::string& uid, const CancelToken& stop) {
   std::optional<CachedObject> entry = cache.Get(uid);
   if (!entry) return std::nullopt;
+  if (resource.finalizer && entry->object && entry->object->meta.deleting && !entry->gone) {
+    RemoveDepartedFinalizers(resource, *entry->object);
+  }
+
   auto record = store_.GetObject(uid);
   auto progress = store_.ListHandlers(uid);
   if (!record.ok() || !progress.ok()) {
@@ -126,6 +134,12 @@ std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resour
   std::optional<Plan> plan = Decide(resource, *entry, *record, !progress->empty());
   if (!plan) {
     if (entry->gone) cache.EraseIfGone(uid);
+    // Our finalizer on an object this node has no memory of (state lost): nothing to clean up,
+    // but the finalizer must not block the deletion.
+    if (resource.finalizer && entry->object && entry->object->meta.deleting && !entry->gone &&
+        !RemoveOwnFinalizer(resource, *entry->object)) {
+      return Duration(1000);
+    }
     return std::nullopt;
   }
   return Execute(resource, cache, *plan, stop);
@@ -154,6 +168,12 @@ std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resour
     plan.old_object = object ? object->json : record->last_object;
     plan.old_essence = record ? record->essence : "";
     plan.target = kDeletedTarget;
+    if (resource.finalizer && object && !entry.gone) {
+      // A change to the object during a multi-step deletion runs the delete hook again.
+      auto essence = ComputeEssence(object->json, resource.ignored_paths);
+      if (essence.ok()) plan.target = EssenceDigest(*essence);
+      plan.live_object = entry.object;
+    }
     return plan;
   }
 
@@ -165,6 +185,7 @@ std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resour
     return std::nullopt;
   }
   plan.new_object = object->json;
+  plan.live_object = entry.object;
   plan.new_essence = *essence;
   plan.target = EssenceDigest(*essence);
   if (!record) {
@@ -209,6 +230,10 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
     if (FromMillis(progress.next_attempt_ms) > now) return FromMillis(progress.next_attempt_ms) - now;
   }
 
+  if (resource.finalizer && plan.live_object && plan.reason != kReasonDelete &&
+      !EnsureOwnFinalizer(resource, *plan.live_object)) {
+    return Duration(1000);  // the watch brings the fresh object; try again with it
+  }
   auto hook = resource.hooks.find(plan.reason);
   if (plan.reason == kReasonAdopt) return Finish(resource, plan, cache, "adopted after state recovery", false);
   if (hook == resource.hooks.end()) return Finish(resource, plan, cache, "nothing to run", false);
@@ -236,6 +261,10 @@ std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, cons
                                            const std::string& message, bool ran_hook) {
   const std::string& uid = plan.meta.uid;
   const std::string resource_id = resource.ref.Id();
+  if (plan.reason == kReasonDelete && resource.finalizer && plan.live_object &&
+      !RemoveOwnFinalizer(resource, *plan.live_object)) {
+    return Duration(1000);  // the delete hook runs again: hooks are at-least-once
+  }
   Status stored = plan.reason == kReasonDelete
                       ? store_.Forget(uid)
                       : store_.RecordHandled(ObjectRecord{uid, resource_id, plan.meta.namespace_name, plan.meta.name,
@@ -258,6 +287,68 @@ std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, cons
        {"next", "idle until the object changes"}});
   if (ran_hook && events_ && resource.success_events) events_->Succeeded(resource.ref, plan.meta, plan.reason);
   return std::nullopt;
+}
+
+Status Reconciler::PatchFinalizers(const WatchedResource& resource, const ObjectMeta& meta, const std::string& patch) {
+  if (!client_) return InternalError("finalizer mode needs a Kubernetes client");
+  ObjectRef ref{resource.ref, meta.namespace_name, meta.name};
+  return client_->Patch(ref, PatchType::kJson, patch);
+}
+
+bool Reconciler::EnsureOwnFinalizer(const WatchedResource& resource, const KubeObject& object) {
+  std::string mine = FinalizerName(options_.node_name);
+  auto current = ReadFinalizers(object.json);
+  if (!current.ok()) return false;
+  if (std::find(current->begin(), current->end(), mine) != current->end()) return true;
+  Status st = PatchFinalizers(resource, object.meta, AddFinalizerPatch(*current, object.meta.resource_version, mine));
+  Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, st.ok() ? "finalizer added" : "finalizer not added",
+      {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", mine}, {"error", st.ToString()},
+       {"next", st.ok() ? "run the hook" : "retry with the fresh object"}});
+  return st.ok();
+}
+
+bool Reconciler::RemoveOwnFinalizer(const WatchedResource& resource, const KubeObject& object) {
+  std::string mine = FinalizerName(options_.node_name);
+  auto current = ReadFinalizers(object.json);
+  if (!current.ok()) return false;
+  std::string patch = RemoveFinalizerPatch(*current, mine);
+  if (patch.empty()) return true;
+  Status st = PatchFinalizers(resource, object.meta, patch);
+  if (st.code() == StatusCode::kNotFound) return true;  // already gone
+  Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, st.ok() ? "finalizer removed" : "finalizer not removed",
+      {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", mine}, {"error", st.ToString()},
+       {"next", st.ok() ? "forget the object" : "run the delete hook again and retry"}});
+  return st.ok();
+}
+
+void Reconciler::RemoveDepartedFinalizers(const WatchedResource& resource, const KubeObject& object) {
+  auto current = ReadFinalizers(object.json);
+  if (!current.ok() || !nodes_) return;
+  std::vector<std::string> ours;
+  for (const auto& f : *current) {
+    if (f.rfind(kFinalizerPrefix, 0) == 0 && f != FinalizerName(options_.node_name)) ours.push_back(f);
+  }
+  if (ours.empty()) return;
+  auto names = nodes_->Names();
+  if (!names.ok()) {
+    Log(LogLevel::kWarn, "cannot list nodes",
+        {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"error", names.status().ToString()},
+         {"next", "check departed nodes' finalizers on the next change"}});
+    return;
+  }
+  std::set<std::string> present;
+  for (const auto& n : *names) present.insert(FinalizerName(n));
+  std::vector<std::string> list = *current;
+  for (const auto& f : ours) {
+    if (present.count(f)) continue;
+    // One at a time, each guarded by a test of the whole list: a concurrent edit makes it fail.
+    Status st = PatchFinalizers(resource, object.meta, RemoveFinalizerPatch(list, f));
+    Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, "departed node's finalizer",
+        {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", f},
+         {"error", st.ToString()}, {"next", st.ok() ? "removed" : "retry on the next change"}});
+    if (!st.ok()) return;
+    list.erase(std::find(list.begin(), list.end(), f));
+  }
 }
 
 bool Reconciler::OutOfRetries(const HookSpec& hook, int retries, TimePoint first_start) const {

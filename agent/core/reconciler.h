@@ -24,6 +24,7 @@
 #include "agent/config/config.h"
 #include "agent/core/event_recorder.h"
 #include "agent/core/hook_outcome.h"
+#include "agent/core/node_directory.h"
 #include "agent/core/node_targeting.h"
 #include "agent/core/object_cache.h"
 #include "storage/state_store.h"
@@ -57,6 +58,11 @@ class Reconciler {
   // Optional collaborators, set before the first Reconcile(); both must outlive the reconciler.
   void SetEventRecorder(EventRecorder* events) { events_ = events; }
   void SetNodeTargeting(const NodeTargeting* targeting) { targeting_ = targeting; }
+  // Needed by resources in finalizer mode: patches finalizers, and finds departed nodes.
+  void SetFinalizerSupport(KubeClient* client, NodeDirectory* nodes) {
+    client_ = client;
+    nodes_ = nodes;
+  }
 
   // After a damaged state file was replaced by an empty one: these objects (the first list's) get
   // their diffbase stored without running create, since this node most likely handled them before.
@@ -71,6 +77,14 @@ class Reconciler {
 
  private:
   struct Plan;
+  // Finalizer mode: adds this node's finalizer before the first hook, removes it after the
+  // delete hook finished, and removes finalizers of nodes that left the cluster. False when a
+  // patch failed (logged); the caller retries soon.
+  bool EnsureOwnFinalizer(const WatchedResource& resource, const KubeObject& object);
+  bool RemoveOwnFinalizer(const WatchedResource& resource, const KubeObject& object);
+  void RemoveDepartedFinalizers(const WatchedResource& resource, const KubeObject& object);
+  Status PatchFinalizers(const WatchedResource& resource, const ObjectMeta& meta, const std::string& patch);
+
   // The level-triggered part: create, update, delete, resume.
   std::optional<Duration> ReconcileLevel(const WatchedResource& resource, ObjectCache& cache, const std::string& uid,
                                          const CancelToken& stop);
@@ -96,6 +110,8 @@ class Reconciler {
   StateStore& store_;
   ActionRunner& runner_;
   EventRecorder* events_ = nullptr;
+  KubeClient* client_ = nullptr;
+  NodeDirectory* nodes_ = nullptr;
   const NodeTargeting* targeting_ = nullptr;
   Clock& clock_;
   const ReconcilerOptions options_;

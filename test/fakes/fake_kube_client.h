@@ -1,11 +1,15 @@
 // FakeKubeClient: a scripted KubeClient. Each List() and Watch() call takes the next scripted
 // answer; with no script left, Watch() blocks until cancelled, like a quiet healthy watch.
-// Records every call's options. Thread-safe.
+// Records every call's options. Get() answers from objects given to PutObject(); Create() records
+// its calls, answers with queued results (Ok when none) and can be held to simulate a slow server.
+// Thread-safe.
 #pragma once
 
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "agent/kube/kube_client.h"
@@ -14,6 +18,12 @@ namespace nodehook {
 
 class FakeKubeClient final : public KubeClient {
  public:
+  struct CreateCall {
+    ResourceRef collection;
+    std::string namespace_name;
+    std::string body;
+  };
+
   struct WatchScript {
     std::vector<WatchEvent> events;
     Status end;  // returned after the events
@@ -58,8 +68,74 @@ class FakeKubeClient final : public KubeClient {
     return script.end;
   }
 
-  Result<KubeObject> Get(const ObjectRef&) override { return NotFoundError("fake"); }
-  Status Patch(const ObjectRef&, PatchType, const std::string&) override { return Status::Ok(); }
+  Result<KubeObject> Get(const ObjectRef& o) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++get_calls_;
+    auto it = objects_.find(o.namespace_name + "/" + o.name);
+    if (it == objects_.end()) return NotFoundError("fake");
+    return it->second;
+  }
+  Status Patch(const ObjectRef& o, PatchType type, const std::string& body) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    patches_.push_back({o.name, type, body});
+    if (patch_results_.empty()) return Status::Ok();
+    Status next = patch_results_.front();
+    patch_results_.pop_front();
+    return next;
+  }
+  struct PatchCall {
+    std::string name;
+    PatchType type;
+    std::string body;
+  };
+  std::vector<PatchCall> patches() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return patches_;
+  }
+  // Results for the next Patch() calls, in order; Ok once they run out.
+  void QueuePatchResult(Status result) {
+    std::lock_guard<std::mutex> lock(mu_);
+    patch_results_.push_back(std::move(result));
+  }
+
+  Status Create(const ResourceRef& collection, const std::string& namespace_name, const std::string& body) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    create_calls_.push_back({collection, namespace_name, body});
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return !creates_held_; });
+    if (create_results_.empty()) return Status::Ok();
+    Status result = create_results_.front();
+    create_results_.pop_front();
+    return result;
+  }
+
+  // Get() returns `object` for its namespace and name.
+  void PutObject(KubeObject object) {
+    std::lock_guard<std::mutex> lock(mu_);
+    objects_[object.meta.namespace_name + "/" + object.meta.name] = std::move(object);
+  }
+  size_t get_call_count() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return get_calls_;
+  }
+  void QueueCreateResult(Status result) {
+    std::lock_guard<std::mutex> lock(mu_);
+    create_results_.push_back(std::move(result));
+  }
+  // While held, Create() calls are recorded and then block until released.
+  void HoldCreates(bool hold) {
+    std::lock_guard<std::mutex> lock(mu_);
+    creates_held_ = hold;
+    cv_.notify_all();
+  }
+  void WaitForCreateCalls(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return create_calls_.size() >= n; });
+  }
+  std::vector<CreateCall> create_calls() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return create_calls_;
+  }
 
   // Blocks until at least `n` watch calls were made.
   void WaitForWatchCalls(size_t n) {
@@ -86,6 +162,13 @@ class FakeKubeClient final : public KubeClient {
   std::deque<WatchScript> watches_;
   std::vector<ListOptions> list_calls_;
   std::vector<WatchOptions> watch_calls_;
+  std::map<std::string, KubeObject> objects_;  // by "namespace/name"
+  size_t get_calls_ = 0;
+  std::deque<Status> create_results_;
+  std::vector<CreateCall> create_calls_;
+  std::vector<PatchCall> patches_;
+  std::deque<Status> patch_results_;
+  bool creates_held_ = false;
 };
 
 }  // namespace nodehook

@@ -1,0 +1,75 @@
+#include "agent/core/finalizers.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+
+#include "agent/core/essence.h"
+
+namespace nodehook {
+namespace {
+
+bool IsValidNamePart(const std::string& s) {
+  if (s.empty() || s.size() > 63) return false;
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+std::string JsonList(const std::vector<std::string>& items) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartArray();
+  for (const auto& i : items) w.String(i.c_str(), static_cast<rapidjson::SizeType>(i.size()));
+  w.EndArray();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string JsonString(const std::string& s) { return JsonList({s}).substr(1, JsonList({s}).size() - 2); }
+
+}  // namespace
+
+std::string FinalizerName(const std::string& node_name) {
+  if (IsValidNamePart(node_name)) return kFinalizerPrefix + node_name;
+  return std::string(kFinalizerPrefix) + "node-" + EssenceDigest(node_name);
+}
+
+Result<std::vector<std::string>> ReadFinalizers(const std::string& object_json) {
+  rapidjson::Document doc;
+  doc.Parse(object_json.c_str(), object_json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return InvalidError("object is not a JSON object");
+  std::vector<std::string> out;
+  auto meta = doc.FindMember("metadata");
+  if (meta == doc.MemberEnd() || !meta->value.IsObject()) return out;
+  auto list = meta->value.FindMember("finalizers");
+  if (list == meta->value.MemberEnd() || list->value.IsNull()) return out;
+  if (!list->value.IsArray()) return InvalidError("metadata.finalizers: expected an array of strings");
+  for (const auto& f : list->value.GetArray()) {
+    if (!f.IsString()) return InvalidError("metadata.finalizers: expected an array of strings");
+    out.emplace_back(f.GetString(), f.GetStringLength());
+  }
+  return out;
+}
+
+std::string AddFinalizerPatch(const std::vector<std::string>& current, const std::string& resource_version,
+                              const std::string& finalizer) {
+  if (current.empty()) {
+    return R"([{"op":"test","path":"/metadata/resourceVersion","value":)" + JsonString(resource_version) + "}," +
+           R"({"op":"add","path":"/metadata/finalizers","value":)" + JsonList({finalizer}) + "}]";
+  }
+  return R"([{"op":"test","path":"/metadata/finalizers","value":)" + JsonList(current) + "}," +
+         R"({"op":"add","path":"/metadata/finalizers/-","value":)" + JsonString(finalizer) + "}]";
+}
+
+std::string RemoveFinalizerPatch(const std::vector<std::string>& current, const std::string& finalizer) {
+  auto it = std::find(current.begin(), current.end(), finalizer);
+  if (it == current.end()) return "";
+  std::vector<std::string> remaining(current.begin(), current.end());
+  remaining.erase(remaining.begin() + (it - current.begin()));
+  return R"([{"op":"test","path":"/metadata/finalizers","value":)" + JsonList(current) + "}," +
+         R"({"op":"replace","path":"/metadata/finalizers","value":)" + JsonList(remaining) + "}]";
+}
+
+}  // namespace nodehook

@@ -1,0 +1,105 @@
+// KubeEventRecorder: EventRecorder that POSTs events.k8s.io/v1 Events through KubeClient::Create.
+//
+// Each Event names this node as reportingInstance ("nodehook.io/agent" is the controller), the
+// handler as action, and the object as `regarding`. At most one Event per (object uid, handler,
+// type) is posted per `min_interval`, so a thousand nodes reporting the same failure post at most
+// a thousand Events per interval, never one per retry. The rate limiter remembers at most
+// `max_remembered` keys, forgetting the oldest first.
+//
+// Callers never wait for the API: events go to a bounded queue that one background thread posts
+// from; when the queue is full the event is dropped and counted. The object's kind (needed in
+// `regarding` for `kubectl describe`) is not in ObjectMeta: the poster GETs the object once per
+// resource to learn it and caches it; if that fails the Event is posted without a kind.
+//
+// Metrics: nodehook_events_posted_total, nodehook_events_dropped_total{reason=rate_limited|
+// queue_full|post_failed}.
+//
+// Thread-safe. Does not own the client, clock or metrics, which must outlive it. The destructor
+// waits for a post in flight (bounded by the transport's timeouts) and drops what is still queued.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+#include "agent/base/clock.h"
+#include "agent/base/metrics.h"
+#include "agent/core/event_recorder.h"
+#include "agent/kube/kube_client.h"
+#include "agent/kube/log_limiter.h"
+
+namespace nodehook {
+
+struct EventRecorderOptions {
+  std::string node_name;                            // reportingInstance
+  Duration min_interval = std::chrono::minutes(5);  // per (object uid, handler, type)
+  size_t queue_capacity = 64;
+  size_t max_remembered = 10'000;  // rate-limiter keys kept
+};
+
+// Everything one Event says. Exposed with EventBody() for tests.
+struct EventSpec {
+  ResourceRef resource;
+  ObjectMeta object;
+  std::string kind;  // "" when unknown
+  std::string handler;
+  bool warning = false;
+  std::string note;
+  TimePoint time;
+};
+
+// The events.k8s.io/v1 Event as JSON. Fields the API server bounds are cut to fit: note 1 KiB,
+// action and reportingInstance 128 bytes.
+std::string EventBody(const EventSpec& event, const std::string& node_name);
+// metav1.MicroTime: "2026-11-29T17:21:40.308000Z".
+std::string MicroTime(TimePoint t);
+
+class KubeEventRecorder final : public EventRecorder {
+ public:
+  KubeEventRecorder(KubeClient& client, Clock& clock, EventRecorderOptions options,
+                    Metrics& metrics = DefaultMetrics());
+  ~KubeEventRecorder() override;
+
+  KubeEventRecorder(const KubeEventRecorder&) = delete;
+  KubeEventRecorder& operator=(const KubeEventRecorder&) = delete;
+
+  void PermanentFailure(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler,
+                        const std::string& message) override;
+  void Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler) override;
+
+  // Blocks until nothing is queued or being posted. For tests and orderly shutdown.
+  void WaitIdle();
+
+ private:
+  void Enqueue(EventSpec event);
+  void RememberLocked(const std::string& key, TimePoint now);  // mu_ held
+  void Run();
+  void Post(EventSpec& event);  // poster thread only
+  std::string KindOf(const EventSpec& event);  // poster thread only
+
+  KubeClient& client_;
+  Clock& clock_;
+  const EventRecorderOptions options_;
+  Counter& posted_;
+  Counter& rate_limited_;
+  Counter& queue_full_;
+  Counter& post_failed_;
+  LogLimiter error_log_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<EventSpec> queue_;                                  // guarded by mu_
+  bool posting_ = false;                                         // guarded by mu_
+  bool stopping_ = false;                                        // guarded by mu_
+  std::unordered_map<std::string, TimePoint> last_posted_;       // guarded by mu_; key -> when
+  std::deque<std::pair<TimePoint, std::string>> posted_order_;   // guarded by mu_; oldest first
+  std::map<std::string, std::string> kinds_;                     // poster thread only; by ResourceRef::Id()
+  std::thread poster_;                                           // last: started after the rest
+};
+
+}  // namespace nodehook
