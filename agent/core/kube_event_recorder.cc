@@ -5,6 +5,7 @@
 #include <rapidjson/writer.h>
 
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 #include "agent/base/log.h"
@@ -17,6 +18,7 @@ constexpr const char* kReportingController = "nodehook.io/agent";
 constexpr size_t kNoteLimit = 1024;
 constexpr size_t kActionLimit = 128;
 constexpr size_t kInstanceLimit = 128;
+constexpr size_t kNameLimit = 253;
 
 // Cuts `text` to at most `limit` bytes without splitting a UTF-8 character; marks the cut.
 std::string Truncate(const std::string& text, size_t limit) {
@@ -44,6 +46,15 @@ std::string KindInJson(const std::string& json) {
 
 }  // namespace
 
+std::string EventName(const std::string& object_name, uint64_t unique) {
+  char suffix[24];
+  std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(unique));
+  std::string base = object_name.substr(0, kNameLimit - std::strlen(suffix));
+  // A cut may leave a label ending in '-' or '.', which a DNS subdomain does not allow.
+  while (!base.empty() && (base.back() == '-' || base.back() == '.')) base.pop_back();
+  return base + suffix;
+}
+
 std::string MicroTime(TimePoint t) {
   int64_t ms = ToMillis(t);
   std::time_t seconds = static_cast<std::time_t>(ms / 1000);
@@ -69,7 +80,7 @@ std::string EventBody(const EventSpec& event, const std::string& node_name) {
   Field(w, "kind", "Event");
   w.Key("metadata");
   w.StartObject();
-  Field(w, "generateName", obj.name + ".");
+  Field(w, "name", event.name);
   // Events of cluster-scoped objects go to "default", the one namespace the server allows for them.
   Field(w, "namespace", obj.namespace_name.empty() ? "default" : obj.namespace_name);
   w.EndObject();
@@ -121,13 +132,13 @@ KubeEventRecorder::~KubeEventRecorder() {
 
 void KubeEventRecorder::PermanentFailure(const ResourceRef& resource, const ObjectMeta& object,
                                          const std::string& handler, const std::string& message) {
-  EventSpec event{resource, object, "", handler, true,
+  EventSpec event{"", resource, object, "", handler, true,
                   handler + " hook failed on node " + options_.node_name + ": " + message, clock_.Now()};
   Enqueue(std::move(event));
 }
 
 void KubeEventRecorder::Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler) {
-  EventSpec event{resource, object, "", handler, false, handler + " hook succeeded on node " + options_.node_name,
+  EventSpec event{"", resource, object, "", handler, false, handler + " hook succeeded on node " + options_.node_name,
                   clock_.Now()};
   Enqueue(std::move(event));
 }
@@ -194,7 +205,17 @@ void KubeEventRecorder::Post(EventSpec& event) {
   event.kind = KindOf(event);
   ResourceRef events{"events.k8s.io", "v1", "events", "", ""};
   std::string ns = event.object.namespace_name.empty() ? "default" : event.object.namespace_name;
+  // Nanoseconds as client-go names Events; the clock has milliseconds, so random low digits keep
+  // the agents on a thousand nodes from picking the same name for the same object.
+  auto unique = [&] {
+    return static_cast<uint64_t>(ToMillis(event.time)) * 1'000'000 + name_rng_() % 1'000'000;
+  };
+  event.name = EventName(event.object.name, unique());
   Status st = client_.Create(events, ns, EventBody(event, options_.node_name));
+  if (st.code() == StatusCode::kConflict) {
+    event.name = EventName(event.object.name, unique());
+    st = client_.Create(events, ns, EventBody(event, options_.node_name));
+  }
   if (st.ok()) {
     posted_.Increment();
     return;

@@ -1,6 +1,8 @@
 // KubeEventRecorder: EventRecorder that POSTs events.k8s.io/v1 Events through KubeClient::Create.
 //
-// Each Event names this node as reportingInstance ("nodehook.io/agent" is the controller), the
+// Each Event is named "<object name>.<hex nanoseconds>" like client-go's (the strict
+// events.k8s.io validation refuses a generateName ending in "."); a clash is retried once with a
+// new name. It names this node as reportingInstance ("nodehook.io/agent" is the controller), the
 // handler as action, and the object as `regarding`. At most one Event per (object uid, handler,
 // type) is posted per `min_interval`, so a thousand nodes reporting the same failure post at most
 // a thousand Events per interval, never one per retry. The rate limiter remembers at most
@@ -22,6 +24,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -44,6 +47,7 @@ struct EventRecorderOptions {
 
 // Everything one Event says. Exposed with EventBody() for tests.
 struct EventSpec {
+  std::string name;  // metadata.name, see EventName()
   ResourceRef resource;
   ObjectMeta object;
   std::string kind;  // "" when unknown
@@ -56,6 +60,8 @@ struct EventSpec {
 // The events.k8s.io/v1 Event as JSON. Fields the API server bounds are cut to fit: note 1 KiB,
 // action and reportingInstance 128 bytes.
 std::string EventBody(const EventSpec& event, const std::string& node_name);
+// "<object name>.<unique in hex>", the object name cut so the whole stays a valid DNS subdomain.
+std::string EventName(const std::string& object_name, uint64_t unique);
 // metav1.MicroTime: "2026-11-29T17:21:40.308000Z".
 std::string MicroTime(TimePoint t);
 
@@ -99,6 +105,7 @@ class KubeEventRecorder final : public EventRecorder {
   std::unordered_map<std::string, TimePoint> last_posted_;       // guarded by mu_; key -> when
   std::deque<std::pair<TimePoint, std::string>> posted_order_;   // guarded by mu_; oldest first
   std::map<std::string, std::string> kinds_;                     // poster thread only; by ResourceRef::Id()
+  std::mt19937_64 name_rng_{std::random_device{}()};            // poster thread only
   std::thread poster_;                                           // last: started after the rest
 };
 

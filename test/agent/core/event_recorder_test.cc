@@ -67,7 +67,7 @@ TEST_CASE("a permanent failure posts a Warning events.k8s.io Event about the obj
   rapidjson::Document e = f.Body(0);
   CHECK(Str(e, "apiVersion") == "events.k8s.io/v1");
   CHECK(Str(e, "kind") == "Event");
-  CHECK(Str(e["metadata"], "generateName") == "w-u1.");
+  CHECK(std::regex_match(Str(e["metadata"], "name"), std::regex(R"(w-u1\.[0-9a-f]{16})")));
   CHECK(Str(e["metadata"], "namespace") == "shop");
   CHECK(Str(e, "type") == "Warning");
   CHECK(Str(e, "reason") == "HandlerFailed");
@@ -111,7 +111,8 @@ TEST_CASE("an object that cannot be read is still reported, without a kind") {
 }
 
 TEST_CASE("events about cluster-scoped objects go to the default namespace and regard no namespace") {
-  EventSpec spec{ResourceRef{"", "v1", "nodes", "", ""}, Meta("n1", ""), "Node", "create", true, "x", FromMillis(0)};
+  EventSpec spec{"n1.1", ResourceRef{"", "v1", "nodes", "", ""}, Meta("n1", ""), "Node", "create", true, "x",
+                 FromMillis(0)};
   rapidjson::Document e;
   e.Parse(EventBody(spec, "node-a").c_str());
   CHECK(Str(e["metadata"], "namespace") == "default");
@@ -121,7 +122,7 @@ TEST_CASE("events about cluster-scoped objects go to the default namespace and r
 
 TEST_CASE("long notes, handlers and node names are cut to the API server's limits, whole characters only") {
   std::string note = std::string(1022, 'a') + "\xC3\xA9\xC3\xA9";  // 1026 bytes ending in two 'é'
-  EventSpec spec{kWidgets, Meta("u1"), "Widget", std::string(200, 'h'), true, note, FromMillis(0)};
+  EventSpec spec{"w.1", kWidgets, Meta("u1"), "Widget", std::string(200, 'h'), true, note, FromMillis(0)};
   rapidjson::Document e;
   e.Parse(EventBody(spec, std::string(300, 'n')).c_str());
   std::string cut = Str(e, "note");
@@ -129,6 +130,25 @@ TEST_CASE("long notes, handlers and node names are cut to the API server's limit
   CHECK(cut == std::string(1021, 'a') + "...");
   CHECK(Str(e, "action").size() == 128);
   CHECK(Str(e, "reportingInstance").size() == 128);
+}
+
+TEST_CASE("event names are the object's name and a unique hex suffix, within DNS subdomain limits") {
+  CHECK(EventName("w-u1", 0x1f) == "w-u1.1f");
+  std::string long_name = std::string(235, 'a') + "-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+  std::string cut = EventName(long_name, 0x123456789abcdef0);
+  CHECK(cut.size() <= 253);
+  // Cut before "-b...", and the dangling '-' dropped.
+  CHECK(cut == std::string(235, 'a') + ".123456789abcdef0");
+}
+
+TEST_CASE("a name clash with another Event is retried once under a new name") {
+  Fixture f;
+  f.client.QueueCreateResult(Status(StatusCode::kConflict, "already exists"));
+  f.Recorder().PermanentFailure(kWidgets, Meta("u1"), "create", "x");
+  f.Recorder().WaitIdle();
+  REQUIRE(f.client.create_calls().size() == 2);
+  CHECK(Str(f.Body(0)["metadata"], "name") != Str(f.Body(1)["metadata"], "name"));
+  CHECK(f.Posted() == 1);
 }
 
 TEST_CASE("event times are RFC 3339 with microseconds in UTC") {
