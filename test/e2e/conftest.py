@@ -5,10 +5,13 @@ its own state file."""
 import itertools
 import json
 import os
+import re
 import select
 import signal
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ from kube import Kube, Widgets, create_namespace
 REPO = Path(__file__).resolve().parents[2]
 CRD = REPO / "config" / "examples" / "widget-crd.yaml"
 RECORD_HOOK = Path(__file__).resolve().parent / "hooks" / "record-hook"
+SLOW_RECORD_HOOK = Path(__file__).resolve().parent / "hooks" / "slow-record-hook"
 WAIT_SECONDS = 60
 
 
@@ -44,11 +48,18 @@ class Cluster:
     def __init__(self, directory):
         self.dir = directory
         self.log = open(directory / "cluster.log", "wb")
+        self.start()
+        self.kube = Kube(self.kubeconfig)
+
+    def start(self):
+        """Starts the API server, or starts it again after `stop`: the same --dir keeps its port,
+        certificates, token and data, so kubeconfigs and clients stay valid. Sets `ready_at`
+        (time.time() when it printed its ready line)."""
         binary = _binary("NODEHOOK_TESTCLUSTER", REPO / "build" / "cache" / "nodehook-testcluster")
-        self.proc = subprocess.Popen([str(binary), "--dir", str(directory), "--apply", str(CRD)],
+        self.proc = subprocess.Popen([str(binary), "--dir", str(self.dir), "--apply", str(CRD)],
                                      stdout=subprocess.PIPE, stderr=self.log)
         self.kubeconfig = self._wait_ready()
-        self.kube = Kube(self.kubeconfig)
+        self.ready_at = time.time()
 
     def _wait_ready(self):
         deadline = time.monotonic() + 180
@@ -91,10 +102,27 @@ def widgets(cluster):
     return Widgets(cluster.kube, namespace)
 
 
-class Agent:
-    """One nodehook process acting as node `node`, watching the test's namespace."""
+_LOGFMT_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S*)')
 
-    def __init__(self, node, directory, cluster, namespace, reasons, tuning):
+
+def parse_log_line(line):
+    """One logfmt line of the agent as a dict; quoted values are unquoted, and the leading
+    timestamp is under "time"."""
+    fields = {"time": line.split(" ", 1)[0]}
+    for key, value in _LOGFMT_FIELD.findall(line):
+        fields[key] = json.loads(value) if value.startswith('"') else value
+    return fields
+
+
+class Agent:
+    """One nodehook process acting as node `node`, watching the test's namespace.
+
+    `hook` replaces record-hook for every reason, `env` adds to the agent's environment (hooks
+    inherit it), and `state_file` points the agent at another agent's file (two agents on one
+    node)."""
+
+    def __init__(self, node, directory, cluster, namespace, reasons, tuning, hook=RECORD_HOOK, env=None,
+                 state_file=None):
         self.node = node
         self.dir = directory
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -102,10 +130,12 @@ class Agent:
         self.control_dir = directory / "control"
         self.control_dir.mkdir(exist_ok=True)
         self.config_file = directory / "config.json"
-        hooks = {r: {"argv": [str(RECORD_HOOK)], "timeout_seconds": 20} for r in reasons}
+        self.state_file = Path(state_file) if state_file else directory / "state.db"
+        self.env = dict(env or {})
+        hooks = {r: {"argv": [str(hook)], "timeout_seconds": 20} for r in reasons}
         config = {
             "node_name": node,
-            "state_file": str(directory / "state.db"),
+            "state_file": str(self.state_file),
             "api": {"kubeconfig": cluster.kubeconfig},
             "resources": [{"group": "example.com", "version": "v1", "plural": "widgets",
                            "namespace": namespace, "hooks": hooks}],
@@ -118,7 +148,8 @@ class Agent:
         self.starts = 0
 
     def start(self):
-        env = dict(os.environ, E2E_RECORD_FILE=str(self.record_file), E2E_CONTROL_DIR=str(self.control_dir))
+        env = dict(os.environ, E2E_RECORD_FILE=str(self.record_file), E2E_CONTROL_DIR=str(self.control_dir),
+                   **self.env)
         self.starts += 1
         self.log_path = self.dir / f"agent-{self.starts}.log"
         binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
@@ -139,6 +170,26 @@ class Agent:
             self.proc.kill()
             self.proc.wait(timeout=30)
         self.proc = None
+
+    def log_events(self, event=None):
+        """The current run's log lines as dicts (see parse_log_line), optionally one event only."""
+        lines = self.log_path.read_text(errors="replace").splitlines() if self.log_path.exists() else []
+        parsed = [parse_log_line(line) for line in lines]
+        return [p for p in parsed if event is None or p.get("event") == event]
+
+    def health_url(self, path="/readyz"):
+        """The URL of a health endpoint of the current run (health_address 127.0.0.1:0)."""
+        listening = wait_until(lambda: self.log_events("health endpoints listening"),
+                               f"health endpoints of {self.node} (log: {self.log_path})")
+        return f"http://127.0.0.1:{listening[0]['port']}{path}"
+
+    def http_status(self, path="/readyz"):
+        """The HTTP status of a health endpoint, e.g. 200 or 503."""
+        try:
+            with urllib.request.urlopen(self.health_url(path), timeout=5) as resp:
+                return resp.status
+        except urllib.error.HTTPError as e:
+            return e.code
 
     def fail_hook(self, name, reason, times):
         """Makes the hook fail for object `name` and `reason` until its retry count reaches `times`."""
@@ -177,8 +228,10 @@ class Agent:
 def make_agent(cluster, widgets, tmp_path):
     agents = []
 
-    def make(node, reasons=("create", "update", "delete"), **tuning):
-        agent = Agent(node, tmp_path / node, cluster, widgets.namespace, reasons, tuning)
+    def make(node, reasons=("create", "update", "delete"), hook=RECORD_HOOK, env=None, state_file=None,
+             directory=None, **tuning):
+        agent = Agent(node, tmp_path / (directory or node), cluster, widgets.namespace, reasons, tuning,
+                      hook=hook, env=env, state_file=state_file)
         agents.append(agent)
         return agent
 
