@@ -39,7 +39,11 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
       clock_(clock),
       queue_(clock, QueueOptions{std::chrono::milliseconds(config_.tuning.batch_window_ms),
                                  std::chrono::milliseconds(config_.tuning.max_latency_ms)}),
-      reconciler_(store, runner, clock, MakeReconcilerOptions(config_)) {
+      reconciler_(store, runner, clock, MakeReconcilerOptions(config_)),
+      nodes_(client, clock),
+      events_(client, clock, EventRecorderOptions{config_.node_name}) {
+  reconciler_.SetFinalizerSupport(&client_, &nodes_);
+  reconciler_.SetEventRecorder(&events_);
   WatcherOptions watcher_options;
   watcher_options.watch_timeout_seconds = config_.tuning.watch_timeout_seconds;
   watcher_options.resync_interval = std::chrono::seconds(config_.tuning.resync_seconds);
@@ -65,6 +69,30 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
         std::make_unique<ResourceTracker>(i, ref.Id(), queue_, store, clock_, on_first_list, record_events));
     watchers_.push_back(std::make_unique<Watcher>(client_, ref, *trackers_.back(), clock_, watcher_options));
   }
+  SetUpNodeTargeting();
+}
+
+void Agent::SetUpNodeTargeting() {
+  bool wanted = false;
+  for (const auto& r : config_.resources) wanted = wanted || !r.node_selector_path.empty();
+  if (!wanted) return;
+  node_labels_ = std::make_unique<NodeLabels>();
+  node_sink_ = std::make_unique<NodeLabelsSink>(config_.node_name, *node_labels_);
+  ResourceRef node_ref{"", "v1", "nodes", "", ""};
+  node_ref.field_selector = "metadata.name=" + config_.node_name;
+  WatcherOptions options;
+  options.watch_timeout_seconds = config_.tuning.watch_timeout_seconds;
+  node_watcher_ = std::make_unique<Watcher>(client_, node_ref, *node_sink_, clock_, options);
+  targeting_ = std::make_unique<KubeNodeTargeting>(*node_labels_);
+  reconciler_.SetNodeTargeting(targeting_.get());
+  node_labels_->SetOnChange([this](uint64_t) { RequeueTargeted(); });
+}
+
+void Agent::RequeueTargeted() {
+  for (size_t i = 0; i < trackers_.size(); ++i) {
+    if (config_.resources[i].node_selector_path.empty()) continue;
+    for (const auto& uid : trackers_[i]->cache().Uids()) queue_.Add(ResourceTracker::QueueKey(i, uid));
+  }
 }
 
 Agent::~Agent() = default;
@@ -78,6 +106,11 @@ bool Agent::Ready() const {
 
 std::vector<WatchHealth> Agent::HealthSnapshot() const {
   std::vector<WatchHealth> out;
+  if (node_watcher_) {
+    const Watcher& w = *node_watcher_;
+    out.push_back(WatchHealth{"node " + config_.node_name, w.synced(), w.last_activity(), w.consecutive_failures(),
+                              WatcherStateName(w.state())});
+  }
   for (const auto& w : watchers_) {
     out.push_back(WatchHealth{w->resource().Id(), w->synced(), w->last_activity(), w->consecutive_failures(),
                               WatcherStateName(w->state())});
@@ -92,6 +125,15 @@ void Agent::Run(const CancelToken& stop) {
   CancelRegistration shut_down(stop, [this] { queue_.ShutDown(); });
   std::vector<std::thread> threads;
   for (auto& w : watchers_) threads.emplace_back([&w, &stop] { w->Run(stop); });
+  if (node_watcher_) {
+    threads.emplace_back([this, &stop] { node_watcher_->Run(stop); });
+    // Until this node's labels are known, no targeted object could match: acting then would
+    // run delete hooks for objects this node does own. So workers wait for the Node's first list.
+    std::unique_lock<std::mutex> lock(housekeeping_mu_);
+    while (!node_watcher_->synced() && !stop.cancelled()) {
+      clock_.WaitUntil(housekeeping_cv_, lock, clock_.Now() + Duration(200), [&] { return stop.cancelled(); });
+    }
+  }
   for (int i = 0; i < config_.tuning.workers; ++i) threads.emplace_back([this, &stop] { WorkerLoop(stop); });
   threads.emplace_back([this, &stop] { HousekeepingLoop(stop); });
   for (auto& t : threads) t.join();

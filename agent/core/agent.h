@@ -13,6 +13,10 @@
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/config/config.h"
+#include "agent/core/kube_event_recorder.h"
+#include "agent/core/kube_node_targeting.h"
+#include "agent/core/node_directory.h"
+#include "agent/core/node_labels.h"
 #include "agent/core/reconciler.h"
 #include "agent/core/resource_tracker.h"
 #include "agent/core/watcher.h"
@@ -46,6 +50,10 @@ class Agent {
   // Takes retry requests left in the store by `nodehook state retry`, and collects garbage.
   void HousekeepingLoop(const CancelToken& stop);
   void EnqueueUid(const std::string& uid);
+  // Node targeting: this node's labels changed, so every object of a targeted resource is
+  // looked at again (one that stopped matching is handled as deleted here).
+  void RequeueTargeted();
+  void SetUpNodeTargeting();
 
   const Config config_;
   KubeClient& client_;
@@ -55,6 +63,13 @@ class Agent {
   Reconciler reconciler_;
   std::vector<std::unique_ptr<ResourceTracker>> trackers_;
   std::vector<std::unique_ptr<Watcher>> watchers_;
+  NodeDirectory nodes_;
+  KubeEventRecorder events_;
+  // Set only when some resource targets nodes by selector.
+  std::unique_ptr<NodeLabels> node_labels_;
+  std::unique_ptr<NodeLabelsSink> node_sink_;
+  std::unique_ptr<Watcher> node_watcher_;
+  std::unique_ptr<KubeNodeTargeting> targeting_;
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;
 };

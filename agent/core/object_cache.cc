@@ -57,6 +57,13 @@ void ObjectCache::EraseIfGone(const std::string& uid) {
   if (it != entries_.end() && it->second.gone) entries_.erase(it);
 }
 
+std::vector<std::string> ObjectCache::Uids() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> uids;
+  for (const auto& [uid, entry] : entries_) uids.push_back(uid);
+  return uids;
+}
+
 size_t ObjectCache::size() const {
   std::lock_guard<std::mutex> lock(mu_);
   return entries_.size();

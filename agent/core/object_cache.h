@@ -32,6 +32,7 @@ class ObjectCache {
   // Drops a tombstone once its deletion was handled; a live entry is kept.
   void EraseIfGone(const std::string& uid);
   size_t size() const;
+  std::vector<std::string> Uids() const;
 
  private:
   mutable std::mutex mu_;

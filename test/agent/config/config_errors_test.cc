@@ -127,7 +127,7 @@ TEST_CASE("hooks must name at least one reason") {
       ParseConfig(R"({"state_file": "/s", "resources": [{"version": "v1", "plural": "w", "hooks": {}}]})", kNode);
   const ConfigError* e = FindError(result, "resources[0].hooks");
   REQUIRE(e != nullptr);
-  REQUIRE(e->message == "expected at least one of: create, update, delete, resume");
+  REQUIRE(e->message == "expected at least one of: create, update, delete, resume, event");
 }
 
 TEST_CASE("hooks with only a misspelt reason also say that no hook is configured") {
