@@ -122,7 +122,7 @@ class Agent:
     node)."""
 
     def __init__(self, node, directory, cluster, namespace, reasons, tuning, hook=RECORD_HOOK, env=None,
-                 state_file=None):
+                 state_file=None, resource_options=None):
         self.node = node
         self.dir = directory
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -138,7 +138,7 @@ class Agent:
             "state_file": str(self.state_file),
             "api": {"kubeconfig": cluster.kubeconfig},
             "resources": [{"group": "example.com", "version": "v1", "plural": "widgets",
-                           "namespace": namespace, "hooks": hooks}],
+                           "namespace": namespace, "hooks": hooks, **(resource_options or {})}],
             # One worker keeps the queue strictly first-in, first-out, which `settle` relies on.
             "tuning": {"workers": 1, "retry_base_seconds": 1, "retry_max_seconds": 2,
                        "health_address": "127.0.0.1:0", **tuning},
@@ -195,6 +195,10 @@ class Agent:
         """Makes the hook fail for object `name` and `reason` until its retry count reaches `times`."""
         (self.control_dir / f"fail-{name}-{reason}").write_text(str(times))
 
+    def report_progress(self, name, reason, times):
+        """Makes the hook report "in progress" (exit 100) for its first `times` runs."""
+        (self.control_dir / f"progress-{name}-{reason}").write_text(str(times))
+
     def records(self, name=None, reason=None):
         """Hook runs so far, as dicts; optionally only those for one object name and reason."""
         if not self.record_file.exists():
@@ -229,9 +233,9 @@ def make_agent(cluster, widgets, tmp_path):
     agents = []
 
     def make(node, reasons=("create", "update", "delete"), hook=RECORD_HOOK, env=None, state_file=None,
-             directory=None, **tuning):
+             directory=None, resource_options=None, **tuning):
         agent = Agent(node, tmp_path / (directory or node), cluster, widgets.namespace, reasons, tuning,
-                      hook=hook, env=env, state_file=state_file)
+                      hook=hook, env=env, state_file=state_file, resource_options=resource_options)
         agents.append(agent)
         return agent
 

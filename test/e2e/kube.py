@@ -75,6 +75,29 @@ class Widgets:
     def delete(self, name):
         return self.kube.request("DELETE", f"{self.base}/{name}")
 
+    def exists(self, name):
+        try:
+            self.get(name)
+            return True
+        except ApiError as e:
+            if e.status == 404:
+                return False
+            raise
+
+    def set_finalizers(self, name, finalizers):
+        return self.kube.request("PATCH", f"{self.base}/{name}", {"metadata": {"finalizers": finalizers}},
+                                 "application/merge-patch+json")
+
+
+def create_node(kube, name, labels):
+    kube.request("POST", "/api/v1/nodes",
+                 {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})
+
+
+def set_node_labels(kube, name, labels):
+    kube.request("PATCH", f"/api/v1/nodes/{name}", {"metadata": {"labels": labels}},
+                 "application/merge-patch+json")
+
 
 def create_namespace(kube, name):
     kube.request("POST", "/api/v1/namespaces",
