@@ -16,7 +16,9 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "agent/base/status.h"
 
@@ -114,5 +116,26 @@ class Transaction {
   std::string operation_;
   bool open_ = false;
 };
+
+// Every row of a bound query, converted by `read`.
+template <typename Record>
+Result<std::vector<Record>> ReadAll(Statement& st, Record (*read)(const Statement&)) {
+  std::vector<Record> records;
+  while (true) {
+    Result<bool> row = st.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return records;
+    records.push_back(read(st));
+  }
+}
+
+// The row of a bound query that matches at most one, converted by `read`.
+template <typename Record>
+Result<std::optional<Record>> ReadOne(Statement& st, Record (*read)(const Statement&)) {
+  Result<bool> row = st.Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<Record>();
+  return std::optional<Record>(read(st));
+}
 
 }  // namespace nodehook

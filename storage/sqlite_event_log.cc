@@ -45,14 +45,7 @@ Result<std::vector<EventRecord>> SqliteStateStore::PendingEvents(const std::stri
       std::string("SELECT ") + kEventColumns + " FROM events WHERE node = ?1 AND uid = ?2 ORDER BY seq");
   if (!st.ok()) return st.status();
   st->Bind(1, node_name_).Bind(2, uid);
-  std::vector<EventRecord> out;
-  while (true) {
-    Result<bool> row = st->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    out.push_back(ReadEvent(*st));
-  }
-  return out;
+  return ReadAll(*st, &ReadEvent);
 }
 
 Status SqliteStateStore::RecordEventAttempt(int64_t seq, int retries, int64_t next_attempt_ms,
@@ -81,14 +74,7 @@ Result<std::vector<std::string>> SqliteStateStore::UidsWithPendingEvents(const s
       "UidsWithPendingEvents", "SELECT DISTINCT uid FROM events WHERE node = ?1 AND resource = ?2 ORDER BY uid");
   if (!st.ok()) return st.status();
   st->Bind(1, node_name_).Bind(2, resource);
-  std::vector<std::string> out;
-  while (true) {
-    Result<bool> row = st->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    out.push_back(st->Text(0));
-  }
-  return out;
+  return ReadAll(*st, +[](const Statement& row) { return row.Text(0); });
 }
 
 }  // namespace nodehook

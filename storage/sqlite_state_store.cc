@@ -41,27 +41,6 @@ HandlerRecord ReadHandler(const Statement& st) {
   return r;
 }
 
-// Every row of a bound query, converted by `read`.
-template <typename Record>
-Result<std::vector<Record>> ReadAll(Statement& st, Record (*read)(const Statement&)) {
-  std::vector<Record> records;
-  while (true) {
-    Result<bool> row = st.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return records;
-    records.push_back(read(st));
-  }
-}
-
-// The row of a bound query that matches at most one, converted by `read`.
-template <typename Record>
-Result<std::optional<Record>> ReadOne(Statement& st, Record (*read)(const Statement&)) {
-  Result<bool> row = st.Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return std::optional<Record>();
-  return std::optional<Record>(read(st));
-}
-
 // Runs `sql`, whose parameters are ?1 = uid and ?2 = node.
 Status RunForUid(SqliteDb& db, const std::string& operation, const char* sql, const std::string& uid,
                  const std::string& node) {

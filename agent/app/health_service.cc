@@ -3,6 +3,7 @@
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
 #include "agent/http/endpoints.h"
+#include "agent/http/request_parser.h"
 
 namespace nodehook {
 
@@ -54,29 +55,13 @@ void HealthService::Attach(Agent* agent) {
 
 void HealthService::Detach() { Attach(nullptr); }
 
-namespace {
-
-// The value of `key` in a query string such as "uid=abc&handler=delete" ("" when absent).
-std::string QueryValue(const std::string& query, const std::string& key) {
-  size_t pos = 0;
-  while (pos <= query.size()) {
-    size_t end = query.find('&', pos);
-    if (end == std::string::npos) end = query.size();
-    std::string pair = query.substr(pos, end - pos);
-    if (pair.compare(0, key.size() + 1, key + "=") == 0) return pair.substr(key.size() + 1);
-    pos = end + 1;
-  }
-  return "";
-}
-
-}  // namespace
 
 LocalResponse HealthService::Retry(const LocalRequest& req) {
-  std::string uid = QueryValue(req.query, "uid");
+  std::string uid = QueryParam(req.query, "uid");
   if (uid.empty()) return LocalResponse{400, "text/plain; charset=utf-8", "expected ?uid=UID[&handler=NAME]\n"};
   std::lock_guard<std::mutex> lock(mu_);
   if (!agent_) return LocalResponse{503, "text/plain; charset=utf-8", "not running yet: " + waiting_ + "\n"};
-  Status st = agent_->RetryNow(uid, QueryValue(req.query, "handler"));
+  Status st = agent_->RetryNow(uid, QueryParam(req.query, "handler"));
   if (st.code() == StatusCode::kNotFound) return LocalResponse{404, "text/plain; charset=utf-8", st.message() + "\n"};
   if (!st.ok()) return LocalResponse{500, "text/plain; charset=utf-8", st.ToString() + "\n"};
   return LocalResponse{202, "text/plain; charset=utf-8", "retry of " + uid + " queued\n"};

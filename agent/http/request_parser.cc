@@ -89,4 +89,16 @@ ParseOutcome ParseHttpRequest(std::string_view data, size_t max_bytes, LocalRequ
   return ParseOutcome::kComplete;
 }
 
+std::string QueryParam(const std::string& query, const std::string& key) {
+  size_t pos = 0;
+  while (pos <= query.size()) {
+    size_t end = query.find('&', pos);
+    if (end == std::string::npos) end = query.size();
+    std::string pair = query.substr(pos, end - pos);
+    if (pair.compare(0, key.size() + 1, key + "=") == 0) return pair.substr(key.size() + 1);
+    pos = end + 1;
+  }
+  return "";
+}
+
 }  // namespace nodehook

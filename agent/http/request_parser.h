@@ -18,4 +18,8 @@ enum class ParseOutcome {
 
 ParseOutcome ParseHttpRequest(std::string_view data, size_t max_bytes, LocalRequest* out);
 
+// The value of `key` in a query string such as "uid=abc&handler=delete" ("" when absent).
+// Values are returned as sent: the callers' values (uids, names, numbers) need no decoding.
+std::string QueryParam(const std::string& query, const std::string& key);
+
 }  // namespace nodehook

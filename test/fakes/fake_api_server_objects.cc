@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "agent/http/request_parser.h"
 #include "test/fakes/fake_api_server.h"
 
 namespace nodehook {
@@ -21,19 +22,6 @@ namespace {
 
 using namespace fake_api_internal;
 using Clock = std::chrono::steady_clock;
-
-// The value of `key` in a query string ("" when absent). Values we read need no decoding.
-std::string QueryParam(const std::string& query, const std::string& key) {
-  size_t pos = 0;
-  while (pos <= query.size()) {
-    size_t end = query.find('&', pos);
-    if (end == std::string::npos) end = query.size();
-    std::string pair = query.substr(pos, end - pos);
-    if (pair.compare(0, key.size() + 1, key + "=") == 0) return pair.substr(key.size() + 1);
-    pos = end + 1;
-  }
-  return "";
-}
 
 uint64_t ToNumber(const std::string& text) { return std::strtoull(text.c_str(), nullptr, 10); }
 

@@ -12,6 +12,7 @@
 #include "test/fakes/fake_clock.h"
 #include "test/storage/store_samples.h"
 #include "test/storage/temp_dir.h"
+#include "test/fakes/captured_log.h"
 
 namespace nodehook {
 namespace {
@@ -26,25 +27,6 @@ void WriteFile(const std::string& path, const std::string& content) {
   out << content;
 }
 
-// Collects log lines for the life of the object.
-class CapturedLog {
- public:
-  CapturedLog() {
-    SetLogSink([this](const std::string& line) {
-      std::lock_guard<std::mutex> lock(mu_);
-      lines_.push_back(line);
-    });
-  }
-  ~CapturedLog() { SetLogSink(nullptr); }
-  std::vector<std::string> Lines() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return lines_;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::string> lines_;
-};
 
 // A state file with enough rows to span many pages, closed cleanly (WAL checkpointed away).
 void WriteHealthyStateFile(const std::string& path, int objects = 200) {

@@ -15,31 +15,11 @@
 #include "test/agent/kube/test_ca.h"
 #include "test/fakes/fake_api_server.h"
 #include "test/fakes/fake_clock.h"
+#include "test/fakes/captured_log.h"
 
 namespace nodehook {
 namespace {
 
-// Collects log lines for the life of the object.
-class CapturedLog {
- public:
-  CapturedLog() {
-    SetLogSink([this](const std::string& line) {
-      std::lock_guard<std::mutex> lock(mu_);
-      lines_.push_back(line);
-    });
-  }
-  ~CapturedLog() { SetLogSink(nullptr); }
-  int Count(const std::string& text) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    int n = 0;
-    for (const auto& l : lines_) n += l.find(text) != std::string::npos;
-    return n;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::vector<std::string> lines_;
-};
 
 FakeResponse Status401() {
   FakeResponse r;

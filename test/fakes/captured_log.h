@@ -1,0 +1,42 @@
+// CapturedLog: collects the agent's log lines for the life of the object, instead of stderr.
+// Thread-safe: the agent's threads log while the test reads.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/base/log.h"
+
+namespace nodehook {
+
+class CapturedLog {
+ public:
+  CapturedLog() {
+    SetLogSink([this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(mu_);
+      lines_.push_back(line);
+    });
+  }
+  ~CapturedLog() { SetLogSink(nullptr); }
+  CapturedLog(const CapturedLog&) = delete;
+  CapturedLog& operator=(const CapturedLog&) = delete;
+
+  std::vector<std::string> Lines() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lines_;
+  }
+  // Lines containing `text`.
+  int Count(const std::string& text) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    int n = 0;
+    for (const auto& l : lines_) n += l.find(text) != std::string::npos;
+    return n;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+}  // namespace nodehook
