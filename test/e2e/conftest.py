@@ -45,8 +45,9 @@ def _binary(env_name, default):
 
 
 class Cluster:
-    def __init__(self, directory):
+    def __init__(self, directory, extra_apply=()):
         self.dir = directory
+        self.extra_apply = [str(f) for f in extra_apply]
         self.log = open(directory / "cluster.log", "wb")
         self.start()
         self.kube = Kube(self.kubeconfig)
@@ -56,7 +57,8 @@ class Cluster:
         certificates, token and data, so kubeconfigs and clients stay valid. Sets `ready_at`
         (time.time() when it printed its ready line)."""
         binary = _binary("NODEHOOK_TESTCLUSTER", REPO / "build" / "cache" / "nodehook-testcluster")
-        self.proc = subprocess.Popen([str(binary), "--dir", str(self.dir), "--apply", str(CRD)],
+        applies = [arg for f in [str(CRD), *self.extra_apply] for arg in ("--apply", f)]
+        self.proc = subprocess.Popen([str(binary), "--dir", str(self.dir), *applies],
                                      stdout=subprocess.PIPE, stderr=self.log)
         self.kubeconfig = self._wait_ready()
         self.ready_at = time.time()
