@@ -88,6 +88,12 @@ CREATE INDEX events_by_uid ON events (node, uid, seq);
 CREATE INDEX events_by_resource ON events (node, resource);
 )sql";
 
+// Version 4: handlers remember the object they work on, so an object that vanishes while its
+// first hook was running (agent killed) still gets its delete hook, with that state.
+constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE handlers ADD COLUMN last_object TEXT NOT NULL DEFAULT '';
+)sql";
+
 Result<int> ReadUserVersion(SqliteDb& db) {
   Result<std::string> text = db.QueryText("Migrate", "PRAGMA user_version");
   if (!text.ok()) return text.status();
@@ -114,6 +120,7 @@ const std::vector<Migration>& StateMigrations() {
       {1, kSchemaV1},
       {2, kSchemaV2},
       {3, kSchemaV3},
+      {4, kSchemaV4},
   };
   return kMigrations;
 }

@@ -11,7 +11,7 @@ constexpr const char* kObjectColumns =
     "uid, resource, namespace, name, essence, last_object, handled_at_ms";
 constexpr const char* kHandlerColumns =
     "uid, handler, resource, namespace, name, retries, first_start_ms, next_attempt_ms, "
-    "last_outcome, last_message, target";
+    "last_outcome, last_message, target, last_object";
 
 ObjectRecord ReadObject(const Statement& st) {
   ObjectRecord r;
@@ -38,6 +38,7 @@ HandlerRecord ReadHandler(const Statement& st) {
   r.last_outcome = st.Text(8);
   r.last_message = st.Text(9);
   r.target = st.Text(10);
+  r.last_object = st.Text(11);
   return r;
 }
 
@@ -144,18 +145,18 @@ Status SqliteStateStore::RecordAttempt(const HandlerRecord& r) {
   Result<Statement> st = db_->Prepare(
       "RecordAttempt",
       "INSERT INTO handlers (uid, node, handler, resource, namespace, name, retries, first_start_ms, "
-      "next_attempt_ms, last_outcome, last_message, target) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+      "next_attempt_ms, last_outcome, last_message, target, last_object) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
       "ON CONFLICT (uid, node, handler) DO UPDATE SET resource = excluded.resource, "
       "namespace = excluded.namespace, name = excluded.name, retries = excluded.retries, "
       "first_start_ms = excluded.first_start_ms, next_attempt_ms = excluded.next_attempt_ms, "
       "last_outcome = excluded.last_outcome, last_message = excluded.last_message, "
-      "target = excluded.target");
+      "target = excluded.target, last_object = excluded.last_object");
   if (!st.ok()) return st.status();
   st->Bind(1, r.uid).Bind(2, node_name_).Bind(3, r.handler).Bind(4, r.resource);
   st->Bind(5, r.namespace_name).Bind(6, r.name).Bind(7, static_cast<int64_t>(r.retries));
   st->Bind(8, r.first_start_ms).Bind(9, r.next_attempt_ms).Bind(10, r.last_outcome);
-  st->Bind(11, r.last_message).Bind(12, r.target);
+  st->Bind(11, r.last_message).Bind(12, r.target).Bind(13, r.last_object);
   NODEHOOK_RETURN_IF_ERROR(st->Run());
   return tx.Commit();
 }

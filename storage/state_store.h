@@ -33,9 +33,12 @@ struct HandlerRecord {
   int retries = 0;               // failed attempts so far
   int64_t first_start_ms = 0;    // when the first attempt for this target started
   int64_t next_attempt_ms = 0;   // not before this time
-  std::string last_outcome;      // "failed", "timeout", "in_progress", "retry_later", "permanent_failure"
+  std::string last_outcome;      // "running", "failed", "in_progress", "retry_later", "permanent_failure"
   std::string last_message;
   std::string target;            // digest of the essence this handler is working towards
+  // The object as this handler last saw it: the delete hook's input when the object vanished
+  // before any diffbase was stored (a create that was running when the agent was killed).
+  std::string last_object;
 };
 
 // A "retry now" asked for by `nodehook state retry`, waiting for the running agent to take it.

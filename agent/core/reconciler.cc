@@ -14,6 +14,7 @@ namespace {
 
 const char* const kDeletedTarget = "deleted";
 const char* const kPermanentFailure = "permanent_failure";
+const char* const kRunning = "running";
 // Not a hook: stores the diffbase of an object this node handled before its state was lost.
 const char* const kReasonAdopt = "adopt";
 
@@ -131,7 +132,7 @@ std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resour
          {"next", "retry in " + Seconds(options_.store_retry)}});
     return options_.store_retry;
   }
-  std::optional<Plan> plan = Decide(resource, *entry, *record, !progress->empty());
+  std::optional<Plan> plan = Decide(resource, *entry, *record, *progress);
   if (!plan) {
     if (entry->gone) cache.EraseIfGone(uid);
     // Our finalizer on an object this node has no memory of (state lost): nothing to clean up,
@@ -146,15 +147,27 @@ std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resour
 }
 
 std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resource, const CachedObject& entry,
-                                                   const std::optional<ObjectRecord>& record, bool has_progress) {
+                                                   const std::optional<ObjectRecord>& record,
+                                                   const std::vector<HandlerRecord>& progress) {
   const KubeObject* object = entry.object.get();
+  const bool has_progress = !progress.empty();
   Plan plan;
+  // Without the object itself (a tombstone from the store), the last state this node knew: the
+  // diffbase, or else what an unfinished handler last saw (its hook was running at a crash).
+  std::string remembered = record ? record->last_object : "";
   if (object) {
     plan.meta = object->meta;
   } else if (record) {
     plan.meta.uid = record->uid;
     plan.meta.namespace_name = record->namespace_name;
     plan.meta.name = record->name;
+  } else if (has_progress) {
+    plan.meta.uid = progress.front().uid;
+    plan.meta.namespace_name = progress.front().namespace_name;
+    plan.meta.name = progress.front().name;
+    for (const auto& p : progress) {
+      if (!p.last_object.empty()) remembered = p.last_object;
+    }
   } else {
     return std::nullopt;
   }
@@ -165,7 +178,7 @@ std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resour
     // Only what this node handled (or started handling) needs a delete here.
     if (!record && !has_progress) return std::nullopt;
     plan.reason = kReasonDelete;
-    plan.old_object = object ? object->json : record->last_object;
+    plan.old_object = object ? object->json : remembered;
     plan.old_essence = record ? record->essence : "";
     plan.target = kDeletedTarget;
     if (resource.finalizer && object && !entry.gone) {
@@ -241,9 +254,17 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   auto diff = DiffEssences(plan.old_essence, plan.new_essence);
   HookInput input{plan.reason, options_.node_name, resource_id, plan.meta,
                   plan.old_object, plan.new_object, diff.ok() ? *diff : "[]", progress.retries, ""};
+  // Stored before the hook runs: if the agent dies meanwhile, a restart knows this node touched
+  // the object (and its state), so a deletion while it was down still reaches the delete hook.
+  progress.last_outcome = kRunning;
+  progress.last_message = "started";
+  progress.next_attempt_ms = ToMillis(now);
+  progress.last_object = plan.new_object.empty() ? plan.old_object : plan.new_object;
+  Status marked = store_.RecordAttempt(progress);
   Log(LogLevel::kInfo, "hook started",
       {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason},
-       {"retry", std::to_string(progress.retries)}, {"next", "wait for the hook"}});
+       {"retry", std::to_string(progress.retries)},
+       {"next", marked.ok() ? "wait for the hook" : "wait for the hook (start not saved: " + marked.ToString() + ")"}});
   HookOutcome outcome = RunHook(runner_, hook->second, input, options_.work_dir, stop);
   switch (outcome.verdict) {
     case HookVerdict::kDone:

@@ -89,7 +89,7 @@ class Reconciler {
   std::optional<Duration> ReconcileLevel(const WatchedResource& resource, ObjectCache& cache, const std::string& uid,
                                          const CancelToken& stop);
   std::optional<Plan> Decide(const WatchedResource& resource, const CachedObject& entry,
-                             const std::optional<ObjectRecord>& record, bool has_progress);
+                             const std::optional<ObjectRecord>& record, const std::vector<HandlerRecord>& progress);
   std::optional<Duration> Execute(const WatchedResource& resource, ObjectCache& cache, const Plan& plan,
                                   const CancelToken& stop);
   // `ran_hook`: a hook ran (and may be reported), rather than nothing to run or an adoption.

@@ -150,10 +150,13 @@ void Watcher::WatchStep(const CancelToken& stop) {
   SetState(State::kListed);
   if (!stream_error.ok()) {
     WaitBackoff(stop, stream_error, "watch");
-  } else if (st.code() == StatusCode::kTimeout && events > 0) {
-    // Silent for the whole stall window after a healthy start: reopen at once. A watch that
-    // stalls without ever delivering anything goes through the backoff below instead.
-    Log(LogLevel::kWarn, "watch stalled",
+  } else if (st.code() == StatusCode::kTimeout) {
+    // The server answered the watch, then sent nothing for the stall window. kube-apiserver does
+    // that on a quiet resource (no bookmarks until the resource changes), and so does a broken
+    // connection: reopening costs one request and tells them apart. Not a failure: the server
+    // was answering, so health must not degrade on a quiet cluster.
+    MarkActivity();
+    Log(LogLevel::kInfo, "watch stalled",
         {{"resource", resource_id_}, {"error", st.ToString()}, {"next", "watch again now"}});
   } else if (!st.ok()) {
     WaitBackoff(stop, st, "watch");

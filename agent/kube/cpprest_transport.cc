@@ -215,7 +215,9 @@ class CpprestTransport final : public HttpTransport {
       });
       if (done.wait_for(std::chrono::seconds(config_.connect_timeout_seconds)) != std::future_status::ready) {
         source.cancel();
-        return Status(StatusCode::kTimeout, config_.server + ": no response within the connect timeout of " +
+        // kUnavailable, not kTimeout: the server never answered, whereas kTimeout means an
+        // answered stream went silent (which a quiet watch legitimately does).
+        return Status(StatusCode::kUnavailable, config_.server + ": no response within the connect timeout of " +
                                                 std::to_string(config_.connect_timeout_seconds) + "s");
       }
     }

@@ -50,6 +50,7 @@ struct TransportConfig {
   // TLS handshake and the server's first answer (a watch's headers come at once). cpprest has no
   // separate connect timeout (http_client_config::set_timeout restarts on every read and covers
   // connecting too), so for Send() connecting is bounded by idle_timeout_seconds. 0 = no limit.
+  // Exceeding it is kUnavailable: the server never answered.
   int connect_timeout_seconds = 10;
   // Longest silence tolerated on an open response before it is treated as a stall (kTimeout).
   // This is also what detects a host that silently drops packets during a Send().

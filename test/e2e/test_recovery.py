@@ -113,10 +113,6 @@ def test_healthz_stays_ok_on_a_quiet_cluster_whose_watches_end_cleanly(make_agen
     assert agent.log_events("watch failed") == [] and agent.log_events("watch stalled") == []
 
 
-@pytest.mark.xfail(strict=True, reason="agent bug: a quiet watch cut by the stall detector before any "
-                   "event counts as a failed reconnect (agent/core/watcher.cc WatchStep: events == 0 "
-                   "goes through WaitBackoff, which increments consecutive_failures, and nothing resets "
-                   "it without an event), so /healthz turns 503 on a quiet, healthy cluster")
 def test_healthz_stays_ok_on_a_quiet_cluster_when_the_stall_detector_reopens_the_watch(make_agent, widgets):
     # stall_seconds below the watch's timeoutSeconds on a quiet resource (the server sends no
     # bookmark then, see above): the agent cuts the silent watch every 2 s and reopens it, each

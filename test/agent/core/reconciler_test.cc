@@ -541,3 +541,37 @@ TEST_CASE("finalizer mode: finalizers of nodes that left the cluster are removed
           R"({"op":"replace","path":"/metadata/finalizers","value":["nodehook.io/node-b","x"]}])");
   REQUIRE(f.runner.call_count() == 0);  // this node never handled it: no delete hook here
 }
+
+TEST_CASE("a hook's start is stored before it runs, with the object it works on") {
+  Fixture f;
+  auto r = Resource({"create"});
+  std::optional<HandlerRecord> during;
+  f.runner.OnRun([&](const ActionRequest&) { during = *f.store->GetHandler("u1", "create"); });
+  f.cache.Upsert(Widget("u1", "1", 1));
+  f.Reconcile(r, "u1");
+  REQUIRE(during.has_value());
+  REQUIRE(during->last_outcome == "running");
+  REQUIRE(during->last_object.find(R"("size":1)") != std::string::npos);
+  REQUIRE_FALSE(f.store->GetHandler("u1", "create")->has_value());  // done: the marker is gone
+}
+
+TEST_CASE("an object deleted while the agent was down, whose create was running at the crash, gets its delete") {
+  Fixture f;
+  auto r = Resource({"create", "delete"});
+  // What a crash during the create hook leaves behind: a running marker, no diffbase.
+  HandlerRecord running;
+  running.uid = "u1";
+  running.handler = "create";
+  running.resource = "widgets.example.com/v1";
+  running.namespace_name = "ns";
+  running.name = "w-u1";
+  running.last_outcome = "running";
+  running.last_object = Widget("u1", "1", 1)->json;
+  REQUIRE(f.store->RecordAttempt(running).ok());
+  f.cache.MarkGone("u1", nullptr);  // the relist after the restart no longer has it
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(f.LastReason() == "delete");
+  REQUIRE(FakeRunner::Env(f.runner.calls().back(), "NODEHOOK_NAME") == "w-u1");
+  REQUIRE(f.runner.calls().back().stdin_data.find(R"("size":1)") != std::string::npos);
+  REQUIRE(f.store->ListHandlers("u1")->empty());
+}
