@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,7 +182,8 @@ def final_life(agent, widgets, number):
     # the list would be queued ahead of the tombstones found missing from it.
     wait_until(lambda: agent.log_events("listed"), f"the final agent to list (log: {agent.log_path})")
     agent.settle(widgets)
-    wait_until(lambda: not unfinished_hooks(run_log_of(agent)), "hooks of killed agents to finish", timeout=60)
+    wait_until(lambda: not unfinished_hooks(run_log_of(agent), since_life=number - 1),
+               "hooks of the last killed agent to finish", timeout=60)
     return life, agent.stop()
 
 
@@ -203,15 +205,16 @@ def read_runs(run_log):
     return runs
 
 
-def unfinished_hooks(run_log):
-    """Runs without a "done" line whose process still exists."""
+def unfinished_hooks(run_log, since_life):
+    """Runs of lives >= since_life without a "done" line whose process still exists (older
+    lives' hooks ended long ago, and their pids may belong to someone else by now)."""
     def alive(pid):
         try:
             os.kill(pid, 0)
             return True
         except ProcessLookupError:
             return False
-    return [r for r in read_runs(run_log) if not r.done and alive(r.hook_pid)]
+    return [r for r in read_runs(run_log) if r.life >= since_life and not r.done and alive(r.hook_pid)]
 
 
 class AnalysisError(AssertionError):
@@ -363,6 +366,17 @@ def save_for_analysis(agent, writer, lives):
         "lives": [{**life.__dict__, "log_path": str(life.log_path)} for life in lives]}))
 
 
+def analyze(directory, node="node-crash"):
+    """Judges a finished loop again from its directory (the agent's dir with loop.json)."""
+    saved = json.loads((directory / "loop.json").read_text())
+    writer = types.SimpleNamespace(live=saved["live"], deleted=saved["deleted"], counts=saved["counts"],
+                                   values={uid: set(v) for uid, v in saved["values"].items()},
+                                   changes=sum(saved["counts"].values()))
+    lives = [Life(**{**life, "log_path": Path(life["log_path"])}) for life in saved["lives"]]
+    agent = types.SimpleNamespace(dir=directory, node=node, state_file=directory / "state.db")
+    return check(agent, writer, lives)
+
+
 def run_crash_loop(agent, widgets, kills, seed, objects=8, delay=(0.05, 0.5), progress=None):
     """The whole proof: writer + kill loop + final settled life + check. Returns the Verdict."""
     rng = random.Random(seed)
@@ -393,7 +407,15 @@ def main():
     parser.add_argument("--max-delay-ms", type=int, default=500)
     parser.add_argument("--dir", type=Path, help="work directory (default: a new temporary one)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--analyze", type=Path, metavar="AGENT_DIR",
+                        help="only judge a finished loop again (the agent's directory, with loop.json)")
     args = parser.parse_args()
+    if args.analyze:
+        verdict = analyze(args.analyze)
+        print(json.dumps(verdict.figures, indent=2))
+        for problem in verdict.problems:
+            print("PROBLEM:", problem, file=sys.stderr)
+        return 1 if verdict.problems else 0
     work = args.dir or Path(tempfile.mkdtemp(prefix="crash-loop-"))
     print(f"crash loop: seed {args.seed}, {args.kills} kills, work dir {work}", file=sys.stderr)
     (work / "cluster").mkdir(parents=True, exist_ok=True)
