@@ -13,6 +13,11 @@ Duration Backoff::CurrentCap() const {
   return Duration(static_cast<int64_t>(std::min(cap, static_cast<double>(policy_.max.count()))));
 }
 
+Duration Backoff::Jitter(Duration max) {
+  if (max <= Duration::zero()) return Duration::zero();
+  return Duration(std::uniform_int_distribution<int64_t>(0, max.count())(rng_));
+}
+
 Duration Backoff::Next() {
   TimePoint now = clock_.Now();
   if (attempt_ > 0 && now - last_failure_ >= policy_.reset_after) attempt_ = 0;

@@ -27,6 +27,8 @@ class Backoff {
   // The cap the next delay would be drawn under (for logs and tests).
   Duration CurrentCap() const;
   void Reset() { attempt_ = 0; }
+  // A uniform random delay in [0, max]: spreads out waits the server dictated (Retry-After).
+  Duration Jitter(Duration max);
 
  private:
   BackoffPolicy policy_;

@@ -172,7 +172,9 @@ void Watcher::WaitBackoff(const CancelToken& stop, const Status& cause, const ch
   consecutive_failures_.fetch_add(1);
   Duration delay = backoff_.Next();
   Duration asked(static_cast<int64_t>(cause.retry_after_seconds()) * 1000);
-  if (asked > delay) delay = asked;
+  // A restarting API server tells every client the same Retry-After; waiting exactly that long
+  // would bring the whole fleet back in one instant. Up to half as much again, at random.
+  if (asked > delay) delay = asked + backoff_.Jitter(asked / 2);
   Log(LogLevel::kWarn, std::string(during) + " failed",
       {{"resource", resource_id_}, {"error", cause.ToString()},
        {"next", std::string(state() == State::kEmpty ? "list" : "watch") + " again in " + FormatDelay(delay)}});

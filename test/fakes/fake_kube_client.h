@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/base/clock.h"
 #include "agent/kube/kube_client.h"
 
 namespace nodehook {
@@ -40,9 +41,20 @@ class FakeKubeClient final : public KubeClient {
     cv_.notify_all();
   }
 
+  // With a clock, each List() call's time is recorded (list_times()).
+  void UseClock(const Clock* clock) {
+    std::lock_guard<std::mutex> lock(mu_);
+    clock_ = clock;
+  }
+  std::vector<TimePoint> list_times() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return list_times_;
+  }
+
   Result<ObjectList> List(const ResourceRef&, const ListOptions& o) override {
     std::unique_lock<std::mutex> lock(mu_);
     list_calls_.push_back(o);
+    if (clock_) list_times_.push_back(clock_->Now());
     cv_.notify_all();
     if (lists_.empty()) return Status(StatusCode::kUnavailable, "no scripted list");
     auto next = std::move(lists_.front());
@@ -167,6 +179,8 @@ class FakeKubeClient final : public KubeClient {
   std::deque<Status> create_results_;
   std::vector<CreateCall> create_calls_;
   std::vector<PatchCall> patches_;
+  const Clock* clock_ = nullptr;
+  std::vector<TimePoint> list_times_;
   std::deque<Status> patch_results_;
   bool creates_held_ = false;
 };

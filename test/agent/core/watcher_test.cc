@@ -228,3 +228,32 @@ TEST_CASE("activity and failures are tracked for the health endpoint") {
   REQUIRE(f.watcher.consecutive_failures() == 0);
   REQUIRE(f.watcher.last_activity() == f.clock.Now());
 }
+
+TEST_CASE("a Retry-After from the server is honoured, with jitter on top so a fleet spreads out") {
+  FakeClock clock;
+  std::set<int64_t> seen;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Backoff b(BackoffPolicy{}, clock, seed);
+    Duration d = b.Jitter(Duration(2500));
+    REQUIRE(d >= Duration(0));
+    REQUIRE(d <= Duration(2500));
+    seen.insert(d.count());
+  }
+  REQUIRE(seen.size() > 10);
+}
+
+TEST_CASE("a 429 with Retry-After waits at least that long before listing again") {
+  Fixture f;
+  f.client.UseClock(&f.clock);
+  f.client.QueueList(Status(StatusCode::kTooManyRequests, "storage is (re)initializing").set_retry_after_seconds(5));
+  f.client.QueueList(ListOf({}, "10"));
+  f.Start();
+  f.client.WaitForListCalls(1);
+  while (f.clock.waiters() == 0) std::this_thread::yield();
+  f.clock.Advance(Duration(4999));  // a watcher that ignored Retry-After would list now
+  f.clock.Advance(Duration(2501));  // 5 s + at most half of it again
+  f.client.WaitForWatchCalls(1);
+  auto times = f.client.list_times();
+  REQUIRE(times.size() == 2);
+  REQUIRE(times[1] - times[0] >= Duration(7500));  // it slept through the 4999 ms step
+}
