@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <list>
 #include <mutex>
 #include <utility>
@@ -47,12 +48,17 @@ class FakeClock final : public Clock {
     while (true) {
       if (pred()) { result = true; break; }
       if (Now() >= deadline) { result = false; break; }
+      sleeps_.fetch_add(1);
       cv.wait(lock);
     }
     std::lock_guard<std::mutex> g(mu_);
     waiters_.erase(self);
     return result;
   }
+
+  // How many times a waiter found its deadline not reached and went (back) to sleep. After an
+  // Advance(), growth means a waiter saw the new time and decided it was still too early.
+  size_t sleeps() const { return sleeps_.load(); }
 
   // Number of threads currently blocked in WaitUntil: lets a test wait until a component is idle.
   size_t waiters() const {
@@ -66,6 +72,7 @@ class FakeClock final : public Clock {
     std::mutex* mu;
   };
   mutable std::mutex mu_;
+  std::atomic<size_t> sleeps_{0};
   TimePoint now_;
   std::list<Waiter> waiters_;
 };

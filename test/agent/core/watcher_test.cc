@@ -250,7 +250,10 @@ TEST_CASE("a 429 with Retry-After waits at least that long before listing again"
   f.Start();
   f.client.WaitForListCalls(1);
   while (f.clock.waiters() == 0) std::this_thread::yield();
-  f.clock.Advance(Duration(4999));  // a watcher that ignored Retry-After would list now
+  size_t sleeps = f.clock.sleeps();
+  f.clock.Advance(Duration(4999));  // a watcher that ignored Retry-After would list now...
+  // ...so wait until it either listed or looked at the time and went back to sleep.
+  while (f.clock.sleeps() == sleeps && f.client.list_call_count() < 2) std::this_thread::yield();
   f.clock.Advance(Duration(2501));  // 5 s + at most half of it again
   f.client.WaitForWatchCalls(1);
   auto times = f.client.list_times();
