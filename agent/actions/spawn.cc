@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@ struct ChildSetup {
   const char* const* candidates;
   size_t candidate_count;
   int max_fd;  // fallback bound for closing descriptors when close_range() is unavailable
+  pid_t agent_pid;
 };
 
 std::vector<char*> NullTerminated(const std::vector<std::string>& strings) {
@@ -86,6 +88,11 @@ void CloseRange(unsigned first, unsigned last, int max_fd) {
   sigprocmask(SIG_SETMASK, &none, nullptr);
 
   if (setpgid(0, 0) != 0) ReportAndExit(s.error_write, kSetProcessGroup, errno);
+  // A hook must not outlive an agent that was killed (SIGKILL, OOM): the next agent runs the
+  // hook again, and two runs for one object must never overlap. The check after prctl closes
+  // the window in which the agent died before the request was made.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != s.agent_pid) _exit(127);
   if (dup2(s.stdin_read, 0) < 0 || dup2(s.output_write, 1) < 0 || dup2(s.output_write, 2) < 0) {
     ReportAndExit(s.error_write, kRedirectStdio, errno);
   }
@@ -155,7 +162,7 @@ Result<SpawnedChild> SpawnChild(const ExecPlan& plan) {
   const long open_max = sysconf(_SC_OPEN_MAX);
   const ChildSetup setup{stdin_read.get(), output_write.get(), error_write.get(), argv.data(), envp.data(),
                          candidates.data(), candidates.size(),
-                         static_cast<int>(std::clamp(open_max, 256L, 65536L))};
+                         static_cast<int>(std::clamp(open_max, 256L, 65536L)), getpid()};
 
   // No signal handler may run in the child before it has reset the dispositions.
   sigset_t all, old;

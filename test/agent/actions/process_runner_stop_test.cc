@@ -140,3 +140,21 @@ TEST_CASE("runs of every kind leave no file descriptors and no children behind")
   REQUIRE(waitpid(-1, nullptr, WNOHANG) == -1);
   REQUIRE(errno == ECHILD);
 }
+
+TEST_CASE("a hook dies with an agent that was killed, so a restarted agent never overlaps it") {
+  TempDir dir;
+  const std::string pid_file = dir.File("hook.pid");
+  pid_t agent = fork();
+  REQUIRE(agent >= 0);
+  if (agent == 0) {
+    // The "agent": runs one long hook, and is SIGKILLed by the test meanwhile.
+    CancelToken never;
+    ProcessRunner().Run(ShellHook("echo $$ > \"$1\"; exec sleep 30", {pid_file}), never);
+    _exit(0);
+  }
+  const pid_t hook = WaitForPidFile(pid_file);
+  REQUIRE(hook > 0);
+  kill(agent, SIGKILL);
+  waitpid(agent, nullptr, 0);
+  REQUIRE(ProcessGoneSoon(hook));
+}
