@@ -47,6 +47,7 @@ class SqliteStateStore final : public StateStore {
   Result<GarbageStats> CollectGarbage(int64_t now_ms, int64_t ttl_ms) override;
   Result<bool> AdoptExistingPending() override;
   Status SetAdoptExisting(bool pending) override;
+  Result<std::vector<std::string>> ExpireTombstones(int64_t now_ms, int64_t ttl_ms) override;
   Status RequestRetry(const std::string& uid, const std::string& handler, int64_t now_ms) override;
   Result<std::vector<RetryRequest>> TakeRetryRequests() override;
 

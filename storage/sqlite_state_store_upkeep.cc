@@ -70,6 +70,30 @@ Result<GarbageStats> SqliteStateStore::CollectGarbage(int64_t now_ms, int64_t tt
   return stats;
 }
 
+Result<std::vector<std::string>> SqliteStateStore::ExpireTombstones(int64_t now_ms, int64_t ttl_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction tx(*db_, "ExpireTombstones");
+  NODEHOOK_RETURN_IF_ERROR(tx.Begin());
+  Result<Statement> select = db_->Prepare(
+      "ExpireTombstones", "SELECT g.uid FROM gone g JOIN objects o ON o.uid = g.uid AND o.node = g.node "
+                          "WHERE g.node = ?1 AND g.gone_at_ms <= ?2 ORDER BY g.uid");
+  if (!select.ok()) return select.status();
+  select->Bind(1, node_name_).Bind(2, now_ms - ttl_ms);
+  auto uids = ReadAll(*select, +[](const Statement& row) { return row.Text(0); });
+  if (!uids.ok()) return uids.status();
+  for (const std::string& uid : *uids) {
+    for (const char* table : {"objects", "handlers", "retry_requests", "events", "gone"}) {
+      Result<Statement> del =
+          db_->Prepare("ExpireTombstones", std::string("DELETE FROM ") + table + " WHERE uid = ?1 AND node = ?2");
+      if (!del.ok()) return del.status();
+      del->Bind(1, uid).Bind(2, node_name_);
+      NODEHOOK_RETURN_IF_ERROR(del->Run());
+    }
+  }
+  NODEHOOK_RETURN_IF_ERROR(tx.Commit());
+  return uids;
+}
+
 Result<bool> SqliteStateStore::AdoptExistingPending() {
   std::lock_guard<std::mutex> lock(mu_);
   Result<Statement> st = db_->Prepare("AdoptExistingPending",

@@ -114,6 +114,13 @@ class StateStore {
   // file system (incremental vacuum).
   virtual Result<GarbageStats> CollectGarbage(int64_t /*now_ms*/, int64_t /*ttl_ms*/) { return GarbageStats(); }
 
+  // Gives up on deletions: forgets every object of this node marked gone at or before
+  // now_ms - ttl_ms that still has a diffbase (its delete hook never succeeded), with its
+  // handlers, retry requests and events. Returns the uids forgotten.
+  virtual Result<std::vector<std::string>> ExpireTombstones(int64_t /*now_ms*/, int64_t /*ttl_ms*/) {
+    return std::vector<std::string>();
+  }
+
   // After a corrupt state file was moved aside the store starts empty; while this flag is set the
   // reconciler should adopt objects it has no diffbase for (store their diffbase without running
   // create) instead of treating them as new. Cleared by the agent after its first full relist.

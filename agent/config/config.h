@@ -70,6 +70,8 @@ struct Tuning {
   int in_progress_delay_seconds = 10;       // look again this soon when a hook says "in progress"
   int gc_interval_seconds = 3600;           // how often rows of vanished objects are purged
   int gone_ttl_seconds = 3600;              // ...once they have been gone this long with nothing pending
+  int tombstone_ttl_seconds = 604800;       // give up a deletion whose delete hook keeps failing; 0 = never
+  bool adopt_after_recovery = true;         // after a damaged state file: adopt objects, no create hooks
   std::string hook_work_dir = "";           // where old/new/diff files go; "" = next to the state file
 };
 

@@ -157,6 +157,9 @@ const std::vector<KnobBinding>& KnobBindings() {
       Integer("gone_ttl_seconds", "tuning.gone_ttl_seconds", 0,
               "rows of an object gone this long, with nothing pending, are purged",
               [](Config& c) { return &c.tuning.gone_ttl_seconds; }),
+      Integer("tombstone_ttl_seconds", "tuning.tombstone_ttl_seconds", 0,
+              "forget a deleted object whose delete hook kept failing this long; 0 = never",
+              [](Config& c) { return &c.tuning.tombstone_ttl_seconds; }),
       Text("hook_work_dir", "tuning.hook_work_dir", "", "directory for old/new/diff files (default: beside the state file)",
            [](Config& c) { return &c.tuning.hook_work_dir; }),
   };

@@ -171,6 +171,16 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
     }
     if (clock_.Now() >= next_gc) {
       next_gc = clock_.Now() + gc_interval;
+      if (config_.tuning.tombstone_ttl_seconds > 0) {
+        auto expired =
+            store_.ExpireTombstones(ToMillis(clock_.Now()), int64_t{config_.tuning.tombstone_ttl_seconds} * 1000);
+        for (const auto& uid : expired.ok() ? *expired : std::vector<std::string>()) {
+          Log(LogLevel::kError, "deletion given up",
+              {{"uid", uid}, {"handler", kReasonDelete},
+               {"reason", "gone for longer than tombstone_ttl_seconds with its delete hook failing"},
+               {"next", "forget the object"}});
+        }
+      }
       auto stats = store_.CollectGarbage(ToMillis(clock_.Now()), int64_t{config_.tuning.gone_ttl_seconds} * 1000);
       Log(stats.ok() ? LogLevel::kInfo : LogLevel::kWarn, "state garbage collected",
           {{"objects_purged", stats.ok() ? std::to_string(stats->objects_purged) : "0"},

@@ -157,4 +157,24 @@ TEST_CASE("5,000 create/forget cycles with periodic garbage collection keep the 
 }
 
 }  // namespace
+
+TEST_CASE("tombstones whose delete never succeeded are forgotten once their time-to-live is over") {
+  TempDir dir;
+  auto store = OpenStore(dir.File("state.db"));
+  REQUIRE(store->RecordHandled(SampleObject("old"), "create").ok());
+  REQUIRE(store->RecordAttempt(SampleHandler("old", "delete")).ok());
+  REQUIRE(store->MarkGone("old", 1000).ok());
+  REQUIRE(store->RecordHandled(SampleObject("recent"), "create").ok());
+  REQUIRE(store->MarkGone("recent", 9000).ok());
+  REQUIRE(store->RecordHandled(SampleObject("alive"), "create").ok());
+
+  auto expired = store->ExpireTombstones(10'000, 5000);
+  REQUIRE(expired.ok());
+  REQUIRE(*expired == std::vector<std::string>{"old"});
+  CHECK_FALSE(store->GetObject("old")->has_value());
+  CHECK(store->ListHandlers("old")->empty());
+  CHECK(store->GetObject("recent")->has_value());
+  CHECK(store->GetObject("alive")->has_value());
+}
+
 }  // namespace nodehook
