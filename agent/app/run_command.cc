@@ -10,6 +10,7 @@
 #include "agent/actions/process_runner.h"
 #include "agent/app/health_service.h"
 #include "agent/base/log.h"
+#include "agent/base/metrics.h"
 #include "agent/core/agent.h"
 #include "agent/kube/connection_config.h"
 #include "agent/kube/rest_kube_client.h"
@@ -113,6 +114,12 @@ int RunAgent(const Config& config) {
   ProcessRunner runner;
 
   Agent agent(config, client, *store, runner, SystemClock::Instance());
+  if (state->recovered_from_corruption) {
+    // Loud in three places: the log (OpenStateForAgent), the metrics and an Event on the Node.
+    DefaultMetrics().GetCounter("state_file_recoveries_total", "damaged state files moved aside at start").Increment();
+    agent.ReportNodeProblem("state", "state file " + config.state_file + " was damaged (" + state->corruption_detail +
+                                         "); moved to " + state->moved_aside_to + " and started fresh");
+  }
   if (health) health->Attach(&agent);
   agent.Run(stop);
   if (health) health->Detach();

@@ -71,7 +71,9 @@ struct Tuning {
   int gc_interval_seconds = 3600;           // how often rows of vanished objects are purged
   int gone_ttl_seconds = 3600;              // ...once they have been gone this long with nothing pending
   int tombstone_ttl_seconds = 604800;       // give up a deletion whose delete hook keeps failing; 0 = never
-  bool adopt_after_recovery = true;         // after a damaged state file: adopt objects, no create hooks
+  // After a damaged state file was moved aside: "adopt" stores existing objects as handled without
+  // create hooks (this node most likely handled them); "rerun" runs create for every object.
+  std::string after_state_recovery = "adopt";
   std::string hook_work_dir = "";           // where old/new/diff files go; "" = next to the state file
 };
 

@@ -160,6 +160,9 @@ const std::vector<KnobBinding>& KnobBindings() {
       Integer("tombstone_ttl_seconds", "tuning.tombstone_ttl_seconds", 0,
               "forget a deleted object whose delete hook kept failing this long; 0 = never",
               [](Config& c) { return &c.tuning.tombstone_ttl_seconds; }),
+      Text("after_state_recovery", "tuning.after_state_recovery", "",
+           "after a damaged state file: adopt existing objects, or rerun their create hooks",
+           [](Config& c) { return &c.tuning.after_state_recovery; }).OneOf({"adopt", "rerun"}),
       Text("hook_work_dir", "tuning.hook_work_dir", "", "directory for old/new/diff files (default: beside the state file)",
            [](Config& c) { return &c.tuning.hook_work_dir; }),
   };

@@ -52,7 +52,11 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
   // A state file that was damaged and replaced: adopt what the first lists show (docs/state.md).
   auto adopt = store.AdoptExistingPending();
   ResourceTracker::FirstListFn on_first_list;
-  if (adopt.ok() && *adopt) {
+  if (adopt.ok() && *adopt && config_.tuning.after_state_recovery != "adopt") {
+    store.SetAdoptExisting(false);  // configured to rerun create hooks instead
+    Log(LogLevel::kWarn, "not adopting existing objects",
+        {{"node", config_.node_name}, {"next", "run create hooks for every object (after_state_recovery=rerun)"}});
+  } else if (adopt.ok() && *adopt) {
     reconciler_.ExpectAdoption(static_cast<int>(config_.resources.size()));
     on_first_list = [this](const std::vector<ObjectPtr>& items) {
       std::vector<std::string> uids;
@@ -138,6 +142,11 @@ void Agent::Run(const CancelToken& stop) {
   threads.emplace_back([this, &stop] { HousekeepingLoop(stop); });
   for (auto& t : threads) t.join();
   Log(LogLevel::kInfo, "agent stopped", {{"node", config_.node_name}, {"next", "exit"}});
+}
+
+void Agent::ReportNodeProblem(const std::string& what, const std::string& message) {
+  ObjectMeta node{"", "", config_.node_name, "", false};
+  events_.PermanentFailure(ResourceRef{"", "v1", "nodes", "", ""}, node, what, message);
 }
 
 Status Agent::RetryNow(const std::string& uid, const std::string& handler) {

@@ -45,6 +45,9 @@ class Agent {
   // makes the object's pending handlers due and looks at it at once. Thread-safe.
   Status RetryNow(const std::string& uid, const std::string& handler);
 
+  // A Warning Event on this node's Node object, e.g. after its state file was found damaged.
+  void ReportNodeProblem(const std::string& what, const std::string& message);
+
  private:
   void WorkerLoop(const CancelToken& stop);
   // Takes retry requests left in the store by `nodehook state retry`, and collects garbage.
