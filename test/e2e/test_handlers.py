@@ -76,3 +76,24 @@ def test_node_targeting_with_two_agents_whose_nodes_carry_different_labels(make_
     a.settle(widgets)
     assert [r["reason"] for r in a.records("east-only")] == ["create", "delete"]
     assert [r["reason"] for r in a.records("everywhere")] == ["create"]
+
+
+def test_a_permanent_failure_posts_one_warning_event_with_the_node_as_reporting_instance(make_agent, widgets):
+    node = make_agent("node-a", retry_limit=2)
+    node.fail_hook("w1", "create", times=99)
+    node.start()
+    created = widgets.create("w1", {"size": 1})
+    node.wait_for("w1", "create", count=2, result="failed")
+
+    def events_about_w1():
+        listed = widgets.kube.request("GET", f"/apis/events.k8s.io/v1/namespaces/{widgets.namespace}/events")
+        return [e for e in listed["items"] if e["regarding"]["name"] == "w1"]
+
+    events = wait_until(events_about_w1, "a Warning Event about w1")
+    assert len(events) == 1
+    event = events[0]
+    assert event["type"] == "Warning"
+    assert event["reportingInstance"] == "node-a"
+    assert event["regarding"]["uid"] == created["metadata"]["uid"]
+    assert event["action"] == "create"
+    assert [r["result"] for r in node.records("w1")] == ["failed", "failed"]  # given up: no third run
