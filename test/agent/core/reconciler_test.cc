@@ -575,3 +575,21 @@ TEST_CASE("an object deleted while the agent was down, whose create was running 
   REQUIRE(f.runner.calls().back().stdin_data.find(R"("size":1)") != std::string::npos);
   REQUIRE(f.store->ListHandlers("u1")->empty());
 }
+
+TEST_CASE("with the disk full no hook is reported done; once there is room the change is stored") {
+  Fixture f;
+  auto r = Resource({"create"});
+  std::string big(64 * 1024, 'x');  // larger than the free pages of a capped file
+  auto widget = std::make_shared<KubeObject>(*Widget("u1", "1", 1));
+  widget->json.insert(widget->json.size() - 1, R"(,"data":")" + big + "\"");
+  f.cache.Upsert(widget);
+  REQUIRE(f.store->SetMaxPageCountForTesting(1).ok());  // no room beyond what the file has
+  REQUIRE(f.Reconcile(r, "u1") == Duration(5000));      // the hook ran, but nothing says it is done
+  REQUIRE(f.runner.call_count() == 1);
+  REQUIRE_FALSE(f.store->GetObject("u1")->has_value());
+  REQUIRE(f.store->SetMaxPageCountForTesting(0).ok());  // space is back
+  f.clock.Advance(Duration(5000));
+  REQUIRE_FALSE(f.Reconcile(r, "u1"));
+  REQUIRE(f.runner.call_count() == 2);  // at-least-once: it ran again, then was stored
+  REQUIRE(f.store->GetObject("u1")->has_value());
+}
