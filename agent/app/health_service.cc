@@ -27,21 +27,59 @@ Status ParseHostPort(const std::string& address, std::string* host, int* port) {
 Result<std::unique_ptr<HealthService>> HealthService::Start(const std::string& address, Duration stale_after) {
   LocalServerOptions options;
   NODEHOOK_RETURN_IF_ERROR(ParseHostPort(address, &options.bind_address, &options.port));
-  std::unique_ptr<HealthService> service(new HealthService(std::make_unique<LocalServer>(options)));
-  HealthService* self = service.get();
-  RegisterStandardEndpoints(*service->server_, [self] { return self->Snapshot(); }, SystemClock::Instance(),
-                            HealthBounds{stale_after}, DefaultMetrics());
-  // An outside system calls back here when multi-step work it was waiting for has moved on.
-  service->server_->Handle(
-      "/v1/retry", [self](const LocalRequest& req) { return self->Retry(req); }, {"POST"});
-  NODEHOOK_RETURN_IF_ERROR(service->server_->Start());
-  Log(LogLevel::kInfo, "health endpoints listening",
-      {{"address", options.bind_address}, {"port", std::to_string(service->port())},
-       {"next", "serve /healthz /readyz /metrics"}});
+  std::unique_ptr<HealthService> service(new HealthService(options, stale_after));
+  Status listening = service->Listen();
+  if (listening.code() == StatusCode::kInvalid) return listening;
+  if (!listening.ok()) {
+    Log(LogLevel::kWarn, "health endpoints not listening",
+        {{"address", address}, {"error", listening.ToString()},
+         {"next", "try again every 2s (another copy on this node may hold the port)"}});
+    service->retry_thread_ = std::thread([s = service.get()] { s->KeepTrying(); });
+  }
   return service;
 }
 
-HealthService::~HealthService() { server_->Stop(); }
+Status HealthService::Listen() {
+  auto server = std::make_unique<LocalServer>(options_);
+  RegisterStandardEndpoints(*server, [this] { return Snapshot(); }, SystemClock::Instance(), HealthBounds{stale_after_},
+                            DefaultMetrics());
+  // An outside system calls back here when multi-step work it was waiting for has moved on.
+  server->Handle(
+      "/v1/retry", [this](const LocalRequest& req) { return Retry(req); }, {"POST"});
+  NODEHOOK_RETURN_IF_ERROR(server->Start());
+  Log(LogLevel::kInfo, "health endpoints listening",
+      {{"address", options_.bind_address}, {"port", std::to_string(server->port())},
+       {"next", "serve /healthz /readyz /metrics"}});
+  std::lock_guard<std::mutex> lock(mu_);
+  server_ = std::move(server);
+  return Status::Ok();
+}
+
+void HealthService::KeepTrying() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    if (stop_cv_.wait_for(lock, std::chrono::seconds(2), [this] { return stopping_; })) return;
+    lock.unlock();
+    bool ok = Listen().ok();
+    lock.lock();
+    if (ok) return;
+  }
+}
+
+int HealthService::port() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return server_ ? server_->port() : 0;
+}
+
+HealthService::~HealthService() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (retry_thread_.joinable()) retry_thread_.join();
+  if (server_) server_->Stop();
+}
 
 void HealthService::SetWaiting(const std::string& what) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -108,3 +108,25 @@ def test_takeover_time_over_repeated_handovers(make_agent, widgets):
           f"median {statistics.median(readies) * 1000:.0f}")
     assert max(takeovers) < DOCUMENTED_TAKEOVER + TAKEOVER_SLACK
     assert max(readies) < READY_BOUND
+
+
+def test_a_second_copy_on_a_host_network_node_waits_for_the_health_port_too(make_agent, widgets):
+    """With hostNetwork both copies want the same health port: the second must keep waiting
+    (for the port and the lock), not exit, and serve once the first is gone."""
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    address = f"127.0.0.1:{port}"
+    first = make_agent("node-a", health_address=address).start()
+    widgets.create("w1", {"size": 1})
+    first.wait_for("w1", "create")
+    second = make_agent("node-a", directory="node-a-second", state_file=first.state_file,
+                        health_address=address).start()
+    wait_until(lambda: second.log_events("health endpoints not listening"),
+               f"the second copy to report the busy port (log: {second.log_path})")
+    waiting_for_lock(second, holder=first)
+    assert second.proc.poll() is None, "the second copy exited instead of waiting"
+    first.kill()
+    wait_until(lambda: second.log_events("health endpoints listening"), "the second copy to take the port")
+    wait_until(lambda: second.http_status("/readyz") == 200, "the second copy to become ready", timeout=30)
