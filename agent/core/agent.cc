@@ -101,13 +101,6 @@ void Agent::RequeueTargeted() {
 
 Agent::~Agent() = default;
 
-bool Agent::Ready() const {
-  for (const auto& w : watchers_) {
-    if (!w->synced()) return false;
-  }
-  return true;
-}
-
 std::vector<WatchHealth> Agent::HealthSnapshot() const {
   std::vector<WatchHealth> out;
   if (node_watcher_) {

@@ -1,7 +1,7 @@
 // Agent: wires one node's pipeline together and runs it.
 //   Watcher (one thread per watched resource) -> ResourceTracker -> WorkQueue -> workers -> Reconciler
 // Owns the threads, trackers, queue and reconciler; borrows the client, store, runner and clock,
-// which must outlive it. Run() blocks; Ready() may be called from any thread.
+// which must outlive it. Run() blocks; HealthSnapshot() may be called from any thread.
 #pragma once
 
 #include <condition_variable>
@@ -36,8 +36,6 @@ class Agent {
   // cancellation, joins every thread and returns.
   void Run(const CancelToken& stop);
 
-  // Every watched resource completed its first list.
-  bool Ready() const;
   // Per watched resource, what /healthz and /readyz judge by. Thread-safe.
   std::vector<WatchHealth> HealthSnapshot() const;
 

@@ -64,9 +64,4 @@ std::vector<std::string> ObjectCache::Uids() const {
   return uids;
 }
 
-size_t ObjectCache::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return entries_.size();
-}
-
 }  // namespace nodehook

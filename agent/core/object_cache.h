@@ -31,7 +31,6 @@ class ObjectCache {
   std::optional<CachedObject> Get(const std::string& uid) const;
   // Drops a tombstone once its deletion was handled; a live entry is kept.
   void EraseIfGone(const std::string& uid);
-  size_t size() const;
   std::vector<std::string> Uids() const;
 
  private:

@@ -127,9 +127,4 @@ size_t WorkQueue::DelayedCount() const {
   return delayed_.size() + batching_.size();
 }
 
-size_t WorkQueue::ProcessingCount() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return processing_.size();
-}
-
 }  // namespace nodehook

@@ -46,7 +46,6 @@ class WorkQueue {
 
   size_t ReadyCount() const;
   size_t DelayedCount() const;
-  size_t ProcessingCount() const;
 
  private:
   void MakeReadyLocked(const std::string& key);

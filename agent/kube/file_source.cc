@@ -72,11 +72,6 @@ RotatingToken RotatingTokenSource(std::string path, std::string initial, Clock& 
   return source;
 }
 
-std::function<std::string()> RotatingTokenFile(std::string path, std::string initial, Clock& clock,
-                                               Duration refresh) {
-  return RotatingTokenSource(std::move(path), std::move(initial), clock, refresh).current;
-}
-
 namespace {
 
 struct FileIdentity {

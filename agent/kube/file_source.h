@@ -26,10 +26,6 @@ struct RotatingToken {
 RotatingToken RotatingTokenSource(std::string path, std::string initial, Clock& clock,
                                   Duration refresh = std::chrono::minutes(1));
 
-// RotatingTokenSource(...).current, for callers that never force a reload.
-std::function<std::string()> RotatingTokenFile(std::string path, std::string initial, Clock& clock,
-                                               Duration refresh = std::chrono::minutes(1));
-
 // A file's contents, followed as it changes: each call stat()s `path` and re-reads it when its
 // modification time, size or inode differ from the last read (a CA bundle replaced in place or
 // through a symlink swap, as Kubernetes does for mounted secrets). `initial` is what was read at

@@ -189,7 +189,7 @@ TEST_CASE("a rotating token file is re-read only once the refresh interval has p
   TempDir dir;
   std::string path = dir.Write("token", "first\n");
   FakeClock clock;
-  auto token = RotatingTokenFile(path, "first", clock, std::chrono::minutes(1));
+  auto token = RotatingTokenSource(path, "first", clock, std::chrono::minutes(1)).current;
   dir.Write("token", "second\n");
   CHECK(token() == "first");
   clock.Advance(std::chrono::seconds(59));
