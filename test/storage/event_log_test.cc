@@ -1,40 +1,19 @@
 #include <catch2/catch.hpp>
 
 #include "storage/sqlite_state_store.h"
+#include "test/storage/store_samples.h"
 #include "test/storage/temp_dir.h"
 
 using namespace nodehook;
-
-namespace {
-
-EventRecord Event(const std::string& uid, const std::string& type, int size) {
-  EventRecord e;
-  e.uid = uid;
-  e.resource = "widgets.example.com/v1";
-  e.namespace_name = "ns";
-  e.name = "w-" + uid;
-  e.type = type;
-  e.object = R"({"spec":{"size":)" + std::to_string(size) + "}}";
-  e.observed_at_ms = 1000 + size;
-  return e;
-}
-
-std::unique_ptr<SqliteStateStore> OpenStore(const std::string& path, const std::string& node = "node-a") {
-  auto store = SqliteStateStore::Open(path, node, {});
-  REQUIRE(store.ok());
-  return std::move(store).value();
-}
-
-}  // namespace
 
 TEST_CASE("events of an object come back in the order they were observed, and survive a reopen") {
   TempDir dir;
   {
     auto store = OpenStore(dir.File("state.db"));
-    REQUIRE(store->AppendEvent(Event("u1", "ADDED", 1)).ok());
-    REQUIRE(store->AppendEvent(Event("u2", "ADDED", 7)).ok());
-    REQUIRE(store->AppendEvent(Event("u1", "MODIFIED", 2)).ok());
-    REQUIRE(store->AppendEvent(Event("u1", "DELETED", 2)).ok());
+    REQUIRE(store->AppendEvent(SampleEvent("u1", "ADDED", 1)).ok());
+    REQUIRE(store->AppendEvent(SampleEvent("u2", "ADDED", 7)).ok());
+    REQUIRE(store->AppendEvent(SampleEvent("u1", "MODIFIED", 2)).ok());
+    REQUIRE(store->AppendEvent(SampleEvent("u1", "DELETED", 2)).ok());
   }
   auto store = OpenStore(dir.File("state.db"));
   auto events = store->PendingEvents("u1");
@@ -51,8 +30,8 @@ TEST_CASE("events of an object come back in the order they were observed, and su
 TEST_CASE("a failed event keeps its place with its retry state; a completed one is gone") {
   TempDir dir;
   auto store = OpenStore(dir.File("state.db"));
-  REQUIRE(store->AppendEvent(Event("u1", "ADDED", 1)).ok());
-  REQUIRE(store->AppendEvent(Event("u1", "MODIFIED", 2)).ok());
+  REQUIRE(store->AppendEvent(SampleEvent("u1", "ADDED", 1)).ok());
+  REQUIRE(store->AppendEvent(SampleEvent("u1", "MODIFIED", 2)).ok());
   auto first = (*store->PendingEvents("u1"))[0];
   REQUIRE(store->RecordEventAttempt(first.seq, 1, 5000, "exited 1").ok());
   auto again = *store->PendingEvents("u1");
@@ -68,7 +47,7 @@ TEST_CASE("events of another node are invisible") {
   TempDir dir;
   auto a = OpenStore(dir.File("state.db"), "node-a");
   auto b = OpenStore(dir.File("state.db"), "node-b");
-  REQUIRE(a->AppendEvent(Event("u1", "ADDED", 1)).ok());
+  REQUIRE(a->AppendEvent(SampleEvent("u1", "ADDED", 1)).ok());
   CHECK(b->PendingEvents("u1")->empty());
   CHECK(a->PendingEvents("u1")->size() == 1);
 }
@@ -76,7 +55,7 @@ TEST_CASE("events of another node are invisible") {
 TEST_CASE("garbage collection keeps a gone object while it has unhandled events") {
   TempDir dir;
   auto store = OpenStore(dir.File("state.db"));
-  REQUIRE(store->AppendEvent(Event("u1", "DELETED", 1)).ok());
+  REQUIRE(store->AppendEvent(SampleEvent("u1", "DELETED", 1)).ok());
   REQUIRE(store->MarkGone("u1", 0).ok());
   REQUIRE(store->CollectGarbage(10'000'000, 1000).ok());
   CHECK(store->PendingEvents("u1")->size() == 1);

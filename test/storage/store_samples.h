@@ -39,6 +39,19 @@ inline HandlerRecord SampleHandler(const std::string& uid, const std::string& ha
   return r;
 }
 
+// One observed change of widget `uid` whose spec.size is `size`.
+inline EventRecord SampleEvent(const std::string& uid, const std::string& type, int size) {
+  EventRecord e;
+  e.uid = uid;
+  e.resource = "widgets.example.com/v1";
+  e.namespace_name = "ns";
+  e.name = "w-" + uid;
+  e.type = type;
+  e.object = R"({"spec":{"size":)" + std::to_string(size) + "}}";
+  e.observed_at_ms = 1000 + size;
+  return e;
+}
+
 // Opens a store or fails the test with the store's message.
 inline std::unique_ptr<SqliteStateStore> OpenStore(const std::string& path,
                                                    const std::string& node = "node-a") {

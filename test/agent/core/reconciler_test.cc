@@ -8,6 +8,7 @@
 
 #include "agent/core/reconciler.h"
 #include "storage/sqlite_state_store.h"
+#include "test/storage/store_samples.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_client.h"
 #include "test/fakes/fake_runner.h"
@@ -398,17 +399,6 @@ TEST_CASE("after a state recovery the first list's objects are adopted without r
 }
 
 namespace {
-EventRecord StoredEvent(const std::string& uid, const std::string& type, int size) {
-  EventRecord e;
-  e.uid = uid;
-  e.resource = "widgets.example.com/v1";
-  e.namespace_name = "ns";
-  e.name = "w-" + uid;
-  e.type = type;
-  e.object = Widget(uid, std::to_string(size), size)->json;
-  return e;
-}
-
 std::vector<std::string> EventsSeen(const FakeRunner& runner) {
   std::vector<std::string> seen;
   for (const auto& call : runner.calls()) {
@@ -424,7 +414,7 @@ TEST_CASE("event hooks run once per stored event, in order, even after the objec
   Fixture f;
   auto r = Resource({"event"});
   for (auto [type, size] : {std::pair{"ADDED", 1}, {"MODIFIED", 2}, {"DELETED", 2}}) {
-    REQUIRE(f.store->AppendEvent(StoredEvent("u1", type, size)).ok());
+    REQUIRE(f.store->AppendEvent(SampleEvent("u1", type, size)).ok());
   }
   REQUIRE_FALSE(f.Reconcile(r, "u1"));  // nothing in the cache: the object is long gone
   REQUIRE(EventsSeen(f.runner) == std::vector<std::string>{"ADDED/0", "MODIFIED/0", "DELETED/0"});
@@ -435,8 +425,8 @@ TEST_CASE("event hooks run once per stored event, in order, even after the objec
 TEST_CASE("a failing event hook is retried durably and later events wait for it") {
   Fixture f;
   auto r = Resource({"event"});
-  REQUIRE(f.store->AppendEvent(StoredEvent("u1", "ADDED", 1)).ok());
-  REQUIRE(f.store->AppendEvent(StoredEvent("u1", "MODIFIED", 2)).ok());
+  REQUIRE(f.store->AppendEvent(SampleEvent("u1", "ADDED", 1)).ok());
+  REQUIRE(f.store->AppendEvent(SampleEvent("u1", "MODIFIED", 2)).ok());
   f.runner.QueueExitCodes({0, 1, 1});
   REQUIRE(f.Reconcile(r, "u1") == Duration(1000));  // ADDED done, MODIFIED failed once
   f.reconciler = f.MakeReconciler();                 // a restart

@@ -94,6 +94,7 @@ QueueOptions Batching() {
 
 // Runs Get() on a thread and reports whether it returned within the clock's current time.
 struct Getter {
+  Getter(WorkQueue& queue, FakeClock& fake_clock) : q(queue), clock(fake_clock) {}
   WorkQueue& q;
   FakeClock& clock;
   std::optional<std::string> got;
@@ -116,7 +117,7 @@ TEST_CASE("changes inside the batching window are merged and handled once the wi
   q.Add("a");
   clock.Advance(Duration(60));
   q.Add("a");  // pushes the window out to 160 ms
-  Getter g{q, clock};
+  Getter g(q, clock);
   g.AwaitBlocked();
   clock.Advance(Duration(60));  // 120 ms: still inside the window of the second add
   REQUIRE(q.ReadyCount() == 0);
@@ -135,7 +136,7 @@ TEST_CASE("an object that never stops changing is still handled within the maxim
     q.Add("busy");
   }
   // 891 ms after the first add; the last add wants 991 ms, the cap is 1000 ms.
-  Getter g{q, clock};
+  Getter g(q, clock);
   g.AwaitBlocked();
   clock.Advance(Duration(100));  // 991 ms
   g.t.join();
