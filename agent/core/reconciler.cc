@@ -303,7 +303,8 @@ std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, cons
   } else {
     MarkSeen(uid);
   }
-  Log(LogLevel::kInfo, "hook succeeded",
+  // Adoptions and reasons without a hook only move the diffbase: say so, not "hook succeeded".
+  Log(LogLevel::kInfo, ran_hook ? "hook succeeded" : "handled without a hook",
       {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"outcome", message},
        {"next", "idle until the object changes"}});
   if (ran_hook && events_ && resource.success_events) events_->Succeeded(resource.ref, plan.meta, plan.reason);
