@@ -4,7 +4,7 @@
 # Go (for the local API server in test/cluster) must already be on the machine, 1.24 or newer.
 set -euo pipefail
 
-packages=(build-essential cmake ninja-build pkg-config libssl-dev
+packages=(build-essential cmake ninja-build ccache pkg-config libssl-dev
           libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev catch2 sqlite3 python3)
 missing=()
 for p in "${packages[@]}"; do
