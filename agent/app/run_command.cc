@@ -68,6 +68,10 @@ int RunAgent(const Config& config) {
   LogLevel level = LogLevel::kInfo;
   ParseLogLevel(config.tuning.log_level, &level);
   SetLogLevel(level);
+  LogFormat format = LogFormat::kLogfmt;
+  ParseLogFormat(config.tuning.log_format, &format);
+  SetLogFormat(format);
+  RegisterProcessMetrics(DefaultMetrics(), NODEHOOK_VERSION);
 
   auto connection = ConnectionFor(config);
   if (!connection.ok()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "agent/base/log.h"
 
@@ -43,8 +44,12 @@ std::string FormatValue(double v) {
   char buf[64];
   if (v == std::floor(v) && std::fabs(v) < 1e15) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+  }
+  // The shortest form that reads back as the same double: le="0.1", not le="0.10000000000000001".
+  for (int precision = 15; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
   }
   return buf;
 }
@@ -59,7 +64,25 @@ void Gauge::Add(double delta) {
 
 std::string PrometheusName(const std::string& name) {
   std::string clean = SanitizeIdentifier(name);
-  return clean.rfind(kPrefix, 0) == 0 ? clean : kPrefix + clean;
+  // process_* are the standard names dashboards expect from every Prometheus client.
+  if (clean.rfind(kPrefix, 0) == 0 || clean.rfind("process_", 0) == 0) return clean;
+  return kPrefix + clean;
+}
+
+Histogram::Histogram(std::vector<double> bounds)
+    : bounds_(std::move(bounds)), buckets_(new std::atomic<uint64_t>[bounds_.size()]) {
+  for (size_t i = 0; i < bounds_.size(); ++i) buckets_[i].store(0);
+}
+
+void Histogram::Observe(double v) {
+  auto slot = std::lower_bound(bounds_.begin(), bounds_.end(), v);
+  if (slot != bounds_.end()) buckets_[static_cast<size_t>(slot - bounds_.begin())].fetch_add(1, std::memory_order_relaxed);
+  count_.fetch_add(1, std::memory_order_relaxed);
+  sum_.Add(v);
+}
+
+std::vector<double> LatencyBuckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 }
 
 std::string PrometheusLabels(const MetricLabels& labels) {
@@ -106,6 +129,44 @@ Gauge& Metrics::GetGauge(const std::string& name, const std::string& help, const
   return *slot;
 }
 
+Gauge& Metrics::GetDerivedCounter(const std::string& name, const std::string& help, const MetricLabels& labels) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Family* family = FamilyFor(PrometheusName(name), help, Kind::kCounter);
+  if (!family) return *detached_gauges_.emplace_back(std::make_unique<Gauge>());
+  auto& slot = family->gauges[PrometheusLabels(labels)];
+  if (!slot) slot = std::make_unique<Gauge>();
+  return *slot;
+}
+
+Histogram& Metrics::GetHistogram(const std::string& name, const std::string& help, const MetricLabels& labels,
+                                  const std::vector<double>& bounds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Family* family = FamilyFor(PrometheusName(name), help, Kind::kHistogram);
+  if (!family) return *detached_histograms_.emplace_back(std::make_unique<Histogram>(bounds));
+  if (family->bounds.empty()) {
+    family->bounds = bounds;
+    std::sort(family->bounds.begin(), family->bounds.end());
+  }
+  auto& slot = family->histograms[PrometheusLabels(labels)];
+  if (!slot) slot = std::make_unique<Histogram>(family->bounds);
+  return *slot;
+}
+
+void Metrics::RenderHistogram(const std::string& name, const std::string& labels, const Histogram& h,
+                              std::string* out) {
+  // `le` joins the other labels: strip the closing brace and append.
+  std::string prefix = labels.empty() ? "{" : labels.substr(0, labels.size() - 1) + ",";
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < h.bounds().size(); ++i) {
+    cumulative += h.bucket(i);
+    *out += name + "_bucket" + prefix + "le=\"" + FormatValue(h.bounds()[i]) + "\"} " + std::to_string(cumulative) + "\n";
+  }
+  uint64_t count = h.count();
+  *out += name + "_bucket" + prefix + "le=\"+Inf\"} " + std::to_string(count) + "\n";
+  *out += name + "_sum" + labels + " " + FormatValue(h.sum()) + "\n";
+  *out += name + "_count" + labels + " " + std::to_string(count) + "\n";
+}
+
 void Metrics::AddCollector(std::function<void(Metrics&)> collector) {
   std::lock_guard<std::mutex> lock(collectors_mu_);
   collectors_.push_back(std::move(collector));
@@ -120,14 +181,12 @@ std::string Metrics::Render() {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
   for (const auto& [name, family] : families_) {
-    bool counter = family.kind == Kind::kCounter;
+    static const char* const kTypeNames[] = {" counter\n", " gauge\n", " histogram\n"};
     out += "# HELP " + name + " " + Escape(family.help, false) + "\n";
-    out += "# TYPE " + name + (counter ? " counter\n" : " gauge\n");
-    if (counter) {
-      for (const auto& [labels, c] : family.counters) out += name + labels + " " + std::to_string(c->value()) + "\n";
-    } else {
-      for (const auto& [labels, g] : family.gauges) out += name + labels + " " + FormatValue(g->value()) + "\n";
-    }
+    out += "# TYPE " + name + kTypeNames[static_cast<int>(family.kind)];
+    for (const auto& [labels, c] : family.counters) out += name + labels + " " + std::to_string(c->value()) + "\n";
+    for (const auto& [labels, g] : family.gauges) out += name + labels + " " + FormatValue(g->value()) + "\n";
+    for (const auto& [labels, h] : family.histograms) RenderHistogram(name, labels, *h, &out);
   }
   return out;
 }

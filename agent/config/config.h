@@ -51,6 +51,7 @@ struct ApiConnection {
 // Every field here is a knob: settable in the file under "tuning", by flag and by environment.
 struct Tuning {
   std::string log_level = "info";
+  std::string log_format = "logfmt";
   int workers = 4;                          // hooks running at once
   int watch_timeout_seconds = 300;          // server-side timeoutSeconds: random in [this, 2x this)
   int batch_window_ms = 100;                // changes to one object closer than this are handled once

@@ -109,6 +109,8 @@ const std::vector<KnobBinding>& KnobBindings() {
            [](Config& c) { return &c.api.kubeconfig; }).NonEmpty(),
       Text("log_level", "tuning.log_level", "", "debug, info, warn or error",
            [](Config& c) { return &c.tuning.log_level; }).OneOf({"debug", "info", "warn", "error"}),
+      Text("log_format", "tuning.log_format", "", "logfmt or json (one JSON object a line)",
+           [](Config& c) { return &c.tuning.log_format; }).OneOf({"logfmt", "json"}),
       Integer("workers", "tuning.workers", 1, "hooks running at once",
               [](Config& c) { return &c.tuning.workers; }),
       Integer("watch_timeout_seconds", "tuning.watch_timeout_seconds", 1,

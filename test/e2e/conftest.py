@@ -108,11 +108,12 @@ _LOGFMT_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S*)')
 
 
 def parse_log_line(line):
-    """One logfmt line of the agent as a dict; quoted values are unquoted, and the leading
-    timestamp is under "time"."""
-    fields = {"time": line.split(" ", 1)[0]}
+    """One logfmt line of the agent as a dict; quoted values are unquoted, and the timestamp
+    (the ts key) is also under "time"."""
+    fields = {}
     for key, value in _LOGFMT_FIELD.findall(line):
         fields[key] = json.loads(value) if value.startswith('"') else value
+    fields["time"] = fields.get("ts", "")
     return fields
 
 

