@@ -20,7 +20,6 @@ std::string Join(const std::vector<std::string>& items) {
 
 Status PrepareStateDirectory(const std::string& state_file, const std::string& scratch,
                              const StateDirectoryRules& rules) {
-  NODEHOOK_RETURN_IF_ERROR(CheckStateDirectory(state_file, rules));
   const std::string dir = StateDirectoryOf(state_file);
   if (Result<int64_t> type = rules.probe(dir); type.ok()) {
     if (const char* name = VolatileFileSystemName(*type)) {

@@ -15,10 +15,11 @@
 
 namespace nodehook {
 
-// Before the lock is taken: the directory must pass CheckStateDirectory under `rules` (logged
-// at warn when the user accepted a volatile file system), then the state directory, `scratch`
-// (the hook scratch directory) and the state files are made owner-only where they are looser
-// (TightenStatePermissions), logged once at warn listing what changed.
+// Once the StateLock is held (only the agent that acts changes modes, and a waiting one logs
+// nothing but its waiting): the state directory, `scratch` (the hook scratch directory) and the
+// state files are made owner-only where they are looser (TightenStatePermissions), logged once
+// at warn listing what changed; a volatile file system accepted by `rules` is logged at warn.
+// The directory was checked before the lock with CheckStateDirectory.
 [[nodiscard]] Status PrepareStateDirectory(const std::string& state_file, const std::string& scratch,
                                            const StateDirectoryRules& rules);
 
