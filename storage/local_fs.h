@@ -1,6 +1,8 @@
-// The state directory must be a local, writable file system: SQLite's WAL mode needs shared
-// memory (mmap of the -shm file) and byte-range locks that network and FUSE file systems do not
-// provide reliably, and on them corruption, not an error, is the usual symptom.
+// The state directory must be a local, writable, persistent file system: SQLite's WAL mode needs
+// shared memory (mmap of the -shm file) and byte-range locks that network and FUSE file systems
+// do not provide reliably, and on them corruption, not an error, is the usual symptom. A file
+// system in memory (tmpfs, ramfs) loses the state on every reboot, and then every create hook
+// runs again: refused unless the user opts in.
 // Stateless functions; thread-safe.
 #pragma once
 
@@ -20,11 +22,20 @@ Result<int64_t> StatfsType(const std::string& dir);
 // nullptr for every other type.
 const char* UnsafeFileSystemName(int64_t f_type);
 
+// "tmpfs" or "ramfs" for a file system emptied on every reboot; nullptr for every other type.
+const char* VolatileFileSystemName(int64_t f_type);
+
+struct StateDirectoryRules {
+  bool allow_volatile = false;  // accept tmpfs/ramfs (the user's `allow_volatile_state`)
+  FsTypeProbe probe = StatfsType;
+};
+
 // The directory that holds `state_file` ("." when the path has no directory part).
 std::string StateDirectoryOf(const std::string& state_file);
 
 // kInvalid when the directory of `state_file` is missing, not a directory, on a network/FUSE file
-// system (the message names the file system and the path) or not writable; Ok otherwise.
-Status CheckStateDirectory(const std::string& state_file, const FsTypeProbe& probe = StatfsType);
+// system, on tmpfs/ramfs without `allow_volatile` (the message names the file system and the
+// path) or not writable; Ok otherwise.
+[[nodiscard]] Status CheckStateDirectory(const std::string& state_file, const StateDirectoryRules& rules = {});
 
 }  // namespace nodehook

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include "agent/base/private_file.h"
+
 namespace nodehook {
 
 // ---- Statement ----
@@ -75,6 +77,11 @@ SqliteDb::~SqliteDb() {
 }
 
 Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
+  // SQLite would create the file 0644 (less the umask) and gives -wal and -shm the file's mode,
+  // so creating it 0600 first keeps all three private.
+  if (!path.empty() && path != ":memory:" && path.rfind("file:", 0) != 0) {
+    NODEHOOK_RETURN_IF_ERROR(CreatePrivateFileIfMissing(path));
+  }
   sqlite3* raw = nullptr;
   // NOMUTEX: the owner serializes all use of the connection, so SQLite's own mutex is redundant.
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;

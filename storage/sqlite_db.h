@@ -62,6 +62,7 @@ class Statement {
 class SqliteDb {
  public:
   // Opens (creating if needed) the database at `path`; ":memory:" gives a private in-memory one.
+  // A new file is created 0600 whatever the umask, and its -wal and -shm get the same mode.
   static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;

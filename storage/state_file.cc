@@ -4,13 +4,48 @@
 
 #include "agent/base/log.h"
 #include "storage/integrity.h"
+#include "storage/state_permissions.h"
 
 namespace nodehook {
 
+namespace {
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string joined;
+  for (const std::string& item : items) joined += (joined.empty() ? "" : ", ") + item;
+  return joined;
+}
+
+}  // namespace
+
+Status PrepareStateDirectory(const std::string& state_file, const std::string& scratch,
+                             const StateDirectoryRules& rules) {
+  const std::string dir = StateDirectoryOf(state_file);
+  if (Result<int64_t> type = rules.probe(dir); type.ok()) {
+    if (const char* name = VolatileFileSystemName(*type)) {
+      Log(LogLevel::kWarn, "state file on a file system in memory, accepted by allow_volatile_state",
+          {{"state_file", state_file}, {"file_system", name},
+           {"next", "continue; after a reboot the state is gone and every create hook runs again"}});
+    }
+  }
+  Result<TightenedPermissions> tightened = TightenStatePermissions(state_file, scratch);
+  if (!tightened.ok()) return tightened.status();
+  if (!tightened->changed.empty()) {
+    Log(LogLevel::kWarn, "state was readable by others; made it private",
+        {{"state_file", state_file}, {"changed", Join(tightened->changed)}, {"next", "continue starting"}});
+  }
+  if (!tightened->shared_dirs.empty()) {
+    Log(LogLevel::kWarn, "directory shared with other files keeps its permissions",
+        {{"state_file", state_file}, {"directories", Join(tightened->shared_dirs)},
+         {"next", "continue; the state files are 0600, give them a directory of their own to make it 0700 too"}});
+  }
+  return Status::Ok();
+}
+
 Result<OpenedState> OpenStateForAgent(const std::string& path, const std::string& node_name,
                                       const StoreOptions& options, const Clock& clock,
-                                      const FsTypeProbe& probe) {
-  NODEHOOK_RETURN_IF_ERROR(CheckStateDirectory(path, probe));
+                                      const StateDirectoryRules& rules) {
+  NODEHOOK_RETURN_IF_ERROR(CheckStateDirectory(path, rules));
   OpenedState opened;
   if (access(path.c_str(), F_OK) == 0) {
     Result<IntegrityVerdict> verdict = QuickCheck(path);

@@ -15,6 +15,14 @@
 
 namespace nodehook {
 
+// Once the StateLock is held (only the agent that acts changes modes, and a waiting one logs
+// nothing but its waiting): the state directory, `scratch` (the hook scratch directory) and the
+// state files are made owner-only where they are looser (TightenStatePermissions), logged once
+// at warn listing what changed; a volatile file system accepted by `rules` is logged at warn.
+// The directory was checked before the lock with CheckStateDirectory.
+[[nodiscard]] Status PrepareStateDirectory(const std::string& state_file, const std::string& scratch,
+                                           const StateDirectoryRules& rules);
+
 struct OpenedState {
   std::unique_ptr<SqliteStateStore> store;
   // A damaged file was found and moved aside; the store started empty and is marked to adopt
@@ -25,13 +33,14 @@ struct OpenedState {
 };
 
 // Opens `path` for node `node_name`:
-//   0. its directory must exist, be writable and be on a local file system (CheckStateDirectory);
+//   0. its directory must exist, be writable and be on a local, persistent file system (a volatile
+//      one only when `rules` allow it; CheckStateDirectory);
 //   1. an existing file gets PRAGMA quick_check;
 //   2. a damaged one (corrupt, not a database) is moved aside to "<path>.corrupt-<UTC time>",
 //      logged at level error, and replaced by a fresh store marked "adopt existing";
 //   3. the store is opened and migrated (a newer-schema file is refused, never moved aside).
 Result<OpenedState> OpenStateForAgent(const std::string& path, const std::string& node_name,
                                       const StoreOptions& options, const Clock& clock,
-                                      const FsTypeProbe& probe = StatfsType);
+                                      const StateDirectoryRules& rules = {});
 
 }  // namespace nodehook

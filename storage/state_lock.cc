@@ -11,6 +11,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "agent/base/private_file.h"
+
 namespace nodehook {
 namespace {
 
@@ -46,8 +48,10 @@ std::string StateLock::DescribeHolder(const std::string& state_file) {
 
 Result<std::optional<StateLock>> StateLock::TryAcquire(const std::string& state_file) {
   std::string path = LockPathFor(state_file);
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("cannot open lock file", path, errno);
+  // Private like the state: the holder's pid and host are nobody else's business.
+  Result<int> opened = OpenPrivateFile(path, O_RDWR);
+  if (!opened.ok()) return opened.status();
+  int fd = *opened;
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     close(fd);

@@ -1,7 +1,7 @@
 // StateLock: one writer per state file, so two agents on one node (a DaemonSet rolling update
 // with surge, or a new pod starting while the old one terminates) never both act.
 //
-// The lock is flock(LOCK_EX) on "<state_file>.lock": a kernel lock tied to the open file
+// The lock is flock(LOCK_EX) on "<state_file>.lock" (created 0600): a kernel lock tied to the open file
 // description, so it is released the moment its holder exits, however it exits (SIGKILL
 // included) — a stale lock cannot exist. The lock file is separate from the state file because
 // corruption recovery moves the state file aside, and SQLite's own POSIX locks on the state

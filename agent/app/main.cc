@@ -10,10 +10,16 @@
 
 namespace {
 
-// Every tuning knob gets a flag on the commands that read the config.
+// Every tuning knob gets a flag on the commands that read the config. A true-or-false knob is a
+// switch: "--allow-volatile-state" means true, "--allow-volatile-state=false" false.
 void AddKnobFlags(CLI::App* command, std::map<std::string, std::string>* values) {
   for (const auto& knob : nodehook::Knobs()) {
-    command->add_option(knob.flag, (*values)[knob.name], knob.help + " (env " + knob.env + ")");
+    std::string help = knob.help + " (env " + knob.env + (knob.range.empty() ? "" : "; " + knob.range) + ")";
+    if (knob.is_switch) {
+      command->add_flag(knob.flag + "{true}", (*values)[knob.name], help);
+    } else {
+      command->add_option(knob.flag, (*values)[knob.name], help);
+    }
   }
 }
 

@@ -90,8 +90,11 @@ int RunAgent(const Config& config) {
     health = std::move(started).value();
     health->SetWaiting("state lock " + config.state_file);
   }
-  // Refuse a missing, read-only or network state directory before waiting for any lock.
-  if (Status dir = CheckStateDirectory(config.state_file); !dir.ok()) {
+  // Refuse a missing, read-only, network or (unless allowed) in-memory state directory before
+  // waiting for any lock.
+  StateDirectoryRules dir_rules;
+  dir_rules.allow_volatile = config.allow_volatile_state;
+  if (Status dir = CheckStateDirectory(config.state_file, dir_rules); !dir.ok()) {
     Log(LogLevel::kError, "unusable state directory", {{"error", dir.ToString()}, {"next", "exit 1"}});
     return 1;
   }
@@ -106,8 +109,17 @@ int RunAgent(const Config& config) {
         {{"state_file", config.state_file}, {"error", lock.status().ToString()}, {"next", "exit"}});
     return stopped ? 0 : 1;
   }
+  // Make what older versions left readable by others private.
+  const std::string scratch =
+      config.tuning.hook_work_dir.empty() ? DefaultHookWorkDir(config.state_file) : config.tuning.hook_work_dir;
+  if (Status dir = PrepareStateDirectory(config.state_file, scratch, dir_rules); !dir.ok()) {
+    Log(LogLevel::kError, "cannot make the state private",
+        {{"state_file", config.state_file}, {"error", dir.ToString()}, {"next", "exit 1"}});
+    return 1;
+  }
   // Integrity check; a damaged file is moved aside (logged there) and the store starts fresh.
-  auto state = OpenStateForAgent(config.state_file, config.node_name, StoreOptions{}, SystemClock::Instance());
+  auto state =
+      OpenStateForAgent(config.state_file, config.node_name, StoreOptions{}, SystemClock::Instance(), dir_rules);
   if (!state.ok()) {
     Log(LogLevel::kError, "cannot open the state file",
         {{"state_file", config.state_file}, {"error", state.status().ToString()}, {"next", "exit 1"}});

@@ -28,6 +28,7 @@ bool ResolveTarget(const StateCommandArgs& args, std::string* state_file, std::s
   *node_name = !args.node_name.empty() ? args.node_name : KnobEnv("node_name");
   if (!args.config_path.empty() && (state_file->empty() || node_name->empty())) {
     ConfigSources sources = EnvironmentSources();
+    sources.check_program = nullptr;  // reading the state needs no hook programs
     if (!args.state_file.empty()) sources.flags["state_file"] = args.state_file;
     if (!args.node_name.empty()) sources.flags["node_name"] = args.node_name;
     ConfigResult loaded = LoadConfigFile(args.config_path, sources);

@@ -2,6 +2,7 @@
 #include <ostream>
 
 #include "agent/config/config.h"
+#include "agent/config/hook_programs.h"
 
 extern char** environ;  // POSIX; not declared by any standard C++ header
 
@@ -22,6 +23,7 @@ ConfigSources EnvironmentSources() {
     size_t eq = pair.find('=');
     if (eq != std::string::npos) sources.env[pair.substr(0, eq)] = pair.substr(eq + 1);
   }
+  sources.check_program = ProgramProblem;
   return sources;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <string>
@@ -81,6 +82,8 @@ struct Tuning {
 struct Config {
   std::string node_name;   // default: $NODE_NAME (downward API)
   std::string state_file;  // SQLite file on a hostPath
+  bool allow_volatile_state = false;  // accept a state file on tmpfs/ramfs (lost on every reboot)
+  bool skip_hook_checks = false;      // do not check that each hook's program exists and is executable
   ApiConnection api;
   std::vector<WatchedResource> resources;
   Tuning tuning;
@@ -97,13 +100,20 @@ struct ConfigError {
   std::string ToString(const std::string& file) const;
 };
 
-// Where knob overrides come from besides the file.
+// Checks a hook's program on this machine: "" when the agent could run it, else why not.
+using ProgramCheck = std::function<std::string(const std::string& program)>;
+
+// Where knob overrides come from besides the file, and the machine the config is checked on.
 struct ConfigSources {
   std::map<std::string, std::string> flags;  // knob name ("workers") -> value given on the command line
   std::map<std::string, std::string> env;    // the process environment (NODE_NAME, NODEHOOK_WORKERS, ...)
+  // Unset: hook programs are not looked at (pure parsing). Set: each hook's argv[0] is checked
+  // with it unless the merged config says skip_hook_checks.
+  ProgramCheck check_program;
 };
 
-// ConfigSources with `env` read from this process's environment and no flags.
+// ConfigSources with `env` read from this process's environment, no flags, and hook programs
+// checked on this machine (ProgramProblem).
 ConfigSources EnvironmentSources();
 
 struct ConfigResult {
@@ -123,7 +133,9 @@ struct KnobInfo {
   std::string flag;      // "--workers"
   std::string env;       // "NODEHOOK_WORKERS"
   std::string default_value;
+  std::string range;  // the accepted values: "1 to 256", "true or false", "adopt, rerun"; "" = any text
   std::string help;
+  bool is_switch = false;  // true or false; on the command line a flag without a value means true
 };
 const std::vector<KnobInfo>& Knobs();
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "agent/config/config.h"
+#include "agent/config/hook_programs.h"
 #include "agent/config/json_fields.h"
 #include "agent/config/json_lines.h"
 #include "agent/config/knobs.h"
@@ -18,6 +19,10 @@
 
 namespace nodehook {
 namespace {
+
+// Far more than a config needs (root, resources, a resource, hooks, a hook, argv: 6), and far
+// less than what would exhaust the stack anywhere the DOM is walked.
+constexpr int kMaxConfigDepth = 64;
 
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -88,15 +93,23 @@ void ReadDocument(const rapidjson::Value& doc, Config* config, KnobOrigins* orig
 
 ConfigResult ParseConfig(const std::string& text, const ConfigSources& sources) {
   ConfigResult result;
+  // The index pass comes first: it stops at hostile nesting before the DOM is built.
+  JsonLineIndex index = JsonLineIndex::Build(text, kMaxConfigDepth);
+  if (const auto& deep = index.too_deep()) {
+    result.errors.push_back({"", deep->line, "too deeply nested: the object or array at column " +
+                                                 std::to_string(deep->column) + " is deeper than the limit of " +
+                                                 std::to_string(kMaxConfigDepth) +
+                                                 " levels (a nodehook config needs 6)"});
+    return result;
+  }
   rapidjson::Document doc;
-  doc.Parse(text.c_str());
+  doc.Parse<rapidjson::kParseIterativeFlag>(text.c_str());
   if (doc.HasParseError()) {
     TextPosition at = PositionOfOffset(text, doc.GetErrorOffset());
     result.errors.push_back({"", at.line, "syntax error at column " + std::to_string(at.column) + ": " +
                                               rapidjson::GetParseError_En(doc.GetParseError())});
     return result;  // nothing below would be trustworthy
   }
-  JsonLineIndex index = JsonLineIndex::Build(text);
   Diagnostics diag(&index, &result.errors);
   for (const LocatedPath& dup : index.duplicate_keys()) {
     diag.ErrorAtLine(dup.path, dup.line, "duplicate key (each key may appear once per object)");
@@ -105,6 +118,9 @@ ConfigResult ParseConfig(const std::string& text, const ConfigSources& sources) 
   ReadDocument(doc, &result.config, &origins, diag);
   ApplyKnobOverrides(sources, &result.config, &origins, diag);
   CheckMergedKnobs(&result.config, origins, diag);
+  if (sources.check_program && !result.config.skip_hook_checks) {
+    CheckHookPrograms(result.config, sources.check_program, diag);
+  }
   result.config.api.in_cluster = result.config.api.kubeconfig.empty();
   // File order reads best; problems outside the file (line 0) come last.
   std::stable_sort(result.errors.begin(), result.errors.end(), [](const ConfigError& a, const ConfigError& b) {

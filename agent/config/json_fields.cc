@@ -1,5 +1,7 @@
 #include "agent/config/json_fields.h"
 
+#include <cstdio>
+
 namespace nodehook {
 
 void Diagnostics::Error(const std::string& path, std::string message) {
@@ -63,14 +65,24 @@ bool ReadString(const rapidjson::Value& value, const std::string& path, bool non
   return true;
 }
 
-bool ReadPositiveInt(const rapidjson::Value& value, const std::string& path, int* out, Diagnostics& diag) {
-  if (!value.IsNumber()) {
-    diag.Error(path, std::string("expected a positive integer, got ") + JsonTypeName(value));
-    return false;
-  }
-  if (!value.IsInt() || value.GetInt() < 1) {
-    std::string got = value.IsInt() ? std::to_string(value.GetInt()) : "a fraction or an out-of-range number";
-    diag.Error(path, "expected a positive integer, got " + got);
+std::string IntegerExpectation(int min, int max) {
+  return "expected an integer from " + std::to_string(min) + " to " + std::to_string(max);
+}
+
+std::string DescribeNonInt(const rapidjson::Value& value) {
+  if (value.IsInt64()) return std::to_string(value.GetInt64());
+  if (value.IsUint64()) return std::to_string(value.GetUint64());
+  if (!value.IsNumber()) return JsonTypeName(value);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", value.GetDouble());
+  return buf;
+}
+
+bool ReadIntInRange(const rapidjson::Value& value, const std::string& path, int min, int max, int* out,
+                    Diagnostics& diag) {
+  if (!value.IsInt() || value.GetInt() < min || value.GetInt() > max) {
+    std::string got = value.IsInt() ? std::to_string(value.GetInt()) : DescribeNonInt(value);
+    diag.Error(path, IntegerExpectation(min, max) + ", got " + got);
     return false;
   }
   *out = value.GetInt();

@@ -29,6 +29,11 @@ class Diagnostics {
 // "null", "boolean", "object", "array", "string", "number".
 const char* JsonTypeName(const rapidjson::Value& value);
 
+// "expected an integer from 1 to 256"
+std::string IntegerExpectation(int min, int max);
+// What a JSON value that is not an int looks like in a message: "2.5", "1e+30", "9999999999", "string".
+std::string DescribeNonInt(const rapidjson::Value& value);
+
 // "create, update, delete"
 std::string JoinNames(const std::vector<std::string>& names);
 
@@ -40,7 +45,9 @@ void ReportUnknownKeys(const rapidjson::Value& object, const std::string& path,
 bool ExpectObject(const rapidjson::Value& value, const std::string& path, Diagnostics& diag);
 bool ReadString(const rapidjson::Value& value, const std::string& path, bool non_empty, std::string* out,
                 Diagnostics& diag);
-bool ReadPositiveInt(const rapidjson::Value& value, const std::string& path, int* out, Diagnostics& diag);
+// An integer from `min` to `max`; anything else is reported with the value and the range.
+bool ReadIntInRange(const rapidjson::Value& value, const std::string& path, int min, int max, int* out,
+                    Diagnostics& diag);
 // A non-empty array of strings, each non-empty.
 bool ReadStringList(const rapidjson::Value& value, const std::string& path, bool allow_empty_list,
                     std::vector<std::string>* out, Diagnostics& diag);

@@ -45,7 +45,12 @@ class LineCountingStream {
   Ch Peek() const { return inner_.Peek(); }
   Ch Take() {
     Ch c = inner_.Take();
-    if (c == '\n') ++line_;
+    if (c == '\n') {
+      ++line_;
+      column_ = 1;
+    } else {
+      ++column_;
+    }
     return c;
   }
   size_t Tell() const { return inner_.Tell(); }
@@ -55,10 +60,14 @@ class LineCountingStream {
   size_t PutEnd(Ch*) { assert(false); return 0; }
 
   int line() const { return line_; }
+  // The column of the next character: the bracket itself when StartObject/StartArray run, as
+  // the iterative parser calls them before it takes the bracket.
+  int column() const { return column_; }
 
  private:
   rapidjson::StringStream inner_;
   int line_ = 1;
+  int column_ = 1;  // of the next character
 };
 
 }  // namespace
@@ -67,7 +76,8 @@ class LineCountingStream {
 // When a callback runs, the stream has just consumed the token, so its line is the token's line.
 class LineRecorder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, LineRecorder> {
  public:
-  LineRecorder(const LineCountingStream* stream, JsonLineIndex* index) : stream_(stream), index_(index) {}
+  LineRecorder(const LineCountingStream* stream, JsonLineIndex* index, int max_depth)
+      : stream_(stream), index_(index), max_depth_(max_depth) {}
 
   bool Default() { return Value(); }
   bool StartObject() { return Open(false); }
@@ -114,6 +124,10 @@ class LineRecorder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Line
     return true;
   }
   bool Open(bool is_array) {
+    if (static_cast<int>(stack_.size()) >= max_depth_) {
+      index_->too_deep_ = TextPosition{stream_->line(), stream_->column()};
+      return false;  // stops the parse
+    }
     Frame frame;
     frame.path = PathOfNextValue();
     frame.is_array = is_array;
@@ -127,15 +141,17 @@ class LineRecorder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Line
 
   const LineCountingStream* stream_;
   JsonLineIndex* index_;
+  int max_depth_;
   std::vector<Frame> stack_;
 };
 
-JsonLineIndex JsonLineIndex::Build(const std::string& text) {
+JsonLineIndex JsonLineIndex::Build(const std::string& text, int max_depth) {
   JsonLineIndex index;
   LineCountingStream stream(text.c_str());
-  LineRecorder recorder(&stream, &index);
+  LineRecorder recorder(&stream, &index, max_depth);
   rapidjson::Reader reader;
-  reader.Parse(stream, recorder);  // a syntax error is reported by the DOM parse, not here
+  // A syntax error is reported by the DOM parse, not here.
+  reader.Parse<rapidjson::kParseIterativeFlag>(stream, recorder);
   return index;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,13 @@ struct LocatedPath {
 
 class JsonLineIndex {
  public:
-  // Indexes `text`. On a syntax error, keeps what was read before it.
-  static JsonLineIndex Build(const std::string& text);
+  // Indexes `text`. On a syntax error, keeps what was read before it. Stops at the first array
+  // or object nested deeper than `max_depth` (the root is depth 1) and records where it is, so
+  // hostile nesting never reaches a recursive parser. Uses no recursion itself.
+  static JsonLineIndex Build(const std::string& text, int max_depth);
+
+  // Where the text first nests deeper than `max_depth`: the opening bracket's position.
+  const std::optional<TextPosition>& too_deep() const { return too_deep_; }
 
   // The line where `path` appears (its key, or the element's first token), or the line of its
   // nearest indexed ancestor, so a missing key points at the object that lacks it. 0 if unknown.
@@ -44,6 +50,7 @@ class JsonLineIndex {
   friend class LineRecorder;
   std::map<std::string, int> lines_;
   std::vector<LocatedPath> duplicate_keys_;
+  std::optional<TextPosition> too_deep_;
 };
 
 }  // namespace nodehook

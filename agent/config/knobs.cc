@@ -6,6 +6,15 @@
 namespace nodehook {
 namespace {
 
+constexpr int kMinute = 60;
+constexpr int kHour = 3600;
+constexpr int kDay = 24 * kHour;
+constexpr int kWeek = 7 * kDay;
+constexpr int kYear = 365 * kDay;
+
+// The part of the file key after the last dot: "tuning.workers" -> "workers".
+std::string NameOf(const std::string& file_key) { return file_key.substr(file_key.rfind('.') + 1); }
+
 std::string FlagName(const std::string& name) {
   std::string flag = "--" + name;
   for (char& c : flag) c = c == '_' ? '-' : c;
@@ -18,59 +27,117 @@ std::string EnvName(const std::string& name) {
   return env;
 }
 
-// `env` may be given when the variable is a well-known one (NODE_NAME, KUBECONFIG).
-KnobBinding Text(const char* name, const char* file_key, const char* env, const char* help,
-                 std::string* (*field)(Config&)) {
-  Config defaults;
+// The part of Config that holds fields of type Section.
+template <typename Section>
+Section& SectionOf(Config& c);
+template <>
+Config& SectionOf<Config>(Config& c) { return c; }
+template <>
+Tuning& SectionOf<Tuning>(Config& c) { return c.tuning; }
+template <>
+ApiConnection& SectionOf<ApiConnection>(Config& c) { return c.api; }
+
+template <typename Section, typename T>
+std::function<T*(Config&)> Accessor(T Section::*field) {
+  return [field](Config& c) { return &(SectionOf<Section>(c).*field); };
+}
+
+KnobBinding Row(const char* file_key, KnobType type, std::string default_value, std::string range, const char* help) {
+  std::string name = NameOf(file_key);
   KnobBinding k;
-  k.info = {name, file_key, FlagName(name), *env ? env : EnvName(name), *field(defaults), help};
-  k.type = KnobType::kText;
-  k.text = field;
+  k.info = {name, file_key, FlagName(name), EnvName(name), std::move(default_value), std::move(range), help};
+  k.type = type;
   return k;
 }
 
-KnobBinding Integer(const char* name, const char* file_key, int min_value, const char* help,
-                    int* (*field)(Config&)) {
+template <typename Section>
+KnobBinding Text(const char* file_key, std::string Section::*field, const char* help) {
   Config defaults;
-  KnobBinding k;
-  k.info = {name, file_key, FlagName(name), EnvName(name), std::to_string(*field(defaults)), help};
-  k.type = KnobType::kInteger;
-  k.integer = field;
+  KnobBinding k = Row(file_key, KnobType::kText, SectionOf<Section>(defaults).*field, "", help);
+  k.text = Accessor(field);
+  return k;
+}
+
+template <typename Section>
+KnobBinding Int(const char* file_key, int Section::*field, int min_value, int max_value, const char* help) {
+  Config defaults;
+  KnobBinding k = Row(file_key, KnobType::kInteger, std::to_string(SectionOf<Section>(defaults).*field),
+                      std::to_string(min_value) + " to " + std::to_string(max_value), help);
+  k.integer = Accessor(field);
   k.min_value = min_value;
+  k.max_value = max_value;
+  return k;
+}
+
+template <typename Section>
+KnobBinding Bool(const char* file_key, bool Section::*field, const char* help) {
+  Config defaults;
+  KnobBinding k = Row(file_key, KnobType::kBool, SectionOf<Section>(defaults).*field ? "true" : "false",
+                      "true or false", help);
+  k.info.is_switch = true;
+  k.boolean = Accessor(field);
   return k;
 }
 
 std::string Expectation(const KnobBinding& knob) {
-  if (knob.type == KnobType::kInteger) return "expected an integer >= " + std::to_string(knob.min_value);
+  switch (knob.type) {
+    case KnobType::kInteger: return IntegerExpectation(knob.min_value, knob.max_value);
+    case KnobType::kBool: return "expected true or false";
+    case KnobType::kText: break;
+  }
   if (!knob.allowed.empty()) return "expected one of: " + JoinNames(knob.allowed);
   return knob.non_empty ? "expected a non-empty string" : "expected a string";
 }
 
-// Both return "" when stored, otherwise what was expected and what was given.
-std::string StoreInt(const KnobBinding& knob, int value, Config* config) {
-  if (value < knob.min_value) return Expectation(knob) + ", got " + std::to_string(value);
-  *knob.integer(*config) = value;
+// The Store functions return "" when stored, otherwise what was expected and what was given.
+// Every range check happens here, whichever source the value came from.
+std::string StoreInt(const KnobBinding& knob, int64_t value, Config* config) {
+  if (value < knob.min_value || value > knob.max_value) return Expectation(knob) + ", got " + std::to_string(value);
+  *knob.integer(*config) = static_cast<int>(value);
   return "";
 }
 
 std::string StoreText(const KnobBinding& knob, const std::string& value, Config* config) {
+  std::string refused = Expectation(knob) + ", got \"" + value + "\"";
   if (knob.type == KnobType::kInteger) {
-    int parsed = 0;
+    int64_t parsed = 0;
     const char* end = value.data() + value.size();
     auto [stop, ec] = std::from_chars(value.data(), end, parsed);
-    if (value.empty() || ec != std::errc() || stop != end) return Expectation(knob) + ", got \"" + value + "\"";
+    if (ec == std::errc::result_out_of_range) return Expectation(knob) + ", got " + value;
+    if (value.empty() || ec != std::errc() || stop != end) return refused;
     return StoreInt(knob, parsed, config);
+  }
+  if (knob.type == KnobType::kBool) {
+    if (value != "true" && value != "false") return refused;
+    *knob.boolean(*config) = value == "true";
+    return "";
   }
   bool allowed = knob.allowed.empty();
   for (const std::string& a : knob.allowed) allowed = allowed || a == value;
-  if (!allowed || (knob.non_empty && value.empty())) return Expectation(knob) + ", got \"" + value + "\"";
+  if (!allowed || (knob.non_empty && value.empty())) return refused;
   *knob.text(*config) = value;
   return "";
 }
 
-void Apply(const KnobBinding& knob, const std::string& value, const KnobOrigin& origin, Config* config,
-           KnobOrigins* origins, Diagnostics& diag) {
-  std::string problem = StoreText(knob, value, config);
+// A file value of the knob's JSON type, stored; or what was wrong with it.
+std::string StoreJson(const KnobBinding& knob, const rapidjson::Value& value, Config* config) {
+  switch (knob.type) {
+    case KnobType::kInteger:
+      if (value.IsInt64()) return StoreInt(knob, value.GetInt64(), config);
+      return Expectation(knob) + ", got " + DescribeNonInt(value);
+    case KnobType::kBool:
+      if (!value.IsBool()) return Expectation(knob) + ", got " + JsonTypeName(value);
+      *knob.boolean(*config) = value.GetBool();
+      return "";
+    case KnobType::kText:
+      if (!value.IsString()) return Expectation(knob) + ", got " + JsonTypeName(value);
+      return StoreText(knob, value.GetString(), config);
+  }
+  return "unknown knob type";
+}
+
+void Record(const KnobBinding& knob, const std::string& problem, const KnobOrigin& origin, KnobOrigins* origins,
+            Diagnostics& diag) {
   if (problem.empty()) {
     (*origins)[knob.info.name] = origin;
   } else {
@@ -82,6 +149,7 @@ void Apply(const KnobBinding& knob, const std::string& value, const KnobOrigin& 
 
 KnobBinding KnobBinding::OneOf(std::vector<std::string> values) const {
   KnobBinding k = *this;
+  k.info.range = JoinNames(values);
   k.allowed = std::move(values);
   return k;
 }
@@ -99,74 +167,66 @@ KnobBinding KnobBinding::Required(std::string note) const {
   return k;
 }
 
+KnobBinding KnobBinding::Env(std::string variable) const {
+  KnobBinding k = *this;
+  k.info.env = std::move(variable);
+  return k;
+}
+
+// Ranges: the smallest value that makes sense, and a ceiling far above any sane setting that
+// keeps every derived figure (milliseconds, the doubled watch timeout) well inside an int.
 const std::vector<KnobBinding>& KnobBindings() {
   static const std::vector<KnobBinding> table = {
-      Text("node_name", "node_name", "NODE_NAME", "this node's name, normally from the downward API",
-           [](Config& c) { return &c.node_name; }).Required(" from the downward API"),
-      Text("state_file", "state_file", "", "SQLite state file on a hostPath",
-           [](Config& c) { return &c.state_file; }).Required(),
-      Text("kubeconfig", "api.kubeconfig", "KUBECONFIG", "kubeconfig to use instead of the in-cluster service account",
-           [](Config& c) { return &c.api.kubeconfig; }).NonEmpty(),
-      Text("log_level", "tuning.log_level", "", "debug, info, warn or error",
-           [](Config& c) { return &c.tuning.log_level; }).OneOf({"debug", "info", "warn", "error"}),
-      Text("log_format", "tuning.log_format", "", "logfmt or json (one JSON object a line)",
-           [](Config& c) { return &c.tuning.log_format; }).OneOf({"logfmt", "json"}),
-      Integer("workers", "tuning.workers", 1, "hooks running at once",
-              [](Config& c) { return &c.tuning.workers; }),
-      Integer("watch_timeout_seconds", "tuning.watch_timeout_seconds", 1,
-              "server-side watch timeout; each watch picks a random value in [this, twice this)",
-              [](Config& c) { return &c.tuning.watch_timeout_seconds; }),
-      Integer("batch_window_ms", "tuning.batch_window_ms", 0,
-              "merge changes to one object that come closer together than this",
-              [](Config& c) { return &c.tuning.batch_window_ms; }),
-      Integer("max_latency_ms", "tuning.max_latency_ms", 0,
-              "handle an object at most this long after its first unhandled change",
-              [](Config& c) { return &c.tuning.max_latency_ms; }),
-      Integer("reconnect_initial_ms", "tuning.reconnect_initial_ms", 1,
-              "first delay after a failed list or watch; doubles per failure, with full jitter",
-              [](Config& c) { return &c.tuning.reconnect_initial_ms; }),
-      Integer("reconnect_max_ms", "tuning.reconnect_max_ms", 1, "cap of the reconnect delay",
-              [](Config& c) { return &c.tuning.reconnect_max_ms; }),
-      Integer("stall_seconds", "tuning.stall_seconds", 1,
-              "reopen a watch that sent nothing (not even a bookmark) for this long",
-              [](Config& c) { return &c.tuning.stall_seconds; }),
-      Integer("resync_seconds", "tuning.resync_seconds", 0, "full relist interval; 0 = never",
-              [](Config& c) { return &c.tuning.resync_seconds; }),
-      Text("health_address", "tuning.health_address", "",
-           "HOST:PORT for /healthz, /readyz and /metrics (port 0 = any free port); empty = off",
-           [](Config& c) { return &c.tuning.health_address; }),
-      Integer("health_stale_seconds", "tuning.health_stale_seconds", 1,
-              "/healthz fails once a watch has been silent this long while reconnecting keeps failing",
-              [](Config& c) { return &c.tuning.health_stale_seconds; }),
-      Integer("retry_base_seconds", "tuning.retry_base_seconds", 1, "first retry delay after a failed hook",
-              [](Config& c) { return &c.tuning.retry_base_seconds; }),
-      Integer("retry_max_seconds", "tuning.retry_max_seconds", 1, "cap of the exponential retry delay",
-              [](Config& c) { return &c.tuning.retry_max_seconds; }),
-      Integer("retry_factor", "tuning.retry_factor", 1, "multiplier of the retry delay after each failure",
-              [](Config& c) { return &c.tuning.retry_factor; }),
-      Integer("retry_jitter_percent", "tuning.retry_jitter_percent", 0, "random spread of each retry delay, in percent",
-              [](Config& c) { return &c.tuning.retry_jitter_percent; }),
-      Integer("retry_limit", "tuning.retry_limit", 0, "failures before a handler gives up (until the object changes); 0 = never",
-              [](Config& c) { return &c.tuning.retry_limit; }),
-      Integer("retry_total_seconds", "tuning.retry_total_seconds", 0,
-              "time after the first attempt before a handler gives up; 0 = never",
-              [](Config& c) { return &c.tuning.retry_total_seconds; }),
-      Integer("in_progress_delay_seconds", "tuning.in_progress_delay_seconds", 1,
-              "when a hook reports \"in progress\" without a delay, run it again after this long",
-              [](Config& c) { return &c.tuning.in_progress_delay_seconds; }),
-      Integer("gc_interval_seconds", "tuning.gc_interval_seconds", 1, "how often the state file is garbage-collected",
-              [](Config& c) { return &c.tuning.gc_interval_seconds; }),
-      Integer("gone_ttl_seconds", "tuning.gone_ttl_seconds", 0,
-              "rows of an object gone this long, with nothing pending, are purged",
-              [](Config& c) { return &c.tuning.gone_ttl_seconds; }),
-      Integer("tombstone_ttl_seconds", "tuning.tombstone_ttl_seconds", 0,
-              "forget a deleted object whose delete hook kept failing this long; 0 = never",
-              [](Config& c) { return &c.tuning.tombstone_ttl_seconds; }),
-      Text("after_state_recovery", "tuning.after_state_recovery", "",
-           "after a damaged state file: adopt existing objects, or rerun their create hooks",
-           [](Config& c) { return &c.tuning.after_state_recovery; }).OneOf({"adopt", "rerun"}),
-      Text("hook_work_dir", "tuning.hook_work_dir", "", "directory for old/new/diff files (default: beside the state file)",
-           [](Config& c) { return &c.tuning.hook_work_dir; }),
+      Text("node_name", &Config::node_name, "this node's name, normally from the downward API")
+          .Env("NODE_NAME").Required(" from the downward API"),
+      Text("state_file", &Config::state_file, "SQLite state file on a hostPath").Required(),
+      Bool("allow_volatile_state", &Config::allow_volatile_state,
+           "accept a state file on tmpfs/ramfs, which loses the state (and re-runs create hooks) on every reboot"),
+      Bool("skip_hook_checks", &Config::skip_hook_checks,
+           "do not check that each hook program exists and is executable (e.g. check-config away from the node)"),
+      Text("api.kubeconfig", &ApiConnection::kubeconfig, "kubeconfig to use instead of the in-cluster service account")
+          .Env("KUBECONFIG").NonEmpty(),
+      Text("tuning.log_level", &Tuning::log_level, "how much to log").OneOf({"debug", "info", "warn", "error"}),
+      Text("tuning.log_format", &Tuning::log_format, "logfmt, or json (one JSON object a line)").OneOf({"logfmt", "json"}),
+      Int("tuning.workers", &Tuning::workers, 1, 256, "hooks running at once"),
+      Int("tuning.watch_timeout_seconds", &Tuning::watch_timeout_seconds, 1, kDay,
+          "server-side watch timeout; each watch picks a random value in [this, twice this)"),
+      Int("tuning.batch_window_ms", &Tuning::batch_window_ms, 0, kMinute * 1000,
+          "merge changes to one object that come closer together than this"),
+      Int("tuning.max_latency_ms", &Tuning::max_latency_ms, 0, 10 * kMinute * 1000,
+          "handle an object at most this long after its first unhandled change"),
+      Int("tuning.reconnect_initial_ms", &Tuning::reconnect_initial_ms, 1, 10 * kMinute * 1000,
+          "first delay after a failed list or watch; doubles per failure, with full jitter"),
+      Int("tuning.reconnect_max_ms", &Tuning::reconnect_max_ms, 1, kHour * 1000, "cap of the reconnect delay"),
+      Int("tuning.stall_seconds", &Tuning::stall_seconds, 1, kDay,
+          "reopen a watch that sent nothing (not even a bookmark) for this long"),
+      Int("tuning.resync_seconds", &Tuning::resync_seconds, 0, kWeek, "full relist interval; 0 = never"),
+      Text("tuning.health_address", &Tuning::health_address,
+           "HOST:PORT for /healthz, /readyz and /metrics (port 0 = any free port); empty = off"),
+      Int("tuning.health_stale_seconds", &Tuning::health_stale_seconds, 1, kDay,
+          "/healthz fails once a watch has been silent this long while reconnecting keeps failing"),
+      Int("tuning.retry_base_seconds", &Tuning::retry_base_seconds, 1, kDay, "first retry delay after a failed hook"),
+      Int("tuning.retry_max_seconds", &Tuning::retry_max_seconds, 1, kWeek, "cap of the exponential retry delay"),
+      Int("tuning.retry_factor", &Tuning::retry_factor, 1, 100, "multiplier of the retry delay after each failure"),
+      Int("tuning.retry_jitter_percent", &Tuning::retry_jitter_percent, 0, 100,
+          "random spread of each retry delay, in percent"),
+      Int("tuning.retry_limit", &Tuning::retry_limit, 0, 1'000'000,
+          "failures before a handler gives up (until the object changes); 0 = never"),
+      Int("tuning.retry_total_seconds", &Tuning::retry_total_seconds, 0, kYear,
+          "time after the first attempt before a handler gives up; 0 = never"),
+      Int("tuning.in_progress_delay_seconds", &Tuning::in_progress_delay_seconds, 1, kDay,
+          "when a hook reports \"in progress\" without a delay, run it again after this long"),
+      Int("tuning.gc_interval_seconds", &Tuning::gc_interval_seconds, 1, kWeek,
+          "how often the state file is garbage-collected"),
+      Int("tuning.gone_ttl_seconds", &Tuning::gone_ttl_seconds, 0, kYear,
+          "rows of an object gone this long, with nothing pending, are purged"),
+      Int("tuning.tombstone_ttl_seconds", &Tuning::tombstone_ttl_seconds, 0, kYear,
+          "forget a deleted object whose delete hook kept failing this long; 0 = never"),
+      Text("tuning.after_state_recovery", &Tuning::after_state_recovery,
+           "after a damaged state file: adopt existing objects, or rerun their create hooks")
+          .OneOf({"adopt", "rerun"}),
+      Text("tuning.hook_work_dir", &Tuning::hook_work_dir,
+           "directory for old/new/diff files (default: beside the state file)"),
   };
   return table;
 }
@@ -196,18 +256,7 @@ void ReadFileKnobs(const rapidjson::Value& object, const std::string& path, Conf
     const rapidjson::Value* value = FindMember(object, key.c_str());
     if (value == nullptr) continue;
     KnobOrigin origin{knob.info.file_key, diag.LineOf(knob.info.file_key)};
-    bool right_type = knob.type == KnobType::kInteger ? value->IsInt() : value->IsString();
-    if (!right_type) {
-      bool fraction = knob.type == KnobType::kInteger && value->IsNumber();
-      const char* got = fraction ? "a fraction or an out-of-range number" : JsonTypeName(*value);
-      diag.ErrorAtLine(origin.path, origin.line, Expectation(knob) + ", got " + got);
-    } else if (knob.type == KnobType::kInteger) {
-      std::string problem = StoreInt(knob, value->GetInt(), config);
-      if (!problem.empty()) diag.ErrorAtLine(origin.path, origin.line, problem);
-      else (*origins)[knob.info.name] = origin;
-    } else {
-      Apply(knob, value->GetString(), origin, config, origins, diag);
-    }
+    Record(knob, StoreJson(knob, *value, config), origin, origins, diag);
   }
 }
 
@@ -215,7 +264,7 @@ void ApplyKnobOverrides(const ConfigSources& sources, Config* config, KnobOrigin
   for (const KnobBinding& knob : KnobBindings()) {
     auto env = sources.env.find(knob.info.env);
     if (env != sources.env.end() && !env->second.empty()) {
-      Apply(knob, env->second, {"env " + knob.info.env, 0}, config, origins, diag);
+      Record(knob, StoreText(knob, env->second, config), {"env " + knob.info.env, 0}, origins, diag);
     }
   }
   for (const auto& [name, value] : sources.flags) {
@@ -225,7 +274,7 @@ void ApplyKnobOverrides(const ConfigSources& sources, Config* config, KnobOrigin
       diag.ErrorAtLine("flag " + FlagName(name), 0, "unknown knob");
       continue;
     }
-    Apply(*knob, value, {"flag " + knob->info.flag, 0}, config, origins, diag);
+    Record(*knob, StoreText(*knob, value, config), {"flag " + knob->info.flag, 0}, origins, diag);
   }
 }
 

@@ -1,11 +1,16 @@
-// The knob table behind Knobs(): each row binds a name, file key, flag and environment variable
-// to a field of Config, and says which values it accepts. File reading, overrides and
-// validation are all driven by it, so adding a knob is one row (plus its Config field).
+// The knob table behind Knobs(): each row binds a file key, flag and environment variable to a
+// field of Config, and says which values it accepts (an integer's range, a text's choices).
+// File reading, overrides and validation are all driven by it, so adding a knob is one row
+// (plus its field):
+//   Int("tuning.name", &Tuning::name, MIN, MAX, "help"),
+//   Text("tuning.name", &Tuning::name, "help"),  Bool("name", &Config::name, "help"),
+// The flag is --name and the variable NODEHOOK_NAME, from the last part of the file key.
 // Internal to agent/config. The table is built once and immutable; safe to read from any thread.
 #pragma once
 
 #include <rapidjson/document.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -15,22 +20,25 @@
 
 namespace nodehook {
 
-enum class KnobType { kText, kInteger };
+enum class KnobType { kText, kInteger, kBool };
 
 struct KnobBinding {
   KnobInfo info;
   KnobType type = KnobType::kText;
-  std::string* (*text)(Config&) = nullptr;  // set for kText
-  int* (*integer)(Config&) = nullptr;       // set for kInteger
-  int min_value = 1;                        // kInteger: smallest accepted value
-  std::vector<std::string> allowed;         // kText: the only accepted values; empty = any
-  bool non_empty = false;                   // kText: "" is refused when given explicitly
-  bool required = false;                    // must end up non-empty after all sources
-  std::string env_note;                     // added to the "not set" hint after the env name
+  std::function<std::string*(Config&)> text;  // set for kText
+  std::function<int*(Config&)> integer;       // set for kInteger
+  std::function<bool*(Config&)> boolean;      // set for kBool
+  int min_value = 0;                          // kInteger: the accepted range, inclusive
+  int max_value = 0;
+  std::vector<std::string> allowed;           // kText: the only accepted values; empty = any
+  bool non_empty = false;                     // kText: "" is refused when given explicitly
+  bool required = false;                      // must end up non-empty after all sources
+  std::string env_note;                       // added to the "not set" hint after the env name
 
   KnobBinding OneOf(std::vector<std::string> values) const;
   KnobBinding NonEmpty() const;
   KnobBinding Required(std::string note = "") const;
+  KnobBinding Env(std::string variable) const;  // a well-known variable (NODE_NAME, KUBECONFIG)
 };
 
 const std::vector<KnobBinding>& KnobBindings();

@@ -3,6 +3,11 @@
 namespace nodehook {
 namespace {
 
+// Per-hook limits; the same ceilings as the tuning knobs they override (knobs.cc).
+constexpr int kMaxHookTimeoutSeconds = 7 * 24 * 3600;
+constexpr int kMaxHookRetries = 1'000'000;
+constexpr int kMaxHookTotalSeconds = 365 * 24 * 3600;
+
 const std::vector<std::string>& HookReasons() {
   static const std::vector<std::string> reasons = {kReasonCreate, kReasonUpdate, kReasonDelete, kReasonResume,
                                                         kReasonEvent};
@@ -34,19 +39,25 @@ void ReadHook(const rapidjson::Value& value, const std::string& path, HookSpec* 
   if (!ExpectObject(value, path, diag)) return;
   ReportUnknownKeys(value, path, {"argv", "timeout_seconds", "max_retries", "max_total_seconds"}, diag);
   if (auto* argv = Member(value, path, "argv", true, "the hook's program and arguments, e.g. [\"/hooks/run\"]", diag)) {
-    ReadStringList(*argv, ChildPath(path, "argv"), false, &out->argv, diag);
+    std::string argv_path = ChildPath(path, "argv");
+    // Absolute, so the program does not depend on the agent's PATH or working directory.
+    if (ReadStringList(*argv, argv_path, false, &out->argv, diag) && out->argv[0][0] != '/') {
+      diag.Error(ElementPath(argv_path, 0),
+                 "expected an absolute path to the hook program, e.g. \"/hooks/run\", got \"" + out->argv[0] + "\"");
+    }
   }
   if (auto* timeout = FindMember(value, "timeout_seconds")) {
     int seconds = 0;
-    if (ReadPositiveInt(*timeout, ChildPath(path, "timeout_seconds"), &seconds, diag)) {
+    if (ReadIntInRange(*timeout, ChildPath(path, "timeout_seconds"), 1, kMaxHookTimeoutSeconds, &seconds, diag)) {
       out->timeout = std::chrono::seconds(seconds);
     }
   }
   if (auto* limit = FindMember(value, "max_retries")) {
-    ReadPositiveInt(*limit, ChildPath(path, "max_retries"), &out->max_retries, diag);
+    ReadIntInRange(*limit, ChildPath(path, "max_retries"), 1, kMaxHookRetries, &out->max_retries, diag);
   }
   if (auto* total = FindMember(value, "max_total_seconds")) {
-    ReadPositiveInt(*total, ChildPath(path, "max_total_seconds"), &out->max_total_seconds, diag);
+    ReadIntInRange(*total, ChildPath(path, "max_total_seconds"), 1, kMaxHookTotalSeconds, &out->max_total_seconds,
+                   diag);
   }
 }
 

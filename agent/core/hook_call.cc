@@ -8,14 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/base/private_file.h"
+
 namespace nodehook {
 namespace {
 
-bool WriteFile(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  return static_cast<bool>(out);
-}
+// 0600 whatever the umask: the files hold whole objects, secrets in a spec included.
+bool WriteFile(const std::string& path, const std::string& content) { return WritePrivateFile(path, content).ok(); }
 
 // A private directory per run, so concurrent hooks never share files.
 class ScratchDir {

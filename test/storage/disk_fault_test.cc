@@ -101,11 +101,13 @@ TEST_CASE("a state directory that became read-only fails writes clearly and reco
   }
   REQUIRE(disk.SetReadOnly(true));
 
-  Status refused = CheckStateDirectory(path);
+  StateDirectoryRules tmpfs_allowed;  // the scratch disk is a tmpfs; this test is about read-only
+  tmpfs_allowed.allow_volatile = true;
+  Status refused = CheckStateDirectory(path, tmpfs_allowed);
   CHECK(refused.code() == StatusCode::kInvalid);
   CHECK(refused.message() == "state directory " + disk.Path() + " is not writable: Read-only file system");
   FakeClock clock;
-  auto opened = OpenStateForAgent(path, "node-a", StoreOptions{}, clock);
+  auto opened = OpenStateForAgent(path, "node-a", StoreOptions{}, clock, tmpfs_allowed);
   REQUIRE_FALSE(opened.ok());
   CHECK(opened.status().message() == refused.message());
 

@@ -21,8 +21,13 @@ constexpr int64_t kOverlay = 0x794C7630;
 constexpr int64_t kXfs = 0x58465342;
 constexpr int64_t kBtrfs = 0x9123683E;
 
-FsTypeProbe Pretend(int64_t type) {
-  return [type](const std::string&) -> Result<int64_t> { return type; };
+constexpr int64_t kRamfs = 0x858458F6;
+
+StateDirectoryRules Pretend(int64_t type, bool allow_volatile = false) {
+  StateDirectoryRules rules;
+  rules.allow_volatile = allow_volatile;
+  rules.probe = [type](const std::string&) -> Result<int64_t> { return type; };
+  return rules;
 }
 
 TEST_CASE("a state directory on NFS is refused with a message naming the file system and the path") {
@@ -43,9 +48,9 @@ TEST_CASE("CIFS and FUSE state directories are refused too") {
              Catch::Contains(" is on fuse (statfs type 0x65735546)"));
 }
 
-TEST_CASE("local file systems are accepted, overlay included") {
+TEST_CASE("local disk file systems are accepted, overlay included") {
   TempDir dir;
-  for (int64_t type : {kExt4, kTmpfs, kOverlay, kXfs, kBtrfs}) {
+  for (int64_t type : {kExt4, kOverlay, kXfs, kBtrfs}) {
     INFO(type);
     CHECK(CheckStateDirectory(dir.File("state.db"), Pretend(type)).ok());
     CHECK(UnsafeFileSystemName(type) == nullptr);
@@ -60,7 +65,31 @@ TEST_CASE("the real temp directory is accepted") {
   CHECK(CheckStateDirectory(dir.File("state.db")).ok());
 }
 
-TEST_CASE("a real tmpfs is recognised and accepted") {
+TEST_CASE("a state directory in memory is refused by default, naming the file system and the opt-in knob") {
+  TempDir dir;
+  Status status = CheckStateDirectory(dir.File("state.db"), Pretend(kTmpfs));
+  CHECK(status.code() == StatusCode::kInvalid);
+  CHECK(status.message() == "state directory " + dir.Path() +
+                                " is on tmpfs (statfs type 0x1021994), which is emptied on every reboot: every object "
+                                "would then look new and its create hook would run again; put state_file on a disk "
+                                "(e.g. a hostPath), or accept this with allow_volatile_state (--allow-volatile-state, "
+                                "NODEHOOK_ALLOW_VOLATILE_STATE)");
+  CHECK_THAT(CheckStateDirectory(dir.File("state.db"), Pretend(kRamfs)).message(),
+             Catch::Contains(" is on ramfs (statfs type 0x858458f6), which is emptied on every reboot"));
+}
+
+TEST_CASE("a state directory in memory is accepted when the user opted in") {
+  TempDir dir;
+  CHECK(CheckStateDirectory(dir.File("state.db"), Pretend(kTmpfs, true)).ok());
+  CHECK(CheckStateDirectory(dir.File("state.db"), Pretend(kRamfs, true)).ok());
+}
+
+TEST_CASE("opting in to volatile state still refuses a network file system") {
+  TempDir dir;
+  CHECK_THAT(CheckStateDirectory(dir.File("state.db"), Pretend(kNfs, true)).message(), Catch::Contains(" is on nfs "));
+}
+
+TEST_CASE("a real tmpfs is recognised, refused by default and accepted with the opt-in") {
   ScratchTmpfs tmpfs;
   if (!tmpfs.mounted()) {
     WARN("skipped: mounting a tmpfs is not permitted here");
@@ -69,7 +98,14 @@ TEST_CASE("a real tmpfs is recognised and accepted") {
   auto type = StatfsType(tmpfs.Path());
   REQUIRE(type.ok());
   CHECK(*type == kTmpfs);
-  CHECK(CheckStateDirectory(tmpfs.File("state.db")).ok());
+  CHECK(CheckStateDirectory(tmpfs.File("state.db")).code() == StatusCode::kInvalid);
+  StateDirectoryRules allow;
+  allow.allow_volatile = true;
+  CHECK(CheckStateDirectory(tmpfs.File("state.db"), allow).ok());
+  FakeClock clock;
+  CHECK_FALSE(OpenStateForAgent(tmpfs.File("state.db"), "node-a", StoreOptions{}, clock).ok());
+  CHECK_FALSE(std::filesystem::exists(tmpfs.File("state.db")));
+  CHECK(OpenStateForAgent(tmpfs.File("state.db"), "node-a", StoreOptions{}, clock, allow).ok());
 }
 
 TEST_CASE("a missing state directory is refused naming it") {

@@ -148,7 +148,7 @@ TEST_CASE("a lock file that cannot be created is an error naming the path") {
   REQUIRE_FALSE(lock.ok());
   CHECK(lock.status().code() == StatusCode::kUnavailable);
   CHECK(lock.status().message() ==
-        "cannot open lock file /nonexistent-dir-for-nodehook/state.db.lock: No such file or directory");
+        "cannot create /nonexistent-dir-for-nodehook/state.db.lock: No such file or directory");
 }
 
 }  // namespace

@@ -149,5 +149,5 @@ TEST_CASE("a fraction where an integer knob is expected is refused") {
   ConfigResult result = ParseConfig(MinimalConfig(R"("tuning": {"workers": 1.5})"), kNode);
   const ConfigError* e = FindError(result, "tuning.workers");
   REQUIRE(e != nullptr);
-  REQUIRE(e->message == "expected an integer >= 1, got a fraction or an out-of-range number");
+  REQUIRE(e->message == "expected an integer from 1 to 256, got 1.5");
 }

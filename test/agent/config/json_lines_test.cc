@@ -23,7 +23,7 @@ TEST_CASE("line index records the line of every key and array element") {
       "  ],\n"                               // 7
       "  \"c\": {\"d\": null}\n"             // 8
       "}\n";
-  JsonLineIndex index = JsonLineIndex::Build(text);
+  JsonLineIndex index = JsonLineIndex::Build(text, 64);
   REQUIRE(index.LineOf("") == 1);
   REQUIRE(index.LineOf("a") == 2);
   REQUIRE(index.LineOf("list") == 3);
@@ -36,13 +36,13 @@ TEST_CASE("line index records the line of every key and array element") {
 }
 
 TEST_CASE("a path that is not in the text takes the line of its nearest ancestor") {
-  JsonLineIndex index = JsonLineIndex::Build("{\n\"r\": [\n\n {\"x\": 1}]}");
+  JsonLineIndex index = JsonLineIndex::Build("{\n\"r\": [\n\n {\"x\": 1}]}", 64);
   REQUIRE(index.LineOf("r[0].missing.deeper") == 4);
   REQUIRE(index.LineOf("nothing") == 1);
 }
 
 TEST_CASE("a key repeated in one object is reported at the repeat's line") {
-  JsonLineIndex index = JsonLineIndex::Build("{\"a\": 1,\n\"b\": {\"a\": 2},\n\"a\": 3}");
+  JsonLineIndex index = JsonLineIndex::Build("{\"a\": 1,\n\"b\": {\"a\": 2},\n\"a\": 3}", 64);
   REQUIRE(index.duplicate_keys().size() == 1);
   REQUIRE(index.duplicate_keys()[0].path == "a");
   REQUIRE(index.duplicate_keys()[0].line == 3);

@@ -82,7 +82,8 @@ TEST_CASE("every knob can be set by a flag named after it") {
   for (const KnobInfo& knob : Knobs()) {
     // Knobs with a fixed set of values get one of them; the rest a number that fits all.
     const std::map<std::string, std::string> special = {
-        {"log_level", "error"}, {"log_format", "json"}, {"retry_max_seconds", "50"}, {"after_state_recovery", "rerun"}};
+        {"log_level", "error"}, {"log_format", "json"}, {"retry_max_seconds", "50"}, {"after_state_recovery", "rerun"},
+        {"allow_volatile_state", "true"}, {"skip_hook_checks", "true"}};
     sources.flags[knob.name] = special.count(knob.name) ? special.at(knob.name) : "40";
   }
   sources.flags["node_name"] = "flag-node";
@@ -98,6 +99,8 @@ TEST_CASE("every knob can be set by a flag named after it") {
   REQUIRE(c.tuning.retry_base_seconds == 40);
   REQUIRE(c.tuning.retry_max_seconds == 50);
   REQUIRE(c.tuning.hook_work_dir == "40");
+  REQUIRE(c.allow_volatile_state);
+  REQUIRE(c.skip_hook_checks);
 }
 
 TEST_CASE("a kubeconfig from the environment overrides in_cluster in the file") {
@@ -113,10 +116,10 @@ TEST_CASE("overridden values are checked like file values and name their source"
   const ConfigError* env = FindError(result, "env NODEHOOK_WORKERS");
   REQUIRE(env != nullptr);
   REQUIRE(env->line == 0);
-  REQUIRE(env->ToString("c.json") == "c.json: env NODEHOOK_WORKERS: expected an integer >= 1, got \"abc\"");
+  REQUIRE(env->ToString("c.json") == "c.json: env NODEHOOK_WORKERS: expected an integer from 1 to 256, got \"abc\"");
   const ConfigError* flag = FindError(result, "flag --watch-timeout-seconds");
   REQUIRE(flag != nullptr);
-  REQUIRE(flag->message == "expected an integer >= 1, got 0");
+  REQUIRE(flag->message == "expected an integer from 1 to 86400, got 0");
   REQUIRE(FindError(result, "flag --log-level") != nullptr);
   REQUIRE(result.config.tuning.workers == 4);  // a refused value leaves the previous one
 }
