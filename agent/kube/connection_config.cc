@@ -132,8 +132,8 @@ Result<TransportConfig> ReadCurrentContext(const MergedKubeconfig& merged, Clock
   ExecClusterInfo cluster_info;
   auto cluster = Lookup(merged, merged.clusters, "cluster", cluster_name, ctx.where());
   if (!cluster.ok()) return cluster.status();
-  NODEHOOK_RETURN_IF_ERROR(ReadCluster(FieldReader(*(*cluster)->file, *(*cluster)->body, "cluster '" + cluster_name + "'"),
-                                       &config, &cluster_info));
+  FieldReader cluster_fields(*(*cluster)->file, *(*cluster)->body, "cluster '" + cluster_name + "'");
+  NODEHOOK_RETURN_IF_ERROR(ReadCluster(cluster_fields, &config, &cluster_info));
   if (!user_name.empty()) {
     auto user = Lookup(merged, merged.users, "user", user_name, ctx.where());
     if (!user.ok()) return user.status();

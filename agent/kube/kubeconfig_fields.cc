@@ -19,8 +19,13 @@ bool OneOf(const std::string& text, std::initializer_list<const char*> words) {
   return false;
 }
 
-bool YamlTrue(const std::string& t) { return OneOf(t, {"true", "True", "TRUE", "y", "Y", "yes", "Yes", "YES", "on", "On", "ON"}); }
-bool YamlFalse(const std::string& t) { return OneOf(t, {"false", "False", "FALSE", "n", "N", "no", "No", "NO", "off", "Off", "OFF"}); }
+// YAML 1.1 spellings, as kubectl's YAML reader (go-yaml v2) resolves unquoted scalars.
+bool YamlTrue(const std::string& t) {
+  return OneOf(t, {"true", "True", "TRUE", "y", "Y", "yes", "Yes", "YES", "on", "On", "ON"});
+}
+bool YamlFalse(const std::string& t) {
+  return OneOf(t, {"false", "False", "FALSE", "n", "N", "no", "No", "NO", "off", "Off", "OFF"});
+}
 
 // A JSON number exactly (YAML numbers JSON cannot spell, like 0x1F or .5, stay strings).
 bool IsJsonNumber(const std::string& t) {
@@ -109,7 +114,8 @@ Status FieldReader::NameValueList(const std::string& key, std::vector<std::pair<
   for (const YamlNode& item : node->items) {
     const YamlNode* name = item.Find("name");
     const YamlNode* value = item.Find("value");
-    if (!name || !name->is_scalar() || name->scalar.empty() || (value && !value->is_scalar() && value->kind != YamlNode::Kind::kNull)) {
+    bool value_ok = !value || value->is_scalar() || value->kind == YamlNode::Kind::kNull;
+    if (!name || !name->is_scalar() || name->scalar.empty() || !value_ok) {
       return Error(key, "expected a list of {name, value}; item at " + item.Where() + " is not");
     }
     out->emplace_back(name->scalar, value ? value->scalar : std::string());
