@@ -2,7 +2,7 @@
 FROM debian:bookworm AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake ninja-build pkg-config libssl-dev \
-      libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev catch2 \
+      libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev catch2 \
  && rm -rf /var/lib/apt/lists/*
 COPY . /src
 RUN cmake -S /src -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNODEHOOK_BUILD_TESTS=OFF \
@@ -10,7 +10,7 @@ RUN cmake -S /src -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNODEHOO
 
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libcpprest2.10 libsqlite3-0 libssl3 ca-certificates \
+ && apt-get install -y --no-install-recommends libcpprest2.10 libsqlite3-0 libssl3 libyaml-cpp0.7 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/agent/app/nodehook /usr/local/bin/nodehook
 COPY config/hooks /etc/nodehook/hooks

@@ -61,7 +61,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (*state) return nodehook::RunStateCommand(state_args, std::cout, std::cerr, nodehook::SystemClock::Instance());
-  if (*check) return nodehook::RunCheckConfig(check_path, SourcesFrom(check, check_knobs), std::cout, std::cerr);
+  if (*check) {
+    return nodehook::RunCheckConfig(check_path, SourcesFrom(check, check_knobs), std::cout, std::cerr,
+                                    nodehook::CheckConnection);
+  }
 
   nodehook::ConfigResult loaded = nodehook::LoadConfigFile(config_path, SourcesFrom(run, run_knobs));
   if (!loaded.ok()) {

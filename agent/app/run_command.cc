@@ -59,6 +59,8 @@ Result<TransportConfig> ConnectionFor(const Config& config) {
 
 }  // namespace
 
+Status CheckConnection(const Config& config) { return ConnectionFor(config).status(); }
+
 int RunAgent(const Config& config) {
   // First, before any library starts threads: they inherit the blocked signal mask, so only
   // the watcher thread ever sees SIGINT/SIGTERM.

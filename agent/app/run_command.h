@@ -9,4 +9,8 @@ namespace nodehook {
 // Returns the process exit code: 0 after a clean stop, 1 when the agent could not start.
 int RunAgent(const Config& config);
 
+// Loads the API connection the config names (kubeconfig or in-cluster files), as `run` would;
+// what `check-config` reports.
+Status CheckConnection(const Config& config);
+
 }  // namespace nodehook

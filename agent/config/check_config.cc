@@ -61,10 +61,16 @@ void PrintSummary(const std::string& path, const Config& config, std::ostream& o
 
 }  // namespace
 
-int RunCheckConfig(const std::string& path, const ConfigSources& sources, std::ostream& out, std::ostream& err) {
+int RunCheckConfig(const std::string& path, const ConfigSources& sources, std::ostream& out, std::ostream& err,
+                   const ConnectionCheck& check_connection) {
   ConfigResult result = LoadConfigFile(path, sources);
   if (!result.ok()) {
     for (const ConfigError& e : result.errors) err << e.ToString(path) << "\n";
+    return 2;
+  }
+  Status connection = check_connection ? check_connection(result.config) : Status::Ok();
+  if (!connection.ok()) {
+    err << path << ": api: " << connection.message() << "\n";
     return 2;
   }
   PrintSummary(path, result.config, out);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/base/status.h"
 #include "agent/kube/kube_types.h"
 
 namespace nodehook {
@@ -139,9 +140,15 @@ struct KnobInfo {
 };
 const std::vector<KnobInfo>& Knobs();
 
-// `nodehook check-config FILE`: loads and validates. Returns 0 and prints a short summary (node,
-// state file, API connection, resources and their hooks) to `out` when valid; returns 2 and
-// prints each problem on its own line ("FILE:LINE: path: message") to `err` when not.
-int RunCheckConfig(const std::string& path, const ConfigSources& sources, std::ostream& out, std::ostream& err);
+// Loads what a valid config points at outside itself (the kubeconfig or in-cluster files) and
+// says what is wrong with it. Given by the caller so this library does not depend on the client.
+using ConnectionCheck = std::function<Status(const Config&)>;
+
+// `nodehook check-config FILE`: loads and validates, then runs `check_connection` (when given).
+// Returns 0 and prints a short summary (node, state file, API connection, resources and their
+// hooks) to `out` when valid; returns 2 and prints each problem on its own line
+// ("FILE:LINE: path: message", or "FILE: api: message" for the connection) to `err` when not.
+int RunCheckConfig(const std::string& path, const ConfigSources& sources, std::ostream& out, std::ostream& err,
+                   const ConnectionCheck& check_connection = nullptr);
 
 }  // namespace nodehook

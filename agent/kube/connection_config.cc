@@ -1,19 +1,19 @@
 #include "agent/kube/connection_config.h"
 
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <cstdlib>
-#include <filesystem>
+#include <memory>
 
-#include "agent/kube/base64.h"
+#include "agent/kube/exec_credential.h"
 #include "agent/kube/file_source.h"
-#include "agent/kube/yaml_lite.h"
+#include "agent/kube/kubeconfig_exec.h"
+#include "agent/kube/kubeconfig_fields.h"
+#include "agent/kube/kubeconfig_files.h"
+#include "agent/kube/transport_security.h"
 
 namespace nodehook {
 namespace {
+
+constexpr const char* kExecExtension = "client.authentication.k8s.io/exec";
 
 // A token file re-read every minute and at once after a 401.
 void SetRotatingToken(const std::string& path, std::string initial, TransportConfig* config) {
@@ -22,189 +22,137 @@ void SetRotatingToken(const std::string& path, std::string initial, TransportCon
   config->reload_bearer_token = std::move(token.reload);
 }
 
-// JSON kubeconfigs are read into the same tree as YAML ones (without line numbers).
-YamlNode FromJson(const rapidjson::Value& v) {
-  YamlNode node;
-  if (v.IsObject()) {
-    node.kind = YamlNode::Kind::kMap;
-    for (const auto& m : v.GetObject()) node.entries.emplace_back(m.name.GetString(), FromJson(m.value));
-  } else if (v.IsArray()) {
-    node.kind = YamlNode::Kind::kList;
-    for (const auto& item : v.GetArray()) node.items.push_back(FromJson(item));
-  } else if (v.IsString()) {
-    node.kind = YamlNode::Kind::kScalar;
-    node.scalar.assign(v.GetString(), v.GetStringLength());
-  } else if (!v.IsNull()) {  // numbers and booleans keep their JSON spelling
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-    v.Accept(writer);
-    node.kind = YamlNode::Kind::kScalar;
-    node.scalar = buffer.GetString();
-  }
-  return node;
+void SetExecToken(ExecPluginConfig plugin, Clock& clock, TransportConfig* config) {
+  auto source = std::make_shared<ExecCredentialSource>(std::move(plugin), clock);
+  config->bearer_token = [source] { return source->Token(); };
+  config->reload_bearer_token = [source](const std::string& rejected) { return source->Refresh(rejected); };
 }
 
-Result<YamlNode> ParseKubeconfigText(const std::string& text) {
-  size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || text[first] != '{') return ParseYamlLite(text);
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size());
-  if (doc.HasParseError()) {
-    return InvalidError("malformed JSON at offset " + std::to_string(doc.GetErrorOffset()) + ": " +
-                        rapidjson::GetParseError_En(doc.GetParseError()));
+Status ReadProxyUrl(const FieldReader& cluster, std::string* out) {
+  NODEHOOK_RETURN_IF_ERROR(cluster.String("proxy-url", out));
+  if (!out->empty() && out->rfind("http://", 0) != 0) {
+    return cluster.Error("proxy-url", "only http:// proxies are supported (https:// servers are reached through "
+                                      "them with CONNECT); got '" + *out + "'");
   }
-  return FromJson(doc);
+  return Status::Ok();
 }
 
-// Reads the current context's cluster and user from a parsed kubeconfig.
-class KubeconfigReader {
- public:
-  KubeconfigReader(const std::string& path, const YamlNode& root)
-      : root_(root), dir_(std::filesystem::path(path).parent_path().string()) {
-    if (dir_.empty()) dir_ = ".";
+// The exec plugin's cluster config: the cluster's extension named kExecExtension, as JSON.
+Status ReadExecExtension(const FieldReader& cluster, std::string* out) {
+  const YamlNode* list = cluster.Find("extensions");
+  if (!list || list->kind == YamlNode::Kind::kNull) return Status::Ok();
+  if (!list->is_list()) return cluster.Error("extensions", "expected a list of {name, extension}");
+  for (const YamlNode& entry : list->items) {
+    const YamlNode* name = entry.Find("name");
+    const YamlNode* extension = entry.Find("extension");
+    if (name && name->scalar == kExecExtension && extension) *out = YamlToJson(*extension);
   }
+  return Status::Ok();
+}
 
-  Result<TransportConfig> Read() {
-    if (!root_.is_map()) return Error("kubeconfig", "", &root_, "expected a mapping at the top level");
-    std::string context_name;
-    NODEHOOK_RETURN_IF_ERROR(Scalar(root_, "", "current-context", &context_name));
-    if (context_name.empty()) return Error("kubeconfig", "", &root_, "current-context is not set");
-    auto context = Named("contexts", "context", context_name);
-    if (!context.ok()) return context.status();
-    std::string where = "context '" + context_name + "'";
-    std::string cluster_name, user_name;
-    NODEHOOK_RETURN_IF_ERROR(Scalar(**context, where, "cluster", &cluster_name));
-    NODEHOOK_RETURN_IF_ERROR(Scalar(**context, where, "user", &user_name));
-    if (cluster_name.empty()) return Error(where, "cluster", *context, "names no cluster");
+Status ReadCluster(const FieldReader& cluster, TransportConfig* config, ExecClusterInfo* info) {
+  NODEHOOK_RETURN_IF_ERROR(cluster.String("server", &config->server));
+  if (config->server.empty()) return cluster.Error("server", "is not set");
+  NODEHOOK_RETURN_IF_ERROR(cluster.Bool("insecure-skip-tls-verify", &config->insecure_skip_tls_verify));
+  NODEHOOK_RETURN_IF_ERROR(cluster.String("tls-server-name", &config->tls_server_name));
+  NODEHOOK_RETURN_IF_ERROR(ReadProxyUrl(cluster, &config->proxy_url));
+  std::string ca_file;
+  NODEHOOK_RETURN_IF_ERROR(cluster.Pem("certificate-authority", &config->ca_pem, &ca_file));
+  if (!ca_file.empty()) config->ca_pem_source = WatchedFileContent(ca_file, config->ca_pem);
+  info->server = config->server;
+  info->tls_server_name = config->tls_server_name;
+  info->insecure_skip_tls_verify = config->insecure_skip_tls_verify;
+  info->ca_pem = config->ca_pem;
+  info->proxy_url = config->proxy_url;
+  return ReadExecExtension(cluster, &info->config_json);
+}
 
-    TransportConfig config;
-    auto cluster = Named("clusters", "cluster", cluster_name);
-    if (!cluster.ok()) return cluster.status();
-    NODEHOOK_RETURN_IF_ERROR(ReadCluster(**cluster, "cluster '" + cluster_name + "'", &config));
-    if (!user_name.empty()) {
-      auto user = Named("users", "user", user_name);
-      if (!user.ok()) return user.status();
-      NODEHOOK_RETURN_IF_ERROR(ReadUser(**user, "user '" + user_name + "'", &config));
+Status ReadUser(const FieldReader& user, const std::string& user_name, const ExecClusterInfo& cluster, Clock& clock,
+                TransportConfig* config) {
+  const char* unsupported[][2] = {
+      {"auth-provider", "auth-provider plugins were removed from kubectl; use an exec plugin"},
+      {"username", "basic authentication is not supported; use a token or client certificate"},
+      {"password", "basic authentication is not supported; use a token or client certificate"},
+      {"as", "impersonation is not supported"},
+      {"as-uid", "impersonation is not supported"},
+      {"as-groups", "impersonation is not supported"},
+      {"as-user-extra", "impersonation is not supported"},
+  };
+  for (const auto& [key, why] : unsupported) {
+    const YamlNode* node = user.Find(key);
+    if (node && node->kind != YamlNode::Kind::kNull) return user.Error(key, why);
+  }
+  NODEHOOK_RETURN_IF_ERROR(user.Pem("client-certificate", &config->client_cert_pem));
+  NODEHOOK_RETURN_IF_ERROR(user.Pem("client-key", &config->client_key_pem));
+  std::string token, token_file;
+  NODEHOOK_RETURN_IF_ERROR(user.String("token", &token));
+  NODEHOOK_RETURN_IF_ERROR(user.String("tokenFile", &token_file));
+  const YamlNode* exec = user.Find("exec");
+  if (exec && exec->kind != YamlNode::Kind::kNull) {
+    if (!exec->is_map()) return user.Error("exec", "expected a mapping");
+    if (!token.empty() || !token_file.empty()) {
+      return user.Error("exec", "is set together with token or tokenFile; keep one way to get a token");
     }
-    return config;
+    auto plugin = ReadExecPlugin(FieldReader(user.file(), *exec, user.where() + " exec"), user_name, cluster);
+    if (!plugin.ok()) return plugin.status();
+    SetExecToken(std::move(plugin).value(), clock, config);
+  } else if (!token.empty()) {  // like kubectl, an inline token wins over tokenFile
+    config->bearer_token = [token] { return token; };
+  } else if (!token_file.empty()) {
+    std::string path = user.Resolve(token_file);
+    auto content = ReadWholeFile(path);
+    if (!content.ok()) return user.Error("tokenFile", content.status().message());
+    SetRotatingToken(path, TrimWhitespace(*content), config);
   }
+  return Status::Ok();
+}
 
- private:
-  static Status Error(const std::string& where, const std::string& key, const YamlNode* node,
-                      const std::string& what) {
-    std::string text = where;
-    if (!key.empty()) text += " key '" + key + "'";
-    if (node && node->line > 0) text += " (line " + std::to_string(node->line) + ")";
-    return InvalidError(text + ": " + what);
+Result<const NamedEntry*> Lookup(const MergedKubeconfig& merged, const std::map<std::string, NamedEntry>& entries,
+                                 const std::string& kind, const std::string& name, const std::string& named_by) {
+  auto it = entries.find(name);
+  if (it == entries.end()) {
+    return InvalidError(merged.Describe() + ": " + named_by + " names " + kind + " '" + name +
+                        "', which is not defined");
   }
+  return &it->second;
+}
 
-  // An optional scalar: absent or null leaves *out unchanged.
-  static Status Scalar(const YamlNode& map, const std::string& where, const std::string& key, std::string* out) {
-    const YamlNode* node = map.Find(key);
-    if (!node || node->kind == YamlNode::Kind::kNull) return Status::Ok();
-    if (!node->is_scalar()) return Error(where, key, node, "expected a string");
-    *out = node->scalar;
-    return Status::Ok();
+Result<TransportConfig> ReadCurrentContext(const MergedKubeconfig& merged, Clock& clock) {
+  const std::string& context_name = merged.current_context;
+  if (context_name.empty()) return InvalidError(merged.Describe() + ": current-context is not set");
+  auto context = Lookup(merged, merged.contexts, "context", context_name, "current-context");
+  if (!context.ok()) return context.status();
+  FieldReader ctx(*(*context)->file, *(*context)->body, "context '" + context_name + "'");
+  std::string cluster_name, user_name;
+  NODEHOOK_RETURN_IF_ERROR(ctx.String("cluster", &cluster_name));
+  NODEHOOK_RETURN_IF_ERROR(ctx.String("user", &user_name));
+  if (cluster_name.empty()) return ctx.Error("cluster", "names no cluster");
+
+  TransportConfig config;
+  ExecClusterInfo cluster_info;
+  auto cluster = Lookup(merged, merged.clusters, "cluster", cluster_name, ctx.where());
+  if (!cluster.ok()) return cluster.status();
+  FieldReader cluster_fields(*(*cluster)->file, *(*cluster)->body, "cluster '" + cluster_name + "'");
+  NODEHOOK_RETURN_IF_ERROR(ReadCluster(cluster_fields, &config, &cluster_info));
+  if (!user_name.empty()) {
+    auto user = Lookup(merged, merged.users, "user", user_name, ctx.where());
+    if (!user.ok()) return user.status();
+    NODEHOOK_RETURN_IF_ERROR(ReadUser(FieldReader(*(*user)->file, *(*user)->body, "user '" + user_name + "'"),
+                                      user_name, cluster_info, clock, &config));
   }
-
-  static Status Bool(const YamlNode& map, const std::string& where, const std::string& key, bool* out) {
-    std::string text;
-    NODEHOOK_RETURN_IF_ERROR(Scalar(map, where, key, &text));
-    if (text.empty()) return Status::Ok();
-    if (text == "true" || text == "True" || text == "TRUE") *out = true;
-    else if (text == "false" || text == "False" || text == "FALSE") *out = false;
-    else return Error(where, key, map.Find(key), "expected true or false, got '" + text + "'");
-    return Status::Ok();
-  }
-
-  // The `inner` mapping of the entry named `name` in the list `list_key`.
-  Result<const YamlNode*> Named(const std::string& list_key, const std::string& inner, const std::string& name) {
-    const YamlNode* list = root_.Find(list_key);
-    if (!list || !list->is_list()) return Error("kubeconfig", list_key, list, "expected a list");
-    for (const YamlNode& entry : list->items) {
-      const YamlNode* entry_name = entry.Find("name");
-      if (!entry_name || entry_name->scalar != name) continue;
-      const YamlNode* body = entry.Find(inner);
-      if (!body || !body->is_map()) return Error(inner + " '" + name + "'", inner, &entry, "expected a mapping");
-      return body;
-    }
-    return Error("kubeconfig", list_key, list, "has no entry named '" + name + "'");
-  }
-
-  std::string Resolve(const std::string& file) const {
-    return std::filesystem::path(file).is_absolute() ? file : dir_ + "/" + file;
-  }
-
-  // PEM from `<file_key>-data` (base64) or, failing that, from the file `<file_key>`, whose
-  // resolved path then goes to *from_file (when given).
-  Status Credential(const YamlNode& map, const std::string& where, const std::string& file_key,
-                    std::string* out, std::string* from_file = nullptr) const {
-    std::string data, file;
-    std::string data_key = file_key + "-data";
-    NODEHOOK_RETURN_IF_ERROR(Scalar(map, where, data_key, &data));
-    NODEHOOK_RETURN_IF_ERROR(Scalar(map, where, file_key, &file));
-    if (!data.empty()) {
-      auto decoded = Base64Decode(data);
-      if (!decoded.ok()) return Error(where, data_key, map.Find(data_key), decoded.status().message());
-      *out = std::move(decoded).value();
-    } else if (!file.empty()) {
-      auto content = ReadWholeFile(Resolve(file));
-      if (!content.ok()) return Error(where, file_key, map.Find(file_key), content.status().message());
-      *out = std::move(content).value();
-      if (from_file) *from_file = Resolve(file);
-    }
-    return Status::Ok();
-  }
-
-  Status ReadCluster(const YamlNode& cluster, const std::string& where, TransportConfig* config) const {
-    NODEHOOK_RETURN_IF_ERROR(Scalar(cluster, where, "server", &config->server));
-    if (config->server.empty()) {
-      const YamlNode* server = cluster.Find("server");
-      return Error(where, "server", server ? server : &cluster, "is not set");
-    }
-    NODEHOOK_RETURN_IF_ERROR(Bool(cluster, where, "insecure-skip-tls-verify", &config->insecure_skip_tls_verify));
-    std::string ca_file;
-    NODEHOOK_RETURN_IF_ERROR(Credential(cluster, where, "certificate-authority", &config->ca_pem, &ca_file));
-    if (!ca_file.empty()) config->ca_pem_source = WatchedFileContent(ca_file, config->ca_pem);
-    return Status::Ok();
-  }
-
-  Status ReadUser(const YamlNode& user, const std::string& where, TransportConfig* config) const {
-    for (const char* unsupported : {"exec", "auth-provider"}) {
-      if (user.Find(unsupported)) {
-        return Error(where, unsupported, user.Find(unsupported),
-                     "is not supported; use token, tokenFile or a client certificate");
-      }
-    }
-    NODEHOOK_RETURN_IF_ERROR(Credential(user, where, "client-certificate", &config->client_cert_pem));
-    NODEHOOK_RETURN_IF_ERROR(Credential(user, where, "client-key", &config->client_key_pem));
-    std::string token, token_file;
-    NODEHOOK_RETURN_IF_ERROR(Scalar(user, where, "token", &token));
-    NODEHOOK_RETURN_IF_ERROR(Scalar(user, where, "tokenFile", &token_file));
-    if (!token.empty()) {  // like kubectl, an inline token wins over tokenFile
-      config->bearer_token = [token] { return token; };
-    } else if (!token_file.empty()) {
-      std::string path = Resolve(token_file);
-      auto content = ReadWholeFile(path);
-      if (!content.ok()) return Error(where, "tokenFile", user.Find("tokenFile"), content.status().message());
-      SetRotatingToken(path, TrimWhitespace(*content), config);
-    }
-    return Status::Ok();
-  }
-
-  const YamlNode& root_;
-  std::string dir_;
-};
+  auto warnings = CheckTransportSecurity(config);
+  if (!warnings.ok()) return InvalidError(merged.Describe() + ": " + warnings.status().message());
+  LogTransportWarnings(config, *warnings);
+  return config;
+}
 
 }  // namespace
 
-Result<TransportConfig> LoadKubeconfig(const std::string& path) {
-  auto text = ReadWholeFile(path);
-  if (!text.ok()) return Status(text.status().code(), "kubeconfig: " + text.status().message());
-  auto root = ParseKubeconfigText(*text);
-  if (!root.ok()) return InvalidError("kubeconfig " + path + ": " + root.status().message());
-  auto config = KubeconfigReader(path, *root).Read();
-  if (!config.ok()) return InvalidError("kubeconfig " + path + ": " + config.status().message());
+Result<TransportConfig> LoadKubeconfig(const std::string& path_list, Clock& clock) {
+  auto merged = LoadKubeconfigFiles(path_list);
+  if (!merged.ok()) return merged.status();
+  auto config = ReadCurrentContext(*merged, clock);
+  if (!config.ok()) return Status(config.status().code(), "kubeconfig " + config.status().message());
   return config;
 }
 

@@ -10,7 +10,13 @@
 // Credentials: after a 401 the token is reloaded and, if it changed, the request is sent once
 // more. A CA that comes from a file is re-checked before every request and a changed one
 // rebuilds the client. Rejected credentials are logged at most once a minute.
-// Proxies from the environment are ignored: the API server is reached directly.
+// Trust: cpprest loads the system store into every TLS context before our callback runs; a
+// configured CA replaces that store, so it is the only one trusted (as with kubectl).
+// tls-server-name: cpprest takes the SNI and verification name from the request's Host header
+// when there is one (calc_cn_host in http_client_asio.cpp), so that header carries it. The API
+// server does not route on Host.
+// Proxies: only TransportConfig::proxy_url (cpprest sends CONNECT for https); proxies from the
+// environment are ignored.
 //
 // Cancellation: each request gets its own pplx::cancellation_token_source, linked to the
 // caller's CancelToken for the duration of the request (CancelRegistration) through a weak
@@ -39,10 +45,12 @@ using ChunkSink = std::function<void(std::string_view)>;
 
 constexpr size_t kReadBufferBytes = 64 * 1024;
 
-// Loads CA, client certificate and key from memory. Returns the first failure.
+// Loads CA (as the only trust anchors), client certificate and key from memory. Returns the
+// first failure.
 Status ApplyTls(const TransportConfig& c, boost::asio::ssl::context& ctx) {
   boost::system::error_code ec;
   if (!c.ca_pem.empty()) {
+    SSL_CTX_set_cert_store(ctx.native_handle(), X509_STORE_new());  // drops the system store
     ctx.add_certificate_authority(boost::asio::buffer(c.ca_pem), ec);
     if (ec) return InvalidError("TLS: certificate authority: " + ec.message());
   }
@@ -70,6 +78,24 @@ int ParseRetryAfter(const http::http_headers& headers) {
 
 Status Cancelled() { return Status(StatusCode::kCancelled, "request cancelled"); }
 
+// "http://user:password@host:port" -> a cpprest proxy with basic credentials; "" -> none.
+// May throw web::uri_exception (caught by the caller).
+web::web_proxy ProxyFor(const std::string& proxy_url) {
+  if (proxy_url.empty()) return web::web_proxy(web::web_proxy::disabled);
+  web::uri uri(proxy_url);
+  // Without a port cpprest would use 8080; kubectl (Go) uses 80 for http://.
+  int port = uri.port() > 0 ? uri.port() : 80;
+  web::web_proxy proxy(web::uri_builder().set_scheme(uri.scheme()).set_host(uri.host()).set_port(port).to_uri());
+  const std::string& userinfo = uri.user_info();
+  if (!userinfo.empty()) {
+    size_t colon = userinfo.find(':');
+    std::string user = web::uri::decode(userinfo.substr(0, colon));
+    std::string password = colon == std::string::npos ? "" : web::uri::decode(userinfo.substr(colon + 1));
+    proxy.set_credentials(web::credentials(user, password));
+  }
+  return proxy;
+}
+
 // One cpprest client and the TLS material it was built with. Immutable once built.
 struct ClientState {
   std::shared_ptr<http::client::http_client> client;
@@ -81,8 +107,8 @@ ClientState BuildClient(const TransportConfig& config) {
   http::client::http_client_config cc;
   cc.set_timeout(std::chrono::seconds(std::max(1, config.idle_timeout_seconds)));
   cc.set_validate_certificates(!config.insecure_skip_tls_verify);
-  cc.set_proxy(web::web_proxy(web::web_proxy::disabled));
   try {
+    cc.set_proxy(ProxyFor(config.proxy_url));
     // A bad PEM is found now and reported by every request, rather than thrown from
     // inside cpprest's connection setup.
     boost::asio::ssl::context probe(boost::asio::ssl::context::sslv23);
@@ -148,6 +174,7 @@ class CpprestTransport final : public HttpTransport {
     }
     if (!req.body.empty()) msg.set_body(req.body, content_type);
     if (!token.empty()) msg.headers().add("Authorization", "Bearer " + token);
+    if (!config_.tls_server_name.empty()) msg.headers().add("Host", config_.tls_server_name);
     return msg;
   }
 
@@ -176,15 +203,17 @@ class CpprestTransport final : public HttpTransport {
   }
 
   Result<HttpResponse> Execute(const HttpRequest& req, const ChunkSink* on_chunk, const CancelToken* cancel) {
-    std::string token = config_.bearer_token ? config_.bearer_token() : std::string();
-    auto first = Attempt(req, token, on_chunk, cancel);
+    Result<std::string> token = config_.bearer_token ? config_.bearer_token() : std::string();
+    if (!token.ok()) return token.status();
+    auto first = Attempt(req, *token, on_chunk, cancel);
     if (!first.ok() || first->status != 401) return first;
-    std::string fresh = config_.reload_bearer_token ? config_.reload_bearer_token() : token;
-    if (fresh == token) {
+    Result<std::string> fresh = config_.reload_bearer_token ? config_.reload_bearer_token(*token) : token;
+    if (!fresh.ok()) return fresh.status();
+    if (*fresh == *token) {
       LogRejected(req, "token unchanged after re-reading it");
       return first;
     }
-    auto second = Attempt(req, fresh, on_chunk, cancel);
+    auto second = Attempt(req, *fresh, on_chunk, cancel);
     if (second.ok() && second->status == 401) LogRejected(req, "re-read token rejected too");
     return second;
   }
@@ -195,7 +224,7 @@ class CpprestTransport final : public HttpTransport {
     Log(LogLevel::kError, "API server rejected our credentials",
         {{"server", config_.server}, {"request", req.method + " " + req.path_and_query}, {"status", "401"},
          {"detail", detail}, {"suppressed", std::to_string(suppressed)},
-         {"next", "keep retrying with backoff; the token is re-read after every 401"}});
+         {"next", "keep retrying with backoff; a fresh token is fetched after every 401"}});
   }
 
   // Waits for the response headers, at most connect_timeout_seconds for a Stream().

@@ -65,7 +65,7 @@ RotatingToken RotatingTokenSource(std::string path, std::string initial, Clock& 
     if (clock_ptr->Now() - state->last_read < refresh) return state->token;
     return read_locked();
   };
-  source.reload = [state, read_locked]() {
+  source.reload = [state, read_locked](const std::string&) {
     std::lock_guard<std::mutex> lock(state->mu);
     return read_locked();
   };

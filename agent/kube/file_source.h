@@ -17,11 +17,12 @@ Result<std::string> ReadWholeFile(const std::string& path);
 // re-reading `path` at most once per `refresh` of `clock` time (projected service-account tokens
 // rotate about hourly); `initial` is served until the first refresh is due. `reload` re-reads the
 // file now and returns the result (the transport calls it after a 401); `current` then returns it
-// too. A failed re-read keeps the last good token and logs a warning. `clock` must outlive both
-// callbacks. Safe to call from any thread.
+// too (whatever token was rejected: the file is the only source). A failed re-read keeps the
+// last good token and logs a warning. `clock` must outlive both callbacks. Safe to call from
+// any thread.
 struct RotatingToken {
   std::function<std::string()> current;
-  std::function<std::string()> reload;
+  std::function<std::string(const std::string& rejected)> reload;
 };
 RotatingToken RotatingTokenSource(std::string path, std::string initial, Clock& clock,
                                   Duration refresh = std::chrono::minutes(1));

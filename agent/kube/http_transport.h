@@ -32,15 +32,25 @@ struct HttpResponse {
 // and renewed certificates are picked up without rebuilding the transport.
 struct TransportConfig {
   std::string server;  // "https://127.0.0.1:6443"
-  std::string ca_pem;  // empty = system trust store
+  // Trusted CAs. Given: ONLY these verify the server (the system store is not consulted, as
+  // with kubectl). Empty: the system trust store.
+  std::string ca_pem;
   std::string client_cert_pem;
   std::string client_key_pem;
   bool insecure_skip_tls_verify = false;
-  std::function<std::string()> bearer_token;  // may be empty
-  // Re-reads the token source now and returns the fresh token; may be empty. Called after a
-  // 401: when the token changed, the request is sent once more with it (Send, and Stream before
-  // any body byte: a 401 never has a streamed body).
-  std::function<std::string()> reload_bearer_token;
+  // The name sent as SNI and checked against the server's certificate instead of the server
+  // address's host (kubeconfig tls-server-name). Empty: the host.
+  std::string tls_server_name;
+  // "http://[user:password@]host:port": an HTTP proxy, tunnelled through with CONNECT for
+  // https servers (kubeconfig proxy-url). Empty: connect directly.
+  std::string proxy_url;
+  // The token to send, asked before every request; may be empty. An error (an exec plugin
+  // failed) fails the request with it instead of sending it without credentials.
+  std::function<Result<std::string>()> bearer_token;
+  // Called after a 401 with the token that was rejected; returns a fresh token (re-read file,
+  // re-run exec plugin). When it differs, the request is sent once more with it (Send, and
+  // Stream before any body byte: a 401 never has a streamed body). May be empty.
+  std::function<Result<std::string>(const std::string& rejected)> reload_bearer_token;
   // The CA bundle as it is now, when it comes from a file that may be replaced; may be empty.
   // Asked before every request; when it differs from the PEM in use, the TLS client is rebuilt
   // with it (requests already running keep the old one). An unusable new PEM is logged (at most

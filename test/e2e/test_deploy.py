@@ -36,8 +36,14 @@ def test_the_daemonset_manifest_is_accepted_by_the_real_api_server(tmp_path):
 def test_the_shipped_config_passes_check_config(tmp_path):
     config = tmp_path / "config.json"
     config.write_text(shipped_config())
+    # check-config loads the API connection too; outside a pod the in-cluster files are missing,
+    # so a kubeconfig stands in for them (it is read, never connected to).
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("clusters:\n- name: c\n  cluster: {server: 'https://10.96.0.1:443'}\n"
+                          "contexts:\n- name: c\n  context: {cluster: c}\ncurrent-context: c\n")
     binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
     # The hooks live in the image, not on this machine: check the config as CI would, off the node.
-    result = subprocess.run([str(binary), "check-config", "--skip-hook-checks", str(config)],
+    result = subprocess.run([str(binary), "check-config", "--skip-hook-checks", "--kubeconfig", str(kubeconfig),
+                             str(config)],
                             capture_output=True, text=True, env=dict(os.environ, NODE_NAME="node-a"))
     assert result.returncode == 0, result.stderr

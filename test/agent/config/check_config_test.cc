@@ -70,6 +70,21 @@ TEST_CASE("check-config exits 2 and prints one FILE:LINE: path: message line per
                                   "NODEHOOK_STATE_FILE)\n");
 }
 
+TEST_CASE("check-config exits 2 and names the problem when the API connection it names cannot be loaded") {
+  TempDir dir;
+  std::string file = dir.Write("ok.json", MinimalConfig(R"("api": {"kubeconfig": "/k"})"));
+  std::ostringstream out, err;
+  std::string checked;
+  auto check = [&](const Config& config) {
+    checked = config.api.kubeconfig;
+    return InvalidError("kubeconfig /k: line 3, column 5: cluster 'x' key 'server': is not set");
+  };
+  REQUIRE(RunCheckConfig(file, Sources({{"NODE_NAME", "node-a"}}), out, err, check) == 2);
+  CHECK(checked == "/k");
+  CHECK(out.str().empty());
+  CHECK(err.str() == file + ": api: kubeconfig /k: line 3, column 5: cluster 'x' key 'server': is not set\n");
+}
+
 TEST_CASE("check-config exits 2 when the file cannot be read") {
   std::ostringstream out, err;
   REQUIRE(RunCheckConfig("/nonexistent/config.json", {}, out, err) == 2);

@@ -212,9 +212,9 @@ TEST_CASE("kubeconfig CA and token files are followed: CA on change, token reloa
   dir.Write("ca.crt", "CA TWO, rotated");
   CHECK(config->ca_pem_source() == "CA TWO, rotated");
   dir.Write("token", "t2\n");
-  CHECK(config->bearer_token() == "t1");  // the minute has not passed
-  CHECK(config->reload_bearer_token() == "t2");
-  CHECK(config->bearer_token() == "t2");
+  CHECK(*config->bearer_token() == "t1");  // the minute has not passed
+  CHECK(*config->reload_bearer_token("t1") == "t2");
+  CHECK(*config->bearer_token() == "t2");
 }
 
 }  // namespace
