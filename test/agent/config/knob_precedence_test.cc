@@ -81,7 +81,8 @@ TEST_CASE("every knob can be set by a flag named after it") {
   for (const KnobInfo& knob : Knobs()) {
     // Knobs with a fixed set of values get one of them; the rest a number that fits all.
     const std::map<std::string, std::string> special = {
-        {"log_level", "error"}, {"retry_max_seconds", "50"}, {"after_state_recovery", "rerun"}};
+        {"log_level", "error"}, {"retry_max_seconds", "50"}, {"after_state_recovery", "rerun"},
+        {"health_address", ":40"}, {"admin_address", "127.0.0.1:40"}};
     sources.flags[knob.name] = special.count(knob.name) ? special.at(knob.name) : "40";
   }
   sources.flags["node_name"] = "flag-node";
@@ -147,7 +148,7 @@ TEST_CASE("the knob table names each knob's flag, environment variable and defau
   REQUIRE(workers->default_value == "4");
   REQUIRE(node != nullptr);
   REQUIRE(node->env == "NODE_NAME");
-  REQUIRE(Knobs().size() == 26);
+  REQUIRE(Knobs().size() == 28);
 }
 
 TEST_CASE("an unknown tuning key lists the knobs allowed there") {
@@ -157,7 +158,7 @@ TEST_CASE("an unknown tuning key lists the knobs allowed there") {
   REQUIRE(e->message ==
           "unknown key (expected one of: log_level, workers, watch_timeout_seconds, batch_window_ms, max_latency_ms, "
           "reconnect_initial_ms, reconnect_max_ms, stall_seconds, "
-          "resync_seconds, health_address, health_stale_seconds, retry_base_seconds, retry_max_seconds, retry_factor, "
+          "resync_seconds, health_address, admin_address, admin_token_file, health_stale_seconds, retry_base_seconds, retry_max_seconds, retry_factor, "
           "retry_jitter_percent, retry_limit, retry_total_seconds, in_progress_delay_seconds, gc_interval_seconds, "
           "gone_ttl_seconds, tombstone_ttl_seconds, after_state_recovery, hook_work_dir)");
 }
