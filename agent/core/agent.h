@@ -51,7 +51,8 @@ class Agent {
 
  private:
   void WorkerLoop(const CancelToken& stop);
-  // Takes retry requests left in the store by `nodehook state retry`, and collects garbage.
+  // Applies retry requests (from the retry inbox, and those `nodehook state retry` left in the
+  // store), and collects garbage.
   void HousekeepingLoop(const CancelToken& stop);
   // Writes what the retry inbox holds into the store; `*next_due` gets when more may be due.
   void ApplyRetryInbox(TimePoint* next_due);
