@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -24,6 +23,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "test" / "e2e"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_cluster import widget_cluster  # noqa: E402
 from kube import Kube, Widgets, create_namespace  # noqa: E402
 
 
@@ -40,21 +41,17 @@ def wait_for_line(path, needle, proc, seconds=60):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=30.0)
-    args = parser.parse_args()
+    seconds = parser.parse_args().seconds
+    with widget_cluster() as (work, kubeconfig):
+        create_namespace(Kube(kubeconfig), "bench")
+        flood(seconds, work, kubeconfig)
+
+
+def flood(seconds, work, kubeconfig):
+    """Runs the agent with a failing hook, floods its admin endpoint and prints what happened."""
     nodehook = os.environ.get("NODEHOOK_BIN", str(REPO / "build/agent/app/nodehook"))
-    cluster_bin = os.environ.get("NODEHOOK_TESTCLUSTER", str(REPO / "build/cache/nodehook-testcluster"))
-    work = Path(tempfile.mkdtemp(prefix="nodehook-bench-"))
-    cluster = subprocess.Popen([cluster_bin, "--dir", str(work / "cluster"), "--apply",
-                                str(REPO / "config/examples/widget-crd.yaml")],
-                               stdout=subprocess.PIPE, stderr=open(work / "cluster.log", "wb"), text=True)
     agent = None
     try:
-        line = cluster.stdout.readline()
-        if not line.startswith("ready "):
-            sys.exit(f"API server failed to start; see {work / 'cluster.log'}")
-        kubeconfig = dict(f.split("=", 1) for f in line.split()[1:])["kubeconfig"]
-        kube = Kube(kubeconfig)
-        create_namespace(kube, "bench")
         runs = work / "runs.txt"
         hook = work / "failing-hook"
         hook.write_text(f"#!/bin/sh\ncat >/dev/null\necho run >>{runs}\nexit 1\n")
@@ -68,12 +65,12 @@ def main():
         agent = subprocess.Popen([nodehook, "run", "--config", str(work / "config.json")], stderr=open(log_path, "wb"))
         admin = wait_for_line(log_path, 'event="admin endpoint listening"', agent)
         port = int(admin.split(" port=")[1].split()[0])
-        uid = Widgets(kube, "bench").create("flooded", {"size": 1})["metadata"]["uid"]
+        uid = Widgets(Kube(kubeconfig), "bench").create("flooded", {"size": 1})["metadata"]["uid"]
         wait_for_line(log_path, 'event="hook failed"', agent)
 
         before = len(runs.read_text().splitlines())
         answers = collections.Counter()
-        deadline = time.monotonic() + args.seconds
+        deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/retry?uid={uid}", method="POST")
             try:
@@ -82,14 +79,12 @@ def main():
             except urllib.error.HTTPError as e:
                 answers[e.code] += 1
         during = len(runs.read_text().splitlines()) - before
-        print(f"{sum(answers.values())} retry requests in {args.seconds:.0f}s, answers {dict(answers)}: "
+        print(f"{sum(answers.values())} retry requests in {seconds:.0f}s, answers {dict(answers)}: "
               f"the failing hook ran {during} times")
     finally:
         if agent and agent.poll() is None:
             agent.send_signal(signal.SIGTERM)
             agent.wait(timeout=30)
-        cluster.send_signal(signal.SIGTERM)
-        cluster.wait(timeout=60)
 
 
 if __name__ == "__main__":
