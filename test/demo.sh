@@ -52,7 +52,7 @@ for node in node-a node-b; do
   mkdir -p "$demo/$node"
   WIDGET_LOG="$demo/$node.log" "$nodehook" run --config "$demo/config.json" \
     --node-name "$node" --kubeconfig "$kubeconfig" --state-file "$demo/$node/state.db" \
-    --health-address "127.0.0.1:$port" \
+    --health-address "127.0.0.1:$port" --admin-address "127.0.0.1:0" \
     > >(sed -u "s/^/[$node] /") 2> >(sed -u "s/^/[$node] /" >&2) &
   pids+=("$!")
   port=$((port + 1))

@@ -1,85 +1,79 @@
 #include "agent/app/health_service.h"
 
+#include "agent/base/host_port.h"
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
 #include "agent/http/endpoints.h"
-#include "agent/http/request_parser.h"
+#include "agent/http/retry_endpoint.h"
 
 namespace nodehook {
+namespace {
 
-Status ParseHostPort(const std::string& address, std::string* host, int* port) {
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
-    return InvalidError("health_address \"" + address + "\": expected HOST:PORT, e.g. 0.0.0.0:8090");
-  }
-  *host = address.substr(0, colon);
-  if (host->size() > 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
-  try {
-    size_t used = 0;
-    *port = std::stoi(address.substr(colon + 1), &used);
-    if (used != address.size() - colon - 1 || *port < 0 || *port > 65535) throw std::out_of_range("port");
-  } catch (const std::exception&) {
-    return InvalidError("health_address \"" + address + "\": expected a port number 0-65535 after the colon");
-  }
-  return Status::Ok();
+Result<LocalServerOptions> ServerOptions(const std::string& knob, const std::string& address, const std::string& listener) {
+  auto where = ParseHostPort(knob, address);
+  if (!where.ok()) return where.status();
+  LocalServerOptions options;
+  options.bind_address = where->host;
+  options.port = where->port;
+  options.evicted = &DefaultMetrics().GetCounter(
+      "http_connections_evicted_total", "idle local HTTP connections closed to make room for new ones",
+      {{"listener", listener}});
+  return options;
 }
 
-Result<std::unique_ptr<HealthService>> HealthService::Start(const std::string& address, Duration stale_after) {
-  LocalServerOptions options;
-  NODEHOOK_RETURN_IF_ERROR(ParseHostPort(address, &options.bind_address, &options.port));
-  std::unique_ptr<HealthService> service(new HealthService(options, stale_after));
-  Status listening = service->Listen();
-  if (listening.code() == StatusCode::kInvalid) return listening;
-  if (!listening.ok()) {
-    Log(LogLevel::kWarn, "health endpoints not listening",
-        {{"address", address}, {"error", listening.ToString()},
-         {"next", "try again every 2s (another copy on this node may hold the port)"}});
-    service->retry_thread_ = std::thread([s = service.get()] { s->KeepTrying(); });
+}  // namespace
+
+Status CheckAdminExposure(bool loopback_only, bool has_token) {
+  if (loopback_only || has_token) return Status::Ok();
+  return InvalidError(
+      "admin_address: POST /v1/retry changes what hooks do and would be reachable from the network "
+      "without authentication; bind it to loopback (127.0.0.1:8091, [::1]:8091, localhost:8091) "
+      "or set admin_token_file");
+}
+
+Result<std::unique_ptr<HealthService>> HealthService::Start(const LocalEndpointsConfig& config) {
+  std::unique_ptr<HealthService> service(new HealthService());
+  HealthService* self = service.get();
+  if (!config.health_address.empty()) {
+    auto options = ServerOptions("health_address", config.health_address, "probe");
+    if (!options.ok()) return options.status();
+    HealthBounds bounds{config.stale_after};
+    auto probe = KeptServer::Start("health endpoints", config.health_address, *options, [self, bounds](LocalServer& s) {
+      RegisterStandardEndpoints(s, [self] { return self->Snapshot(); }, SystemClock::Instance(), bounds,
+                                DefaultMetrics());
+    });
+    if (!probe.ok()) return Status(probe.status().code(), "health_address: " + probe.status().message());
+    service->probe_ = std::move(probe).value();
+  }
+  if (!config.admin_address.empty()) {
+    auto options = ServerOptions("admin_address", config.admin_address, "admin");
+    if (!options.ok()) return options.status();
+    if (!config.admin_token_file.empty()) {
+      service->token_ = std::make_unique<BearerTokenFile>(config.admin_token_file);
+      if (auto token = service->token_->Read(); !token.ok()) return token.status();
+    }
+    const BearerTokenFile* token = service->token_.get();
+    auto admin = KeptServer::Start(
+        "admin endpoint", config.admin_address, *options,
+        [self, token](LocalServer& s) {
+          RegisterRetryEndpoint(s, [self](const std::string& uid, const std::string& handler) {
+            return self->Retry(uid, handler);
+          }, token);
+        },
+        [token](const LocalServer& s) { return CheckAdminExposure(s.loopback_only(), token != nullptr); });
+    if (!admin.ok()) return Status(admin.status().code(), "admin_address: " + admin.status().message());
+    service->admin_ = std::move(admin).value();
   }
   return service;
 }
 
-Status HealthService::Listen() {
-  auto server = std::make_unique<LocalServer>(options_);
-  RegisterStandardEndpoints(*server, [this] { return Snapshot(); }, SystemClock::Instance(), HealthBounds{stale_after_},
-                            DefaultMetrics());
-  // An outside system calls back here when multi-step work it was waiting for has moved on.
-  server->Handle(
-      "/v1/retry", [this](const LocalRequest& req) { return Retry(req); }, {"POST"});
-  NODEHOOK_RETURN_IF_ERROR(server->Start());
-  Log(LogLevel::kInfo, "health endpoints listening",
-      {{"address", options_.bind_address}, {"port", std::to_string(server->port())},
-       {"next", "serve /healthz /readyz /metrics"}});
-  std::lock_guard<std::mutex> lock(mu_);
-  server_ = std::move(server);
-  return Status::Ok();
-}
-
-void HealthService::KeepTrying() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    if (stop_cv_.wait_for(lock, std::chrono::seconds(2), [this] { return stopping_; })) return;
-    lock.unlock();
-    bool ok = Listen().ok();
-    lock.lock();
-    if (ok) return;
-  }
-}
-
-int HealthService::port() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return server_ ? server_->port() : 0;
-}
-
 HealthService::~HealthService() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();
-  if (retry_thread_.joinable()) retry_thread_.join();
-  if (server_) server_->Stop();
+  admin_.reset();
+  probe_.reset();
 }
+
+int HealthService::port() const { return probe_ ? probe_->port() : 0; }
+int HealthService::admin_port() const { return admin_ ? admin_->port() : 0; }
 
 void HealthService::SetWaiting(const std::string& what) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -93,16 +87,11 @@ void HealthService::Attach(Agent* agent) {
 
 void HealthService::Detach() { Attach(nullptr); }
 
-
-LocalResponse HealthService::Retry(const LocalRequest& req) {
-  std::string uid = QueryParam(req.query, "uid");
-  if (uid.empty()) return LocalResponse{400, "text/plain; charset=utf-8", "expected ?uid=UID[&handler=NAME]\n"};
+// mu_ is held only for RetryNow's map update: no store write ever happens under it.
+Status HealthService::Retry(const std::string& uid, const std::string& handler) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!agent_) return LocalResponse{503, "text/plain; charset=utf-8", "not running yet: " + waiting_ + "\n"};
-  Status st = agent_->RetryNow(uid, QueryParam(req.query, "handler"));
-  if (st.code() == StatusCode::kNotFound) return LocalResponse{404, "text/plain; charset=utf-8", st.message() + "\n"};
-  if (!st.ok()) return LocalResponse{500, "text/plain; charset=utf-8", st.ToString() + "\n"};
-  return LocalResponse{202, "text/plain; charset=utf-8", "retry of " + uid + " queued\n"};
+  if (!agent_) return UnavailableError("not running yet: " + waiting_);
+  return agent_->RetryNow(uid, handler);
 }
 
 std::vector<WatchHealth> HealthService::Snapshot() const {

@@ -1,26 +1,44 @@
-// HealthService: serves /healthz, /readyz and /metrics for the whole life of the process.
-// Before the agent runs (for instance while a second copy waits for the state lock), liveness
-// passes and readiness fails, saying what the process is waiting for. When the port is taken
-// (a second copy on a host-network node), it keeps trying every 2 s instead of failing the start.
-// Owns its LocalServer; thread-safe (the server thread reads what the main thread attaches).
+// HealthService: the agent's two local listeners, for the whole life of the process.
+//
+//   probe listener (health_address, default ":8090", every interface, IPv6 dual-stack):
+//     GET /healthz, /readyz, /metrics. Read-only, so it may face the network (kubelet probes,
+//     metrics scrapers); its LocalServer evicts idle connections per peer so no client can
+//     starve the probes.
+//   admin listener (admin_address, default "127.0.0.1:8091"): POST /v1/retry, the only
+//     mutating endpoint. Loopback by default, so only processes in the pod (or on the node,
+//     with hostNetwork) reach it. Bound anywhere else it needs admin_token_file (a bearer token,
+//     bearer_token.h); without one the start is refused. Retry requests are only queued here
+//     (Agent::RetryNow), never written to the state store on the HTTP thread.
+//
+// Before the agent runs (a second copy waiting for the state lock) liveness passes, readiness
+// fails saying what the process waits for, and /v1/retry answers 503. A taken port is retried
+// every 2 s (KeptServer). Owns both servers; thread-safe (the server threads read what the main
+// thread attaches).
 #pragma once
 
 #include <memory>
 #include <mutex>
-#include <condition_variable>
 #include <string>
-#include <thread>
 
 #include "agent/base/status.h"
 #include "agent/core/agent.h"
-#include "agent/http/local_server.h"
+#include "agent/http/bearer_token.h"
+#include "agent/http/kept_server.h"
 
 namespace nodehook {
 
+struct LocalEndpointsConfig {
+  std::string health_address;    // HOST:PORT; "" = off
+  std::string admin_address;     // HOST:PORT; "" = off
+  std::string admin_token_file;  // "" = no token (allowed on loopback only)
+  Duration stale_after = std::chrono::seconds(150);
+};
+
 class HealthService {
  public:
-  // `address` is "HOST:PORT"; port 0 picks a free port. Fails only for a malformed address.
-  static Result<std::unique_ptr<HealthService>> Start(const std::string& address, Duration stale_after);
+  // Fails (kInvalid, with the knob named) for a malformed or unresolvable address, an unusable
+  // token file, or an admin listener that would be reachable from the network without a token.
+  static Result<std::unique_ptr<HealthService>> Start(const LocalEndpointsConfig& config);
   ~HealthService();
   HealthService(const HealthService&) = delete;
   HealthService& operator=(const HealthService&) = delete;
@@ -28,29 +46,25 @@ class HealthService {
   void SetWaiting(const std::string& what);
   void Attach(Agent* agent);
   void Detach();
-  // The port listened on; 0 while the address is still taken.
+  // The ports listened on; 0 while an address is still taken or the listener is off.
   int port() const;
+  int admin_port() const;
 
  private:
-  HealthService(LocalServerOptions options, Duration stale_after) : options_(std::move(options)), stale_after_(stale_after) {}
-  // One attempt to listen, with every route registered.
-  Status Listen();
-  void KeepTrying();
+  HealthService() = default;
   std::vector<WatchHealth> Snapshot() const;
-  LocalResponse Retry(const LocalRequest& req);
+  Status Retry(const std::string& uid, const std::string& handler);
 
-  const LocalServerOptions options_;
-  const Duration stale_after_;
-  std::thread retry_thread_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;                  // guarded by mu_
-  std::unique_ptr<LocalServer> server_;    // guarded by mu_ while retry_thread_ runs
+  std::unique_ptr<BearerTokenFile> token_;  // null: no authentication (loopback only)
   mutable std::mutex mu_;
-  Agent* agent_ = nullptr;             // guarded by mu_
+  Agent* agent_ = nullptr;            // guarded by mu_
   std::string waiting_ = "starting";  // guarded by mu_
+  // Last, so they stop (joining their threads) before what their handlers use goes away.
+  std::unique_ptr<KeptServer> probe_;
+  std::unique_ptr<KeptServer> admin_;
 };
 
-// Splits "HOST:PORT" ("[::1]:8090" too); errors name what was expected.
-Status ParseHostPort(const std::string& address, std::string* host, int* port);
+// The admin listener may face the network only with a token; the error says how to fix it.
+Status CheckAdminExposure(bool loopback_only, bool has_token);
 
 }  // namespace nodehook

@@ -82,11 +82,14 @@ int RunAgent(const Config& config) {
     return 1;
   }
   std::unique_ptr<HealthService> health;
-  if (!config.tuning.health_address.empty()) {
-    auto started = HealthService::Start(config.tuning.health_address, std::chrono::seconds(config.tuning.health_stale_seconds));
+  LocalEndpointsConfig endpoints{config.tuning.health_address, config.tuning.admin_address,
+                                 config.tuning.admin_token_file, std::chrono::seconds(config.tuning.health_stale_seconds)};
+  if (!endpoints.health_address.empty() || !endpoints.admin_address.empty()) {
+    auto started = HealthService::Start(endpoints);
     if (!started.ok()) {
-      Log(LogLevel::kError, "cannot serve health endpoints",
-          {{"address", config.tuning.health_address}, {"error", started.status().ToString()}, {"next", "exit 1"}});
+      Log(LogLevel::kError, "cannot serve local endpoints",
+          {{"health_address", endpoints.health_address}, {"admin_address", endpoints.admin_address},
+           {"error", started.status().ToString()}, {"next", "exit 1"}});
       return 1;
     }
     health = std::move(started).value();

@@ -62,7 +62,9 @@ struct Tuning {
   int reconnect_max_ms = 30'000;            // cap of the jittered exponential reconnect delay
   int stall_seconds = 90;                   // a watch silent this long (no byte, no bookmark) is reopened
   int resync_seconds = 1800;                // full relist this often; 0 = never
-  std::string health_address = "0.0.0.0:8090";  // /healthz, /readyz, /metrics; "" = off
+  std::string health_address = ":8090";          // /healthz, /readyz, /metrics (every interface); "" = off
+  std::string admin_address = "127.0.0.1:8091";  // POST /v1/retry; loopback unless admin_token_file; "" = off
+  std::string admin_token_file = "";             // bearer token the admin endpoint requires; "" = none
   int health_stale_seconds = 150;           // /healthz fails when a failing watch was silent this long
   int retry_base_seconds = 1;               // first retry delay after a failed hook
   int retry_max_seconds = 300;              // cap of the exponential retry delay

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "agent/base/host_port.h"
+
 namespace nodehook {
 namespace {
 
@@ -202,7 +204,12 @@ const std::vector<KnobBinding>& KnobBindings() {
           "reopen a watch that sent nothing (not even a bookmark) for this long"),
       Int("tuning.resync_seconds", &Tuning::resync_seconds, 0, kWeek, "full relist interval; 0 = never"),
       Text("tuning.health_address", &Tuning::health_address,
-           "HOST:PORT for /healthz, /readyz and /metrics (port 0 = any free port); empty = off"),
+           "HOST:PORT for /healthz, /readyz and /metrics (\":8090\" = every interface, IPv6 dual-stack; port 0 = any "
+           "free port); empty = off"),
+      Text("tuning.admin_address", &Tuning::admin_address,
+           "HOST:PORT for POST /v1/retry; loopback only unless admin_token_file is set; empty = off"),
+      Text("tuning.admin_token_file", &Tuning::admin_token_file,
+           "file holding the bearer token POST /v1/retry requires; needed when admin_address is not loopback"),
       Int("tuning.health_stale_seconds", &Tuning::health_stale_seconds, 1, kDay,
           "/healthz fails once a watch has been silent this long while reconnecting keeps failing"),
       Int("tuning.retry_base_seconds", &Tuning::retry_base_seconds, 1, kDay, "first retry delay after a failed hook"),
@@ -278,6 +285,37 @@ void ApplyKnobOverrides(const ConfigSources& sources, Config* config, KnobOrigin
   }
 }
 
+namespace {
+
+KnobOrigin OriginOf(const KnobOrigins& origins, const std::string& name) {
+  auto found = origins.find(name);
+  return found != origins.end() ? found->second : KnobOrigin{"tuning." + name, 0};
+}
+
+// The admin endpoint changes what hooks do: only loopback may reach it without a token.
+void CheckListenKnobs(const Tuning& tuning, const KnobOrigins& origins, Diagnostics& diag) {
+  struct Listener {
+    const char* name;
+    const std::string& address;
+    bool needs_loopback;
+  };
+  for (const Listener& l : {Listener{"health_address", tuning.health_address, false},
+                            Listener{"admin_address", tuning.admin_address, tuning.admin_token_file.empty()}}) {
+    if (l.address.empty()) continue;
+    auto where = ParseHostPort(l.name, l.address);
+    KnobOrigin at = OriginOf(origins, l.name);
+    if (!where.ok()) {
+      diag.ErrorAtLine(at.path, at.line, where.status().message());
+    } else if (l.needs_loopback && !IsLoopbackHost(where->host)) {
+      diag.ErrorAtLine(at.path, at.line,
+                       "\"" + l.address + "\" is not a loopback address, so POST /v1/retry would be open to the "
+                       "network; expected 127.0.0.1, [::1] or localhost, or set admin_token_file");
+    }
+  }
+}
+
+}  // namespace
+
 void CheckMergedKnobs(Config* config, const KnobOrigins& origins, Diagnostics& diag) {
   for (const KnobBinding& knob : KnobBindings()) {
     if (!knob.required || !knob.text(*config)->empty()) continue;
@@ -286,6 +324,7 @@ void CheckMergedKnobs(Config* config, const KnobOrigins& origins, Diagnostics& d
                          knob.info.env + knob.env_note + ")");
   }
   const Tuning& tuning = config->tuning;
+  CheckListenKnobs(tuning, origins, diag);
   if (tuning.retry_base_seconds > tuning.retry_max_seconds) {
     auto max_origin = origins.find("retry_max_seconds");
     auto base_origin = origins.find("retry_base_seconds");

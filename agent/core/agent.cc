@@ -41,7 +41,8 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
                                  std::chrono::milliseconds(config_.tuning.max_latency_ms)}),
       reconciler_(store, runner, clock, MakeReconcilerOptions(config_)),
       nodes_(client, clock),
-      events_(client, clock, EventRecorderOptions{config_.node_name}) {
+      events_(client, clock, EventRecorderOptions{config_.node_name}),
+      retry_inbox_(clock, RetryInboxOptions{}) {
   reconciler_.SetFinalizerSupport(&client_, &nodes_);
   reconciler_.SetEventRecorder(&events_);
   WatcherOptions watcher_options;
@@ -143,9 +144,20 @@ void Agent::ReportNodeProblem(const std::string& what, const std::string& messag
 }
 
 Status Agent::RetryNow(const std::string& uid, const std::string& handler) {
-  NODEHOOK_RETURN_IF_ERROR(store_.RequestRetry(uid, handler, ToMillis(clock_.Now())));
-  EnqueueUid(uid);
-  return Status::Ok();
+  return retry_inbox_.Offer(uid, handler);
+}
+
+void Agent::ApplyRetryInbox(TimePoint* next_due) {
+  for (const RetryAsk& ask : retry_inbox_.TakeDue(next_due)) {
+    // Recorded like `nodehook state retry`, so TakeRetryRequests below enqueues it.
+    Status st = store_.RequestRetry(ask.uid, ask.handler, ToMillis(clock_.Now()));
+    if (st.ok()) continue;
+    bool nothing = st.code() == StatusCode::kNotFound;
+    Log(nothing ? LogLevel::kInfo : LogLevel::kWarn, nothing ? "retry request ignored" : "retry request not applied",
+        {{"uid", ask.uid}, {"handler", ask.handler.empty() ? "all" : ask.handler}, {"error", st.ToString()},
+         {"next", nothing ? "nothing pending for it on this node" : "try again shortly"}});
+    if (!nothing) retry_inbox_.PutBack(ask);
+  }
 }
 
 void Agent::EnqueueUid(const std::string& uid) {
@@ -159,10 +171,17 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
     std::lock_guard<std::mutex> lock(housekeeping_mu_);
     housekeeping_cv_.notify_all();
   });
+  retry_inbox_.SetWaker([this] {
+    std::lock_guard<std::mutex> lock(housekeeping_mu_);
+    retry_offered_ = true;
+    housekeeping_cv_.notify_all();
+  });
   const Duration retry_poll = std::chrono::seconds(2);
   const Duration gc_interval = std::chrono::seconds(config_.tuning.gc_interval_seconds);
   TimePoint next_gc = clock_.Now() + gc_interval;
   while (!stop.cancelled()) {
+    TimePoint wake_at = clock_.Now() + retry_poll;
+    ApplyRetryInbox(&wake_at);
     auto requests = store_.TakeRetryRequests();
     if (requests.ok()) {
       for (const auto& r : *requests) {
@@ -190,8 +209,10 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
            {"next", "collect again in " + std::to_string(config_.tuning.gc_interval_seconds) + "s"}});
     }
     std::unique_lock<std::mutex> lock(housekeeping_mu_);
-    clock_.WaitUntil(housekeeping_cv_, lock, clock_.Now() + retry_poll, [&] { return stop.cancelled(); });
+    clock_.WaitUntil(housekeeping_cv_, lock, wake_at, [&] { return stop.cancelled() || retry_offered_; });
+    retry_offered_ = false;
   }
+  retry_inbox_.SetWaker(nullptr);
 }
 
 void Agent::WorkerLoop(const CancelToken& stop) {

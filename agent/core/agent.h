@@ -19,6 +19,7 @@
 #include "agent/core/node_labels.h"
 #include "agent/core/reconciler.h"
 #include "agent/core/resource_tracker.h"
+#include "agent/core/retry_inbox.h"
 #include "agent/core/watcher.h"
 #include "agent/core/work_queue.h"
 #include "agent/http/health.h"
@@ -39,8 +40,10 @@ class Agent {
   // Per watched resource, what /healthz and /readyz judge by. Thread-safe.
   std::vector<WatchHealth> HealthSnapshot() const;
 
-  // "Retry now" from outside (an external system calling back, or `nodehook state retry`):
-  // makes the object's pending handlers due and looks at it at once. Thread-safe.
+  // "Retry now" from an external system calling back (POST /v1/retry): queued, rate-limited
+  // and merged per object (RetryInbox), then applied by the housekeeping thread, which makes the
+  // object's pending handlers due and looks at it at once. Never waits for the state store:
+  // kTooManyRequests when too many objects are waiting. Thread-safe.
   Status RetryNow(const std::string& uid, const std::string& handler);
 
   // A Warning Event on this node's Node object, e.g. after its state file was found damaged.
@@ -48,8 +51,11 @@ class Agent {
 
  private:
   void WorkerLoop(const CancelToken& stop);
-  // Takes retry requests left in the store by `nodehook state retry`, and collects garbage.
+  // Applies retry requests (from the retry inbox, and those `nodehook state retry` left in the
+  // store), and collects garbage.
   void HousekeepingLoop(const CancelToken& stop);
+  // Writes what the retry inbox holds into the store; `*next_due` gets when more may be due.
+  void ApplyRetryInbox(TimePoint* next_due);
   void EnqueueUid(const std::string& uid);
   // Node targeting: this node's labels changed, so every object of a targeted resource is
   // looked at again (one that stopped matching is handled as deleted here).
@@ -73,6 +79,8 @@ class Agent {
   std::unique_ptr<KubeNodeTargeting> targeting_;
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;
+  bool retry_offered_ = false;  // guarded by housekeeping_mu_
+  RetryInbox retry_inbox_;
 };
 
 // Where hook input files go when the config does not say: next to the state file.

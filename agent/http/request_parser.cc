@@ -61,6 +61,7 @@ ParseOutcome ParseHttpRequest(std::string_view data, size_t max_bytes, LocalRequ
   }
 
   long content_length = 0;
+  std::string authorization;
   std::string_view rest = line_end == std::string_view::npos ? std::string_view() : head.substr(line_end + 2);
   while (!rest.empty()) {
     size_t end = rest.find("\r\n");
@@ -71,6 +72,7 @@ ParseOutcome ParseHttpRequest(std::string_view data, size_t max_bytes, LocalRequ
     std::string name = Lower(line.substr(0, colon));
     std::string_view value = Trim(line.substr(colon + 1));
     if (name == "transfer-encoding") return ParseOutcome::kNeedLength;
+    if (name == "authorization") authorization = std::string(value);
     if (name == "content-length") {
       content_length = ParseLength(value, max_bytes);
       if (content_length == -1) return ParseOutcome::kMalformed;
@@ -86,6 +88,7 @@ ParseOutcome ParseHttpRequest(std::string_view data, size_t max_bytes, LocalRequ
   out->path = std::string(target.substr(0, question));
   out->query = question == std::string_view::npos ? "" : std::string(target.substr(question + 1));
   out->body = std::string(data.substr(body_start, static_cast<size_t>(content_length)));
+  out->authorization = std::move(authorization);
   return ParseOutcome::kComplete;
 }
 

@@ -14,12 +14,13 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "test" / "e2e"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_cluster import widget_cluster  # noqa: E402
 from kube import Kube, Widgets, create_namespace  # noqa: E402
 
 
@@ -37,18 +38,14 @@ def main():
     parser.add_argument("--idle-seconds", type=float, default=10.0)
     args = parser.parse_args()
     nodehook = os.environ.get("NODEHOOK_BIN", str(REPO / "build/agent/app/nodehook"))
-    cluster_bin = os.environ.get("NODEHOOK_TESTCLUSTER", str(REPO / "build/cache/nodehook-testcluster"))
 
-    work = Path(tempfile.mkdtemp(prefix="nodehook-bench-"))
-    cluster = subprocess.Popen([cluster_bin, "--dir", str(work / "cluster"), "--apply",
-                                str(REPO / "config/examples/widget-crd.yaml")],
-                               stdout=subprocess.PIPE, stderr=open(work / "cluster.log", "wb"), text=True)
+    with widget_cluster() as (work, kubeconfig):
+        run(args, nodehook, work, kubeconfig)
+
+
+def run(args, nodehook, work, kubeconfig):
     agent = None
     try:
-        line = cluster.stdout.readline()
-        if not line.startswith("ready "):
-            sys.exit(f"API server failed to start; see {work / 'cluster.log'}")
-        kubeconfig = dict(f.split("=", 1) for f in line.split()[1:])["kubeconfig"]
         kube = Kube(kubeconfig)
         create_namespace(kube, "bench")
         widgets = Widgets(kube, "bench")
@@ -86,8 +83,6 @@ def main():
         if agent and agent.poll() is None:
             agent.send_signal(signal.SIGTERM)
             agent.wait(timeout=30)
-        cluster.send_signal(signal.SIGTERM)
-        cluster.wait(timeout=60)
 
 
 if __name__ == "__main__":

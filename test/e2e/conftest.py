@@ -144,7 +144,7 @@ class Agent:
                            "namespace": namespace, "hooks": hooks, **(resource_options or {})}],
             # One worker keeps the queue strictly first-in, first-out, which `settle` relies on.
             "tuning": {"workers": 1, "retry_base_seconds": 1, "retry_max_seconds": 2,
-                       "health_address": "127.0.0.1:0", **tuning},
+                       "health_address": "127.0.0.1:0", "admin_address": "127.0.0.1:0", **tuning},
         }
         self.config_file.write_text(json.dumps(config, indent=2))
         self.proc = None

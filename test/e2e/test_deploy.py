@@ -29,6 +29,13 @@ def test_the_daemonset_manifest_is_accepted_by_the_real_api_server(tmp_path):
         container = daemonset["spec"]["template"]["spec"]["containers"][0]
         assert container["env"][0]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
         assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+        assert [p["containerPort"] for p in container["ports"]] == [8090], "the admin port is not exposed"
+        policy = cluster.kube.request("GET", "/apis/networking.k8s.io/v1/namespaces/nodehook/networkpolicies/nodehook")
+        assert policy["spec"]["podSelector"]["matchLabels"] == daemonset["spec"]["selector"]["matchLabels"]
+        assert policy["spec"]["policyTypes"] == ["Ingress"]
+        admitted = [port for rule in policy["spec"]["ingress"] for port in rule["ports"]]
+        assert admitted == [{"port": "health", "protocol": "TCP"}], "only the probe/metrics port is admitted"
+        assert all(rule.get("from") for rule in policy["spec"]["ingress"]), "every rule names its sources"
     finally:
         cluster.stop()
 

@@ -21,7 +21,7 @@ std::string StatusJson(int code, const std::string& reason, const std::string& m
 namespace {
 
 using namespace fake_api_internal;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 uint64_t ToNumber(const std::string& text) { return std::strtoull(text.c_str(), nullptr, 10); }
 
@@ -170,7 +170,8 @@ bool FakeApiServer::ServeWatch(int fd, const std::string& collection, const std:
   std::string rv_param = QueryParam(query, "resourceVersion");
   bool bookmarks = QueryParam(query, "allowWatchBookmarks") == "true";
   uint64_t timeout_seconds = ToNumber(QueryParam(query, "timeoutSeconds"));
-  auto deadline = timeout_seconds > 0 ? Clock::now() + std::chrono::seconds(timeout_seconds) : Clock::time_point::max();
+  auto deadline = timeout_seconds > 0 ? SteadyClock::now() + std::chrono::seconds(timeout_seconds)
+                                      : SteadyClock::time_point::max();
 
   std::vector<std::string> pending;  // lines to send
   size_t position;                   // next history_ index to look at
@@ -184,7 +185,7 @@ bool FakeApiServer::ServeWatch(int fd, const std::string& collection, const std:
     if (!from_now && ToNumber(rv_param) < compacted_rv_) {
       pending.push_back(EventLine("ERROR", StatusJson(410, "Expired", "too old resource version: " + rv_param + " (" +
                                                                       std::to_string(compacted_rv_) + ")")));
-      deadline = Clock::now();  // one event, then a clean end, as the real server does
+      deadline = SteadyClock::now();  // one event, then a clean end, as the real server does
     } else if (from_now) {
       for (const auto& [key, object] : collections_[collection].objects) pending.push_back(EventLine("ADDED", object.json));
     } else {
@@ -215,12 +216,12 @@ bool FakeApiServer::ServeWatch(int fd, const std::string& collection, const std:
       }
       if (pending.empty()) {
         if (stopping_ || offline_generation != offline_generation_) break;
-        if (Clock::now() >= deadline) {
+        if (SteadyClock::now() >= deadline) {
           ended_cleanly = true;
           break;
         }
         // Hanging up is only seen by looking at the socket, hence the short wait slices.
-        cv_.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::milliseconds(50)));
+        cv_.wait_until(lock, std::min(deadline, SteadyClock::now() + std::chrono::milliseconds(50)));
       }
     }
     if (pending.empty() && ClientHungUp(fd)) break;

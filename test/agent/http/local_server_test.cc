@@ -2,9 +2,12 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <future>
+#include <memory>
+#include <vector>
 
 #include "agent/http/local_server.h"
 #include "test/agent/http/raw_client.h"
+#include "test/fakes/fake_clock.h"
 
 namespace nodehook {
 namespace {
@@ -89,17 +92,62 @@ TEST_CASE("garbage gets 400, an oversized request 413, and the server keeps serv
   CHECK(BodyOf(HttpGet(f.server.port(), "/hello")) == "hello \n");
 }
 
-TEST_CASE("connections beyond the limit are closed at once instead of queued") {
+TEST_CASE("three hundred idle connections from one peer do not keep its next request out") {
   LocalServerOptions options;
-  options.max_connections = 1;
+  options.read_timeout = seconds(60);  // far longer than the test: nothing here is a timeout
+  ServerFixture f(options);
+  std::vector<std::unique_ptr<RawClient>> idle;
+  for (int i = 0; i < 300; ++i) {
+    idle.push_back(std::make_unique<RawClient>(f.server.port()));
+    REQUIRE(idle.back()->Send("GET /hel"));
+  }
+  // The probe comes from the same address (a kubelet on the node, an attacker with hostNetwork).
+  CHECK(BodyOf(HttpGet(f.server.port(), "/hello")) == "hello \n");
+  // Accepted in order, so every idle connection was accepted before the probe: all but the
+  // newest few were closed to make room.
+  size_t closed = 0;
+  for (auto& c : idle) closed += c->HeardFromServer() ? 1 : 0;
+  CHECK(closed >= 300 - options.limits.max_per_peer);
+}
+
+TEST_CASE("one peer's idle connections never evict another peer's connection") {
+  LocalServerOptions options;
   options.read_timeout = seconds(60);
   ServerFixture f(options);
-  RawClient first(f.server.port());
-  first.Send("GET /hel");
-  RawClient second(f.server.port());
-  second.Send("GET /hello HTTP/1.1\r\n\r\n");
-  CHECK(second.ReadUntilClosed().empty());
-  CHECK(second.closed_by_server());
+  RawClient kubelet(f.server.port(), "127.0.0.1");
+  REQUIRE(kubelet.Send("GET /hello?who=kubelet HTTP/1.1\r\n"));  // half its request, then the attack
+  std::vector<std::unique_ptr<RawClient>> attacker;
+  for (int i = 0; i < 300; ++i) {
+    attacker.push_back(std::make_unique<RawClient>(f.server.port(), "127.0.0.1", "127.0.0.2"));
+    REQUIRE(attacker.back()->connected());
+    REQUIRE(attacker.back()->Send("GET /hel"));
+  }
+  REQUIRE(kubelet.Send("\r\n"));
+  CHECK(BodyOf(kubelet.ReadUntilClosed()) == "hello who=kubelet\n");
+}
+
+TEST_CASE("a slowloris client that keeps trickling bytes gets 408 at its deadline counted from accept") {
+  FakeClock clock;
+  LocalServerOptions options;
+  options.read_timeout = milliseconds(2000);
+  options.clock = &clock;
+  ServerFixture f(options);
+  RawClient slow(f.server.port());
+  REQUIRE(slow.Send("G"));
+  // Once a later connection was served, the slow one (earlier in the accept queue) was accepted.
+  REQUIRE(BodyOf(HttpGet(f.server.port(), "/hello")) == "hello \n");
+  for (const char* more : {"E", "T", " ", "/"}) {
+    clock.Advance(milliseconds(499));
+    REQUIRE(slow.Send(more));
+    f.server.Poke();
+  }
+  // 1996 ms after accept: still waiting. A request served after the clock moved proves the loop
+  // looked at its deadlines with the new time.
+  REQUIRE(BodyOf(HttpGet(f.server.port(), "/hello")) == "hello \n");
+  CHECK_FALSE(slow.HeardFromServer());
+  clock.Advance(milliseconds(4));
+  f.server.Poke();
+  CHECK(slow.ReadUntilClosed().rfind("HTTP/1.1 408 ", 0) == 0);
 }
 
 TEST_CASE("Stop returns promptly while a client holds a connection open") {
@@ -122,9 +170,11 @@ TEST_CASE("a port in use is reported as unavailable, a bad address as invalid") 
   LocalServerOptions same;
   same.port = f.server.port();
   LocalServer clash(same);
-  CHECK(clash.Start().code() == StatusCode::kUnavailable);
+  Status taken = clash.Start();
+  CHECK(taken.code() == StatusCode::kUnavailable);
+  CHECK_THAT(taken.message(), Catch::Contains("127.0.0.1:" + std::to_string(f.server.port())));
   LocalServerOptions bad;
-  bad.bind_address = "not-an-ip";
+  bad.bind_address = "nodehook.invalid";  // RFC 6761: never resolves
   LocalServer wrong(bad);
   CHECK(wrong.Start().code() == StatusCode::kInvalid);
 }

@@ -1,5 +1,6 @@
-// RawClient: a blocking TCP client on 127.0.0.1 for talking to LocalServer byte by byte, so
-// tests can play slow, silent or malformed clients. Single-threaded test helper.
+// RawClient: a blocking TCP client for talking to LocalServer byte by byte, so tests can play
+// slow, silent or malformed clients, over IPv4 or IPv6, from a chosen loopback source address
+// (127.0.0.2 is another peer than 127.0.0.1). Single-threaded test helper.
 #pragma once
 
 #include <arpa/inet.h>
@@ -9,19 +10,24 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <string>
 
 namespace nodehook {
 
 class RawClient {
  public:
-  explicit RawClient(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  // `host` is an IPv4 or IPv6 literal; `from`, when set, the source address to bind first.
+  explicit RawClient(int port, const std::string& host = "127.0.0.1", const std::string& from = "") {
+    sockaddr_storage to{};
+    socklen_t len = Fill(host, port, &to);
+    fd_ = ::socket(to.ss_family, SOCK_STREAM, 0);
+    if (!from.empty()) {
+      sockaddr_storage source{};
+      socklen_t source_len = Fill(from, 0, &source);
+      if (::bind(fd_, reinterpret_cast<sockaddr*>(&source), source_len) != 0) return;
+    }
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&to), len) == 0;
   }
   ~RawClient() { ::close(fd_); }
   RawClient(const RawClient&) = delete;
@@ -55,22 +61,51 @@ class RawClient {
 
   bool closed_by_server() const { return closed_; }
 
+  // Whether the server has already closed or answered this connection, without waiting.
+  bool HeardFromServer() {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+
  private:
+  static socklen_t Fill(const std::string& host, int port, sockaddr_storage* out) {
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(out);
+    if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+      v6->sin6_family = AF_INET6;
+      v6->sin6_port = htons(static_cast<uint16_t>(port));
+      return sizeof(sockaddr_in6);
+    }
+    auto* v4 = reinterpret_cast<sockaddr_in*>(out);
+    v4->sin_family = AF_INET;
+    ::inet_pton(AF_INET, host.c_str(), &v4->sin_addr);
+    v4->sin_port = htons(static_cast<uint16_t>(port));
+    return sizeof(sockaddr_in);
+  }
+
   int fd_ = -1;
   bool connected_ = false;
   bool closed_ = false;
 };
 
-// One GET over a fresh connection; returns the whole response text.
-inline std::string HttpGet(int port, const std::string& target) {
-  RawClient c(port);
-  c.Send("GET " + target + " HTTP/1.1\r\nHost: localhost\r\n\r\n");
+// One request over a fresh connection; returns the whole response text.
+inline std::string HttpCall(int port, const std::string& method, const std::string& target,
+                               const std::string& headers = "", const std::string& host = "127.0.0.1") {
+  RawClient c(port, host);
+  c.Send(method + " " + target + " HTTP/1.1\r\nHost: localhost\r\n" + headers + "\r\n");
   return c.ReadUntilClosed();
+}
+
+inline std::string HttpGet(int port, const std::string& target, const std::string& host = "127.0.0.1") {
+  return HttpCall(port, "GET", target, "", host);
 }
 
 inline std::string BodyOf(const std::string& response) {
   size_t end = response.find("\r\n\r\n");
   return end == std::string::npos ? "" : response.substr(end + 4);
+}
+
+inline int StatusOf(const std::string& response) {
+  return response.rfind("HTTP/1.1 ", 0) == 0 ? std::stoi(response.substr(9, 3)) : 0;
 }
 
 }  // namespace nodehook
