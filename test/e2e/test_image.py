@@ -48,12 +48,12 @@ def image(tmp_path_factory):
 
 
 class Pod:
-    """The rendered default DaemonSet's pod on one node, run from the image."""
+    """The pod of an overlay's rendered DaemonSet on one node, run from the image."""
 
-    def __init__(self, directory, image, cluster, token, node, namespace):
+    def __init__(self, directory, image, cluster, node, namespace, overlay):
         self.dir = directory
         self.rootfs, self.binary = image
-        self.objects = render(DEPLOY / "base")
+        self.objects = render(DEPLOY / "overlays" / overlay)
         self.spec = pod_spec(self.objects)
         for volume in ("config", "hooks", "serviceaccount", "state", "widgets"):
             (directory / volume).mkdir()
@@ -63,7 +63,6 @@ class Pod:
             (directory / "hooks" / name).chmod(0o555)  # defaultMode
         ca = re.search(r"certificate-authority-data:\s*(\S+)", open(cluster.kubeconfig).read()).group(1)
         sa = directory / "serviceaccount"
-        (sa / "token").write_text(token)
         (sa / "ca.crt").write_bytes(base64.b64decode(ca))
         (sa / "namespace").write_text(namespace)  # the ServiceAccount's
         self.host, self.port = re.match(r"https://([^:]+):(\d+)", cluster.kube.server).groups()
@@ -82,16 +81,23 @@ class Pod:
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 0, out
 
-    def start(self):
+    def user(self):
+        """The pod's runAsUser:runAsGroup, which overrides the image's USER, else that USER."""
+        ctx = self.spec.get("securityContext", {})
+        if "runAsUser" in ctx:
+            return f"{ctx['runAsUser']}:{ctx.get('runAsGroup', 0)}"
+        return dockerfile_user()
+
+    def start(self, extra_env=()):
         container = self.spec["containers"][0]
-        env = [f"NODE_NAME={self.node}", f"KUBERNETES_SERVICE_HOST={self.host}",
+        env = [*extra_env, f"NODE_NAME={self.node}", f"KUBERNETES_SERVICE_HOST={self.host}",
                f"KUBERNETES_SERVICE_PORT={self.port}",
                "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                # A free port: other agents on this machine may hold 8090.
                "NODEHOOK_HEALTH_ADDRESS=127.0.0.1:0"]
         command = ["env", "-i", *env, *dockerfile_json("ENTRYPOINT"), *container["args"]]
         self.log_path = self.dir / "agent.log"
-        self.proc = self.run(dockerfile_user(), command, stdout=subprocess.DEVNULL,
+        self.proc = self.run(self.user(), command, stdout=subprocess.DEVNULL,
                              stderr=open(self.log_path, "wb"))
 
     def log_events(self, event=None):
@@ -106,31 +112,36 @@ class Pod:
         return int(children[0])
 
 
-def test_the_image_lists_runs_a_hook_on_a_host_path_and_stops_cleanly_on_sigterm(cluster, widgets, image, tmp_path):
+def run_the_pod(cluster, widgets, image, tmp_path, overlay, written_in, owner, extra_env=()):
+    """Runs `overlay`'s pod from the image: it must list, run its hook for a new widget (the hook
+    writes `written_in`/NAMESPACE_NAME.json as `owner`), remove the file on delete, and exit 0 on
+    SIGTERM. The pod's credentials: a TokenRequest token of a ServiceAccount bound to the
+    overlay's own ClusterRole."""
     kube = cluster.kube
-    objects = render(DEPLOY / "base")
-    name = f"nodehook-image-{os.getpid()}"
-    token = grant(kube, widgets.namespace, name, find(objects, "ClusterRole"))
-    pod = Pod(tmp_path, image, cluster, token, node="image-node", namespace=widgets.namespace)
+    name = f"nodehook-image-{overlay}-{os.getpid()}"
+    pod = Pod(tmp_path, image, cluster, node=f"image-node-{overlay}", namespace=widgets.namespace,
+              overlay=overlay)
+    token = grant(kube, widgets.namespace, name, find(pod.objects, "ClusterRole"))
+    (tmp_path / "serviceaccount" / "token").write_text(token)  # the projected token's file
     try:
         pod.init_container()
         assert (tmp_path / "state").stat().st_uid == 65532 and (tmp_path / "widgets").stat().st_uid == 65532
         assert (tmp_path / "state").stat().st_mode & 0o777 == 0o700
 
-        pod.start()
+        pod.start(extra_env)
         wait_until(lambda: pod.log_events("listed") or pod.proc.poll() is not None,
                    f"the agent in the image to list the widgets (log: {pod.log_path})")
         assert pod.proc.poll() is None, pod.log_path.read_text()
-        widgets.create("from-image", {"size": 1})
-        written = tmp_path / "widgets" / f"{widgets.namespace}_from-image.json"
+        widgets.create(f"from-{overlay}", {"size": 1})
+        written = written_in / f"{widgets.namespace}_from-{overlay}.json"
         wait_until(written.exists, f"the hook to write {written} (log: {pod.log_path})")
         assert json.loads(written.read_text())["spec"] == {"size": 1}
-        assert written.stat().st_uid == 65532  # written by the image's non-root user
-        widgets.delete("from-image")
-        wait_until(lambda: not written.exists(), f"the delete hook to remove {written}")
+        assert written.stat().st_uid == owner
+        widgets.delete(f"from-{overlay}")
+        wait_until(lambda: not written.exists(), f"the delete hook to remove {written} (log: {pod.log_path})")
 
-        # Nothing in the image is writable: the agent's user cannot change its own binary.
-        probe = pod.run(dockerfile_user(), ["/bin/sh", "-c", "touch /usr/local/bin/nodehook /probe 2>&1; echo $?"],
+        # Nothing in the image is writable, not even for root in the host overlay.
+        probe = pod.run(pod.user(), ["/bin/sh", "-c", "touch /usr/local/bin/nodehook /probe 2>&1; echo $?"],
                         stdout=subprocess.PIPE, text=True)
         out, _ = probe.communicate(timeout=60)
         assert "Read-only file system" in out and out.strip().endswith("1"), out
@@ -143,6 +154,21 @@ def test_the_image_lists_runs_a_hook_on_a_host_path_and_stops_cleanly_on_sigterm
         if pod.proc and pod.proc.poll() is None:
             pod.proc.kill()
         revoke(kube, name)
+
+
+def test_the_restricted_image_lists_writes_a_host_path_as_its_user_and_stops_cleanly(cluster, widgets, image,
+                                                                                    tmp_path):
+    run_the_pod(cluster, widgets, image, tmp_path, "restricted", written_in=tmp_path / "widgets", owner=65532)
+
+
+def test_the_host_image_runs_its_hook_in_the_namespaces_of_pid_1_and_stops_cleanly(cluster, widgets, image,
+                                                                                   tmp_path):
+    # PID 1 here is the pod's own tini, whose mount namespace has this machine's root, not the
+    # image's: so a file the hook writes through nsenter lands outside the read-only image, as it
+    # would on a real node's host filesystem. HOST_WIDGET_DIR points it into this test's directory.
+    host_dir = tmp_path / "host-run"
+    run_the_pod(cluster, widgets, image, tmp_path, "host", written_in=host_dir, owner=0,
+                extra_env=[f"HOST_WIDGET_DIR={host_dir}"])
 
 
 def test_the_runtime_stage_installs_only_the_shared_package_list_and_bakes_in_no_hooks():
