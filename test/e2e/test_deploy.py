@@ -2,6 +2,7 @@
 checked by the real API server (server-side dry-run, Pod Security admission), and the rendered
 default deploy/daemonset.yaml kept equal to the base."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -107,7 +108,7 @@ def restricted_violations(cluster, spec, name):
         return ""
     except ApiError as e:
         assert e.status == 403, str(e)
-        return str(e)
+        return json.loads(e.body)["message"]
 
 
 def test_the_restricted_agent_container_meets_pod_security_restricted_apart_from_hostpath(cluster):
