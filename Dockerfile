@@ -1,18 +1,25 @@
-# nodehook image. The build steps mirror test/build.sh, which CI runs on every change.
-FROM debian:bookworm AS build
+# nodehook image. The build steps mirror test/build.sh, which CI runs on every change; the
+# runtime stage runs deploy/image/install-runtime.sh (packages from runtime-packages.txt), as the
+# image test (test/e2e/test_image.py) does in its root filesystem.
+#   docker build -t nodehook:0.1.0 .                          # or --build-arg BASE=... for a mirror
+ARG BASE=debian:bookworm-slim
+ARG BUILD_BASE=debian:bookworm
+
+FROM ${BUILD_BASE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake ninja-build pkg-config libssl-dev \
-      libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev catch2 \
+      libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev \
  && rm -rf /var/lib/apt/lists/*
 COPY . /src
 RUN cmake -S /src -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNODEHOOK_BUILD_TESTS=OFF \
- && ninja -C /build -j2 nodehook
+ && ninja -C /build -j2 nodehook \
+ && strip --strip-unneeded -o /nodehook /build/agent/app/nodehook
 
-FROM debian:bookworm-slim
-RUN apt-get update \
- && apt-get install -y --no-install-recommends libcpprest2.10 libsqlite3-0 libssl3 libyaml-cpp0.7 ca-certificates \
- && rm -rf /var/lib/apt/lists/*
-COPY --from=build /build/agent/app/nodehook /usr/local/bin/nodehook
-COPY config/hooks /etc/nodehook/hooks
-ENTRYPOINT ["/usr/local/bin/nodehook"]
-CMD ["run", "--config", "/etc/nodehook/config.json"]
+FROM ${BASE}
+COPY deploy/image/ /tmp/image/
+RUN /tmp/image/install-runtime.sh && rm -rf /tmp/image
+COPY --from=build /nodehook /usr/local/bin/nodehook
+# Hooks are not part of the image: they come from a ConfigMap or a hostPath (deploy/, README).
+USER 65532:65532
+ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/nodehook"]
+CMD ["run", "--config", "/etc/nodehook/config/config.json"]

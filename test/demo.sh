@@ -43,7 +43,7 @@ done
 [ -n "$kubeconfig" ] || { echo "the API server did not start; see $demo/cluster.log" >&2; exit 1; }
 echo "API server ready; kubeconfig: $kubeconfig"
 
-# The example config points at /etc/nodehook/hooks, where the image installs the hooks.
+# The example config points at /etc/nodehook/hooks, where the DaemonSet mounts the hooks ConfigMap.
 sed "s|/etc/nodehook/hooks|$repo/config/hooks|g" config/example.json >"$demo/config.json"
 
 port=8091

@@ -12,6 +12,8 @@ echo "== unit tests"
 (cd "${NODEHOOK_BUILD_DIR:-$repo/build}" && ctest --output-on-failure -j 2)
 echo "== local API server"
 cluster_bin=$(test/cluster/build.sh | tail -n 1)
+echo "== kubectl (renders deploy/, dry-runs it against the local API server)"
+kubectl_bin=$(test/cluster/build.sh kubectl | tail -n 1)
 echo "== end-to-end tests"
-NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" \
+NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" NODEHOOK_KUBECTL="$kubectl_bin" \
   python3 -m pytest test/e2e -v -p no:cacheprovider "$@"

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 
+#include "agent/app/rbac_command.h"
 #include "agent/app/run_command.h"
 #include "agent/app/state_command.h"
 #include "agent/config/config.h"
@@ -52,6 +53,9 @@ int main(int argc, char** argv) {
   nodehook::StateCommandArgs state_args;
   CLI::App* state = nodehook::AddStateCommand(app, &state_args);
 
+  nodehook::RbacCommandArgs rbac_args;
+  CLI::App* rbac = nodehook::AddRbacCommand(app, &rbac_args);
+
   CLI::App* version = app.add_subcommand("version", "Print the version");
 
   CLI11_PARSE(app, argc, argv);
@@ -61,6 +65,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (*state) return nodehook::RunStateCommand(state_args, std::cout, std::cerr, nodehook::SystemClock::Instance());
+  if (*rbac) return nodehook::RunRbacCommand(rbac_args, std::cout, std::cerr);
   if (*check) {
     return nodehook::RunCheckConfig(check_path, SourcesFrom(check, check_knobs), std::cout, std::cerr,
                                     nodehook::CheckConnection);

@@ -237,13 +237,19 @@ std::string KubeEventRecorder::KindOf(const EventSpec& event) {
   std::string id = event.resource.Id();
   auto cached = kinds_.find(id);
   if (cached != kinds_.end()) return cached->second;
-  ObjectRef ref{event.resource, event.object.namespace_name, event.object.name};
-  ref.resource.namespace_name.clear();
-  ref.resource.label_selector.clear();
-  ref.resource.field_selector.clear();
-  auto object = client_.Get(ref);
-  if (!object.ok()) return "";  // e.g. deleted meanwhile; try again with the next event
-  std::string kind = KindInJson(object->json);
+  // The agent's own Node: known without reading Nodes, which the role may not allow.
+  if (event.resource.group.empty() && event.resource.plural == "nodes") return kinds_[id] = "Node";
+  // A list of just this object needs only the list permission every watched resource has; a get
+  // would need a grant the least-privilege role leaves out (nodehook rbac).
+  ResourceRef one = event.resource;
+  one.namespace_name = event.object.namespace_name;
+  one.label_selector.clear();
+  one.field_selector = "metadata.name=" + event.object.name;
+  ListOptions options;
+  options.limit = 1;
+  auto list = client_.List(one, options);
+  if (!list.ok() || list->items.empty()) return "";  // e.g. deleted meanwhile; try again next event
+  std::string kind = KindInJson(list->items.front().json);
   if (!kind.empty()) kinds_[id] = kind;
   return kind;
 }

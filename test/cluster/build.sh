@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Builds nodehook-testcluster (kube-apiserver + embedded etcd) once and caches
-# it. The first build downloads ~600 MB of modules and compiles ~2000
+# Builds a Go binary for the tests once and caches it:
+#   build.sh            nodehook-testcluster (kube-apiserver + embedded etcd), from this module
+#   build.sh kubectl    kubectl (kustomize built in), from ./kubectl, the same k8s.io release
+# The first testcluster build downloads ~600 MB of modules and compiles ~2000
 # packages, which takes a while on 2 cores; later calls return at once unless
-# go.mod, go.sum, a .go file here, this script or the Go version changed.
+# go.mod, go.sum, a .go file of that module, this script or the Go version changed.
 # Progress goes to stderr; the last line on stdout is the binary's path.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 out_dir="${NODEHOOK_CACHE_DIR:-$repo/build/cache}"
-bin="$out_dir/nodehook-testcluster"
+case "${1:-testcluster}" in
+testcluster) src="$here" bin="$out_dir/nodehook-testcluster" what="kube-apiserver + etcd" ;;
+kubectl) src="$here/kubectl" bin="$out_dir/kubectl" what="kubectl" ;;
+*) echo "usage: build.sh [testcluster|kubectl]" >&2; exit 2 ;;
+esac
 stamp="$bin.stamp"
 
 # Go 1.26 is enough for kubernetes 1.36; never fetch another toolchain.
@@ -17,8 +23,8 @@ export GOTOOLCHAIN=local GOWORK=off GOFLAGS="-mod=mod -buildvcs=false"
 
 log() { echo "build.sh: $*" >&2; }
 
-cd "$here"
-source_hash() { (cat go.mod go.sum ./*.go build.sh; go version) | sha256sum | cut -d' ' -f1; }
+cd "$src"
+source_hash() { (cat go.mod go.sum ./*.go "$here/build.sh"; go version) | sha256sum | cut -d' ' -f1; }
 hash="$(source_hash)"
 up_to_date() { [[ -x $bin && -f $stamp && "$(cat "$stamp")" == "$hash" ]]; }
 if up_to_date; then
@@ -58,7 +64,7 @@ every 15 go mod download
 log "modules ready after $((SECONDS - t0))s"
 
 total="$(go list -deps . | wc -l)"
-log "compiling kube-apiserver + etcd: up to $total packages (first build takes 10-20 minutes on 2 cores)..."
+log "compiling $what: up to $total packages (the first testcluster build takes 10-20 minutes on 2 cores)..."
 t1=$SECONDS
 # go build -v names each package as it is compiled (cached ones are skipped),
 # so counting its lines gives a progress meter.

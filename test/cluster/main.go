@@ -329,6 +329,10 @@ func startAPIServer(ctx context.Context, ln net.Listener, p *pki, etcdAddr strin
 		"--service-account-signing-key-file=" + p.saKeyFile,
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--authorization-mode=Node,RBAC",
+		// As on real clusters (kubeadm and managed ones): privileged pods are a
+		// matter of Pod Security admission, not refused outright, so the
+		// host-level overlay in deploy/ can be dry-run here.
+		"--allow-privileged=true",
 		// There is no controller-manager to create "default" service
 		// accounts, so pods could never be admitted with this plugin.
 		"--disable-admission-plugins=ServiceAccount",

@@ -15,6 +15,7 @@ class ApiError(Exception):
     def __init__(self, status, body):
         super().__init__(f"HTTP {status}: {body[:300]}")
         self.status = status
+        self.body = body
 
 
 def _kubeconfig_field(text, key):

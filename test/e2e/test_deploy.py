@@ -1,56 +1,161 @@
-"""The deployment manifest is accepted by the real API server, and the config it ships is valid."""
+"""What users install: the kustomize base and overlays under deploy/, rendered by a real kubectl and
+checked by the real API server (server-side dry-run, Pod Security admission), and the rendered
+default deploy/daemonset.yaml kept equal to the base."""
 
+import json
 import os
+import shutil
 import subprocess
-from pathlib import Path
 
-from conftest import REPO, Cluster, _binary
+import pytest
 
-MANIFEST = REPO / "deploy" / "daemonset.yaml"
+from conftest import REPO, _binary
+from deploy_tools import (DEPLOY, configmap_of_volume, find, kubectl, kubectl_binary, nodehook_rbac, pod_spec,
+                          render, shipped_config)
+from kube import ApiError
 
-
-def shipped_config():
-    """The config.json block of the ConfigMap in the manifest (a YAML literal block)."""
-    lines = MANIFEST.read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip() == "config.json: |") + 1
-    indent = len(lines[start]) - len(lines[start].lstrip())
-    block = []
-    for line in lines[start:]:
-        if line.strip() and len(line) - len(line.lstrip()) < indent:
-            break
-        block.append(line[indent:])
-    return "\n".join(block)
+OVERLAYS = ["restricted", "host"]
 
 
-def test_the_daemonset_manifest_is_accepted_by_the_real_api_server(tmp_path):
-    cluster = Cluster(tmp_path, extra_apply=[MANIFEST])
+def ensure_namespace(kube, name, labels=None):
     try:
-        daemonset = cluster.kube.request("GET", "/apis/apps/v1/namespaces/nodehook/daemonsets/nodehook")
-        container = daemonset["spec"]["template"]["spec"]["containers"][0]
-        assert container["env"][0]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
-        assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
-        assert [p["containerPort"] for p in container["ports"]] == [8090], "the admin port is not exposed"
-        policy = cluster.kube.request("GET", "/apis/networking.k8s.io/v1/namespaces/nodehook/networkpolicies/nodehook")
-        assert policy["spec"]["podSelector"]["matchLabels"] == daemonset["spec"]["selector"]["matchLabels"]
-        assert policy["spec"]["policyTypes"] == ["Ingress"]
-        admitted = [port for rule in policy["spec"]["ingress"] for port in rule["ports"]]
-        assert admitted == [{"port": "health", "protocol": "TCP"}], "only the probe/metrics port is admitted"
-        assert all(rule.get("from") for rule in policy["spec"]["ingress"]), "every rule names its sources"
-    finally:
-        cluster.stop()
+        kube.request("POST", "/api/v1/namespaces",
+                     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels or {}}})
+    except ApiError as e:
+        if e.status != 409:
+            raise
+
+
+def test_the_rendered_default_manifest_and_role_are_up_to_date():
+    result = subprocess.run([str(DEPLOY / "render.sh"), "--check"], capture_output=True, text=True,
+                            env=dict(os.environ, KUBECTL=str(kubectl_binary()),
+                                     NODEHOOK_BIN=str(_binary("NODEHOOK_BIN", REPO / "build/agent/app/nodehook"))))
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_each_overlay_is_accepted_by_a_server_side_dry_run(cluster, overlay):
+    ensure_namespace(cluster.kube, "nodehook")  # a dry run creates nothing, not even the namespace
+    out = kubectl("apply", "-k", str(DEPLOY / "overlays" / overlay), "--server-side", "--dry-run=server",
+                  kubeconfig=cluster.kubeconfig)
+    assert "daemonset.apps/nodehook serverside-applied (server dry run)" in out
+
+
+def test_the_default_manifest_is_the_restricted_overlay():
+    assert render(DEPLOY / "overlays" / "restricted") == render(DEPLOY / "base")
+
+
+def test_the_shipped_clusterrole_is_what_nodehook_rbac_derives_from_the_shipped_config(tmp_path):
+    for overlay in OVERLAYS:
+        objects = render(DEPLOY / "overlays" / overlay)
+        derived = nodehook_rbac(shipped_config(objects), tmp_path)
+        assert find(objects, "ClusterRole") == derived, overlay
 
 
 def test_the_shipped_config_passes_check_config(tmp_path):
     config = tmp_path / "config.json"
-    config.write_text(shipped_config())
+    config.write_text(shipped_config(render(DEPLOY / "base")))
     # check-config loads the API connection too; outside a pod the in-cluster files are missing,
     # so a kubeconfig stands in for them (it is read, never connected to).
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text("clusters:\n- name: c\n  cluster: {server: 'https://10.96.0.1:443'}\n"
                           "contexts:\n- name: c\n  context: {cluster: c}\ncurrent-context: c\n")
     binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
-    # The hooks live in the image, not on this machine: check the config as CI would, off the node.
+    # The hooks live in the ConfigMap, not on this machine: check the config as CI would, off the node.
     result = subprocess.run([str(binary), "check-config", "--skip-hook-checks", "--kubeconfig", str(kubeconfig),
-                             str(config)],
-                            capture_output=True, text=True, env=dict(os.environ, NODE_NAME="node-a"))
+                             str(config)], capture_output=True, text=True, env=dict(os.environ, NODE_NAME="node-a"))
     assert result.returncode == 0, result.stderr
+
+
+def test_only_the_read_only_probe_port_is_exposed_and_admitted_by_the_network_policy():
+    objects = render(DEPLOY / "base")
+    container = pod_spec(objects)["containers"][0]
+    assert [p["containerPort"] for p in container["ports"]] == [8090], "the admin port is not exposed"
+    policy = find(objects, "NetworkPolicy")
+    assert policy["spec"]["podSelector"]["matchLabels"] == find(objects, "DaemonSet")["spec"]["selector"]["matchLabels"]
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    admitted = [port for rule in policy["spec"]["ingress"] for port in rule["ports"]]
+    assert admitted == [{"port": "health", "protocol": "TCP"}], "only the probe/metrics port is admitted"
+    assert all(rule.get("from") for rule in policy["spec"]["ingress"]), "every rule names its sources"
+
+
+def test_a_changed_config_gives_the_daemonset_a_new_configmap_name_so_it_rolls_out(tmp_path):
+    copy = tmp_path / "deploy"
+    shutil.copytree(DEPLOY, copy, symlinks=True)
+    before = render(copy / "base")
+    config = copy / "base" / "config.json"
+    config.write_text(config.read_text().replace('"workers": 4', '"workers": 2'))
+    after = render(copy / "base")
+
+    old, new = configmap_of_volume(before, "config"), configmap_of_volume(after, "config")
+    assert old["metadata"]["name"].startswith("nodehook-config-")
+    assert new["metadata"]["name"] != old["metadata"]["name"]
+    assert '"workers": 2' in new["data"]["config.json"]
+    # Hooks unchanged: their ConfigMap keeps its name.
+    assert configmap_of_volume(after, "hooks")["metadata"]["name"] == configmap_of_volume(before, "hooks")["metadata"]["name"]
+
+
+def test_the_config_is_mounted_as_a_directory_not_a_subpath():
+    mounts = pod_spec(render(DEPLOY / "base"))["containers"][0]["volumeMounts"]
+    config = next(m for m in mounts if m["name"] == "config")
+    assert "subPath" not in config and config["mountPath"] == "/etc/nodehook/config"
+
+
+def test_the_update_strategy_stops_the_old_agent_before_the_new_one_starts():
+    # The state lock lets one agent per node act: a surge pod would wait unready forever.
+    strategy = find(render(DEPLOY / "base"), "DaemonSet")["spec"]["updateStrategy"]
+    assert strategy["type"] == "RollingUpdate"
+    assert strategy["rollingUpdate"]["maxSurge"] == 0
+
+
+def test_the_agent_is_node_critical_linux_only_and_its_resources_are_stated():
+    spec = pod_spec(render(DEPLOY / "base"))
+    assert spec["priorityClassName"] == "system-node-critical"
+    assert spec["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    resources = spec["containers"][0]["resources"]
+    assert resources["requests"]["memory"] and resources["limits"]["memory"]
+
+
+def restricted_violations(cluster, spec, name):
+    """What Pod Security "restricted" admission of the real API server says about a pod `spec`
+    ("" when it admits it)."""
+    ensure_namespace(cluster.kube, "pss-restricted", {"pod-security.kubernetes.io/enforce": "restricted"})
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+    try:
+        cluster.kube.request("POST", "/api/v1/namespaces/pss-restricted/pods?dryRun=All", pod)
+        return ""
+    except ApiError as e:
+        assert e.status == 403, str(e)
+        return json.loads(e.body)["message"]
+
+
+def test_the_restricted_agent_container_meets_pod_security_restricted_apart_from_hostpath(cluster):
+    spec = pod_spec(render(DEPLOY / "overlays" / "restricted"))
+    init = spec.pop("initContainers")
+    message = restricted_violations(cluster, spec, "agent-only")
+    assert 'violates PodSecurity "restricted' in message
+    # The one complaint is the hostPath volumes.
+    assert 'restricted volume types (volumes "state", "widgets" use restricted volume type "hostPath")' in message
+    for other in ("allowPrivilegeEscalation", "capabilities", "runAsNonRoot", "seccompProfile", "host namespaces"):
+        assert other not in message, message
+    # Without them, the agent container is admitted as it is.
+    spec["volumes"] = [v for v in spec["volumes"] if "hostPath" not in v]
+    spec["containers"][0]["volumeMounts"] = [m for m in spec["containers"][0]["volumeMounts"]
+                                             if m["name"] not in ("state", "widgets")]
+    assert restricted_violations(cluster, spec, "agent-no-hostpath") == ""
+    # The init container that hands the hostPath directories to the agent's user is the one root step.
+    assert len(init) == 1
+    ctx = init[0]["securityContext"]
+    assert ctx["runAsUser"] == 0 and ctx["allowPrivilegeEscalation"] is False
+    assert ctx["capabilities"] == {"drop": ["ALL"], "add": ["CHOWN", "FOWNER"]}
+
+
+def test_the_host_overlay_shares_the_host_pid_namespace_privileged_and_runs_the_host_hook():
+    objects = render(DEPLOY / "overlays" / "host")
+    spec = pod_spec(objects)
+    assert spec["hostPID"] is True
+    container = spec["containers"][0]
+    assert container["securityContext"]["privileged"] is True
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    hook = configmap_of_volume(objects, "hooks")["data"]["widget-hook"]
+    assert "nsenter -t" in hook and "-m -u -i -n -p" in hook

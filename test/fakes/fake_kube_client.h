@@ -51,9 +51,10 @@ class FakeKubeClient final : public KubeClient {
     return list_times_;
   }
 
-  Result<ObjectList> List(const ResourceRef&, const ListOptions& o) override {
+  Result<ObjectList> List(const ResourceRef& r, const ListOptions& o) override {
     std::unique_lock<std::mutex> lock(mu_);
     list_calls_.push_back(o);
+    list_resources_.push_back(r);
     if (clock_) list_times_.push_back(clock_->Now());
     cv_.notify_all();
     if (lists_.empty()) return Status(StatusCode::kUnavailable, "no scripted list");
@@ -166,6 +167,11 @@ class FakeKubeClient final : public KubeClient {
     std::lock_guard<std::mutex> lock(mu_);
     return list_calls_.size();
   }
+  // What each List() call asked for (namespace, selectors), in order.
+  std::vector<ResourceRef> list_resources() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return list_resources_;
+  }
 
  private:
   mutable std::mutex mu_;
@@ -173,6 +179,7 @@ class FakeKubeClient final : public KubeClient {
   std::deque<Result<ObjectList>> lists_;
   std::deque<WatchScript> watches_;
   std::vector<ListOptions> list_calls_;
+  std::vector<ResourceRef> list_resources_;
   std::vector<WatchOptions> watch_calls_;
   std::map<std::string, KubeObject> objects_;  // by "namespace/name"
   size_t get_calls_ = 0;

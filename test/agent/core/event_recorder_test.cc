@@ -56,7 +56,7 @@ TEST_CASE("a permanent failure posts a Warning events.k8s.io Event about the obj
   KubeObject widget;
   widget.meta = Meta("u1");
   widget.json = R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w-u1"}})";
-  f.client.PutObject(widget);
+  f.client.QueueList(ObjectList{{widget}, "7", ""});
   f.Recorder().PermanentFailure(kWidgets, Meta("u1"), "create", "exit code 3: disk full");
   f.Recorder().WaitIdle();
 
@@ -89,16 +89,43 @@ TEST_CASE("a success posts a Normal Event; the kind is looked up once per resour
   KubeObject widget;
   widget.meta = Meta("u1");
   widget.json = R"({"kind":"Widget","metadata":{"name":"w-u1"}})";
-  f.client.PutObject(widget);
+  f.client.QueueList(ObjectList{{widget}, "7", ""});
   f.Recorder().Succeeded(kWidgets, Meta("u1"), "update");
-  f.Recorder().Succeeded(kWidgets, Meta("u2"), "update");  // not in the fake: the cached kind is used
+  f.Recorder().Succeeded(kWidgets, Meta("u2"), "update");  // no list left in the fake: the cached kind is used
   f.Recorder().WaitIdle();
   REQUIRE(f.client.create_calls().size() == 2);
   CHECK(Str(f.Body(0), "type") == "Normal");
   CHECK(Str(f.Body(0), "reason") == "HandlerSucceeded");
   CHECK(Str(f.Body(0), "note") == "update hook succeeded on node node-a");
   CHECK(Str(f.Body(1)["regarding"], "kind") == "Widget");
-  CHECK(f.client.get_call_count() == 1);
+  CHECK(f.client.list_call_count() == 1);
+}
+
+TEST_CASE("the kind is learned by listing just that object and never by a get the least-privilege role lacks") {
+  Fixture f;
+  KubeObject widget;
+  widget.meta = Meta("u1");
+  widget.json = R"({"kind":"Widget","metadata":{"name":"w-u1"}})";
+  f.client.PutObject(widget);  // a get would find it
+  f.client.QueueList(ObjectList{{widget}, "7", ""});
+  f.Recorder().PermanentFailure(kWidgets, Meta("u1"), "create", "boom");
+  f.Recorder().WaitIdle();
+  CHECK(f.client.get_call_count() == 0);
+  REQUIRE(f.client.list_resources().size() == 1);
+  CHECK(f.client.list_resources()[0].namespace_name == "shop");
+  CHECK(f.client.list_resources()[0].field_selector == "metadata.name=w-u1");
+  CHECK(Str(f.Body(0)["regarding"], "kind") == "Widget");
+}
+
+TEST_CASE("an Event on this node's Node is posted with kind Node without reading Nodes") {
+  Fixture f;
+  f.Recorder().PermanentFailure(ResourceRef{"", "v1", "nodes", "", ""}, ObjectMeta{"", "", "node-a", "", false},
+                                "state", "state file damaged");
+  f.Recorder().WaitIdle();
+  CHECK(f.client.get_call_count() == 0);
+  CHECK(f.client.list_call_count() == 0);
+  REQUIRE(f.client.create_calls().size() == 1);
+  CHECK(Str(f.Body(0)["regarding"], "kind") == "Node");
 }
 
 TEST_CASE("an object that cannot be read is still reported, without a kind") {

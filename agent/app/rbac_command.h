@@ -1,0 +1,45 @@
+// `nodehook rbac --config FILE`: prints the least-privilege ClusterRole for a config, derived
+// from what the agent actually calls for it (see LeastPrivilegeRules). deploy/base/clusterrole.yaml
+// is this command's output for the shipped config, and a test keeps the two equal.
+// Pure functions plus one command entry point; not thread-safe (one call).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "agent/config/config.h"
+
+namespace nodehook {
+
+struct PolicyRule {
+  std::string api_group;  // "" = core
+  std::string resource;
+  std::vector<std::string> verbs;  // in the order get, list, watch, patch, create
+};
+
+// One rule per resource the agent touches for `config`:
+// - each watched resource: list, watch (informers); patch in finalizer mode (JSON patches of
+//   metadata.finalizers; the fresh object always comes from the watch, so no get);
+// - nodes: list, watch with node targeting (this node's labels), list in finalizer mode
+//   (finalizers of departed nodes);
+// - events.k8s.io events: create (Warning Events for permanent failures are always on).
+std::vector<PolicyRule> LeastPrivilegeRules(const Config& config);
+
+// The ClusterRole as YAML, one flow-style list per field so `diff` against a file reads well.
+std::string ClusterRoleYaml(const std::string& name, const std::vector<PolicyRule>& rules);
+
+struct RbacCommandArgs {
+  std::string config_path;
+  std::string name = "nodehook";
+};
+
+CLI::App* AddRbacCommand(CLI::App& app, RbacCommandArgs* args);
+
+// Loads the config (node_name may be missing: it does not change the role) and prints the
+// ClusterRole to `out`. Returns 0, or 2 with every config problem on `err`.
+int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace nodehook

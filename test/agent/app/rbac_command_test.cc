@@ -1,0 +1,92 @@
+// `nodehook rbac`: the least-privilege ClusterRole follows the config, grant by grant.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "agent/app/rbac_command.h"
+
+using namespace nodehook;
+
+namespace {
+
+WatchedResource Watched(const std::string& group, const std::string& plural) {
+  WatchedResource r;
+  r.ref = ResourceRef{group, "v1", plural, "", ""};
+  return r;
+}
+
+Config WithResources(std::vector<WatchedResource> resources) {
+  Config c;
+  c.resources = std::move(resources);
+  return c;
+}
+
+// "group/resource: verb verb" per rule, for readable comparisons.
+std::vector<std::string> Lines(const std::vector<PolicyRule>& rules) {
+  std::vector<std::string> lines;
+  for (const auto& r : rules) {
+    std::string line = r.api_group + "/" + r.resource + ":";
+    for (const auto& v : r.verbs) line += " " + v;
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("a plain config gets list and watch on its resource and events create, nothing else") {
+  auto rules = LeastPrivilegeRules(WithResources({Watched("example.com", "widgets")}));
+  CHECK(Lines(rules) == std::vector<std::string>{"example.com/widgets: list watch", "events.k8s.io/events: create"});
+}
+
+TEST_CASE("finalizer mode adds patch on that resource only, and list on nodes for departed nodes' finalizers") {
+  WatchedResource gadgets = Watched("example.com", "gadgets");
+  gadgets.finalizer = true;
+  auto rules = LeastPrivilegeRules(WithResources({Watched("example.com", "widgets"), gadgets}));
+  CHECK(Lines(rules) == std::vector<std::string>{"example.com/widgets: list watch",
+                                                 "example.com/gadgets: list watch patch", "/nodes: list",
+                                                 "events.k8s.io/events: create"});
+}
+
+TEST_CASE("node targeting adds list and watch on nodes") {
+  WatchedResource widgets = Watched("example.com", "widgets");
+  widgets.node_selector_path = "spec.nodeSelector";
+  auto rules = LeastPrivilegeRules(WithResources({widgets}));
+  CHECK(Lines(rules) == std::vector<std::string>{"example.com/widgets: list watch", "/nodes: list watch",
+                                                 "events.k8s.io/events: create"});
+}
+
+TEST_CASE("a resource watched twice (two selectors) gets one rule with the union of verbs") {
+  WatchedResource in_a = Watched("", "configmaps"), in_b = Watched("", "configmaps");
+  in_a.ref.namespace_name = "a";
+  in_b.finalizer = true;
+  auto rules = LeastPrivilegeRules(WithResources({in_a, in_b}));
+  CHECK(Lines(rules) ==
+        std::vector<std::string>{"/configmaps: list watch patch", "/nodes: list", "events.k8s.io/events: create"});
+}
+
+TEST_CASE("the ClusterRole YAML names every rule with quoted groups, resources and verbs") {
+  std::string yaml = ClusterRoleYaml("nodehook", {{"", "nodes", {"list", "watch"}}});
+  CHECK(yaml.find("kind: ClusterRole\n") != std::string::npos);
+  CHECK(yaml.find("  name: nodehook\n") != std::string::npos);
+  CHECK(yaml.find("  - apiGroups: [\"\"]\n    resources: [\"nodes\"]\n    verbs: [\"list\", \"watch\"]\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("the rbac command derives the role from the shipped example config without a node name") {
+  RbacCommandArgs args;
+  args.config_path = std::string(NODEHOOK_SOURCE_DIR) + "/config/example.json";
+  std::ostringstream out, err;
+  REQUIRE(RunRbacCommand(args, out, err) == 0);
+  CHECK(err.str().empty());
+  CHECK(out.str().find("resources: [\"widgets\"]\n    verbs: [\"list\", \"watch\"]\n") != std::string::npos);
+}
+
+TEST_CASE("the rbac command names the file and key of a config problem and exits 2") {
+  RbacCommandArgs args;
+  args.config_path = "/nonexistent/nodehook.json";
+  std::ostringstream out, err;
+  CHECK(RunRbacCommand(args, out, err) == 2);
+  CHECK(err.str().find("/nonexistent/nodehook.json") != std::string::npos);
+  CHECK(out.str().empty());
+}

@@ -1,0 +1,84 @@
+"""The agent runs with exactly the ClusterRole `nodehook rbac` prints for its config, through a
+real ServiceAccount token (TokenRequest) of the test API server, whose authorizer is RBAC. Across
+create, update, delete, a permanent failure (Warning Event), success Events, finalizer mode
+(its own finalizer and a departed node's) and node targeting, nothing is refused."""
+
+import os
+import re
+import types
+
+from conftest import Agent, wait_until
+from deploy_tools import grant, nodehook_rbac, revoke
+from kube import create_node, set_node_labels
+
+
+def kubeconfig_with_token(admin_kubeconfig, token, path):
+    """The test cluster's kubeconfig with the admin token swapped for `token`."""
+    text = open(admin_kubeconfig).read()
+    text, swapped = re.subn(r"^(\s*token:\s*).*$", lambda m: m.group(1) + token, text, flags=re.M)
+    assert swapped == 1
+    path.write_text(text)
+    return path
+
+
+def refusals(agent):
+    """Log lines of the agent that report a refused request."""
+    return [line for line in agent.log_path.read_text(errors="replace").splitlines()
+            if "403" in line or "orbidden" in line]
+
+
+def test_the_agent_with_the_derived_role_is_never_refused(cluster, widgets, tmp_path):
+    kube = cluster.kube
+    node = f"rbac-node-{os.getpid()}"
+    create_node(kube, node, {"nodehook-e2e": "rbac"})
+    options = {"finalizer": True, "node_selector_path": "spec.nodeSelector", "success_events": True}
+    # The agent reads a kubeconfig with the ServiceAccount's token, written once the role exists.
+    kubeconfig = tmp_path / "sa-kubeconfig"
+    agent = Agent(node, tmp_path / "agent", types.SimpleNamespace(kubeconfig=str(kubeconfig)), widgets.namespace,
+                  ("create", "update", "delete"), {"retry_limit": 1}, resource_options=options)
+    role = nodehook_rbac(agent.config_file.read_text(), tmp_path)
+    verbs = {(r["apiGroups"][0], r["resources"][0]): r["verbs"] for r in role["rules"]}
+    assert verbs == {("example.com", "widgets"): ["list", "watch", "patch"], ("", "nodes"): ["list", "watch"],
+                     ("events.k8s.io", "events"): ["create"]}
+
+    name = f"nodehook-rbac-{os.getpid()}"
+    token = grant(kube, widgets.namespace, name, role)
+    kubeconfig_with_token(cluster.kubeconfig, token, kubeconfig)
+    try:
+        agent.start()
+        mine = {"nodehook-e2e": "rbac"}
+        widgets.create("targeted", {"size": 1, "nodeSelector": mine})
+        widgets.create("elsewhere", {"size": 1, "nodeSelector": {"nodehook-e2e": "other"}})
+        agent.wait_for("targeted", "create")
+        widgets.patch_spec("targeted", {"size": 2})
+        agent.wait_for("targeted", "update")
+
+        # A permanent failure posts a Warning Event (create, and the kind through a list).
+        agent.fail_hook("doomed", "create", 10)
+        widgets.create("doomed", {"nodeSelector": mine})
+        warning = wait_until(lambda: [e for e in events(kube, widgets.namespace)
+                                      if e.get("type") == "Warning" and e["regarding"]["name"] == "doomed"],
+                             "a Warning Event about doomed")
+        assert warning[0]["regarding"].get("kind") == "Widget"  # the kind's lookup was allowed too
+
+        # Finalizer mode: deleting runs the delete hook, then our finalizer and a departed node's go.
+        widgets.set_finalizers("targeted", ["nodehook.io/rbac-departed-node", f"nodehook.io/{node}"])
+        widgets.delete("targeted")
+        agent.wait_for("targeted", "delete")
+        wait_until(lambda: not widgets.exists("targeted"), "targeted to be gone (both finalizers removed)")
+
+        # Targeting: the Node's labels change, so "elsewhere" now matches this node.
+        set_node_labels(kube, node, {"nodehook-e2e": "other"})
+        agent.wait_for("elsewhere", "create")
+        wait_until(lambda: any(e.get("type") == "Normal" and e["regarding"]["name"] == "elsewhere"
+                               for e in events(kube, widgets.namespace)), "a Normal Event about elsewhere")
+        assert agent.records("elsewhere", "create")[0]["result"] == "ok"
+        assert refusals(agent) == []
+    finally:
+        agent.stop()
+        revoke(kube, name)
+        kube.request("DELETE", f"/api/v1/nodes/{node}")
+
+
+def events(kube, namespace):
+    return kube.request("GET", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events")["items"]
