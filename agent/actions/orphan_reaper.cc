@@ -40,7 +40,14 @@ OrphanReaper::OrphanReaper(std::chrono::milliseconds backstop) : backstop_(backs
   sigaddset(&sigchld_, SIGCHLD);
   pthread_sigmask(SIG_BLOCK, &sigchld_, nullptr);
   const std::string mode = BecomeReaper();
+  // The thread blocks every signal: one it left open would be delivered to it with the default
+  // action (SIGTERM would kill the agent instead of reaching the signal watcher).
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
   thread_ = std::thread([this] { Loop(); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   ChildLedger::Instance().SetOnUntrack([this] { Wake(); });
   Log(LogLevel::kInfo, "orphan reaper started", {{"mode", mode}, {"next", "reap processes that hooks leave behind"}});
 }
@@ -55,6 +62,7 @@ OrphanReaper::~OrphanReaper() {
 void OrphanReaper::Wake() { pthread_kill(thread_.native_handle(), SIGCHLD); }
 
 void OrphanReaper::Loop() {
+  pthread_setname_np(pthread_self(), "nodehook-reaper");
   const auto secs = std::chrono::duration_cast<std::chrono::seconds>(backstop_);
   const timespec backstop{static_cast<time_t>(secs.count()),
                           static_cast<long>(std::chrono::nanoseconds(backstop_ - secs).count())};

@@ -48,7 +48,36 @@ bool ReapedSoon(pid_t pid) {
   return true;
 }
 
+// The signal mask of this process's thread named `name`, from /proc (SigBlk, hexadecimal).
+unsigned long long BlockedSignalsOf(const std::string& name) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream status(task.path() / "status");
+    std::string line, comm;
+    while (std::getline(status, line)) {
+      const size_t tab = line.find('\t');
+      if (tab == std::string::npos) continue;
+      if (line.compare(0, tab, "Name:") == 0) comm = line.substr(tab + 1);
+      if (line.compare(0, tab, "SigBlk:") == 0 && comm == name) return std::stoull(line.substr(tab + 1), nullptr, 16);
+    }
+  }
+  return 0;
+}
+
+bool Blocks(unsigned long long mask, int sig) { return (mask >> (sig - 1)) & 1; }
+
 }  // namespace
+
+TEST_CASE("the reaper's thread blocks SIGTERM and SIGINT, so they reach the agent's signal watcher") {
+  OrphanReaper reaper(std::chrono::hours(1));
+  // The thread names itself once it runs: an outside event for this test.
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  unsigned long long mask = 0;
+  while ((mask = BlockedSignalsOf("nodehook-reaper")) == 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(5ms);
+  }
+  REQUIRE(Blocks(mask, SIGTERM));
+  REQUIRE(Blocks(mask, SIGINT));  // (SIGCHLD shows as open while the thread sits in sigtimedwait)
+}
 
 TEST_CASE("a daemon a hook leaves behind is reaped when it exits, and every hook keeps its own exit status") {
   // A backstop far beyond the test: only SIGCHLD and the ledger's wake-ups may drive the reaper.
