@@ -21,5 +21,7 @@ RUN /tmp/image/install-runtime.sh && rm -rf /tmp/image
 COPY --from=build /nodehook /usr/local/bin/nodehook
 # Hooks are not part of the image: they come from a ConfigMap or a hostPath (deploy/, README).
 USER 65532:65532
+# tini as PID 1 reaps every orphan and forwards signals; nodehook reaps what hooks leave behind
+# itself too (a child subreaper), so it is also safe when run as PID 1 without tini.
 ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/nodehook"]
 CMD ["run", "--config", "/etc/nodehook/config/config.json"]

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build ccache pkg-config libssl-dev
           libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev catch2 sqlite3 python3
-          python3-yaml debootstrap)  # the deploy/ and image tests (test/e2e/test_deploy.py, test_image.py)
+          python3-yaml debootstrap tini)  # the deploy/ and image tests (test/e2e/test_deploy.py, test_image.py); tini for the PID 1 test
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/actions/child_ledger.h"
+
 namespace nodehook {
 namespace {
 
@@ -112,6 +114,7 @@ std::optional<int> RunningHook::Finish() {
     if (rc == pid_) status = raw;
   }
   reaped_ = true;
+  ChildLedger::Instance().Untrack(pid_);
   ReadOutput();  // whatever the group wrote before it died is still in the pipe
   output_fd_.Reset();
   stdin_fd_.Reset();

@@ -12,6 +12,8 @@
 #include <system_error>
 #include <vector>
 
+#include "agent/actions/child_ledger.h"
+
 namespace nodehook {
 namespace {
 
@@ -168,9 +170,13 @@ Result<SpawnedChild> SpawnChild(const ExecPlan& plan) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
+  ChildLedger& ledger = ChildLedger::Instance();
+  std::shared_lock<std::shared_mutex> spawn_window = ledger.OpenSpawnWindow();
   const pid_t pid = fork();
   if (pid == 0) RunChild(setup);
   const int fork_errno = errno;
+  if (pid > 0) ledger.Track(pid);  // before an orphan reaper may look: this exit status is ours
+  spawn_window.unlock();
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 
   stdin_read.Reset();
@@ -182,6 +188,7 @@ Result<SpawnedChild> SpawnChild(const ExecPlan& plan) {
   if (ReadChildFailure(error_read.get(), &stage, &err)) {
     while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
+    ledger.Untrack(pid);
     return InvalidError(DescribeFailure(stage, err, plan.argv[0]));
   }
   return SpawnedChild{pid, std::move(stdin_write), std::move(output_read)};

@@ -2,7 +2,9 @@
 // The child runs in its own process group (pgid == pid) with stdin from a pipe and stdout+stderr
 // into one pipe; every other descriptor is closed, signal dispositions and mask are reset.
 // Exec failures are reported back through a close-on-exec pipe, so "no such file" is an error
-// here rather than an exit code 127. Thread-safe: only touches the calling thread's signal mask.
+// here rather than an exit code 127. The pid is tracked in ChildLedger from fork() on, so an
+// orphan reaper leaves it alone; whoever reaps it (RunningHook::Finish) untracks it.
+// Thread-safe: only touches the calling thread's signal mask.
 #pragma once
 
 #include <sys/types.h>

@@ -7,7 +7,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "agent/actions/orphan_reaper.h"
 #include "agent/actions/process_runner.h"
+#include "agent/actions/remove_tree.h"
 #include "agent/app/health_service.h"
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
@@ -57,6 +59,17 @@ Result<TransportConfig> ConnectionFor(const Config& config) {
   return transport;
 }
 
+void SweepHookWorkDir(const std::string& work_dir) {
+  auto swept = SweepScratchDirs(work_dir);
+  if (!swept.ok()) {
+    Log(LogLevel::kWarn, "hook scratch directories not swept",
+        {{"dir", work_dir}, {"error", swept.status().message()}, {"next", "start anyway; try again at the next start"}});
+  } else if (*swept > 0) {
+    Log(LogLevel::kInfo, "hook scratch directories swept",
+        {{"dir", work_dir}, {"removed", std::to_string(*swept)}, {"next", "start"}});
+  }
+}
+
 }  // namespace
 
 Status CheckConnection(const Config& config) { return ConnectionFor(config).status(); }
@@ -64,6 +77,7 @@ Status CheckConnection(const Config& config) { return ConnectionFor(config).stat
 int RunAgent(const Config& config) {
   // First, before any library starts threads: they inherit the blocked signal mask, so only
   // the watcher thread ever sees SIGINT/SIGTERM.
+  OrphanReaper orphans;  // blocks SIGCHLD: before the signal watcher, so its thread inherits that too
   CancelToken stop;
   SignalWatcher signals(stop);
 
@@ -116,12 +130,14 @@ int RunAgent(const Config& config) {
   }
   // Make what older versions left readable by others private.
   const std::string scratch =
-      config.tuning.hook_work_dir.empty() ? DefaultHookWorkDir(config.state_file) : config.tuning.hook_work_dir;
+      HookWorkDir(config);
   if (Status dir = PrepareStateDirectory(config.state_file, scratch, dir_rules); !dir.ok()) {
     Log(LogLevel::kError, "cannot make the state private",
         {{"state_file", config.state_file}, {"error", dir.ToString()}, {"next", "exit 1"}});
     return 1;
   }
+  // Ours alone now: what hooks of an earlier run left behind can go.
+  SweepHookWorkDir(scratch);
   // Integrity check; a damaged file is moved aside (logged there) and the store starts fresh.
   auto state =
       OpenStateForAgent(config.state_file, config.node_name, StoreOptions{}, SystemClock::Instance(), dir_rules);

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include "agent/base/printable.h"
 #include "agent/config/config.h"
 #include "storage/sqlite_state_store.h"
 #include "storage/state_report.h"
@@ -53,17 +54,21 @@ std::string HandlerText(const std::string& handler) {
   return handler.empty() ? "every pending handler" : "handler " + handler;
 }
 
+// Tables and details are for people: what hooks wrote is escaped (EscapeForTerminal), always, not
+// only on a terminal, so `state show | less -R` or a log of the command is just as safe. --json
+// is for programs, and JSON escapes control characters itself.
 int Run(SqliteStateStore& store, const StateCommandArgs& args, std::ostream& out, std::ostream& err, int64_t now) {
   if (args.action == "list") {
     auto views = CollectObjectViews(store);
     if (!views.ok()) return Fail(err, views.status());
-    out << (args.json ? ObjectsToJson(*views, now, /*with_diffbase=*/false) : FormatObjectTable(*views, now));
+    out << (args.json ? ObjectsToJson(*views, now, /*with_diffbase=*/false)
+                      : EscapeForTerminal(FormatObjectTable(*views, now)));
     return 0;
   }
   auto view = CollectObjectView(store, args.uid);
   if (!view.ok()) return Fail(err, view.status());
   if (args.action == "show") {
-    out << (args.json ? ObjectToJson(*view, now) : FormatObjectDetail(*view, now));
+    out << (args.json ? ObjectToJson(*view, now) : EscapeForTerminal(FormatObjectDetail(*view, now)));
     return 0;
   }
   if (args.action == "retry") {

@@ -13,13 +13,16 @@ std::string DefaultHookWorkDir(const std::string& state_file) {
   return dir + "/hook-scratch";
 }
 
+std::string HookWorkDir(const Config& config) {
+  return config.tuning.hook_work_dir.empty() ? DefaultHookWorkDir(config.state_file) : config.tuning.hook_work_dir;
+}
+
 namespace {
 
 ReconcilerOptions MakeReconcilerOptions(const Config& config) {
   ReconcilerOptions o;
   o.node_name = config.node_name;
-  o.work_dir = config.tuning.hook_work_dir.empty() ? DefaultHookWorkDir(config.state_file)
-                                                   : config.tuning.hook_work_dir;
+  o.work_dir = HookWorkDir(config);
   o.retry_base = std::chrono::seconds(config.tuning.retry_base_seconds);
   o.retry_max = std::chrono::seconds(config.tuning.retry_max_seconds);
   o.retry_factor = config.tuning.retry_factor;

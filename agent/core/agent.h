@@ -85,5 +85,7 @@ class Agent {
 
 // Where hook input files go when the config does not say: next to the state file.
 std::string DefaultHookWorkDir(const std::string& state_file);
+// tuning.hook_work_dir, else DefaultHookWorkDir.
+std::string HookWorkDir(const Config& config);
 
 }  // namespace nodehook

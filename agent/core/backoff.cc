@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "agent/base/duration_math.h"
+
 namespace nodehook {
 
 Backoff::Backoff(BackoffPolicy policy, const Clock& clock, uint64_t seed)
@@ -10,7 +12,7 @@ Backoff::Backoff(BackoffPolicy policy, const Clock& clock, uint64_t seed)
 
 Duration Backoff::CurrentCap() const {
   double cap = static_cast<double>(policy_.initial.count()) * std::pow(policy_.factor, attempt_);
-  return Duration(static_cast<int64_t>(std::min(cap, static_cast<double>(policy_.max.count()))));
+  return std::min(SaturatingMillis(cap), policy_.max);
 }
 
 Duration Backoff::Jitter(Duration max) {

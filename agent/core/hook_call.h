@@ -25,7 +25,8 @@ struct HookInput {
 };
 
 // Runs `spec` for `input` and classifies how it ended. Files go to a fresh directory under
-// `work_dir`, removed afterwards.
+// `work_dir` (ScratchDir: the result file is read safely, whatever the hook made of it), removed
+// afterwards with whatever the hook left there.
 HookOutcome RunHook(ActionRunner& runner, const HookSpec& spec, const HookInput& input, const std::string& work_dir,
                      const CancelToken& cancel);
 

@@ -1,8 +1,12 @@
 #include "agent/core/hook_outcome.h"
 
 #include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
 
 #include <cmath>
+#include <cstdio>
+
+#include "agent/base/duration_math.h"
 
 namespace nodehook {
 namespace {
@@ -16,33 +20,75 @@ std::string LastLine(const std::string& output) {
   return output.substr(start, end - start + 1);
 }
 
+bool IsUtf8Continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+std::string Number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// delay_seconds: a number of seconds >= 0; more than kMaxHookDelay is used as kMaxHookDelay.
+std::string ReadDelay(const rapidjson::Value& v, HookOutcome* out) {
+  const double max_seconds = std::chrono::duration<double>(kMaxHookDelay).count();
+  if (!v.IsNumber()) return "delay_seconds: expected a number >= 0";
+  const double seconds = v.GetDouble();
+  if (!std::isfinite(seconds) || seconds < 0) {
+    return "delay_seconds: expected a number >= 0, got " + Number(seconds);
+  }
+  out->delay = ClampedSeconds(seconds, kMaxHookDelay);
+  if (seconds > max_seconds) {
+    return "delay_seconds: " + Number(seconds) + " is more than the maximum " + Number(max_seconds) + ", used " +
+           Number(max_seconds);
+  }
+  return "";
+}
+
 // Reads the optional result file into `out`; returns a problem description or "".
 std::string ReadResultFile(const std::string& json, HookOutcome* out) {
   rapidjson::Document doc;
-  doc.Parse(json.c_str(), json.size());
-  if (doc.HasParseError() || !doc.IsObject()) return "result file ignored: expected a JSON object";
+  // Iterative: a result file nested thousands of levels deep must not exhaust the worker's stack.
+  doc.Parse<rapidjson::kParseIterativeFlag>(json.c_str(), json.size());
+  if (doc.HasParseError()) {
+    return "result file ignored: invalid JSON at byte " + std::to_string(doc.GetErrorOffset()) + ": " +
+           rapidjson::GetParseError_En(doc.GetParseError());
+  }
+  if (!doc.IsObject()) return "result file ignored: expected a JSON object";
   std::string problems;
+  auto add = [&problems](const std::string& problem) {
+    if (!problem.empty()) problems += "result file: " + problem + "; ";
+  };
   for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
     std::string key(it->name.GetString(), it->name.GetStringLength());
     const rapidjson::Value& v = it->value;
     if (key == "delay_seconds") {
-      if (v.IsNumber() && v.GetDouble() >= 0 && std::isfinite(v.GetDouble())) {
-        out->delay = Duration(static_cast<int64_t>(v.GetDouble() * 1000));
-      } else {
-        problems += "result file: delay_seconds: expected a number >= 0; ";
-      }
+      add(ReadDelay(v, out));
     } else if (key == "message") {
       if (v.IsString()) {
-        out->message = v.GetString();
+        out->message.assign(v.GetString(), v.GetStringLength());
       } else {
-        problems += "result file: message: expected a string; ";
+        add("message: expected a string");
       }
     } else {
-      problems += "result file: " + key + ": unknown key (expected delay_seconds, message); ";
+      add(Abbreviate(key, 64) + ": unknown key (expected delay_seconds, message)");
     }
   }
   if (!problems.empty()) problems.resize(problems.size() - 2);
   return problems;
+}
+
+HookVerdict VerdictOfExitCode(int exit_code) {
+  switch (exit_code) {
+    case 0: return HookVerdict::kDone;
+    case kExitRetryLater: return HookVerdict::kRetryLater;
+    case kExitInProgress: return HookVerdict::kInProgress;
+    default: return HookVerdict::kFailed;
+  }
+}
+
+std::string Summary(const ActionResult& result) {
+  std::string last = LastLine(result.output);
+  return last.empty() ? result.message : result.message + ": " + last;
 }
 
 }  // namespace
@@ -58,7 +104,22 @@ const char* HookVerdictName(HookVerdict v) {
   return "failed";
 }
 
-HookOutcome ClassifyHookResult(const ActionResult& result, const std::string& result_json) {
+std::string Abbreviate(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  static constexpr std::string_view kMarker = " … ";
+  size_t head = limit / 4;
+  size_t tail_start = text.size() - (limit - head);
+  while (head > 0 && IsUtf8Continuation(text[head])) --head;
+  while (tail_start < text.size() && IsUtf8Continuation(text[tail_start])) ++tail_start;
+  std::string out(text.substr(0, head));
+  out.append(kMarker);
+  out.append(text.substr(tail_start));
+  return out;
+}
+
+std::string HookOutcome::LogMessage() const { return Abbreviate(message, kLogMessageLimit); }
+
+HookOutcome ClassifyHookResult(const ActionResult& result, const ResultFileContent& result_file) {
   HookOutcome out;
   if (result.kind == ActionResult::Kind::kCancelled) {
     out.verdict = HookVerdict::kCancelled;
@@ -67,21 +128,20 @@ HookOutcome ClassifyHookResult(const ActionResult& result, const std::string& re
   }
   if (result.kind != ActionResult::Kind::kExited) {
     out.verdict = HookVerdict::kFailed;
-    std::string last = LastLine(result.output);
-    out.message = last.empty() ? result.message : result.message + ": " + last;
+    out.message = Summary(result);
     return out;
   }
-  switch (result.exit_code) {
-    case 0: out.verdict = HookVerdict::kDone; break;
-    case kExitRetryLater: out.verdict = HookVerdict::kRetryLater; break;
-    case kExitInProgress: out.verdict = HookVerdict::kInProgress; break;
-    default: out.verdict = HookVerdict::kFailed; break;
+  out.verdict = VerdictOfExitCode(result.exit_code);
+  if (!result_file.ok()) {
+    // The hook broke the protocol: its success cannot be taken at its word, and whatever it
+    // asked for is unknown. "Retry later" and "in progress" run again anyway, with the default delay.
+    if (out.verdict == HookVerdict::kDone) out.verdict = HookVerdict::kFailed;
+    out.message = result.message + ": " + result_file.status().message();
+    return out;
   }
-  std::string problem = result_json.empty() ? "" : ReadResultFile(result_json, &out);
-  if (out.message.empty()) {
-    std::string last = LastLine(result.output);
-    out.message = last.empty() ? result.message : result.message + ": " + last;
-  }
+  const std::optional<std::string>& json = *result_file;
+  std::string problem = json && !json->empty() ? ReadResultFile(*json, &out) : "";  // empty: nothing to say
+  if (out.message.empty()) out.message = Summary(result);
   if (!problem.empty()) out.message += " (" + problem + ")";
   return out;
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "agent/base/duration_math.h"
 #include "agent/base/log.h"
 #include "agent/core/essence.h"
 #include "agent/core/finalizers.h"
@@ -52,7 +53,7 @@ Duration Reconciler::RetryDelay(int retries) {
     std::lock_guard<std::mutex> lock(mu_);
     delay *= std::uniform_real_distribution<double>(1 - options_.retry_jitter, 1 + options_.retry_jitter)(rng_);
   }
-  return Duration(static_cast<int64_t>(delay));
+  return SaturatingMillis(std::max(delay, 0.0));  // never negative, never an overflowing cast
 }
 
 void Reconciler::ExpectAdoption(int lists) {
@@ -268,7 +269,7 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   HookOutcome outcome = RunHook(runner_, hook->second, input, options_.work_dir, stop);
   switch (outcome.verdict) {
     case HookVerdict::kDone:
-      return Finish(resource, plan, cache, outcome.message, true);
+      return Finish(resource, plan, cache, outcome.LogMessage(), true);
     case HookVerdict::kCancelled:
       Log(LogLevel::kInfo, "hook interrupted",
           {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"next", "run again after restart"}});
@@ -402,7 +403,7 @@ std::optional<Duration> Reconciler::HandleEvents(const WatchedResource& resource
       Status done = store_.CompleteEvent(e.seq);
       Log(LogLevel::kInfo, "hook succeeded",
           {{"object", meta.Key()}, {"uid", uid}, {"handler", kReasonEvent}, {"event", e.type},
-           {"outcome", outcome.message},
+           {"outcome", outcome.LogMessage()},
            {"next", done.ok() ? "next event" : "run again: not saved (" + done.ToString() + ")"}});
       if (!done.ok()) return options_.store_retry;
       continue;
@@ -413,7 +414,7 @@ std::optional<Duration> Reconciler::HandleEvents(const WatchedResource& resource
       Status dropped = store_.CompleteEvent(e.seq);
       Log(LogLevel::kError, "hook failed permanently",
           {{"object", meta.Key()}, {"uid", uid}, {"handler", kReasonEvent}, {"event", e.type},
-           {"message", outcome.message}, {"retries", std::to_string(retries)},
+           {"message", outcome.LogMessage()}, {"retries", std::to_string(retries)},
            {"next", dropped.ok() ? "drop this event, go on with the next" : "retry: " + dropped.ToString()}});
       if (events_) events_->PermanentFailure(resource.ref, meta, kReasonEvent, outcome.message);
       continue;
@@ -424,7 +425,7 @@ std::optional<Duration> Reconciler::HandleEvents(const WatchedResource& resource
     Status stored = store_.RecordEventAttempt(e.seq, retries, ToMillis(now + delay), outcome.message);
     Log(progressing ? LogLevel::kInfo : LogLevel::kWarn, progressing ? "hook in progress" : "hook failed",
         {{"object", meta.Key()}, {"uid", uid}, {"handler", kReasonEvent}, {"event", e.type},
-         {"outcome", HookVerdictName(outcome.verdict)}, {"message", outcome.message},
+         {"outcome", HookVerdictName(outcome.verdict)}, {"message", outcome.LogMessage()},
          {"retries", std::to_string(retries)},
          {"next", "retry this event in " + Seconds(delay) + (stored.ok() ? "" : " (not saved: " + stored.ToString() + ")")}});
     return delay;
@@ -456,7 +457,7 @@ std::optional<Duration> Reconciler::Postpone(const WatchedResource& resource, co
       Status stored = store_.RecordAttempt(progress);
       Log(LogLevel::kError, "hook failed permanently",
           {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason},
-           {"message", outcome.message}, {"retries", std::to_string(progress.retries)},
+           {"message", outcome.LogMessage()}, {"retries", std::to_string(progress.retries)},
            {"next", stored.ok() ? "wait for the object to change"
                                 : "wait for the object to change (not saved: " + stored.ToString() + ")"}});
       if (events_) events_->PermanentFailure(resource.ref, plan.meta, plan.reason, outcome.message);
@@ -471,7 +472,7 @@ std::optional<Duration> Reconciler::Postpone(const WatchedResource& resource, co
   if (!stored.ok()) next += " (progress not saved: " + stored.ToString() + ")";
   Log(level, event,
       {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason},
-       {"outcome", progress.last_outcome}, {"message", outcome.message},
+       {"outcome", progress.last_outcome}, {"message", outcome.LogMessage()},
        {"retries", std::to_string(progress.retries)}, {"next", next}});
   return delay;
 }

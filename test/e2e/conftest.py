@@ -122,7 +122,9 @@ class Agent:
 
     `hook` replaces record-hook for every reason, `env` adds to the agent's environment (hooks
     inherit it), and `state_file` points the agent at another agent's file (two agents on one
-    node)."""
+    node). `launcher` is put before the agent's command line, e.g. to run it in a namespace."""
+
+    launcher = ()
 
     def __init__(self, node, directory, cluster, namespace, reasons, tuning, hook=RECORD_HOOK, env=None,
                  state_file=None, resource_options=None):
@@ -156,7 +158,7 @@ class Agent:
         self.starts += 1
         self.log_path = self.dir / f"agent-{self.starts}.log"
         binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
-        self.proc = subprocess.Popen([str(binary), "run", "--config", str(self.config_file)],
+        self.proc = subprocess.Popen([*self.launcher, str(binary), "run", "--config", str(self.config_file)],
                                      env=env, stdout=subprocess.DEVNULL, stderr=open(self.log_path, "wb"))
         return self
 

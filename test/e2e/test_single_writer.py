@@ -10,7 +10,8 @@ from datetime import datetime, timezone
 from conftest import wait_until
 
 LOCKED = "state file locked by another agent"
-WAITING_EVENTS = {"health endpoints listening", "admin endpoint listening", LOCKED}
+# What a waiting copy may log: process setup (no hook, no state) and the wait itself.
+WAITING_EVENTS = {"orphan reaper started", "health endpoints listening", "admin endpoint listening", LOCKED}
 DOCUMENTED_TAKEOVER = 0.2
 # Room for the kill, the process exit and scheduling on a loaded 2-core machine; still far below
 # anything a kubelet or a person would notice.

@@ -17,6 +17,12 @@ echo "$out" | head -1 | grep -q '^RESOURCE  *OBJECT  *UID  *HANDLER  *OUTCOME  *
 echo "$out" | grep -q 'demo/alpha  *u-alpha  *-  *handled  *0  *-  *handled .* ago' || fail "handled row"
 echo "$out" | grep -q 'demo/beta  *u-beta  *create  *failed  *3  *in .*  *exited 1: disk busy' || fail "failing row"
 
+# What hooks printed is shown escaped, never sent raw to the terminal.
+shown=$("$nodehook" state show u-gamma --state-file "$file" --node-name node-a)
+echo "$shown" | grep -qF 'exited 1: \x1b[2J\x1b]0;owned\x07 \u009b31m gone' || fail "escaped message in show"
+"$nodehook" state list --state-file "$file" --node-name node-a | grep -qF '\x1b[2J' || fail "escaped message in list"
+if "$nodehook" state list --state-file "$file" --node-name node-a | grep -q "$(printf '\033')"; then fail "raw ESC in list"; fi
+
 # Environment instead of flags, JSON for scripts.
 json=$(NODE_NAME=node-a NODEHOOK_STATE_FILE="$file" "$nodehook" state list --json)
 echo "$json" | grep -q '"uid":"u-beta","handled":false' || fail "list --json"

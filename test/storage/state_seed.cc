@@ -1,5 +1,6 @@
 // state_seed: a stand-in for the agent in the `nodehook state` round-trip test (state_cli_test.sh).
-//   state_seed seed FILE NODE   writes a handled object, a failing create and a failing update
+//   state_seed seed FILE NODE   writes a handled object, a failing create and a failing update,
+//                               and a failing create whose message holds terminal escapes
 //   state_seed take FILE NODE   prints and removes the pending retry requests, as an agent would
 #include <cstdio>
 #include <string>
@@ -46,6 +47,9 @@ int main(int argc, char** argv) {
     status = (*store)->RecordHandled(o, "create");
     if (status.ok()) status = (*store)->RecordAttempt(Failing("u-beta", "beta", "create"));
     if (status.ok()) status = (*store)->RecordAttempt(Failing("u-beta", "beta", "resume"));
+    HandlerRecord rude = Failing("u-gamma", "gamma", "create");  // a hook that prints terminal escapes
+    rude.last_message = "exited 1: \x1b[2J\x1b]0;owned\x07 \xc2\x9b" "31m gone";
+    if (status.ok()) status = (*store)->RecordAttempt(rude);
   } else if (mode == "take") {
     auto taken = (*store)->TakeRetryRequests();
     status = taken.status();

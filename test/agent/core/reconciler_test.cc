@@ -583,3 +583,15 @@ TEST_CASE("with the disk full no hook is reported done; once there is room the c
   REQUIRE(f.runner.call_count() == 2);  // at-least-once: it ran again, then was stored
   REQUIRE(f.store->GetObject("u1")->has_value());
 }
+
+TEST_CASE("a hook asking for an absurd delay waits a day, never a negative time in a hot loop") {
+  Fixture f;
+  auto r = Resource({"create"});
+  f.runner.QueueExitCodes({75});
+  f.runner.OnRun([](const ActionRequest& req) { WriteResult(req, R"({"delay_seconds": 1e33})"); });
+  f.cache.Upsert(Widget("u1", "1", 1));
+  REQUIRE(f.Reconcile(r, "u1") == kMaxHookDelay);
+  auto progress = *f.store->GetHandler("u1", "create");
+  REQUIRE(progress->next_attempt_ms == ToMillis(f.clock.Now() + kMaxHookDelay));
+  REQUIRE(progress->last_message.find("1e+33 is more than the maximum 86400") != std::string::npos);
+}

@@ -1,0 +1,51 @@
+// ChildLedger: which of the agent's child processes a hook runner will reap itself. An orphan
+// reaper (the agent as PID 1, or as a child subreaper, see orphan_reaper.h) reaps every other
+// child that exits, and must never steal a hook leader's exit status:
+//  - SpawnChild holds a spawn window (shared) from fork() until the new pid is tracked, and the
+//    reaper takes the window exclusively, so it never sees a hook leader that is not tracked yet;
+//  - the runner untracks a pid only after it has reaped it (counted, since a pid may be reused
+//    by the next fork before the old owner untracks it).
+// Children are process-wide, hence one ledger per process (Instance()). Thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace nodehook {
+
+struct ReapedChild {
+  pid_t pid;
+  int code;    // siginfo si_code: CLD_EXITED, CLD_KILLED, CLD_DUMPED
+  int status;  // exit code or signal number
+};
+
+class ChildLedger {
+ public:
+  static ChildLedger& Instance();
+
+  // Hold from before fork() until Track(pid).
+  std::shared_lock<std::shared_mutex> OpenSpawnWindow() { return std::shared_lock<std::shared_mutex>(spawn_window_); }
+  void Track(pid_t pid);
+  // After reaping `pid`. Calls the untrack callback: a tracked zombie may have hidden others.
+  void Untrack(pid_t pid);
+  bool IsTracked(pid_t pid) const;
+
+  // Reaps every exited child that is not tracked, without blocking.
+  std::vector<ReapedChild> ReapUntracked();
+
+  // Called (with the ledger's lock held: keep it short) on every Untrack; nullptr to stop.
+  void SetOnUntrack(std::function<void()> callback);
+
+ private:
+  std::shared_mutex spawn_window_;
+  mutable std::mutex mu_;
+  std::unordered_map<pid_t, int> tracked_;  // guarded by mu_
+  std::function<void()> on_untrack_;        // guarded by mu_
+};
+
+}  // namespace nodehook

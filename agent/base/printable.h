@@ -1,0 +1,20 @@
+// Text from hooks and objects shown on a terminal: control characters are escaped, so a hook's
+// output cannot move the cursor, recolour, retitle or clear the reader's terminal.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace nodehook {
+
+// `text` with every byte or character a terminal would act on written as an escape:
+//  - C0 controls and DEL as \xNN (e.g. ESC as \x1b), except newline and tab, which keep
+//    multi-line output readable;
+//  - C1 controls (U+0080..U+009F, 8-bit CSI among them) and bidirectional overrides and
+//    isolates (U+202A..U+202E, U+2066..U+2069) as \uNNNN;
+//  - bytes that are not valid UTF-8 as \xNN.
+// Everything else, including valid UTF-8, is copied as is.
+std::string EscapeForTerminal(std::string_view text);
+
+}  // namespace nodehook
