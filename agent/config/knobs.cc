@@ -165,6 +165,11 @@ const std::vector<KnobBinding>& KnobBindings() {
            [](Config& c) { return &c.tuning.after_state_recovery; }).OneOf({"adopt", "rerun"}),
       Text("hook_work_dir", "tuning.hook_work_dir", "", "directory for old/new/diff files (default: beside the state file)",
            [](Config& c) { return &c.tuning.hook_work_dir; }),
+      Integer("max_object_depth", "tuning.max_object_depth", 1,
+              "objects nested deeper than this (brackets from their own top level) are quarantined",
+              [](Config& c) { return &c.tuning.max_object_depth; }),
+      Integer("max_object_bytes", "tuning.max_object_bytes", 1024, "objects larger than this are quarantined",
+              [](Config& c) { return &c.tuning.max_object_bytes; }),
   };
   return table;
 }
