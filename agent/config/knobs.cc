@@ -168,7 +168,7 @@ const std::vector<KnobBinding>& KnobBindings() {
       Integer("max_object_depth", "tuning.max_object_depth", 1,
               "objects nested deeper than this (brackets from their own top level) are quarantined",
               [](Config& c) { return &c.tuning.max_object_depth; }),
-      Integer("max_object_bytes", "tuning.max_object_bytes", 1024, "objects larger than this are quarantined",
+      Integer("max_object_bytes", "tuning.max_object_bytes", 1, "objects larger than this are quarantined",
               [](Config& c) { return &c.tuning.max_object_bytes; }),
   };
   return table;
