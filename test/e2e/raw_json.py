@@ -21,29 +21,41 @@ def raw_request(kube, method, path, body=b"", content_type="application/json"):
         raise ApiError(e.code, e.read().decode(errors="replace")) from None
 
 
-def member_bytes(text, key):
-    """The exact bytes of the first top-level-or-nested member `key` of a JSON object text,
-    found by bracket counting outside strings: b'"spec":{...}' -> b'{...}'."""
-    start = text.index(b'"' + key.encode() + b'":') + len(key) + 3
+def _brackets(text, start=0):
+    """Yields (index, depth after the byte) for each bracket of `text` outside strings."""
     depth, in_string, escaped = 0, False, False
     for i in range(start, len(text)):
-        c = text[i:i + 1]
+        c = text[i]
         if in_string:
             if escaped:
                 escaped = False
-            elif c == b"\\":
+            elif c == 0x5C:  # backslash
                 escaped = True
-            elif c == b'"':
+            elif c == 0x22:  # quote
                 in_string = False
-        elif c == b'"':
+        elif c == 0x22:
             in_string = True
-        elif c in (b"{", b"["):
+        elif c in b"{[":
             depth += 1
-        elif c in (b"}", b"]"):
+            yield i, depth
+        elif c in b"}]":
             depth -= 1
-            if depth == 0:
-                return text[start:i + 1]
+            yield i, depth
+
+
+def member_bytes(text, key):
+    """The exact bytes of the first member `key` of a JSON object text (an object value),
+    found by bracket counting outside strings: b'"spec":{...}' -> b'{...}'."""
+    start = text.index(b'"' + key.encode() + b'":') + len(key) + 3
+    for i, depth in _brackets(text, start):
+        if depth == 0:
+            return text[start:i + 1]
     raise ValueError(f"no complete member {key}")
+
+
+def json_depth(text):
+    """Nesting depth counted from the text's own top-level bracket, as the API server counts."""
+    return max(depth for _, depth in _brackets(text))
 
 
 def nested_spec(depth):
