@@ -18,6 +18,13 @@ Status FieldError(std::string_view what, std::string_view field, std::string_vie
                       std::string(expected));
 }
 
+std::string_view TrimSpace(std::string_view text) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  size_t begin = text.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) return {};
+  return text.substr(begin, text.find_last_not_of(kSpace) - begin + 1);
+}
+
 Result<JsonScan> ScanObject(std::string_view what, std::string_view text) {
   auto scan = ScanJson(text);
   if (!scan.ok()) return InvalidError(std::string(what) + ": " + scan.status().message());
@@ -69,9 +76,10 @@ Status ReadMeta(std::string_view what, const JsonScan& object, bool full_object,
 }
 
 // Checks one ADDED/MODIFIED/DELETED or list object against the limits and reads its metadata.
-// Returns the problem as a BadObject, or nullopt when the object is good.
+// Returns the problem as a BadObject, or nullopt when the object is good; then *scan holds the
+// object's members, so the caller need not scan it again.
 std::optional<BadObject> CheckObject(std::string_view what, const JsonPart& part, const ObjectLimits& limits,
-                                     ObjectMeta* meta) {
+                                     ObjectMeta* meta, JsonScan* scan_out = nullptr) {
   std::optional<BadObject> bad;
   if (part.value.front() != '{') {
     bad = BadObject{{}, "malformed", std::string(what) + ": expected a JSON object"};
@@ -88,6 +96,7 @@ std::optional<BadObject> CheckObject(std::string_view what, const JsonPart& part
   Status read = scan.ok() ? ReadMeta(what, *scan, /*full_object=*/true, meta) : scan.status();
   if (!read.ok() && !bad) bad = BadObject{{}, "malformed", read.message()};
   if (bad) bad->meta = *meta;
+  if (!bad && scan_out) *scan_out = std::move(scan).value();
   return bad;
 }
 
@@ -171,6 +180,7 @@ std::string ItemJson(std::string_view item, const JsonScan& scan, const ItemHead
 }  // namespace
 
 Result<KubeObject> ParseObject(std::string_view json, const ObjectLimits& limits) {
+  json = TrimSpace(json);  // the API server ends its responses with a newline
   auto scan = ScanObject("object", json);
   if (!scan.ok()) return scan.status();
   KubeObject obj;
@@ -203,12 +213,12 @@ Result<ObjectList> ParseObjectList(std::string_view json, const ObjectLimits& li
     const JsonPart& element = elements->parts[i];
     std::string what = "list item " + std::to_string(i);
     KubeObject obj;
-    if (auto bad = CheckObject(what, element, limits, &obj.meta)) {
+    JsonScan item_scan;
+    if (auto bad = CheckObject(what, element, limits, &obj.meta, &item_scan)) {
       list.quarantined.push_back(std::move(*bad));
       continue;
     }
-    auto item_scan = ScanJson(element.value);
-    obj.json = ItemJson(element.value, *item_scan, header);
+    obj.json = ItemJson(element.value, item_scan, header);
     list.items.push_back(std::move(obj));
   }
   return list;

@@ -122,6 +122,12 @@ TEST_CASE("a listed item keeps its bytes; a missing kind and apiVersion are inse
   CHECK(kept->items[0].json == complete);
 }
 
+TEST_CASE("a GET body's trailing newline is not part of the object") {
+  auto obj = ParseObject(" {\"metadata\":{\"name\":\"n\",\"uid\":\"u\"}}\n");
+  REQUIRE(obj.ok());
+  CHECK(obj->json == R"({"metadata":{"name":"n","uid":"u"}})");
+}
+
 TEST_CASE("metadata strings are decoded from their escapes") {
   auto obj = ParseObject(R"({"metadata":{"name":"caf\u00e9","uid":"u\"1","namespace":"n\/s"}})");
   REQUIRE(obj.ok());
