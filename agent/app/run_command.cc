@@ -147,7 +147,8 @@ int RunAgent(const Config& config) {
     return 1;
   }
   auto& store = state->store;
-  RestKubeClient client(NewCpprestTransport(std::move(connection).value()));
+  RestKubeClient client(NewCpprestTransport(std::move(connection).value()),
+                        ObjectLimits{config.tuning.max_object_depth, static_cast<size_t>(config.tuning.max_object_bytes)});
   ProcessRunner runner;
 
   Agent agent(config, client, *store, runner, SystemClock::Instance());

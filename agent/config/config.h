@@ -80,6 +80,8 @@ struct Tuning {
   // create hooks (this node most likely handled them); "rerun" runs create for every object.
   std::string after_state_recovery = "adopt";
   std::string hook_work_dir = "";           // where old/new/diff files go; "" = next to the state file
+  int max_object_depth = 1000;              // deeper objects are quarantined (skipped, reported)
+  int max_object_bytes = 4 << 20;           // ...and so are larger ones
 };
 
 struct Config {

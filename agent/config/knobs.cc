@@ -234,6 +234,10 @@ const std::vector<KnobBinding>& KnobBindings() {
           .OneOf({"adopt", "rerun"}),
       Text("tuning.hook_work_dir", &Tuning::hook_work_dir,
            "directory for old/new/diff files (default: beside the state file)"),
+      Int("tuning.max_object_depth", &Tuning::max_object_depth, 1, 100'000,
+          "objects nested deeper than this (brackets from their own top level) are quarantined"),
+      Int("tuning.max_object_bytes", &Tuning::max_object_bytes, 1024, 256 * 1024 * 1024,
+          "objects larger than this are quarantined"),
   };
   return table;
 }

@@ -75,6 +75,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
     bool record_events = config_.resources[i].hooks.count(kReasonEvent) > 0;
     trackers_.push_back(
         std::make_unique<ResourceTracker>(i, ref.Id(), queue_, store, clock_, on_first_list, record_events));
+    trackers_.back()->SetQuarantineReporting(ref, &events_);
     watchers_.push_back(std::make_unique<Watcher>(client_, ref, *trackers_.back(), clock_, watcher_options));
   }
   SetUpNodeTargeting();
@@ -113,8 +114,10 @@ std::vector<WatchHealth> Agent::HealthSnapshot() const {
                               WatcherStateName(w.state())});
   }
   for (const auto& w : watchers_) {
-    out.push_back(WatchHealth{w->resource().Id(), w->synced(), w->last_activity(), w->consecutive_failures(),
-                              WatcherStateName(w->state())});
+    std::string state = WatcherStateName(w->state());
+    std::string problem = w->problem();
+    if (!problem.empty()) state += "; " + problem;
+    out.push_back(WatchHealth{w->resource().Id(), w->synced(), w->last_activity(), w->consecutive_failures(), state});
   }
   return out;
 }

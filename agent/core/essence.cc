@@ -1,11 +1,9 @@
 #include "agent/core/essence.h"
 
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
-#include <algorithm>
 #include <cstdio>
+
+#include "agent/core/canonical_json.h"
+#include "agent/core/json_diff.h"
 
 namespace nodehook {
 namespace {
@@ -55,43 +53,13 @@ void RemovePath(Value& root, const std::string& path) {
   if (node->IsObject()) node->RemoveMember(parts.back().c_str());
 }
 
-void WriteCanonical(const Value& v, rapidjson::Writer<rapidjson::StringBuffer>& w) {
-  if (v.IsObject()) {
-    std::vector<const Value::Member*> members;
-    for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) members.push_back(&*it);
-    std::sort(members.begin(), members.end(), [](const Value::Member* a, const Value::Member* b) {
-      return std::string(a->name.GetString(), a->name.GetStringLength()) <
-             std::string(b->name.GetString(), b->name.GetStringLength());
-    });
-    w.StartObject();
-    for (const auto* m : members) {
-      w.Key(m->name.GetString(), m->name.GetStringLength());
-      WriteCanonical(m->value, w);
-    }
-    w.EndObject();
-  } else if (v.IsArray()) {
-    w.StartArray();
-    for (const auto& e : v.GetArray()) WriteCanonical(e, w);
-    w.EndArray();
-  } else {
-    v.Accept(w);
-  }
-}
-
-std::string Canonical(const Value& v) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  WriteCanonical(v, w);
-  return std::string(buf.GetString(), buf.GetSize());
-}
-
 bool IsEmptyObject(const Value& v) { return v.IsObject() && v.MemberCount() == 0; }
 
 }  // namespace
 
 Result<std::string> ComputeEssence(const std::string& object_json, const std::vector<std::string>& ignored_paths) {
   Document doc;
-  doc.Parse(object_json.c_str(), object_json.size());
+  doc.Parse<kExactParseFlags>(object_json.c_str(), object_json.size());
   if (doc.HasParseError() || !doc.IsObject()) return InvalidError("object is not a JSON object");
 
   doc.RemoveMember("status");
@@ -119,44 +87,10 @@ Result<std::string> ComputeEssence(const std::string& object_json, const std::ve
     }
     if (IsEmptyObject(meta->value)) doc.RemoveMember("metadata");
   }
-  return Canonical(doc);
+  return CanonicalJson(doc);
 }
 
 namespace {
-
-void AppendPath(Value& path_array, const std::vector<std::string>& path, rapidjson::Document::AllocatorType& a) {
-  for (const auto& p : path) path_array.PushBack(Value(p.c_str(), a), a);
-}
-
-void DiffValues(const Value* old_v, const Value* new_v, std::vector<std::string>& path, Value& out,
-                rapidjson::Document::AllocatorType& a) {
-  if (old_v && new_v && old_v->IsObject() && new_v->IsObject()) {
-    for (auto it = old_v->MemberBegin(); it != old_v->MemberEnd(); ++it) {
-      path.emplace_back(it->name.GetString(), it->name.GetStringLength());
-      auto other = new_v->FindMember(it->name);
-      DiffValues(&it->value, other == new_v->MemberEnd() ? nullptr : &other->value, path, out, a);
-      path.pop_back();
-    }
-    for (auto it = new_v->MemberBegin(); it != new_v->MemberEnd(); ++it) {
-      if (old_v->HasMember(it->name)) continue;
-      path.emplace_back(it->name.GetString(), it->name.GetStringLength());
-      DiffValues(nullptr, &it->value, path, out, a);
-      path.pop_back();
-    }
-    return;
-  }
-  if (old_v && new_v && *old_v == *new_v) return;
-  if (!old_v && !new_v) return;
-  Value change(rapidjson::kObjectType);
-  const char* op = !old_v ? "add" : !new_v ? "remove" : "change";
-  change.AddMember("op", Value(op, a), a);
-  Value path_array(rapidjson::kArrayType);
-  AppendPath(path_array, path, a);
-  change.AddMember("path", path_array, a);
-  if (old_v) change.AddMember("old", Value(*old_v, a), a);
-  if (new_v) change.AddMember("new", Value(*new_v, a), a);
-  out.PushBack(change, a);
-}
 
 Result<Document> ParseOrEmpty(const std::string& json, const char* which) {
   Document doc;
@@ -164,7 +98,7 @@ Result<Document> ParseOrEmpty(const std::string& json, const char* which) {
     doc.SetObject();
     return doc;
   }
-  doc.Parse(json.c_str(), json.size());
+  doc.Parse<kExactParseFlags>(json.c_str(), json.size());
   if (doc.HasParseError()) return InvalidError(std::string(which) + " essence is not valid JSON");
   return doc;
 }
@@ -176,14 +110,7 @@ Result<std::string> DiffEssences(const std::string& old_essence, const std::stri
   if (!old_doc.ok()) return old_doc.status();
   auto new_doc = ParseOrEmpty(new_essence, "new");
   if (!new_doc.ok()) return new_doc.status();
-  Document out;
-  out.SetArray();
-  std::vector<std::string> path;
-  DiffValues(&*old_doc, &*new_doc, path, out, out.GetAllocator());
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  out.Accept(w);
-  return std::string(buf.GetString(), buf.GetSize());
+  return DiffJson(*old_doc, *new_doc);
 }
 
 std::string EssenceDigest(const std::string& essence) {

@@ -15,6 +15,11 @@ class EventRecorder {
   // A handler gave up (retry limits reached): type Warning.
   virtual void PermanentFailure(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler,
                                 const std::string& message) = 0;
+  // An object is skipped as bad (too deep, too big, unreadable): type Warning. By default
+  // reported like a permanent failure of a handler named "quarantine".
+  virtual void Quarantined(const ResourceRef& resource, const ObjectMeta& object, const std::string& message) {
+    PermanentFailure(resource, object, "quarantine", message);
+  }
   // A handler finished (only when the config asks for success events): type Normal.
   virtual void Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler) = 0;
 };

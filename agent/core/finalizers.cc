@@ -38,7 +38,7 @@ std::string FinalizerName(const std::string& node_name) {
 
 Result<std::vector<std::string>> ReadFinalizers(const std::string& object_json) {
   rapidjson::Document doc;
-  doc.Parse(object_json.c_str(), object_json.size());
+  doc.Parse<rapidjson::kParseIterativeFlag>(object_json.c_str(), object_json.size());  // heap, not stack, for nesting
   if (doc.HasParseError() || !doc.IsObject()) return InvalidError("object is not a JSON object");
   std::vector<std::string> out;
   auto meta = doc.FindMember("metadata");

@@ -37,7 +37,7 @@ void Field(rapidjson::Writer<rapidjson::StringBuffer>& w, const char* key, const
 
 std::string KindInJson(const std::string& json) {
   rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
+  doc.Parse<rapidjson::kParseIterativeFlag>(json.data(), json.size());  // heap, not stack, for nesting
   if (doc.HasParseError() || !doc.IsObject()) return "";
   auto kind = doc.FindMember("kind");
   if (kind == doc.MemberEnd() || !kind->value.IsString()) return "";
@@ -88,7 +88,7 @@ std::string EventBody(const EventSpec& event, const std::string& node_name) {
   Field(w, "reportingController", kReportingController);
   Field(w, "reportingInstance", Truncate(node_name, kInstanceLimit));
   Field(w, "action", Truncate(event.handler, kActionLimit));
-  Field(w, "reason", event.warning ? "HandlerFailed" : "HandlerSucceeded");
+  Field(w, "reason", !event.reason.empty() ? event.reason : event.warning ? "HandlerFailed" : "HandlerSucceeded");
   Field(w, "note", Truncate(event.note, kNoteLimit));
   Field(w, "type", event.warning ? "Warning" : "Normal");
   w.Key("regarding");
@@ -140,6 +140,12 @@ void KubeEventRecorder::PermanentFailure(const ResourceRef& resource, const Obje
 void KubeEventRecorder::Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler) {
   EventSpec event{"", resource, object, "", handler, false, handler + " hook succeeded on node " + options_.node_name,
                   clock_.Now()};
+  Enqueue(std::move(event));
+}
+
+void KubeEventRecorder::Quarantined(const ResourceRef& resource, const ObjectMeta& object, const std::string& message) {
+  EventSpec event{"", resource, object, "", "quarantine", true,
+                  "object quarantined on node " + options_.node_name + ": " + message, clock_.Now(), "ObjectQuarantined"};
   Enqueue(std::move(event));
 }
 

@@ -55,6 +55,7 @@ struct EventSpec {
   bool warning = false;
   std::string note;
   TimePoint time;
+  std::string reason = "";  // "" = HandlerFailed or HandlerSucceeded, by `warning`
 };
 
 // The events.k8s.io/v1 Event as JSON. Fields the API server bounds are cut to fit: note 1 KiB,
@@ -77,6 +78,8 @@ class KubeEventRecorder final : public EventRecorder {
   void PermanentFailure(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler,
                         const std::string& message) override;
   void Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler) override;
+  // Reason ObjectQuarantined, action "quarantine".
+  void Quarantined(const ResourceRef& resource, const ObjectMeta& object, const std::string& message) override;
 
   // Blocks until nothing is queued or being posted. For tests and orderly shutdown.
   void WaitIdle();

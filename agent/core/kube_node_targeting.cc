@@ -22,7 +22,7 @@ NodeSelectorLookup Invalid(std::string why) {
 
 NodeSelectorLookup ReadNodeSelector(const std::string& object_json, const std::string& dotted_path) {
   rapidjson::Document doc;
-  doc.Parse(object_json.data(), object_json.size());
+  doc.Parse<rapidjson::kParseIterativeFlag>(object_json.data(), object_json.size());  // heap, not stack, for nesting
   if (doc.HasParseError() || !doc.IsObject()) return Invalid("the object is not a JSON object");
   const rapidjson::Value* at = &doc;
   size_t start = 0;

@@ -56,7 +56,7 @@ bool NodeLabels::Matches(const LabelMap& selector) const {
 
 Result<LabelMap> ParseObjectLabels(const std::string& json) {
   rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
+  doc.Parse<rapidjson::kParseIterativeFlag>(json.data(), json.size());  // heap, not stack, for nesting
   if (doc.HasParseError() || !doc.IsObject()) return InvalidError("object is not a JSON object");
   LabelMap labels;
   auto meta = doc.FindMember("metadata");
@@ -75,11 +75,21 @@ Result<LabelMap> ParseObjectLabels(const std::string& json) {
 NodeLabelsSink::NodeLabelsSink(std::string node_name, NodeLabels& labels)
     : node_name_(std::move(node_name)), labels_(labels) {}
 
-void NodeLabelsSink::OnListed(const std::vector<ObjectPtr>& items) {
+void NodeLabelsSink::OnListed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined) {
   for (const ObjectPtr& item : items) {
     if (item && item->meta.name == node_name_) return Update(*item);
   }
+  for (const BadObject& bad : quarantined) {
+    if (bad.meta.name == node_name_ || bad.meta.name.empty()) return OnQuarantined(bad, WatchEventType::kAdded);
+  }
   Forget("not in the list of nodes");
+}
+
+void NodeLabelsSink::OnQuarantined(const BadObject& bad, WatchEventType type) {
+  if (!bad.meta.name.empty() && bad.meta.name != node_name_) return;
+  Log(LogLevel::kWarn, "object quarantined",
+      {{"object", node_name_}, {"uid", bad.meta.uid}, {"resource", "nodes/v1"}, {"event", WatchEventTypeName(type)},
+       {"reason", bad.reason}, {"error", bad.message}, {"next", "keep this node's previous labels"}});
 }
 
 void NodeLabelsSink::OnObject(ObjectPtr object) {

@@ -65,9 +65,11 @@ class NodeLabelsSink final : public WatchSink {
  public:
   NodeLabelsSink(std::string node_name, NodeLabels& labels);
 
-  void OnListed(const std::vector<ObjectPtr>& items) override;
+  void OnListed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined) override;
   void OnObject(ObjectPtr object) override;
   void OnDeleted(ObjectPtr last_state) override;
+  // The Node could not be read: its labels stay as they were.
+  void OnQuarantined(const BadObject& bad, WatchEventType type) override;
 
  private:
   void Update(const KubeObject& node);

@@ -1,7 +1,5 @@
 #include "agent/core/object_cache.h"
 
-#include <set>
-
 namespace nodehook {
 
 bool ObjectCache::Upsert(ObjectPtr object) {
@@ -21,7 +19,8 @@ void ObjectCache::MarkGone(const std::string& uid, ObjectPtr last_seen) {
   entry.gone = true;
 }
 
-std::vector<std::string> ObjectCache::Replace(const std::vector<ObjectPtr>& items) {
+std::vector<std::string> ObjectCache::Replace(const std::vector<ObjectPtr>& items, const std::set<std::string>& keep,
+                                              bool keep_missing) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> changed;
   std::set<std::string> listed;
@@ -36,7 +35,7 @@ std::vector<std::string> ObjectCache::Replace(const std::vector<ObjectPtr>& item
     entry.gone = false;
   }
   for (auto& [uid, entry] : entries_) {
-    if (!listed.count(uid) && !entry.gone) {
+    if (!listed.count(uid) && !entry.gone && !keep_missing && !keep.count(uid)) {
       entry.gone = true;
       changed.push_back(uid);
     }

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,12 @@ class ObjectCache {
   bool Upsert(ObjectPtr object);
   // Marks an object gone, keeping its last state for the delete hook.
   void MarkGone(const std::string& uid, ObjectPtr last_seen);
-  // Replaces the whole content after a relist: every uid not in `items` becomes a tombstone.
-  // Returns the uids whose entry changed (new, modified or newly gone), which need reconciling.
-  std::vector<std::string> Replace(const std::vector<ObjectPtr>& items);
+  // Replaces the whole content after a relist: every uid not in `items` becomes a tombstone,
+  // except those in `keep` (listed but quarantined: left as they are), or every one when
+  // `keep_missing`. Returns the uids whose entry changed (new, modified or newly gone), which
+  // need reconciling.
+  std::vector<std::string> Replace(const std::vector<ObjectPtr>& items, const std::set<std::string>& keep = {},
+                                   bool keep_missing = false);
 
   std::optional<CachedObject> Get(const std::string& uid) const;
   // Drops a tombstone once its deletion was handled; a live entry is kept.

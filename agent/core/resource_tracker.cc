@@ -62,11 +62,72 @@ void ResourceTracker::RecordEvent(const char* type, const std::string& uid) {
   RecordEvent(type, last);
 }
 
-void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items) {
+void ResourceTracker::SetQuarantineReporting(ResourceRef resource, EventRecorder* events, Metrics& metrics) {
+  resource_ = std::move(resource);
+  events_ = events;
+  metrics_ = &metrics;
+  quarantined_gauge_ = &metrics.GetGauge("objects_quarantined", "Objects currently skipped as bad (too deep, too big, unreadable)",
+                                         {{"resource", resource_id_}});
+}
+
+void ResourceTracker::ReportQuarantined(const BadObject& bad, const char* event_type, const std::string& next) {
+  metrics_->GetCounter("objects_quarantined_total", "Objects skipped as bad (too deep, too big, unreadable), by reason",
+                       {{"resource", resource_id_}, {"reason", bad.reason}})
+      .Increment();
+  if (quarantined_gauge_) quarantined_gauge_->Set(static_cast<double>(quarantined_.size()));
+  Log(LogLevel::kWarn, "object quarantined",
+      {{"object", bad.meta.Key()}, {"uid", bad.meta.uid}, {"resource", resource_id_}, {"event", event_type},
+       {"reason", bad.reason}, {"error", bad.message}, {"next", next}});
+  if (events_ && !bad.meta.uid.empty() && !bad.meta.name.empty()) {
+    events_->Quarantined(resource_, bad.meta, bad.message + "; nodehook skips this object until it changes");
+  }
+}
+
+bool ResourceTracker::Release(const std::string& uid) {
+  if (!quarantined_.erase(uid)) return false;
+  if (quarantined_gauge_) quarantined_gauge_->Set(static_cast<double>(quarantined_.size()));
+  return true;
+}
+
+void ResourceTracker::OnQuarantined(const BadObject& bad, WatchEventType type) {
+  const std::string& uid = bad.meta.uid;
+  if (type == WatchEventType::kDeleted) {
+    Release(uid);
+    if (uid.empty()) {
+      ReportQuarantined(bad, "DELETED", "notice the deletion at the next relist");
+      return;
+    }
+    ReportQuarantined(bad, "DELETED", "run the delete hook with the last handled state");
+    RecordEvent("DELETED", uid);
+    cache_.MarkGone(uid, nullptr);  // keeps the last good state seen, if any
+    MarkGone(uid);
+    Enqueue(uid);
+    return;
+  }
+  bool is_new = uid.empty() || quarantined_.insert(uid).second;
+  if (is_new) ReportQuarantined(bad, WatchEventTypeName(type), "skip it until it changes; its last handled state is kept");
+}
+
+void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined) {
   if (on_first_list_) {
     on_first_list_(items);
     on_first_list_ = nullptr;
   }
+  // Quarantined objects exist: their entries stay as they are and they are never tombstones.
+  std::set<std::string> still_bad;
+  bool unidentified = false;
+  for (const BadObject& bad : quarantined) {
+    if (bad.meta.uid.empty()) {
+      unidentified = true;
+      ReportQuarantined(bad, "listed", "skip it; deletions are not inferred from this list");
+    } else if (still_bad.insert(bad.meta.uid).second && !quarantined_.count(bad.meta.uid)) {
+      quarantined_.insert(bad.meta.uid);
+      ReportQuarantined(bad, "listed", "skip it until it changes; its last handled state is kept");
+    }
+  }
+  quarantined_ = still_bad;
+  if (quarantined_gauge_) quarantined_gauge_->Set(static_cast<double>(quarantined_.size()));
+
   std::set<std::string> known_before;
   if (record_events_) {
     for (const auto& item : items) {
@@ -74,24 +135,26 @@ void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items) {
       if (cached && !cached->gone) known_before.insert(item->meta.uid);
     }
   }
-  std::vector<std::string> changed = cache_.Replace(items);
-  std::set<std::string> listed;
+  std::vector<std::string> changed = cache_.Replace(items, still_bad, /*keep_missing=*/unidentified);
+  std::set<std::string> listed = still_bad;
   for (const auto& item : items) listed.insert(item->meta.uid);
 
   // The store may remember objects this process never saw: handled before a restart, or with
   // retries pending. Missing from the list means deleted.
   std::set<std::string> remembered;
-  auto objects = store_.ListObjects(resource_id_);
-  auto handlers = store_.ListAllHandlers();
-  if (!objects.ok() || !handlers.ok()) {
-    Log(LogLevel::kError, "state store read failed",
-        {{"resource", resource_id_},
-         {"error", (!objects.ok() ? objects.status() : handlers.status()).ToString()},
-         {"next", "deletions made while the agent was down are found at the next relist"}});
-  } else {
-    for (const auto& o : *objects) remembered.insert(o.uid);
-    for (const auto& h : *handlers) {
-      if (h.resource == resource_id_) remembered.insert(h.uid);
+  if (!unidentified) {  // an item without a readable uid could be any object the store remembers
+    auto objects = store_.ListObjects(resource_id_);
+    auto handlers = store_.ListAllHandlers();
+    if (!objects.ok() || !handlers.ok()) {
+      Log(LogLevel::kError, "state store read failed",
+          {{"resource", resource_id_},
+           {"error", (!objects.ok() ? objects.status() : handlers.status()).ToString()},
+           {"next", "deletions made while the agent was down are found at the next relist"}});
+    } else {
+      for (const auto& o : *objects) remembered.insert(o.uid);
+      for (const auto& h : *handlers) {
+        if (h.resource == resource_id_) remembered.insert(h.uid);
+      }
     }
   }
   for (const auto& uid : remembered) {
@@ -123,6 +186,10 @@ void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items) {
 
 void ResourceTracker::OnObject(ObjectPtr object) {
   std::string uid = object->meta.uid;
+  if (Release(uid)) {
+    Log(LogLevel::kInfo, "object no longer quarantined",
+        {{"object", object->meta.Key()}, {"uid", uid}, {"resource", resource_id_}, {"next", "handle it"}});
+  }
   auto before = cache_.Get(uid);
   const char* type = before && !before->gone ? "MODIFIED" : "ADDED";
   const KubeObject& observed = *object;
@@ -134,6 +201,7 @@ void ResourceTracker::OnObject(ObjectPtr object) {
 
 void ResourceTracker::OnDeleted(ObjectPtr last_state) {
   std::string uid = last_state->meta.uid;
+  Release(uid);
   RecordEvent("DELETED", *last_state);
   cache_.MarkGone(uid, std::move(last_state));
   MarkGone(uid);

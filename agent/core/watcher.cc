@@ -82,18 +82,37 @@ void Watcher::Run(const CancelToken& stop) {
   }
 }
 
+std::string Watcher::problem() const {
+  std::lock_guard<std::mutex> lock(problem_mu_);
+  return problem_;
+}
+
+void Watcher::SetProblem(std::string problem) {
+  std::lock_guard<std::mutex> lock(problem_mu_);
+  problem_ = std::move(problem);
+}
+
 void Watcher::ListStep() {
   auto list = ListAll(client_, resource_, options_.page_size);
   if (!list.ok()) {
     last_error_ = list.status();
+    if (list.status().code() == StatusCode::kNotFound) {
+      // A 404 on a collection: the API server does not serve this group/version/plural.
+      std::string hint = "resource not found: the API server serves no " + resource_.plural + " in " +
+                         (resource_.group.empty() ? "the core group" : "group " + resource_.group) + " version " +
+                         resource_.version + "; is the CRD installed (check group, version and plural)?";
+      last_error_ = NotFoundError(list.status().message() + "; " + hint);
+      SetProblem(hint);
+    }
     return;
   }
+  SetProblem("");
   std::vector<ObjectPtr> items;
   items.reserve(list->items.size());
   for (auto& item : list->items) items.push_back(std::make_shared<const KubeObject>(std::move(item)));
   Log(LogLevel::kInfo, "listed", {{"resource", resource_id_}, {"objects", std::to_string(items.size())},
                                   {"resource_version", list->resource_version}, {"next", "watch"}});
-  sink_.OnListed(items);
+  sink_.OnListed(items, list->quarantined);
   resource_version_ = list->resource_version;
   last_list_ = clock_.Now();
   MarkActivity();
@@ -109,6 +128,11 @@ void Watcher::WatchStep(const CancelToken& stop) {
   auto on_event = [&](WatchEvent ev) {
     ++events;
     if (ev.type != WatchEventType::kError) MarkActivity();
+    if (ev.quarantined) {
+      if (!ev.object.meta.resource_version.empty()) resource_version_ = ev.object.meta.resource_version;
+      sink_.OnQuarantined(*ev.quarantined, ev.type);
+      return;
+    }
     switch (ev.type) {
       case WatchEventType::kAdded:
       case WatchEventType::kModified:
@@ -158,6 +182,9 @@ void Watcher::WatchStep(const CancelToken& stop) {
     MarkActivity();
     Log(LogLevel::kInfo, "watch stalled",
         {{"resource", resource_id_}, {"error", st.ToString()}, {"next", "watch again now"}});
+  } else if (st.code() == StatusCode::kInvalid) {
+    SetState(State::kEmpty);
+    WaitBackoff(stop, st, "watch");
   } else if (!st.ok()) {
     WaitBackoff(stop, st, "watch");
   } else if (events == 0 && clock_.Now() - started < kMinHealthyWatch) {

@@ -3,7 +3,11 @@
 //   kEmpty --list--> kListed --watch--> kWatching
 //   clean end of stream        -> kListed (watch again from the last resourceVersion)
 //   410 (in-stream or HTTP)    -> kEmpty  (full relist)
+//   a malformed line           -> wait (jittered backoff), then relist: watching again from the
+//                                 same resourceVersion would meet the same line forever
 //   any other error            -> wait (jittered backoff), then retry from where it was
+// An object that cannot be taken (too deep, too big, unreadable) never fails a list or a watch:
+// it is handed to the sink's OnQuarantined / OnListed(quarantined) and everything else flows.
 // A relist hands the sink the complete state, so objects deleted meanwhile are noticed; one also
 // happens every `resync_interval`. A stalled stream (no byte within the transport's idle timeout)
 // comes back as kTimeout and is reopened.
@@ -28,8 +32,11 @@ namespace nodehook {
 class WatchSink {
  public:
   virtual ~WatchSink() = default;
-  // The complete current state after a (re)list.
-  virtual void OnListed(const std::vector<ObjectPtr>& items) = 0;
+  // The complete current state after a (re)list. `quarantined` objects exist but could not be
+  // taken (too deep, too big, unreadable metadata): they must not be taken for deleted.
+  virtual void OnListed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined) = 0;
+  // A watch event whose object could not be taken; `type` is ADDED, MODIFIED or DELETED.
+  virtual void OnQuarantined(const BadObject& bad, WatchEventType type) = 0;
   // ADDED or MODIFIED.
   virtual void OnObject(ObjectPtr object) = 0;
   // DELETED, with the object's final state.
@@ -62,11 +69,15 @@ class Watcher {
   TimePoint last_activity() const { return FromMillis(last_activity_ms_.load()); }
   // Failed lists/watches since the last success; 0 while healthy.
   int consecutive_failures() const { return consecutive_failures_.load(); }
+  // A hint for operators while listing keeps failing in a telling way, e.g. that the resource
+  // does not exist (a CRD typo, or the CRD not installed yet); "" otherwise.
+  std::string problem() const;
 
  private:
   void ListStep();
   void WatchStep(const CancelToken& stop);
   void WaitBackoff(const CancelToken& stop, const Status& cause, const char* during);
+  void SetProblem(std::string problem);
   void SetState(State s) { state_.store(s); }
   void MarkActivity();
   int NextWatchTimeout();
@@ -91,6 +102,8 @@ class Watcher {
 
   std::mutex wait_mu_;
   std::condition_variable wait_cv_;
+  mutable std::mutex problem_mu_;
+  std::string problem_;  // guarded by problem_mu_
 };
 
 const char* WatcherStateName(Watcher::State s);

@@ -180,17 +180,19 @@ class CpprestTransport final : public HttpTransport {
 
   // Reads the body as it arrives: wait for at least one byte, then take whatever else is
   // already buffered, so each piece is handed on without waiting for a full buffer.
+  // Stops early, with Ok, once *full is set (a capped body has all it will take).
   static Status ReadBody(const http::http_response& response, const ChunkSink& sink,
-                         const CancelToken* cancel) {
+                         const CancelToken* cancel, const bool* full) {
     auto buf = response.body().streambuf();
     std::vector<uint8_t> data(kReadBufferBytes);
-    while (true) {
+    while (!*full) {
       if (cancel && cancel->cancelled()) return Cancelled();
       size_t want = std::clamp<size_t>(buf.in_avail(), 1, data.size());
       size_t n = buf.getn(data.data(), want).get();
       if (n == 0) return Status::Ok();
       sink(std::string_view(reinterpret_cast<const char*>(data.data()), n));
     }
+    return Status::Ok();
   }
 
   Status FromException(const char* what, int error_value, const CancelToken* cancel) const {
@@ -274,9 +276,23 @@ class CpprestTransport final : public HttpTransport {
       out.status = response.status_code();
       out.retry_after_seconds = ParseRetryAfter(response.headers());
       bool streaming = on_chunk && out.status >= 200 && out.status < 300;
-      ChunkSink collect = [&out](std::string_view piece) { out.body.append(piece); };
-      Status read = ReadBody(response, streaming ? *on_chunk : collect, cancel);
+      // A hostile or broken server must not make us hold an unbounded body.
+      size_t cap = out.status >= 200 && out.status < 300 ? req.max_body_bytes : kMaxErrorBodyBytes;
+      bool full = false;
+      ChunkSink collect = [&](std::string_view piece) {
+        if (cap > 0 && out.body.size() + piece.size() > cap) {
+          out.body.append(piece.substr(0, cap - out.body.size()));
+          full = true;
+        } else {
+          out.body.append(piece);
+        }
+      };
+      Status read = ReadBody(response, streaming ? *on_chunk : collect, cancel, &full);
       if (!read.ok()) return read;
+      if (full && out.status >= 200 && out.status < 300) {
+        return InvalidError(config_.server + ": " + req.method + " " + req.path_and_query +
+                            ": response body larger than " + std::to_string(cap) + " bytes");
+      }
       return out;
     } catch (const http::http_exception& e) {
       return FromException(e.what(), e.error_code().value(), cancel);

@@ -20,7 +20,12 @@ struct HttpRequest {
   std::string path_and_query;  // "/apis/example.com/v1/widgets?limit=500"
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // Send() only: a larger 2xx body fails with kInvalid naming the cap; 0 = no cap. Error bodies
+  // (non-2xx) are always cut to kMaxErrorBodyBytes, which is plenty for a metav1.Status.
+  size_t max_body_bytes = 0;
 };
+
+constexpr size_t kMaxErrorBodyBytes = 64 << 10;
 
 struct HttpResponse {
   int status = 0;

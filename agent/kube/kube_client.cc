@@ -12,6 +12,7 @@ Result<ObjectList> ListAll(KubeClient& client, const ResourceRef& r, int page_si
     auto page = client.List(r, options);
     if (!page.ok()) return page.status();
     for (auto& item : page->items) all.items.push_back(std::move(item));
+    for (auto& bad : page->quarantined) all.quarantined.push_back(std::move(bad));
     // Every page of one paginated list is served from the same snapshot.
     all.resource_version = page->resource_version;
     if (page->continue_token.empty()) return all;

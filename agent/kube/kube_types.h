@@ -3,7 +3,9 @@
 // Value types; not synchronized.
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,21 @@ struct KubeObject {
 
 using ObjectPtr = std::shared_ptr<const KubeObject>;
 
+// The most an object may be before it is quarantined (BadObject). Depth counts brackets from
+// the object's own top-level `{` (the API server itself refuses more than 10,000).
+struct ObjectLimits {
+  int max_depth = 1000;
+  size_t max_bytes = size_t{4} << 20;
+};
+
+// An object that is skipped on its own, so that everything else keeps flowing: too deep, too
+// big, or with unreadable metadata.
+struct BadObject {
+  ObjectMeta meta;      // what could be read; meta.uid is "" when not even that
+  std::string reason;   // "too_deep", "too_big" or "malformed": a metric label
+  std::string message;  // what is wrong, for logs and the Warning Event
+};
+
 struct ListOptions {
   int limit = 500;
   std::string continue_token;
@@ -55,6 +72,7 @@ struct ObjectList {
   std::vector<KubeObject> items;
   std::string resource_version;  // the list's metadata.resourceVersion: where to start watching
   std::string continue_token;    // non-empty when more pages follow
+  std::vector<BadObject> quarantined;  // listed objects that are not in `items`
 };
 
 struct WatchOptions {
@@ -73,6 +91,8 @@ struct WatchEvent {
   // For ERROR: the Status object's code (410 = expired resourceVersion) and message.
   int error_code = 0;
   std::string error_message;
+  // Set when the object is bad: `object` then holds only the metadata that could be read.
+  std::optional<BadObject> quarantined;
 };
 
 enum class PatchType { kMerge, kJson };

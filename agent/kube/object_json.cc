@@ -2,10 +2,10 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <utility>
+
+#include "agent/kube/json_scan.h"
 
 namespace nodehook {
 namespace {
@@ -18,93 +18,86 @@ Status FieldError(std::string_view what, std::string_view field, std::string_vie
                       std::string(expected));
 }
 
-// Kubernetes itself refuses JSON nested deeper than this; the limit also keeps the
-// recursive serializer below far away from the end of the stack.
-constexpr int kMaxNestingDepth = 10000;
-
-// Deepest bracket nesting outside of strings. Only called on text RapidJSON accepted.
-int NestingDepth(std::string_view text) {
-  int depth = 0, max_depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > max_depth) max_depth = depth;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return max_depth;
+std::string_view TrimSpace(std::string_view text) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  size_t begin = text.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) return {};
+  return text.substr(begin, text.find_last_not_of(kSpace) - begin + 1);
 }
 
-Status ParseDocument(std::string_view what, std::string_view text, Document* doc) {
-  // The iterative parser uses the heap, not the stack, for nesting.
-  doc->Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
-  if (doc->HasParseError()) {
-    return InvalidError(std::string(what) + ": malformed JSON at offset " +
-                        std::to_string(doc->GetErrorOffset()) + ": " +
-                        rapidjson::GetParseError_En(doc->GetParseError()));
-  }
-  if (!doc->IsObject()) return InvalidError(std::string(what) + ": expected a JSON object");
-  if (NestingDepth(text) > kMaxNestingDepth) {
-    return InvalidError(std::string(what) + ": JSON nested deeper than " +
-                        std::to_string(kMaxNestingDepth) + " levels");
-  }
+Result<JsonScan> ScanObject(std::string_view what, std::string_view text) {
+  auto scan = ScanJson(text);
+  if (!scan.ok()) return InvalidError(std::string(what) + ": " + scan.status().message());
+  if (scan->kind != '{') return InvalidError(std::string(what) + ": expected a JSON object");
+  return scan;
+}
+
+// Decodes one member that must be a string (escapes resolved). `present` tells whether the
+// member was there and not null; absent and null leave *out unchanged.
+Status StringMember(std::string_view what, const JsonScan& parent, std::string_view key,
+                    std::string_view field, std::string* out, bool* present = nullptr) {
+  const JsonPart* part = parent.Find(key);
+  bool there = part && part->value != "null";
+  if (present) *present = there;
+  if (!there) return Status::Ok();
+  if (part->value.front() != '"') return FieldError(what, field, "a string");
+  Document doc;  // a string is tiny and flat; the scanner already validated it
+  doc.Parse(part->value.data(), part->value.size());
+  if (doc.HasParseError() || !doc.IsString()) return FieldError(what, field, "a string");
+  out->assign(doc.GetString(), doc.GetStringLength());
   return Status::Ok();
 }
 
-// Reads an optional string member: absent or null leaves *out unchanged.
-Status OptionalString(std::string_view what, const Value& parent, const char* key,
+Status RequiredString(std::string_view what, const JsonScan& parent, std::string_view key,
                       std::string_view field, std::string* out) {
-  auto it = parent.FindMember(key);
-  if (it == parent.MemberEnd() || it->value.IsNull()) return Status::Ok();
-  if (!it->value.IsString()) return FieldError(what, field, "a string");
-  out->assign(it->value.GetString(), it->value.GetStringLength());
+  bool present = false;
+  Status st = StringMember(what, parent, key, field, out, &present);
+  if (!st.ok() || !present || out->empty()) return FieldError(what, field, "a non-empty string");
   return Status::Ok();
 }
 
-Status RequiredString(std::string_view what, const Value& parent, const char* key,
-                      std::string_view field, std::string* out) {
-  auto it = parent.FindMember(key);
-  if (it == parent.MemberEnd() || !it->value.IsString() || it->value.GetStringLength() == 0) {
-    return FieldError(what, field, "a non-empty string");
-  }
-  out->assign(it->value.GetString(), it->value.GetStringLength());
-  return Status::Ok();
-}
-
-// Fills meta from value.metadata. A bookmark carries only resourceVersion, so name and uid
+// Fills meta from object.metadata without parsing anything else (managedFields of a deep
+// object are as deep as the object). A bookmark carries only resourceVersion, so name and uid
 // are required only for full objects.
-Status ReadMeta(std::string_view what, const Value& object, bool full_object, ObjectMeta* meta) {
-  if (!object.IsObject()) return FieldError(what, "object", "a JSON object");
-  auto md = object.FindMember("metadata");
-  if (md == object.MemberEnd() || !md->value.IsObject()) {
-    return FieldError(what, "metadata", "a JSON object");
-  }
-  const Value& m = md->value;
-  if (full_object) {
-    NODEHOOK_RETURN_IF_ERROR(RequiredString(what, m, "name", "metadata.name", &meta->name));
-    NODEHOOK_RETURN_IF_ERROR(RequiredString(what, m, "uid", "metadata.uid", &meta->uid));
-  }
+Status ReadMeta(std::string_view what, const JsonScan& object, bool full_object, ObjectMeta* meta) {
+  const JsonPart* md = object.Find("metadata");
+  if (!md || md->value.front() != '{') return FieldError(what, "metadata", "a JSON object");
+  auto m = ScanJson(md->value);
+  if (!m.ok()) return FieldError(what, "metadata", "a JSON object");
+  // uid first: a quarantined object is worth its uid even when its name is unreadable.
+  if (full_object) NODEHOOK_RETURN_IF_ERROR(RequiredString(what, *m, "uid", "metadata.uid", &meta->uid));
+  NODEHOOK_RETURN_IF_ERROR(StringMember(what, *m, "namespace", "metadata.namespace", &meta->namespace_name));
+  if (full_object) NODEHOOK_RETURN_IF_ERROR(RequiredString(what, *m, "name", "metadata.name", &meta->name));
   NODEHOOK_RETURN_IF_ERROR(
-      OptionalString(what, m, "namespace", "metadata.namespace", &meta->namespace_name));
-  NODEHOOK_RETURN_IF_ERROR(
-      OptionalString(what, m, "resourceVersion", "metadata.resourceVersion", &meta->resource_version));
-  auto ts = m.FindMember("deletionTimestamp");
-  meta->deleting = ts != m.MemberEnd() && !ts->value.IsNull();
+      StringMember(what, *m, "resourceVersion", "metadata.resourceVersion", &meta->resource_version));
+  const JsonPart* ts = m->Find("deletionTimestamp");
+  meta->deleting = ts && ts->value != "null";
   return Status::Ok();
 }
 
-std::string Serialize(const Value& value) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  value.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
+// Checks one ADDED/MODIFIED/DELETED or list object against the limits and reads its metadata.
+// Returns the problem as a BadObject, or nullopt when the object is good; then *scan holds the
+// object's members, so the caller need not scan it again.
+std::optional<BadObject> CheckObject(std::string_view what, const JsonPart& part, const ObjectLimits& limits,
+                                     ObjectMeta* meta, JsonScan* scan_out = nullptr) {
+  std::optional<BadObject> bad;
+  if (part.value.front() != '{') {
+    bad = BadObject{{}, "malformed", std::string(what) + ": expected a JSON object"};
+    return bad;
+  }
+  if (part.value.size() > limits.max_bytes) {
+    bad = BadObject{{}, "too_big", "object is " + std::to_string(part.value.size()) + " bytes; max_object_bytes is " +
+                                       std::to_string(limits.max_bytes)};
+  } else if (part.depth > limits.max_depth) {
+    bad = BadObject{{}, "too_deep", "object is nested " + std::to_string(part.depth) +
+                                        " levels deep; max_object_depth is " + std::to_string(limits.max_depth)};
+  }
+  auto scan = ScanJson(part.value);  // already validated as part of its container
+  Status read = scan.ok() ? ReadMeta(what, *scan, /*full_object=*/true, meta) : scan.status();
+  if (!read.ok() && !bad) bad = BadObject{{}, "malformed", read.message()};
+  if (bad) bad->meta = *meta;
+  if (!bad && scan_out) *scan_out = std::move(scan).value();
+  return bad;
 }
 
 Status ReadApiStatus(std::string_view what, const Value& v, ApiStatus* out) {
@@ -114,8 +107,25 @@ Status ReadApiStatus(std::string_view what, const Value& v, ApiStatus* out) {
     if (!code->value.IsInt()) return FieldError(what, "code", "an integer");
     out->code = code->value.GetInt();
   }
-  NODEHOOK_RETURN_IF_ERROR(OptionalString(what, v, "reason", "reason", &out->reason));
-  return OptionalString(what, v, "message", "message", &out->message);
+  for (auto [key, field] : {std::pair{"reason", &out->reason}, std::pair{"message", &out->message}}) {
+    auto it = v.FindMember(key);
+    if (it == v.MemberEnd() || it->value.IsNull()) continue;
+    if (!it->value.IsString()) return FieldError(what, key, "a string");
+    field->assign(it->value.GetString(), it->value.GetStringLength());
+  }
+  return Status::Ok();
+}
+
+Result<ApiStatus> ParseStatusText(std::string_view what, std::string_view text) {
+  Document doc;
+  doc.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());  // heap, not stack, for nesting
+  if (doc.HasParseError()) {
+    return InvalidError(std::string(what) + ": malformed JSON at offset " + std::to_string(doc.GetErrorOffset()) +
+                        ": " + rapidjson::GetParseError_En(doc.GetParseError()));
+  }
+  ApiStatus status;
+  NODEHOOK_RETURN_IF_ERROR(ReadApiStatus(what, doc, &status));
+  return status;
 }
 
 bool ParseEventType(std::string_view name, WatchEventType* type) {
@@ -133,97 +143,115 @@ bool ParseEventType(std::string_view name, WatchEventType* type) {
   return false;
 }
 
+// `"apiVersion":"v1","kind":"Foo",` for items of a list whose kind is "FooList"; the raw string
+// bytes are reused, so nothing is decoded and re-encoded.
+struct ItemHeader {
+  std::string kind_member, api_version_member;
+};
+
+ItemHeader HeaderFromList(const JsonScan& list) {
+  ItemHeader header;
+  const JsonPart* kind = list.Find("kind");
+  constexpr std::string_view kListSuffix = "List\"";
+  if (kind && kind->value.size() > kListSuffix.size() + 1 && kind->value.front() == '"' &&
+      kind->value.substr(kind->value.size() - kListSuffix.size()) == kListSuffix) {
+    header.kind_member = "\"kind\":" + std::string(kind->value.substr(0, kind->value.size() - kListSuffix.size())) + "\"";
+  }
+  const JsonPart* api_version = list.Find("apiVersion");
+  if (api_version && api_version->value.front() == '"') {
+    header.api_version_member = "\"apiVersion\":" + std::string(api_version->value);
+  }
+  return header;
+}
+
+std::string ItemJson(std::string_view item, const JsonScan& scan, const ItemHeader& header) {
+  std::string inserted;
+  for (auto [key, member] : {std::pair{"apiVersion", &header.api_version_member}, std::pair{"kind", &header.kind_member}}) {
+    if (!member->empty() && !scan.Find(key)) inserted += *member + ",";
+  }
+  if (inserted.empty()) return std::string(item);
+  if (scan.parts.empty()) inserted.pop_back();  // "{}" takes no trailing comma
+  std::string json;
+  json.reserve(item.size() + inserted.size());
+  json.append(item.substr(0, 1)).append(inserted).append(item.substr(1));
+  return json;
+}
+
 }  // namespace
 
-Result<KubeObject> ParseObject(std::string_view json) {
-  Document doc;
-  NODEHOOK_RETURN_IF_ERROR(ParseDocument("object", json, &doc));
+Result<KubeObject> ParseObject(std::string_view json, const ObjectLimits& limits) {
+  json = TrimSpace(json);  // the API server ends its responses with a newline
+  auto scan = ScanObject("object", json);
+  if (!scan.ok()) return scan.status();
   KubeObject obj;
-  NODEHOOK_RETURN_IF_ERROR(ReadMeta("object", doc, /*full_object=*/true, &obj.meta));
+  auto bad = CheckObject("object", JsonPart{{}, json, scan->depth}, limits, &obj.meta);
+  if (bad) return InvalidError(bad->message);
   obj.json.assign(json.data(), json.size());
   return obj;
 }
 
-Result<ObjectList> ParseObjectList(std::string_view json) {
+Result<ObjectList> ParseObjectList(std::string_view json, const ObjectLimits& limits) {
   constexpr std::string_view kWhat = "list";
-  Document doc;
-  NODEHOOK_RETURN_IF_ERROR(ParseDocument(kWhat, json, &doc));
+  auto scan = ScanObject(kWhat, json);
+  if (!scan.ok()) return scan.status();
   ObjectList list;
-  auto md = doc.FindMember("metadata");
-  if (md == doc.MemberEnd() || !md->value.IsObject()) {
-    return FieldError(kWhat, "metadata", "a JSON object");
-  }
-  NODEHOOK_RETURN_IF_ERROR(OptionalString(kWhat, md->value, "resourceVersion",
-                                          "metadata.resourceVersion", &list.resource_version));
-  NODEHOOK_RETURN_IF_ERROR(
-      OptionalString(kWhat, md->value, "continue", "metadata.continue", &list.continue_token));
+  const JsonPart* md = scan->Find("metadata");
+  if (!md || md->value.front() != '{') return FieldError(kWhat, "metadata", "a JSON object");
+  auto meta = ScanJson(md->value);
+  if (!meta.ok()) return meta.status();
+  NODEHOOK_RETURN_IF_ERROR(StringMember(kWhat, *meta, "resourceVersion", "metadata.resourceVersion",
+                                        &list.resource_version));
+  NODEHOOK_RETURN_IF_ERROR(StringMember(kWhat, *meta, "continue", "metadata.continue", &list.continue_token));
 
-  // Items inherit kind/apiVersion from the list when the server left them out.
-  std::string list_kind, api_version;
-  NODEHOOK_RETURN_IF_ERROR(OptionalString(kWhat, doc, "kind", "kind", &list_kind));
-  NODEHOOK_RETURN_IF_ERROR(OptionalString(kWhat, doc, "apiVersion", "apiVersion", &api_version));
-  constexpr std::string_view kListSuffix = "List";
-  std::string item_kind;
-  if (list_kind.size() > kListSuffix.size() &&
-      list_kind.compare(list_kind.size() - kListSuffix.size(), kListSuffix.size(), kListSuffix) == 0) {
-    item_kind = list_kind.substr(0, list_kind.size() - kListSuffix.size());
-  }
-
-  auto items = doc.FindMember("items");
-  if (items == doc.MemberEnd() || items->value.IsNull()) return list;  // empty lists may send null
-  if (!items->value.IsArray()) return FieldError(kWhat, "items", "an array");
-  auto& alloc = doc.GetAllocator();
-  for (rapidjson::SizeType i = 0; i < items->value.Size(); ++i) {
-    Value& item = items->value[i];
+  const JsonPart* items = scan->Find("items");
+  if (!items || items->value == "null") return list;  // empty lists may send null
+  if (items->value.front() != '[') return FieldError(kWhat, "items", "an array");
+  auto elements = ScanJson(items->value);
+  if (!elements.ok()) return elements.status();
+  ItemHeader header = HeaderFromList(*scan);
+  for (size_t i = 0; i < elements->parts.size(); ++i) {
+    const JsonPart& element = elements->parts[i];
     std::string what = "list item " + std::to_string(i);
     KubeObject obj;
-    NODEHOOK_RETURN_IF_ERROR(ReadMeta(what, item, /*full_object=*/true, &obj.meta));
-    if (!item_kind.empty() && !item.HasMember("kind")) {
-      item.AddMember("kind", Value(item_kind.c_str(), alloc), alloc);
+    JsonScan item_scan;
+    if (auto bad = CheckObject(what, element, limits, &obj.meta, &item_scan)) {
+      list.quarantined.push_back(std::move(*bad));
+      continue;
     }
-    if (!api_version.empty() && !item.HasMember("apiVersion")) {
-      item.AddMember("apiVersion", Value(api_version.c_str(), alloc), alloc);
-    }
-    obj.json = Serialize(item);
+    obj.json = ItemJson(element.value, item_scan, header);
     list.items.push_back(std::move(obj));
   }
   return list;
 }
 
-Result<WatchEvent> ParseWatchEvent(std::string_view line) {
+Result<WatchEvent> ParseWatchEvent(std::string_view line, const ObjectLimits& limits) {
   constexpr std::string_view kWhat = "watch event";
-  Document doc;
-  NODEHOOK_RETURN_IF_ERROR(ParseDocument(kWhat, line, &doc));
+  auto scan = ScanObject(kWhat, line);
+  if (!scan.ok()) return scan.status();
   WatchEvent event;
   std::string type_name;
-  NODEHOOK_RETURN_IF_ERROR(RequiredString(kWhat, doc, "type", "type", &type_name));
+  NODEHOOK_RETURN_IF_ERROR(RequiredString(kWhat, *scan, "type", "type", &type_name));
   if (!ParseEventType(type_name, &event.type)) {
-    return FieldError(kWhat, "type", "ADDED, MODIFIED, DELETED, BOOKMARK or ERROR, got '" +
-                                         type_name + "'");
+    return FieldError(kWhat, "type", "ADDED, MODIFIED, DELETED, BOOKMARK or ERROR, got '" + type_name + "'");
   }
-  auto object = doc.FindMember("object");
-  if (object == doc.MemberEnd() || !object->value.IsObject()) {
-    return FieldError(kWhat, "object", "a JSON object");
-  }
+  const JsonPart* object = scan->Find("object");
+  if (!object || object->value.front() != '{') return FieldError(kWhat, "object", "a JSON object");
   if (event.type == WatchEventType::kError) {
-    ApiStatus status;
-    NODEHOOK_RETURN_IF_ERROR(ReadApiStatus("watch ERROR event", object->value, &status));
-    event.error_code = status.code;
-    event.error_message = status.message.empty() ? status.reason : status.message;
+    auto status = ParseStatusText("watch ERROR event", object->value);
+    if (!status.ok()) return status.status();
+    event.error_code = status->code;
+    event.error_message = status->message.empty() ? status->reason : status->message;
+  } else if (event.type == WatchEventType::kBookmark) {
+    auto bookmark = ScanJson(object->value);
+    NODEHOOK_RETURN_IF_ERROR(ReadMeta(kWhat, *bookmark, /*full_object=*/false, &event.object.meta));
   } else {
-    bool full = event.type != WatchEventType::kBookmark;
-    NODEHOOK_RETURN_IF_ERROR(ReadMeta(kWhat, object->value, full, &event.object.meta));
+    event.quarantined = CheckObject(kWhat, *object, limits, &event.object.meta);
+    if (event.quarantined) return event;
   }
-  event.object.json = Serialize(object->value);
+  event.object.json.assign(object->value.data(), object->value.size());
   return event;
 }
 
-Result<ApiStatus> ParseApiStatus(std::string_view json) {
-  Document doc;
-  NODEHOOK_RETURN_IF_ERROR(ParseDocument("status", json, &doc));
-  ApiStatus status;
-  NODEHOOK_RETURN_IF_ERROR(ReadApiStatus("status", doc, &status));
-  return status;
-}
+Result<ApiStatus> ParseApiStatus(std::string_view json) { return ParseStatusText("status", json); }
 
 }  // namespace nodehook

@@ -1,5 +1,6 @@
 #include "agent/kube/rest_kube_client.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -39,14 +40,16 @@ std::string Snippet(std::string_view line) {
 
 }  // namespace
 
-RestKubeClient::RestKubeClient(std::unique_ptr<HttpTransport> transport)
-    : transport_(std::move(transport)) {}
+RestKubeClient::RestKubeClient(std::unique_ptr<HttpTransport> transport, ObjectLimits limits)
+    : transport_(std::move(transport)), limits_(limits) {}
 
 Result<ObjectList> RestKubeClient::List(const ResourceRef& r, const ListOptions& o) {
-  auto resp = transport_->Send(JsonRequest("GET", ListPath(r, o)));
-  if (!resp.ok()) return resp.status();
+  HttpRequest req = JsonRequest("GET", ListPath(r, o));
+  req.max_body_bytes = kMaxListBodyBytes;
+  auto resp = transport_->Send(req);
+  if (!resp.ok()) return Status(resp.status().code(), "list " + r.Id() + ": " + resp.status().message());
   if (!IsHttpSuccess(resp->status)) return ErrorFromResponse(*resp, "list " + r.Id());
-  auto list = ParseObjectList(resp->body);
+  auto list = ParseObjectList(resp->body, limits_);
   if (!list.ok()) return InvalidError("list " + r.Id() + ": " + list.status().message());
   return list;
 }
@@ -60,10 +63,10 @@ Status RestKubeClient::Watch(const ResourceRef& r, const WatchOptions& o,
     if (auto t = weak_stream_cancel.lock()) t->Cancel();
   });
 
-  WatchLineSplitter splitter;
+  WatchLineSplitter splitter(std::max(WatchLineSplitter::kDefaultMaxLineBytes, limits_.max_bytes + (64 << 10)));
   Status stream_error;  // first malformed line; stops the stream
   auto on_line = [&](std::string_view line) -> Status {
-    auto event = ParseWatchEvent(line);
+    auto event = ParseWatchEvent(line, limits_);
     if (!event.ok()) {
       Log(LogLevel::kWarn, "malformed watch line",
           {{"resource", r.Id()}, {"error", event.status().message()}, {"line", Snippet(line)},
@@ -98,7 +101,7 @@ Result<KubeObject> RestKubeClient::Get(const ObjectRef& o) {
   auto resp = transport_->Send(JsonRequest("GET", ObjectPath(o)));
   if (!resp.ok()) return resp.status();
   if (!IsHttpSuccess(resp->status)) return ErrorFromResponse(*resp, what);
-  auto obj = ParseObject(resp->body);
+  auto obj = ParseObject(resp->body, limits_);
   if (!obj.ok()) return InvalidError(what + ": " + obj.status().message());
   return obj;
 }

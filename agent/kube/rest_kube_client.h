@@ -12,10 +12,15 @@ namespace nodehook {
 
 class RestKubeClient final : public KubeClient {
  public:
-  explicit RestKubeClient(std::unique_ptr<HttpTransport> transport);
+  // Objects beyond `limits` are quarantined in lists and watch events (see object_json.h).
+  explicit RestKubeClient(std::unique_ptr<HttpTransport> transport, ObjectLimits limits = {});
+
+  // The largest list page read; a larger one fails that list with kInvalid naming the cap.
+  static constexpr size_t kMaxListBodyBytes = size_t{512} << 20;
 
   Result<ObjectList> List(const ResourceRef& r, const ListOptions& o) override;
 
+  // A watch line longer than max(16 MiB, max_bytes + 64 KiB) fails the watch with kInvalid.
   // Cancellation: a per-call CancelToken is handed to the transport so a malformed line can
   // stop the stream without cancelling the caller's token. It is linked to `cancel` through
   // a weak reference; since CancelToken keeps callbacks until it fires, each call leaves one
@@ -29,6 +34,7 @@ class RestKubeClient final : public KubeClient {
 
  private:
   std::unique_ptr<HttpTransport> transport_;
+  const ObjectLimits limits_;
 };
 
 }  // namespace nodehook

@@ -104,7 +104,7 @@ TEST_CASE("the node sink takes this node's labels from lists and events and forg
   NodeLabels labels;
   NodeLabelsSink sink("node-a", labels);
 
-  sink.OnListed({Ptr(Node("node-b", R"({"zone":"x"})")), Ptr(Node("node-a", R"({"zone":"a"})"))});
+  sink.OnListed({Ptr(Node("node-b", R"({"zone":"x"})")), Ptr(Node("node-a", R"({"zone":"a"})"))}, {});
   CHECK(labels.Get() == LabelMap{{"zone", "a"}});
 
   sink.OnObject(Ptr(Node("node-b", R"({"zone":"y"})")));
@@ -118,9 +118,9 @@ TEST_CASE("the node sink takes this node's labels from lists and events and forg
   CHECK_FALSE(labels.Get().has_value());
   CHECK(log.Count("node labels unknown") == 1);
 
-  sink.OnListed({Ptr(Node("node-a", "{}"))});
+  sink.OnListed({Ptr(Node("node-a", "{}"))}, {});
   CHECK(labels.Get() == LabelMap{});
-  sink.OnListed({});
+  sink.OnListed({}, {});
   CHECK_FALSE(labels.Get().has_value());
 }
 

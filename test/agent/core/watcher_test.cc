@@ -43,9 +43,14 @@ WatchEvent Expired() {
 struct RecordingSink : WatchSink {
   std::mutex mu;
   std::vector<std::string> log;
-  void OnListed(const std::vector<ObjectPtr>& items) override {
+  void OnListed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined) override {
     std::lock_guard<std::mutex> l(mu);
     log.push_back("listed " + std::to_string(items.size()));
+    for (const auto& bad : quarantined) log.push_back("listed bad " + bad.meta.uid);
+  }
+  void OnQuarantined(const BadObject& bad, WatchEventType type) override {
+    std::lock_guard<std::mutex> l(mu);
+    log.push_back(std::string("quarantined ") + WatchEventTypeName(type) + " " + bad.meta.uid);
   }
   void OnObject(ObjectPtr o) override {
     std::lock_guard<std::mutex> l(mu);
@@ -259,4 +264,67 @@ TEST_CASE("a 429 with Retry-After waits at least that long before listing again"
   auto times = f.client.list_times();
   REQUIRE(times.size() == 2);
   REQUIRE(times[1] - times[0] >= Duration(7500));  // it slept through the 4999 ms step
+}
+
+namespace {
+WatchEvent Poison(WatchEventType type, const std::string& uid, const std::string& rv) {
+  WatchEvent e = Event(type, uid, rv);
+  e.object.json.clear();
+  e.quarantined = BadObject{e.object.meta, "too_deep", "object is nested 10001 levels deep"};
+  return e;
+}
+}  // namespace
+
+TEST_CASE("a poison event between two good events does not restart the watch, and the good ones arrive") {
+  Fixture f;
+  f.client.QueueList(ListOf({}, "10"));
+  f.client.QueueWatch({{Event(WatchEventType::kAdded, "a", "11"), Poison(WatchEventType::kAdded, "bad", "12"),
+                        Event(WatchEventType::kAdded, "c", "13")},
+                       Status::Ok()});
+  f.Start();
+  f.client.WaitForWatchCalls(2);
+  REQUIRE(f.sink.Log() == std::vector<std::string>{"listed 0", "object a@11", "quarantined ADDED bad", "object c@13"});
+  REQUIRE(f.client.watch_calls()[1].resource_version == "13");
+  REQUIRE(f.client.list_call_count() == 1);
+  REQUIRE(f.watcher.consecutive_failures() == 0);
+}
+
+TEST_CASE("a relist hands the sink its quarantined objects beside the good ones") {
+  Fixture f;
+  ObjectList list = ListOf({Obj("a", "5")}, "10");
+  list.quarantined.push_back(BadObject{{"bad", "ns", "n-bad", "6", false}, "too_big", "object is 5000000 bytes"});
+  f.client.QueueList(list);
+  f.Start();
+  f.client.WaitForWatchCalls(1);
+  REQUIRE(f.sink.Log() == std::vector<std::string>{"listed 1", "listed bad bad"});
+  REQUIRE(f.watcher.synced());
+}
+
+TEST_CASE("a malformed watch line leads to a relist, never to the same resourceVersion again") {
+  Fixture f;
+  f.client.QueueList(ListOf({}, "10"));
+  f.client.QueueList(ListOf({}, "20"));
+  f.client.QueueWatch({{}, InvalidError("watch widgets.example.com/v1: malformed JSON at offset 0")});
+  f.Start();
+  f.client.WaitForWatchCalls(1);
+  while (f.clock.waiters() == 0) std::this_thread::yield();
+  f.clock.Advance(Duration(800));
+  f.client.WaitForWatchCalls(2);
+  REQUIRE(f.client.list_call_count() == 2);
+  REQUIRE(f.client.watch_calls()[1].resource_version == "20");
+}
+
+TEST_CASE("a 404 on list says the resource does not exist and asks whether the CRD is installed") {
+  Fixture f;
+  f.client.QueueList(NotFoundError("list widgets.example.com/v1: HTTP 404: the server could not find the requested resource"));
+  f.client.QueueList(ListOf({}, "10"));
+  f.Start();
+  f.client.WaitForListCalls(1);
+  while (f.clock.waiters() == 0) std::this_thread::yield();
+  CHECK_THAT(f.watcher.problem(), Catch::Contains("no widgets in group example.com version v1") &&
+                                      Catch::Contains("is the CRD installed"));
+  CHECK_FALSE(f.watcher.synced());
+  f.clock.Advance(Duration(800));  // still retried with backoff
+  f.client.WaitForWatchCalls(1);
+  CHECK(f.watcher.problem().empty());
 }
