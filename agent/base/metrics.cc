@@ -167,16 +167,23 @@ void Metrics::RenderHistogram(const std::string& name, const std::string& labels
   *out += name + "_count" + labels + " " + std::to_string(count) + "\n";
 }
 
-void Metrics::AddCollector(std::function<void(Metrics&)> collector) {
+Metrics::CollectorId Metrics::AddCollector(std::function<void(Metrics&)> collector) {
   std::lock_guard<std::mutex> lock(collectors_mu_);
-  collectors_.push_back(std::move(collector));
+  CollectorId id = next_collector_++;
+  collectors_.emplace(id, std::move(collector));
+  return id;
+}
+
+void Metrics::RemoveCollector(CollectorId id) {
+  std::lock_guard<std::mutex> lock(collectors_mu_);
+  collectors_.erase(id);
 }
 
 std::string Metrics::Render() {
   {
     // Collectors record through GetGauge(), which takes mu_: run them before taking it.
     std::lock_guard<std::mutex> lock(collectors_mu_);
-    for (const auto& collect : collectors_) collect(*this);
+    for (const auto& [id, collect] : collectors_) collect(*this);
   }
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;

@@ -80,8 +80,11 @@ class Metrics {
                           const std::vector<double>& bounds = LatencyBuckets());
 
   // Runs before every Render(), outside the registry's lock: refresh gauges that are derived from
-  // other state (e.g. seconds since a watch's last event). Callbacks live as long as the registry.
-  void AddCollector(std::function<void(Metrics&)> collector);
+  // other state (e.g. seconds since a watch's last event). A collector stays until removed; one
+  // that reads an object must be removed before that object dies.
+  using CollectorId = uint64_t;
+  CollectorId AddCollector(std::function<void(Metrics&)> collector);
+  void RemoveCollector(CollectorId id);
 
   // Runs the collectors, then renders HELP and TYPE lines and one sample line per label set;
   // families sorted by name. Not const: collectors record into the registry.
@@ -107,7 +110,8 @@ class Metrics {
   std::vector<std::unique_ptr<Gauge>> detached_gauges_;      // guarded by mu_
   std::vector<std::unique_ptr<Histogram>> detached_histograms_;  // guarded by mu_
   std::mutex collectors_mu_;
-  std::vector<std::function<void(Metrics&)>> collectors_;  // guarded by collectors_mu_
+  std::map<CollectorId, std::function<void(Metrics&)>> collectors_;  // guarded by collectors_mu_
+  CollectorId next_collector_ = 1;                                  // guarded by collectors_mu_
 };
 
 // The process-wide registry the agent's modules record into and /metrics renders.

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "agent/base/log.h"
+#include "agent/base/metrics.h"
 
 namespace nodehook {
 
@@ -41,7 +42,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
       store_(store),
       clock_(clock),
       queue_(clock, QueueOptions{std::chrono::milliseconds(config_.tuning.batch_window_ms),
-                                 std::chrono::milliseconds(config_.tuning.max_latency_ms)}),
+                                 std::chrono::milliseconds(config_.tuning.max_latency_ms), &DefaultMetrics()}),
       reconciler_(store, runner, clock, MakeReconcilerOptions(config_)),
       nodes_(client, clock),
       events_(client, clock, EventRecorderOptions{config_.node_name}),

@@ -2,29 +2,49 @@
 
 #include <algorithm>
 #include <utility>
-#include <vector>
 
 namespace nodehook {
 
+WorkQueue::WorkQueue(Clock& clock, QueueOptions options) : clock_(clock), options_(options), metrics_(options.metrics) {
+  metrics_.WatchInFlight([this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    TimePoint now = clock_.Now();
+    double sum = 0, longest = 0;
+    for (const auto& [key, since] : processing_) {
+      double seconds = static_cast<double>((now - since).count()) / 1000.0;
+      sum += seconds;
+      longest = std::max(longest, seconds);
+    }
+    return std::make_pair(sum, longest);
+  });
+}
+
 void WorkQueue::AddNow(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
-  delayed_.erase(key);
-  batching_.erase(key);
+  metrics_.Added();
+  changed_at_.try_emplace(key, clock_.Now());
+  waiting_.erase(key);  // its heap entry turns stale
   MakeReadyLocked(key);
 }
 
 void WorkQueue::Add(const std::string& key) {
-  if (options_.batch_window <= Duration::zero()) {
-    AddNow(key);
+  std::lock_guard<std::mutex> lock(mu_);
+  metrics_.Added();
+  TimePoint now = clock_.Now();
+  changed_at_.try_emplace(key, now);
+  if (queued_.count(key)) return;  // already ready: the worker will see the latest state
+  if (processing_.count(key)) {
+    dirty_.insert(key);  // Done() decides when it runs again
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (queued_.count(key)) return;  // already ready: the worker will see the latest state
-  TimePoint now = clock_.Now();
-  auto it = batching_.find(key);
-  if (it == batching_.end()) it = batching_.emplace(key, Batch{now, now}).first;
-  it->second.due = std::min(now + options_.batch_window, it->second.first_add + options_.max_latency);
-  cv_.notify_all();
+  auto done = HotSinceLocked(key, now);
+  if (!done) {
+    waiting_.erase(key);  // a change beats a pending retry
+    MakeReadyLocked(key);
+    return;
+  }
+  // Hot: the changes since its last run are handled together, one window after that run.
+  ScheduleLocked(key, *done + Cooldown());
 }
 
 void WorkQueue::AddAfter(const std::string& key, Duration delay) {
@@ -33,15 +53,41 @@ void WorkQueue::AddAfter(const std::string& key, Duration delay) {
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
+  metrics_.Retried();
   if (queued_.count(key)) return;  // already due now
-  TimePoint when = clock_.Now() + delay;
-  auto it = delayed_.find(key);
-  if (it == delayed_.end()) {
-    delayed_.emplace(key, when);
-  } else {
-    it->second = std::min(it->second, when);
-  }
+  ScheduleLocked(key, clock_.Now() + delay);
+}
+
+void WorkQueue::ScheduleLocked(const std::string& key, TimePoint when) {
+  auto it = waiting_.find(key);
+  if (it != waiting_.end() && it->second <= when) return;  // the earlier schedule wins
+  waiting_[key] = when;
+  heap_.push(Due{when, seq_++, key});
   cv_.notify_all();  // a sleeping Get() may need an earlier wake-up
+}
+
+Duration WorkQueue::Cooldown() const {
+  Duration d = options_.batch_window;
+  if (options_.max_latency > Duration::zero()) d = std::min(d, options_.max_latency);
+  return std::max(d, Duration::zero());
+}
+
+std::optional<TimePoint> WorkQueue::HotSinceLocked(const std::string& key, TimePoint now) {
+  if (Cooldown() <= Duration::zero()) return std::nullopt;
+  ForgetColdLocked(now);
+  auto it = last_done_.find(key);
+  if (it == last_done_.end() || now - it->second >= Cooldown()) return std::nullopt;
+  return it->second;
+}
+
+void WorkQueue::ForgetColdLocked(TimePoint now) {
+  // done_order_ is oldest first; a key done again later has a newer entry, so only drop
+  // last_done_ when the entry is the key's latest.
+  while (!done_order_.empty() && now - done_order_.front().first >= Cooldown()) {
+    auto it = last_done_.find(done_order_.front().second);
+    if (it != last_done_.end() && it->second == done_order_.front().first) last_done_.erase(it);
+    done_order_.pop_front();
+  }
 }
 
 void WorkQueue::MakeReadyLocked(const std::string& key) {
@@ -57,33 +103,24 @@ void WorkQueue::MakeReadyLocked(const std::string& key) {
 
 void WorkQueue::PromoteDueLocked() {
   TimePoint now = clock_.Now();
-  // Promote in the order the keys fell due, so the ready queue stays first-in, first-out.
-  std::vector<std::pair<TimePoint, std::string>> due;
-  for (auto it = delayed_.begin(); it != delayed_.end();) {
-    if (it->second <= now) {
-      due.emplace_back(it->second, it->first);
-      it = delayed_.erase(it);
-    } else {
-      ++it;
-    }
+  // The heap yields keys in the order they fell due, so the ready queue stays first-in, first-out.
+  while (!heap_.empty() && heap_.top().when <= now) {
+    Due top = heap_.top();
+    heap_.pop();
+    auto it = waiting_.find(top.key);
+    if (it == waiting_.end() || it->second != top.when) continue;  // stale entry
+    waiting_.erase(it);
+    MakeReadyLocked(top.key);
   }
-  for (auto it = batching_.begin(); it != batching_.end();) {
-    if (it->second.due <= now) {
-      due.emplace_back(it->second.due, it->first);
-      it = batching_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  std::sort(due.begin(), due.end());
-  for (const auto& [when, key] : due) MakeReadyLocked(key);
 }
 
-TimePoint WorkQueue::NextDeadlineLocked() const {
-  TimePoint next = TimePoint::max();
-  for (const auto& [key, when] : delayed_) next = std::min(next, when);
-  for (const auto& [key, batch] : batching_) next = std::min(next, batch.due);
-  return next;
+TimePoint WorkQueue::NextDeadlineLocked() {
+  while (!heap_.empty()) {
+    auto it = waiting_.find(heap_.top().key);
+    if (it != waiting_.end() && it->second == heap_.top().when) return heap_.top().when;
+    heap_.pop();  // stale
+  }
+  return TimePoint::max();
 }
 
 std::optional<std::string> WorkQueue::Get() {
@@ -95,20 +132,45 @@ std::optional<std::string> WorkQueue::Get() {
       std::string key = std::move(ready_.front());
       ready_.pop_front();
       queued_.erase(key);
-      processing_.insert(key);
+      TimePoint now = clock_.Now();
+      processing_.emplace(key, now);
+      auto changed = changed_at_.find(key);
+      if (changed != changed_at_.end()) {
+        metrics_.Waited(now - changed->second);
+        changed_at_.erase(changed);
+      }
+      metrics_.Depth(ready_.size(), waiting_.size(), processing_.size());
       return key;
     }
+    metrics_.Depth(ready_.size(), waiting_.size(), processing_.size());
     TimePoint deadline = NextDeadlineLocked();
     clock_.WaitUntil(cv_, lock, deadline, [&] {
-      return shut_down_ || !ready_.empty() || NextDeadlineLocked() != deadline;
+      return shut_down_ || !ready_.empty() || (!heap_.empty() && heap_.top().when < deadline);
     });
   }
 }
 
 void WorkQueue::Done(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
-  processing_.erase(key);
-  if (dirty_.erase(key)) MakeReadyLocked(key);
+  TimePoint now = clock_.Now();
+  auto it = processing_.find(key);
+  if (it != processing_.end()) {
+    metrics_.Worked(now - it->second);
+    processing_.erase(it);
+  }
+  if (Cooldown() > Duration::zero()) {
+    last_done_[key] = now;
+    done_order_.emplace_back(now, key);
+  }
+  if (dirty_.erase(key)) {
+    // Changed while it ran: hot by definition, so it runs again one window from now.
+    if (Cooldown() > Duration::zero()) {
+      ScheduleLocked(key, now + Cooldown());
+    } else {
+      MakeReadyLocked(key);
+    }
+  }
+  metrics_.Depth(ready_.size(), waiting_.size(), processing_.size());
 }
 
 void WorkQueue::ShutDown() {
@@ -124,7 +186,7 @@ size_t WorkQueue::ReadyCount() const {
 
 size_t WorkQueue::DelayedCount() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return delayed_.size() + batching_.size();
+  return waiting_.size();
 }
 
 }  // namespace nodehook

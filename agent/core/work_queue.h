@@ -1,12 +1,16 @@
 // WorkQueue: keys of objects that need reconciling. Level-triggered, like client-go's workqueue:
 //  - fair: ready keys are handed out first-in, first-out;
 //  - stingy: a key is never handed out while it is being processed; adds that arrive meanwhile
-//    are merged into one re-run right after Done();
-//  - batched: Add() makes a key ready `batch_window` after its last add, but never later than
-//    `max_latency` after its first, so a burst of changes is handled once, and an object that
-//    never stops changing is still handled;
-//  - delayed adds (retries) keep only the earliest schedule per key.
+//    are merged into one re-run after Done();
+//  - no delay for an idle key: the first change of an object that was not handled recently is
+//    ready at once;
+//  - batched only when hot: changes to a key handled less than `batch_window` ago (capped by
+//    `max_latency`) are merged and handled once, that long after its last run; so a key that
+//    changes all the time runs at most once per window, and a change never waits longer;
+//  - delayed adds (retries) keep only the earliest schedule per key, in a heap of due times
+//    (client-go's delaying_queue), so Get() never scans every waiting key.
 // Thread-safe. Time comes from the injected Clock, so tests drive delays with a FakeClock.
+// Records nodehook_queue_* metrics when QueueOptions::metrics is set.
 #pragma once
 
 #include <condition_variable>
@@ -14,23 +18,29 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <queue>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "agent/base/clock.h"
+#include "agent/core/work_queue_metrics.h"
 
 namespace nodehook {
 
 struct QueueOptions {
-  Duration batch_window{0};  // 0 = ready at once
+  Duration batch_window{0};  // 0 = every add is ready at once
   Duration max_latency{0};
+  Metrics* metrics = nullptr;  // borrowed; must outlive the queue
 };
 
 class WorkQueue {
  public:
-  explicit WorkQueue(Clock& clock, QueueOptions options = {}) : clock_(clock), options_(options) {}
+  explicit WorkQueue(Clock& clock, QueueOptions options = {});
 
-  // Ready after the batching window (see above).
+  // A change: ready at once, or after the batching window when the key is hot (see above).
   void Add(const std::string& key);
   // Ready at once, bypassing the batching window.
   void AddNow(const std::string& key);
@@ -48,25 +58,41 @@ class WorkQueue {
   size_t DelayedCount() const;
 
  private:
-  void MakeReadyLocked(const std::string& key);
-  void PromoteDueLocked();
-  TimePoint NextDeadlineLocked() const;
-
-  struct Batch {
-    TimePoint first_add;
-    TimePoint due;
+  struct Due {
+    TimePoint when;
+    uint64_t seq;  // ties keep insertion order
+    std::string key;
+    bool operator>(const Due& o) const { return when != o.when ? when > o.when : seq > o.seq; }
   };
+
+  void MakeReadyLocked(const std::string& key);
+  void ScheduleLocked(const std::string& key, TimePoint when);
+  void PromoteDueLocked();
+  TimePoint NextDeadlineLocked();
+  Duration Cooldown() const;
+  // When a key handled less than a cooldown ago finished; nullopt when it is idle.
+  std::optional<TimePoint> HotSinceLocked(const std::string& key, TimePoint now);
+  void ForgetColdLocked(TimePoint now);
 
   Clock& clock_;
   const QueueOptions options_;
+  QueueMetrics metrics_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> ready_;           // FIFO of keys waiting for a worker
-  std::set<std::string> queued_;            // the keys in ready_
-  std::set<std::string> processing_;        // handed out, Done() not yet called
-  std::set<std::string> dirty_;             // re-added while processing
-  std::map<std::string, TimePoint> delayed_;  // key -> not before
-  std::map<std::string, Batch> batching_;     // keys inside their batching window
+  std::deque<std::string> ready_;                       // FIFO of keys waiting for a worker
+  std::unordered_set<std::string> queued_;              // the keys in ready_
+  std::unordered_map<std::string, TimePoint> processing_;  // handed out -> since when
+  std::unordered_set<std::string> dirty_;               // re-added while processing
+  // Waiting keys: the earliest due time per key, and a heap of (due, key) entries; entries whose
+  // time no longer matches waiting_ are stale and skipped.
+  std::unordered_map<std::string, TimePoint> waiting_;
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> heap_;
+  uint64_t seq_ = 0;
+  // Batching: when each recently handled key finished, and the same oldest first for pruning.
+  std::unordered_map<std::string, TimePoint> last_done_;
+  std::deque<std::pair<TimePoint, std::string>> done_order_;
+  // When a change of each key was first seen since it was last handed out: queue latency.
+  std::unordered_map<std::string, TimePoint> changed_at_;
   bool shut_down_ = false;
 };
 

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "agent/base/metrics.h"
 #include "agent/core/work_queue.h"
 #include "test/fakes/fake_clock.h"
 
@@ -111,46 +112,129 @@ struct Getter {
 };
 }  // namespace
 
-TEST_CASE("changes inside the batching window are merged and handled once the window passes") {
+TEST_CASE("the first change of an idle object is ready at once, whatever the batching window") {
+  FakeClock clock;
+  WorkQueue q(clock, Batching());
+  q.Add("idle");
+  REQUIRE(q.ReadyCount() == 1);
+  REQUIRE(*q.Get() == "idle");
+}
+
+TEST_CASE("changes to an object handled moments ago are merged and handled one window after its run") {
   FakeClock clock;
   WorkQueue q(clock, Batching());
   q.Add("a");
-  clock.Advance(Duration(60));
-  q.Add("a");  // pushes the window out to 160 ms
+  REQUIRE(*q.Get() == "a");
+  q.Done("a");  // finished at 0 ms
+  clock.Advance(Duration(30));
+  q.Add("a");
+  clock.Advance(Duration(30));
+  q.Add("a");
+  REQUIRE(q.ReadyCount() == 0);
+  REQUIRE(q.DelayedCount() == 1);
   Getter g(q, clock);
   g.AwaitBlocked();
-  clock.Advance(Duration(60));  // 120 ms: still inside the window of the second add
+  clock.Advance(Duration(39));  // 99 ms
   REQUIRE(q.ReadyCount() == 0);
-  clock.Advance(Duration(40));  // 160 ms
+  clock.Advance(Duration(1));  // 100 ms after the run
   g.t.join();
   REQUIRE(*g.got == "a");
   REQUIRE(q.DelayedCount() == 0);
 }
 
-TEST_CASE("an object that never stops changing is still handled within the maximum latency") {
+TEST_CASE("an object that changed while it was handled runs once more, one window later") {
   FakeClock clock;
   WorkQueue q(clock, Batching());
-  q.Add("busy");
-  for (int i = 0; i < 9; ++i) {
-    clock.Advance(Duration(99));
-    q.Add("busy");
-  }
-  // 891 ms after the first add; the last add wants 991 ms, the cap is 1000 ms.
-  Getter g(q, clock);
-  g.AwaitBlocked();
-  clock.Advance(Duration(100));  // 991 ms
-  g.t.join();
-  REQUIRE(*g.got == "busy");
+  q.Add("a");
+  REQUIRE(*q.Get() == "a");
+  q.Add("a");
+  q.Add("a");
+  clock.Advance(Duration(20));
+  q.Done("a");
+  REQUIRE(q.ReadyCount() == 0);
+  REQUIRE(q.DelayedCount() == 1);
+  clock.Advance(Duration(100));
+  REQUIRE(*q.Get() == "a");
 }
 
-TEST_CASE("the maximum latency caps the window even while adds keep coming") {
+TEST_CASE("an object that never stops changing runs at most once per window and never waits longer") {
   FakeClock clock;
   WorkQueue q(clock, Batching());
+  int runs = 0;
   q.Add("busy");
-  for (int i = 0; i < 20; ++i) {
-    clock.Advance(Duration(50));
-    q.Add("busy");  // each add would push the window out to now + 100 ms
+  for (int ms = 0; ms < 1000; ms += 10) {
+    if (q.ReadyCount() == 1) {
+      REQUIRE(*q.Get() == "busy");
+      ++runs;
+      q.Done("busy");
+    }
+    clock.Advance(Duration(10));
+    q.Add("busy");
   }
-  // 1000 ms after the first add: due now, however recent the last add.
-  REQUIRE(*q.Get() == "busy");
+  // Runs at 0, 100, ..., 900 ms: one per window, none skipped.
+  REQUIRE(runs == 10);
+}
+
+TEST_CASE("max_latency caps the batching window") {
+  FakeClock clock;
+  QueueOptions o = Batching();
+  o.max_latency = Duration(40);
+  WorkQueue q(clock, o);
+  q.Add("a");
+  REQUIRE(*q.Get() == "a");
+  q.Done("a");
+  q.Add("a");
+  clock.Advance(Duration(40));
+  REQUIRE(*q.Get() == "a");
+}
+
+TEST_CASE("a change of an idle object beats its pending retry") {
+  FakeClock clock;
+  WorkQueue q(clock, Batching());
+  q.AddAfter("a", Duration(60'000));
+  q.Add("a");
+  REQUIRE(q.ReadyCount() == 1);
+  REQUIRE(q.DelayedCount() == 0);
+}
+
+TEST_CASE("many delayed keys fall due in time order, ties in insertion order") {
+  FakeClock clock;
+  WorkQueue q(clock);
+  for (int i = 999; i >= 0; --i) q.AddAfter("k" + std::to_string(i), Duration(1 + i % 10));
+  clock.Advance(Duration(10));
+  std::vector<std::string> order;
+  for (int i = 0; i < 1000; ++i) order.push_back(*q.Get());
+  // Due time 1 first: k990, k980, ... (inserted first), then due time 2, ...
+  REQUIRE(order.front() == "k990");
+  REQUIRE(order[99] == "k0");
+  REQUIRE(order[100] == "k991");
+  REQUIRE(order.back() == "k9");
+}
+
+TEST_CASE("queue metrics count adds and measure the wait from the first change to a worker") {
+  FakeClock clock;
+  Metrics m;
+  QueueOptions o;
+  o.metrics = &m;
+  WorkQueue q(clock, o);
+  q.AddAfter("a", Duration(250));
+  q.Add("b");
+  clock.Advance(Duration(30));
+  q.Add("b");
+  REQUIRE(*q.Get() == "b");
+  std::string text = m.Render();
+  CHECK(text.find("nodehook_queue_adds_total 2\n") != std::string::npos);
+  CHECK(text.find("nodehook_queue_retries_total 1\n") != std::string::npos);
+  CHECK(text.find("nodehook_queue_latency_seconds_bucket{le=\"0.025\"} 0\n") != std::string::npos);
+  CHECK(text.find("nodehook_queue_latency_seconds_bucket{le=\"0.05\"} 1\n") != std::string::npos);
+  CHECK(text.find("nodehook_queue_work_in_progress 1\n") != std::string::npos);
+  CHECK(text.find("nodehook_queue_delayed 1\n") != std::string::npos);
+  clock.Advance(Duration(2000));
+  text = m.Render();
+  CHECK(text.find("nodehook_queue_longest_running_seconds 2.0299999999999998\n") == std::string::npos);
+  CHECK(text.find("nodehook_queue_longest_running_seconds 2.03\n") != std::string::npos);
+  q.Done("b");
+  text = m.Render();
+  CHECK(text.find("nodehook_queue_longest_running_seconds 0\n") != std::string::npos);
+  CHECK(text.find("nodehook_queue_work_duration_seconds_count 1\n") != std::string::npos);
 }
