@@ -14,7 +14,8 @@ two hooks at once), so:
 
 - create/update with value v: stored iff a later observation in the same life shows diffbase v
   (the old state given to a later update of the object in that life, or the life's final
-  snapshot). Values only move forward, so v seen later means v was stored by then;
+  snapshot) and no later run of v came before that observation. Values only move forward, so v
+  seen later means the last run of v before it stored it;
 - delete: stored iff it is the object's last run in its life and the life's snapshot has no row
   of the object left (its handler row was written before the hook started, and only the delete's
   Forget removes it).
@@ -104,13 +105,23 @@ def mark_stored(runs, snapshots):
         by_life_uid[(run.life, run.uid)].append(run)
     for (life, uid), mine in by_life_uid.items():
         at_end = snapshots[life]
+
+        def stored_by(value, before):
+            # The diffbase showed `value` before run number `before`: the last create/update
+            # with that value stored it (an earlier one with the same value did not, or the
+            # later one is a repeat of a stored change, which the duplicate check reports).
+            for run in reversed(mine[:before]):
+                if run.reason in HANDLED and run.value == value:
+                    run.stored = True
+                    return
+
         for i, run in enumerate(mine):
-            later = mine[i + 1:]
-            if run.reason in HANDLED:
-                seen = {r.old for r in later if r.reason == "update"} | {at_end["objects"].get(uid)}
-                run.stored = run.value in seen
-            elif run.reason == "delete":
-                run.stored = not later and uid not in at_end["objects"] and uid not in at_end["handlers"]
+            if run.reason == "update":
+                stored_by(run.old, i)
+        stored_by(at_end["objects"].get(uid), len(mine))
+        last = mine[-1]
+        if last.reason == "delete" and uid not in at_end["objects"] and uid not in at_end["handlers"]:
+            last.stored = True
 
 
 @dataclass

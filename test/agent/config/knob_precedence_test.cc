@@ -147,7 +147,7 @@ TEST_CASE("the knob table names each knob's flag, environment variable and defau
   REQUIRE(workers->default_value == "4");
   REQUIRE(node != nullptr);
   REQUIRE(node->env == "NODE_NAME");
-  REQUIRE(Knobs().size() == 26);
+  REQUIRE(Knobs().size() == 27);
 }
 
 TEST_CASE("an unknown tuning key lists the knobs allowed there") {
@@ -159,5 +159,5 @@ TEST_CASE("an unknown tuning key lists the knobs allowed there") {
           "reconnect_initial_ms, reconnect_max_ms, stall_seconds, "
           "resync_seconds, health_address, health_stale_seconds, retry_base_seconds, retry_max_seconds, retry_factor, "
           "retry_jitter_percent, retry_limit, retry_total_seconds, in_progress_delay_seconds, gc_interval_seconds, "
-          "gone_ttl_seconds, tombstone_ttl_seconds, after_state_recovery, hook_work_dir)");
+          "gone_ttl_seconds, tombstone_ttl_seconds, shutdown_grace_seconds, after_state_recovery, hook_work_dir)");
 }
