@@ -30,11 +30,13 @@ class GatedRunner final : public ActionRunner {
     calls_.push_back(request);
     cv_.notify_all();
     cv_.wait(lock, [&] { return released_ || cancel.cancelled(); });
+    // A stop wins over a release that came after it: the hook was already told to stop.
+    const bool stopped = cancel.cancelled();
     ActionResult result;
-    result.kind = released_ ? ActionResult::Kind::kExited : ActionResult::Kind::kCancelled;
-    result.exit_code = released_ ? 0 : -1;
-    result.message = released_ ? "exited 0" : "cancelled";
-    cancelled_ += released_ ? 0 : 1;
+    result.kind = stopped ? ActionResult::Kind::kCancelled : ActionResult::Kind::kExited;
+    result.exit_code = stopped ? -1 : 0;
+    result.message = stopped ? "cancelled" : "exited 0";
+    cancelled_ += stopped ? 1 : 0;
     return result;
   }
 
