@@ -75,10 +75,15 @@ def read_runs(run_log):
 
 def snapshot(state_file, node):
     """What the state file holds for `node`: {"objects": uid -> spec.crashv of the diffbase,
-    "handlers": uid -> [handler, ...]}. Read-only; call it only while no agent runs."""
-    with sqlite3.connect(f"file:{state_file}?mode=ro", uri=True) as db:
-        objects = db.execute("SELECT uid, essence FROM objects WHERE node = ?", (node,)).fetchall()
-        handlers = db.execute("SELECT uid, handler FROM handlers WHERE node = ?", (node,)).fetchall()
+    "handlers": uid -> [handler, ...]}. Read-only; call it only while no agent runs. An agent
+    killed before it created the file, or before its first migration committed, stored nothing."""
+    objects, handlers = [], []
+    if state_file.exists():
+        with sqlite3.connect(f"file:{state_file}?mode=ro", uri=True) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "objects" in tables:  # created with "handlers" in one transaction
+                objects = db.execute("SELECT uid, essence FROM objects WHERE node = ?", (node,)).fetchall()
+                handlers = db.execute("SELECT uid, handler FROM handlers WHERE node = ?", (node,)).fetchall()
     rows = {"objects": {uid: str(json.loads(essence).get("spec", {}).get("crashv")) for uid, essence in objects},
             "handlers": defaultdict(list)}
     for uid, handler in handlers:
