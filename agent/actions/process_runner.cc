@@ -75,8 +75,15 @@ ActionResult ProcessRunner::Run(const ActionRequest& request, const CancelToken&
   Result<SpawnedChild> child = SpawnChild(MakeExecPlan(request, environ));
   if (!child.ok()) return finished(FailedToStart(child.status().message()));
 
+  const pid_t group = child->pid;
   RunningHook hook(std::move(child.value()), request.stdin_data, options_.output_limit);
-  const StopReason reason = Supervise(hook, request, cancel, options_, start);
+  StopReason reason;
+  {
+    HookGroups::Registration registered(groups_, group);
+    reason = Supervise(hook, request, cancel, options_, start);
+    // What Finish() does first, done while registered: KillAllNow() never misses leftovers.
+    hook.SignalGroup(SIGKILL);
+  }
   ActionResult result = DescribeOutcome(reason, hook.Finish(), request.timeout);
   result.output = hook.TakeOutput();
   return finished(std::move(result));

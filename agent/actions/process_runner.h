@@ -3,7 +3,8 @@
 // into one bounded tail. Each hook runs in its own process group:
 //  - timeout or cancellation: SIGTERM to the group, SIGKILL after `grace_period`;
 //  - after the hook exits, background children get `drain_window` to close the output pipe,
-//    then whatever is left of the group is SIGKILLed, so Run() never hangs on them.
+//    then whatever is left of the group is SIGKILLed, so Run() never hangs on them;
+//  - KillAllNow() (a second stop signal): SIGKILL to every running hook's group at once.
 // Uses no signal handlers and reaps only its own pids, so Run() is safe to call from several
 // threads at once. The agent must not set SIGCHLD to SIG_IGN (exit statuses would be lost).
 #pragma once
@@ -12,6 +13,7 @@
 #include <cstddef>
 
 #include "agent/actions/action_runner.h"
+#include "agent/actions/hook_groups.h"
 
 namespace nodehook {
 
@@ -29,8 +31,13 @@ class ProcessRunner final : public ActionRunner {
 
   ActionResult Run(const ActionRequest& request, const CancelToken& cancel) override;
 
+  // For an agent about to exit without waiting: SIGKILLs the group of every hook running now
+  // or started from now on. Thread-safe, also while Run() is in progress on other threads.
+  void KillAllNow() { groups_.KillAll(); }
+
  private:
   const ProcessRunnerOptions options_;
+  HookGroups groups_;
 };
 
 }  // namespace nodehook

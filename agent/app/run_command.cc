@@ -1,16 +1,10 @@
 #include "agent/app/run_command.h"
 
-#include <csignal>
-#include <cstdlib>
-#include <thread>
-
-#include <pthread.h>
-#include <unistd.h>
-
 #include "agent/actions/orphan_reaper.h"
 #include "agent/actions/process_runner.h"
 #include "agent/actions/remove_tree.h"
 #include "agent/app/health_service.h"
+#include "agent/app/signal_watcher.h"
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
 #include "agent/core/agent.h"
@@ -21,33 +15,6 @@
 
 namespace nodehook {
 namespace {
-
-// Blocks SIGINT/SIGTERM in every thread and turns the first one into a cancellation;
-// a second one exits at once, for a user who does not want to wait for running hooks.
-class SignalWatcher {
- public:
-  explicit SignalWatcher(CancelToken& stop) {
-    sigemptyset(&signals_);
-    sigaddset(&signals_, SIGINT);
-    sigaddset(&signals_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
-    thread_ = std::thread([this, &stop] {
-      int sig = 0;
-      sigwait(&signals_, &sig);
-      Log(LogLevel::kInfo, "signal received",
-          {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}, {"next", "stop watching, let running hooks finish"}});
-      stop.Cancel();
-      sigwait(&signals_, &sig);
-      Log(LogLevel::kWarn, "second signal received", {{"next", "exit now"}});
-      std::_Exit(130);
-    });
-    thread_.detach();
-  }
-
- private:
-  sigset_t signals_;
-  std::thread thread_;
-};
 
 Result<TransportConfig> ConnectionFor(const Config& config) {
   Result<TransportConfig> transport =
@@ -78,8 +45,8 @@ int RunAgent(const Config& config) {
   // First, before any library starts threads: they inherit the blocked signal mask, so only
   // the watcher thread ever sees SIGINT/SIGTERM.
   OrphanReaper orphans;  // blocks SIGCHLD: before the signal watcher, so its thread inherits that too
-  CancelToken stop;
-  SignalWatcher signals(stop);
+  SignalWatcher signals;
+  const CancelToken& stop = signals.stop();
 
   LogLevel level = LogLevel::kInfo;
   ParseLogLevel(config.tuning.log_level, &level);
@@ -150,6 +117,7 @@ int RunAgent(const Config& config) {
   RestKubeClient client(NewCpprestTransport(std::move(connection).value()),
                         ObjectLimits{config.tuning.max_object_depth, static_cast<size_t>(config.tuning.max_object_bytes)});
   ProcessRunner runner;
+  signals.OnSecondSignal([&runner] { runner.KillAllNow(); });
 
   Agent agent(config, client, *store, runner, SystemClock::Instance());
   if (state->recovered_from_corruption) {
@@ -161,6 +129,9 @@ int RunAgent(const Config& config) {
   if (health) health->Attach(&agent);
   agent.Run(stop);
   if (health) health->Detach();
+  // Nothing may touch the runner once it is gone; until the process exits, a second signal
+  // still exits at once.
+  signals.OnSecondSignal(nullptr);
   return 0;
 }
 

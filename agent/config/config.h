@@ -76,6 +76,9 @@ struct Tuning {
   int gc_interval_seconds = 3600;           // how often rows of vanished objects are purged
   int gone_ttl_seconds = 3600;              // ...once they have been gone this long with nothing pending
   int tombstone_ttl_seconds = 604800;       // give up a deletion whose delete hook keeps failing; 0 = never
+  // After SIGTERM, running hooks get this long to finish before they are stopped. With the 2 s
+  // kill delay it must fit in the pod's terminationGracePeriodSeconds (60 in deploy/).
+  int shutdown_grace_seconds = 45;
   // After a damaged state file was moved aside: "adopt" stores existing objects as handled without
   // create hooks (this node most likely handled them); "rerun" runs create for every object.
   std::string after_state_recovery = "adopt";

@@ -4,6 +4,7 @@
 
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
+#include "agent/core/shutdown_grace.h"
 
 namespace nodehook {
 
@@ -139,9 +140,18 @@ void Agent::Run(const CancelToken& stop) {
       clock_.WaitUntil(housekeeping_cv_, lock, clock_.Now() + Duration(200), [&] { return stop.cancelled(); });
     }
   }
-  for (int i = 0; i < config_.tuning.workers; ++i) threads.emplace_back([this, &stop] { WorkerLoop(stop); });
+  // `stop` ends the watches and the workers' dequeuing; running hooks see only `hooks`, which
+  // the grace cancels if they are still running when it is over.
+  CancelToken hooks;
+  ShutdownGrace grace(clock_, std::chrono::seconds(config_.tuning.shutdown_grace_seconds), stop);
+  std::thread grace_thread([&] { grace.Run(hooks); });
+  for (int i = 0; i < config_.tuning.workers; ++i) {
+    threads.emplace_back([this, &stop, &hooks] { WorkerLoop(stop, hooks); });
+  }
   threads.emplace_back([this, &stop] { HousekeepingLoop(stop); });
   for (auto& t : threads) t.join();
+  grace.WorkersDone();
+  grace_thread.join();
   Log(LogLevel::kInfo, "agent stopped", {{"node", config_.node_name}, {"next", "exit"}});
 }
 
@@ -222,12 +232,12 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
   retry_inbox_.SetWaker(nullptr);
 }
 
-void Agent::WorkerLoop(const CancelToken& stop) {
+void Agent::WorkerLoop(const CancelToken& stop, const CancelToken& hooks) {
   while (auto key = queue_.Get()) {
     size_t index = 0;
     std::string uid;
     if (ResourceTracker::ParseQueueKey(*key, &index, &uid) && index < trackers_.size()) {
-      auto again = reconciler_.Reconcile(config_.resources[index], trackers_[index]->cache(), uid, stop);
+      auto again = reconciler_.Reconcile(config_.resources[index], trackers_[index]->cache(), uid, hooks);
       if (again && !stop.cancelled()) queue_.AddAfter(*key, *again);
     }
     queue_.Done(*key);

@@ -33,8 +33,9 @@ class Agent {
   Agent(Config config, KubeClient& client, StateStore& store, ActionRunner& runner, Clock& clock);
   ~Agent();
 
-  // Watches and reconciles until `stop` is cancelled, then lets running hooks see the
-  // cancellation, joins every thread and returns.
+  // Watches and reconciles until `stop` is cancelled. Then takes no new work, gives running
+  // hooks tuning.shutdown_grace_seconds to finish, stops those still running (see
+  // shutdown_grace.h), joins every thread and returns.
   void Run(const CancelToken& stop);
 
   // Per watched resource, what /healthz and /readyz judge by. Thread-safe.
@@ -50,7 +51,8 @@ class Agent {
   void ReportNodeProblem(const std::string& what, const std::string& message);
 
  private:
-  void WorkerLoop(const CancelToken& stop);
+  // Handles queued objects until `stop`; `hooks` stops the hooks it is running.
+  void WorkerLoop(const CancelToken& stop, const CancelToken& hooks);
   // Applies retry requests (from the retry inbox, and those `nodehook state retry` left in the
   // store), and collects garbage.
   void HousekeepingLoop(const CancelToken& stop);

@@ -16,6 +16,7 @@ namespace {
 const char* const kDeletedTarget = "deleted";
 const char* const kPermanentFailure = "permanent_failure";
 const char* const kRunning = "running";
+const char* const kInterrupted = "interrupted";
 // Not a hook: stores the diffbase of an object this node handled before its state was lost.
 const char* const kReasonAdopt = "adopt";
 
@@ -271,12 +272,24 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
     case HookVerdict::kDone:
       return Finish(resource, plan, cache, outcome.LogMessage(), true);
     case HookVerdict::kCancelled:
-      Log(LogLevel::kInfo, "hook interrupted",
-          {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"next", "run again after restart"}});
-      return std::nullopt;
+      return Interrupted(plan, progress);
     default:
       return Postpone(resource, plan, hook->second, outcome, progress);
   }
+}
+
+std::optional<Duration> Reconciler::Interrupted(const Plan& plan, HandlerRecord progress) {
+  // The agent is stopping, not the hook failing: due again at once, no retry counted.
+  progress.last_outcome = kInterrupted;
+  progress.last_message = "stopped at agent shutdown";
+  progress.next_attempt_ms = ToMillis(clock_.Now());
+  Status stored = store_.RecordAttempt(progress);
+  Log(LogLevel::kWarn, "hook interrupted",
+      {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason},
+       {"retries", std::to_string(progress.retries)},
+       {"next", stored.ok() ? "run again after restart, not counted as a retry"
+                            : "run again after restart (not saved: " + stored.ToString() + ")"}});
+  return std::nullopt;
 }
 
 std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, const Plan& plan, ObjectCache& cache,

@@ -6,7 +6,8 @@
 // A hook that finishes stores the new diffbase. Every other outcome (hook_outcome.h) is recorded
 // as durable progress (retries, first start, next attempt, outcome, message) and the object is
 // looked at again when it is due, after a restart too. A handler that exhausts its retry limits
-// is marked permanently failed and waits for the object to change.
+// is marked permanently failed and waits for the object to change. A hook stopped at agent
+// shutdown is recorded as "interrupted": due again at once after the restart, no retry counted.
 // Thread-safe: workers call Reconcile() concurrently, never for the same object at once
 // (the WorkQueue guarantees that).
 #pragma once
@@ -95,6 +96,8 @@ class Reconciler {
   // `ran_hook`: a hook ran (and may be reported), rather than nothing to run or an adoption.
   std::optional<Duration> Finish(const WatchedResource& resource, const Plan& plan, ObjectCache& cache,
                                  const std::string& message, bool ran_hook);
+  // The hook was stopped because the agent is shutting down: recorded as due again, no retry counted.
+  std::optional<Duration> Interrupted(const Plan& plan, HandlerRecord progress);
   // Runs the "event" hook for the object's stored events, oldest first; stops at the first that
   // is not due or does not succeed, so events are handled in order.
   std::optional<Duration> HandleEvents(const WatchedResource& resource, const HookSpec& hook, const std::string& uid,

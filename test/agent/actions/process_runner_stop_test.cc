@@ -158,3 +158,38 @@ TEST_CASE("a hook dies with an agent that was killed, so a restarted agent never
   waitpid(agent, nullptr, 0);
   REQUIRE(ProcessGoneSoon(hook));
 }
+
+TEST_CASE("killing all hooks at once (a second stop signal) SIGKILLs each running hook and its children") {
+  TempDir dir;
+  // Ignores SIGTERM: only SIGKILL, and no grace period, can end it before the 60 s timeout.
+  auto request = ShellHook(std::string("trap '' TERM; ") + kHookWithBackgroundChild, {dir.File("child.pid")});
+  request.timeout = 60s;
+  ProcessRunnerOptions options = ShortOptions();
+  options.grace_period = 60s;
+  ProcessRunner runner(options);
+  CancelToken never;
+  ActionResult result;
+  std::thread worker([&] { result = runner.Run(request, never); });
+  const pid_t child = WaitForPidFile(dir.File("child.pid"));
+  runner.KillAllNow();
+  worker.join();
+
+  REQUIRE(child > 0);
+  REQUIRE(result.kind == ActionResult::Kind::kSignaled);
+  REQUIRE(result.signal == SIGKILL);
+  REQUIRE(result.duration < 30s);
+  REQUIRE(ProcessGoneSoon(child));
+}
+
+TEST_CASE("a hook started after all hooks were killed at once is killed too") {
+  ProcessRunner runner(ShortOptions());
+  runner.KillAllNow();
+  CancelToken never;
+  auto request = ShellHook("trap '' TERM; sleep 30");
+  request.timeout = 60s;
+  auto result = runner.Run(request, never);
+
+  REQUIRE(result.kind == ActionResult::Kind::kSignaled);
+  REQUIRE(result.signal == SIGKILL);
+  REQUIRE(result.duration < 30s);
+}

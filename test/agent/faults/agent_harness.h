@@ -57,8 +57,10 @@ class AgentHarness {
     if (thread.joinable()) thread.join();
   }
 
-  void Start() {
-    agent = std::make_unique<Agent>(config, *client, *store, runner, SystemClock::Instance());
+  void Start() { Start(runner, SystemClock::Instance()); }
+  // With another runner and clock (both must outlive the harness).
+  void Start(ActionRunner& hooks, Clock& clock) {
+    agent = std::make_unique<Agent>(config, *client, *store, hooks, clock);
     thread = std::thread([this] { agent->Run(stop); });
   }
 
