@@ -89,6 +89,8 @@ int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream&
   ConfigSources sources = EnvironmentSources();
   // The role is the same for every node; a shipped config takes its node name from the pod.
   if (sources.env.count("NODE_NAME") == 0) sources.env["NODE_NAME"] = "any-node";
+  // The role does not depend on where the hooks are: it is often rendered off the node.
+  sources.check_program = nullptr;
   ConfigResult loaded = LoadConfigFile(args.config_path, sources);
   if (!loaded.ok()) {
     for (const auto& e : loaded.errors) err << e.ToString(args.config_path) << "\n";

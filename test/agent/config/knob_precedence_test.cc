@@ -84,7 +84,7 @@ TEST_CASE("every knob can be set by a flag named after it") {
     const std::map<std::string, std::string> special = {
         {"log_level", "error"}, {"log_format", "json"}, {"retry_max_seconds", "50"}, {"after_state_recovery", "rerun"},
         {"allow_volatile_state", "true"}, {"skip_hook_checks", "true"},
-        {"health_address", ":40"}, {"admin_address", "127.0.0.1:40"}};
+        {"health_address", ":40"}, {"admin_address", "127.0.0.1:40"}, {"max_object_bytes", "4096"}};
     sources.flags[knob.name] = special.count(knob.name) ? special.at(knob.name) : "40";
   }
   sources.flags["node_name"] = "flag-node";
