@@ -23,7 +23,7 @@ struct Fixture {
 
 TEST_CASE("API requests are counted by verb, resource and HTTP status, and transport failures as error") {
   Fixture f;
-  f.transport->PushResponse(200, WidgetListJson("10", ""));
+  f.transport->PushResponse(200, WidgetListJson("10", "", ""));
   f.transport->PushResponse(403, R"({"kind":"Status","code":403,"message":"forbidden"})");
   ScriptedResponse refused;
   refused.transport_error = UnavailableError("connection refused");
