@@ -1,6 +1,7 @@
 // SqliteStateStore::Summarize: counts for metrics, in one read transaction of aggregate queries
 // (no row is copied out), so the agent can refresh its metrics every few seconds.
 #include <algorithm>
+#include <functional>
 
 #include "storage/sqlite_state_store.h"
 
@@ -23,6 +24,16 @@ constexpr const char* kEventCounts =
 // Tables whose rows belong to one node (metadata holds flags only).
 constexpr const char* const kTables[] = {"objects", "handlers", "events", "gone", "retry_requests"};
 
+// Runs the bound query `st` and hands every row to `row`.
+Status ForEachRow(Statement& st, const std::function<void(const Statement&)>& row) {
+  while (true) {
+    Result<bool> more = st.Step();
+    if (!more.ok()) return more.status();
+    if (!*more) return Status::Ok();
+    row(st);
+  }
+}
+
 int64_t EarliestNonZero(int64_t a, int64_t b) {
   if (a == 0) return b;
   if (b == 0) return a;
@@ -44,26 +55,20 @@ Result<StoreSummary> SqliteStateStore::Summarize() {
   Result<Statement> handlers = db_->Prepare("Summarize", kHandlerCounts);
   if (!handlers.ok()) return handlers.status();
   handlers->Bind(1, node_name_);
-  while (true) {
-    Result<bool> row = handlers->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    HandlerCounts& counts = summary.by_resource[handlers->Text(0)];
-    counts.pending_retry = handlers->Int64(1);
-    counts.failed_permanently = handlers->Int64(2);
-    counts.oldest_pending_since_ms = handlers->Int64(3);  // NULL reads as 0: none pending
-  }
+  NODEHOOK_RETURN_IF_ERROR(ForEachRow(*handlers, [&](const Statement& row) {
+    HandlerCounts& counts = summary.by_resource[row.Text(0)];
+    counts.pending_retry = row.Int64(1);
+    counts.failed_permanently = row.Int64(2);
+    counts.oldest_pending_since_ms = row.Int64(3);  // NULL reads as 0: none pending
+  }));
   Result<Statement> events = db_->Prepare("Summarize", kEventCounts);
   if (!events.ok()) return events.status();
   events->Bind(1, node_name_);
-  while (true) {
-    Result<bool> row = events->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    HandlerCounts& counts = summary.by_resource[events->Text(0)];
-    counts.pending_retry += events->Int64(1);
-    counts.oldest_pending_since_ms = EarliestNonZero(counts.oldest_pending_since_ms, events->Int64(2));
-  }
+  NODEHOOK_RETURN_IF_ERROR(ForEachRow(*events, [&](const Statement& row) {
+    HandlerCounts& counts = summary.by_resource[row.Text(0)];
+    counts.pending_retry += row.Int64(1);
+    counts.oldest_pending_since_ms = EarliestNonZero(counts.oldest_pending_since_ms, row.Int64(2));
+  }));
   for (const char* table : kTables) {
     Result<Statement> count =
         db_->Prepare("Summarize", std::string("SELECT count(*) FROM ") + table + " WHERE node = ?1");
