@@ -156,6 +156,7 @@ Transaction::~Transaction() {
 }
 
 Status Transaction::Begin() {
+  begun_ = std::chrono::steady_clock::now();  // waiting for the write lock is part of the cost
   NODEHOOK_RETURN_IF_ERROR(db_.Exec(operation_, "BEGIN IMMEDIATE"));
   open_ = true;
   return Status::Ok();
@@ -164,6 +165,9 @@ Status Transaction::Begin() {
 Status Transaction::Commit() {
   NODEHOOK_RETURN_IF_ERROR(db_.Exec(operation_, "COMMIT"));
   open_ = false;
+  if (Histogram* h = db_.commit_seconds()) {
+    h->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - begun_).count());
+  }
   return Status::Ok();
 }
 

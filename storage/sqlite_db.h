@@ -12,6 +12,7 @@
 // errors and lock timeouts are kUnavailable (retry later); a corrupt or foreign file is kInternal.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -20,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/base/metrics.h"
 #include "agent/base/status.h"
 
 struct sqlite3;
@@ -85,6 +87,11 @@ class SqliteDb {
   // True when the database lives only in memory (no file, so no WAL).
   bool in_memory() const;
 
+  // Every Transaction from Begin() to a successful Commit() is observed here, in seconds
+  // (not owned; null = not measured).
+  void ObserveCommits(Histogram* commit_seconds) { commit_seconds_ = commit_seconds; }
+  Histogram* commit_seconds() const { return commit_seconds_; }
+
  private:
   struct CloseDb {
     void operator()(sqlite3* db) const;
@@ -98,6 +105,7 @@ class SqliteDb {
   std::unique_ptr<sqlite3, CloseDb> db_;
   std::string path_;
   std::unordered_map<std::string, std::unique_ptr<sqlite3_stmt, FinalizeStatement>> statements_;
+  Histogram* commit_seconds_ = nullptr;
 };
 
 // BEGIN IMMEDIATE ... COMMIT, so a writer takes the write lock up front (waiting up to
@@ -116,6 +124,7 @@ class Transaction {
   SqliteDb& db_;
   std::string operation_;
   bool open_ = false;
+  std::chrono::steady_clock::time_point begun_;
 };
 
 // Every row of a bound query, converted by `read`.

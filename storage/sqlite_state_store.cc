@@ -83,6 +83,11 @@ Result<std::unique_ptr<SqliteStateStore>> SqliteStateStore::Open(const std::stri
   if (!db.ok()) return db.status();
   NODEHOOK_RETURN_IF_ERROR(ApplyPragmas(**db, options));
   NODEHOOK_RETURN_IF_ERROR(MigrateToLatest(**db));
+  if (options.metrics) {
+    (*db)->ObserveCommits(&options.metrics->GetHistogram(
+        "store_commit_duration_seconds",
+        "State store write transactions, from BEGIN (waiting for the write lock) to COMMIT done"));
+  }
   return std::unique_ptr<SqliteStateStore>(new SqliteStateStore(std::move(*db), node_name));
 }
 

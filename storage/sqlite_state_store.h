@@ -17,6 +17,8 @@ struct StoreOptions {
   // FULL survives power loss with every commit; NORMAL (WAL) may lose the last few commits
   // on power loss but never corrupts the file, and syncs far less often.
   bool synchronous_full = false;
+  // Where nodehook_store_commit_duration_seconds is recorded (not owned); null = not measured.
+  Metrics* metrics = nullptr;
 };
 
 class SqliteStateStore final : public StateStore {
@@ -37,6 +39,7 @@ class SqliteStateStore final : public StateStore {
   Result<std::vector<HandlerRecord>> ListHandlers(const std::string& uid) override;
   // Ordered by next attempt time, earliest first.
   Result<std::vector<HandlerRecord>> ListAllHandlers() override;
+  Result<StoreSummary> Summarize() override;  // sqlite_state_store_summary.cc
   Status RecordAttempt(const HandlerRecord& record) override;
   Status RecordHandled(const ObjectRecord& object, const std::string& handler) override;
   Status Forget(const std::string& uid) override;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,21 @@ struct GarbageStats {
   int64_t handler_rows_purged = 0;
 };
 
+// Handler progress of one resource, counted for metrics.
+struct HandlerCounts {
+  // Handlers (and stored events of the "event" hook) with failed attempts that have neither
+  // succeeded nor given up yet.
+  int64_t pending_retry = 0;
+  int64_t failed_permanently = 0;
+  int64_t oldest_pending_since_ms = 0;  // first attempt of the oldest pending retry; 0 = none
+};
+
+// What the store holds, counted (nodehook_handlers_*, nodehook_store_rows).
+struct StoreSummary {
+  std::map<std::string, HandlerCounts> by_resource;  // only resources with such handlers
+  std::map<std::string, int64_t> rows;               // this node's rows, by table
+};
+
 class StateStore {
  public:
   virtual ~StateStore() = default;
@@ -84,6 +100,8 @@ class StateStore {
   virtual Result<std::vector<HandlerRecord>> ListHandlers(const std::string& uid) = 0;
   // Every handler record of this node, for `nodehook state list` and restart scheduling.
   virtual Result<std::vector<HandlerRecord>> ListAllHandlers() = 0;
+  // Counts only (aggregate queries, no row is copied): cheap enough to run every few seconds.
+  virtual Result<StoreSummary> Summarize() = 0;
 
   // Upserts one handler's progress (a failed or unfinished attempt).
   virtual Status RecordAttempt(const HandlerRecord& record) = 0;

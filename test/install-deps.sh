@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build ccache pkg-config libssl-dev
           libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev catch2 sqlite3 python3
-          python3-yaml debootstrap tini)  # the deploy/ and image tests (test/e2e/test_deploy.py, test_image.py); tini for the PID 1 test
+          python3-yaml python3-prometheus-client debootstrap tini)  # the deploy/ and image tests (test/e2e/test_deploy.py, test_image.py); tini for the PID 1 test; the metrics parser (test_metrics.py)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -23,6 +23,14 @@ if ! python3 -c 'import pytest' 2>/dev/null; then
   echo "install-deps: installing pytest"
   python3 -m pip install -q pytest 2>/dev/null || {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pytest >/dev/null
+  }
+fi
+
+# test_metrics.py parses /metrics with the reference Prometheus text parser.
+if ! python3 -c 'import prometheus_client' 2>/dev/null; then
+  echo "install-deps: installing prometheus-client"
+  python3 -m pip install -q prometheus-client 2>/dev/null || {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-prometheus-client >/dev/null
   }
 fi
 

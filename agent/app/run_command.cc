@@ -106,8 +106,10 @@ int RunAgent(const Config& config) {
   // Ours alone now: what hooks of an earlier run left behind can go.
   SweepHookWorkDir(scratch);
   // Integrity check; a damaged file is moved aside (logged there) and the store starts fresh.
+  StoreOptions store_options;
+  store_options.metrics = &DefaultMetrics();
   auto state =
-      OpenStateForAgent(config.state_file, config.node_name, StoreOptions{}, SystemClock::Instance(), dir_rules);
+      OpenStateForAgent(config.state_file, config.node_name, store_options, SystemClock::Instance(), dir_rules);
   if (!state.ok()) {
     Log(LogLevel::kError, "cannot open the state file",
         {{"state_file", config.state_file}, {"error", state.status().ToString()}, {"next", "exit 1"}});
@@ -115,7 +117,8 @@ int RunAgent(const Config& config) {
   }
   auto& store = state->store;
   RestKubeClient client(NewCpprestTransport(std::move(connection).value()),
-                        ObjectLimits{config.tuning.max_object_depth, static_cast<size_t>(config.tuning.max_object_bytes)});
+                        ObjectLimits{config.tuning.max_object_depth, static_cast<size_t>(config.tuning.max_object_bytes)},
+                        &DefaultMetrics());
   ProcessRunner runner;
   signals.OnSecondSignal([&runner] { runner.KillAllNow(); });
 

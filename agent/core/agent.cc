@@ -5,6 +5,7 @@
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
 #include "agent/core/shutdown_grace.h"
+#include "agent/core/hook_metrics.h"
 
 namespace nodehook {
 
@@ -21,6 +22,12 @@ std::string HookWorkDir(const Config& config) {
 
 namespace {
 
+std::vector<std::string> ResourceIds(const Config& config) {
+  std::vector<std::string> ids;
+  for (const auto& r : config.resources) ids.push_back(r.ref.Id());
+  return ids;
+}
+
 ReconcilerOptions MakeReconcilerOptions(const Config& config) {
   ReconcilerOptions o;
   o.node_name = config.node_name;
@@ -32,6 +39,7 @@ ReconcilerOptions MakeReconcilerOptions(const Config& config) {
   o.retry_limit = config.tuning.retry_limit;
   o.retry_total = std::chrono::seconds(config.tuning.retry_total_seconds);
   o.in_progress_delay = std::chrono::seconds(config.tuning.in_progress_delay_seconds);
+  o.metrics = &DefaultMetrics();
   return o;
 }
 
@@ -47,7 +55,8 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
       reconciler_(store, runner, clock, MakeReconcilerOptions(config_)),
       nodes_(client, clock),
       events_(client, clock, EventRecorderOptions{config_.node_name}),
-      retry_inbox_(clock, RetryInboxOptions{}) {
+      retry_inbox_(clock, RetryInboxOptions{}),
+      state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)) {
   reconciler_.SetFinalizerSupport(&client_, &nodes_);
   reconciler_.SetEventRecorder(&events_);
   WatcherOptions watcher_options;
@@ -55,6 +64,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
   watcher_options.resync_interval = std::chrono::seconds(config_.tuning.resync_seconds);
   watcher_options.backoff.initial = std::chrono::milliseconds(config_.tuning.reconnect_initial_ms);
   watcher_options.backoff.max = std::chrono::milliseconds(config_.tuning.reconnect_max_ms);
+  watcher_options.metrics = &DefaultMetrics();
   // A state file that was damaged and replaced: adopt what the first lists show (docs/state.md).
   auto adopt = store.AdoptExistingPending();
   ResourceTracker::FirstListFn on_first_list;
@@ -81,6 +91,33 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
     watchers_.push_back(std::make_unique<Watcher>(client_, ref, *trackers_.back(), clock_, watcher_options));
   }
   SetUpNodeTargeting();
+  RegisterMetrics();
+}
+
+void Agent::RegisterMetrics() {
+  HookMetrics hooks(&DefaultMetrics());
+  for (const auto& r : config_.resources) {
+    for (const auto& [reason, spec] : r.hooks) hooks.Declare(r.ref.Id(), reason);
+  }
+  cache_collector_ = DefaultMetrics().AddCollector([this](Metrics& m) {
+    for (size_t i = 0; i < trackers_.size(); ++i) {
+      m.GetGauge("objects_cached", "Objects in the agent's cache (tombstones awaiting their delete hook included)",
+                 {{"resource", config_.resources[i].ref.Id()}})
+          .Set(static_cast<double>(trackers_[i]->cache().size()));
+    }
+  });
+}
+
+void Agent::RefreshStateMetrics(TimePoint* next_refresh) {
+  if (clock_.Now() < *next_refresh) return;
+  *next_refresh = clock_.Now() + std::chrono::seconds(1);
+  auto summary = store_.Summarize();
+  if (summary.ok()) {
+    state_metrics_.Refresh(std::move(summary).value());
+  } else {
+    Log(LogLevel::kWarn, "state metrics not refreshed",
+        {{"error", summary.status().ToString()}, {"next", "keep the previous counts; try again in 2s"}});
+  }
 }
 
 void Agent::SetUpNodeTargeting() {
@@ -93,6 +130,7 @@ void Agent::SetUpNodeTargeting() {
   node_ref.field_selector = "metadata.name=" + config_.node_name;
   WatcherOptions options;
   options.watch_timeout_seconds = config_.tuning.watch_timeout_seconds;
+  options.metrics = &DefaultMetrics();
   node_watcher_ = std::make_unique<Watcher>(client_, node_ref, *node_sink_, clock_, options);
   targeting_ = std::make_unique<KubeNodeTargeting>(*node_labels_);
   reconciler_.SetNodeTargeting(targeting_.get());
@@ -106,7 +144,7 @@ void Agent::RequeueTargeted() {
   }
 }
 
-Agent::~Agent() = default;
+Agent::~Agent() { DefaultMetrics().RemoveCollector(cache_collector_); }
 
 std::vector<WatchHealth> Agent::HealthSnapshot() const {
   std::vector<WatchHealth> out;
@@ -196,8 +234,10 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
   const Duration retry_poll = std::chrono::seconds(2);
   const Duration gc_interval = std::chrono::seconds(config_.tuning.gc_interval_seconds);
   TimePoint next_gc = clock_.Now() + gc_interval;
+  TimePoint next_metrics = clock_.Now();
   while (!stop.cancelled()) {
     TimePoint wake_at = clock_.Now() + retry_poll;
+    RefreshStateMetrics(&next_metrics);
     ApplyRetryInbox(&wake_at);
     auto requests = store_.TakeRetryRequests();
     if (requests.ok()) {
@@ -220,6 +260,7 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
         }
       }
       auto stats = store_.CollectGarbage(ToMillis(clock_.Now()), int64_t{config_.tuning.gone_ttl_seconds} * 1000);
+      if (stats.ok()) state_metrics_.GarbageCollected(stats->objects_purged);
       Log(stats.ok() ? LogLevel::kInfo : LogLevel::kWarn, "state garbage collected",
           {{"objects_purged", stats.ok() ? std::to_string(stats->objects_purged) : "0"},
            {"error", stats.ok() ? "" : stats.status().ToString()},

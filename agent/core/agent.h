@@ -20,6 +20,7 @@
 #include "agent/core/reconciler.h"
 #include "agent/core/resource_tracker.h"
 #include "agent/core/retry_inbox.h"
+#include "agent/core/state_metrics.h"
 #include "agent/core/watcher.h"
 #include "agent/core/work_queue.h"
 #include "agent/http/health.h"
@@ -63,6 +64,10 @@ class Agent {
   // looked at again (one that stopped matching is handled as deleted here).
   void RequeueTargeted();
   void SetUpNodeTargeting();
+  // nodehook_hook_runs_total at zero for every configured hook, nodehook_objects_cached.
+  void RegisterMetrics();
+  // The store's counts for StateMetrics, at most once a second (housekeeping thread).
+  void RefreshStateMetrics(TimePoint* next_refresh);
 
   const Config config_;
   KubeClient& client_;
@@ -83,6 +88,8 @@ class Agent {
   std::condition_variable housekeeping_cv_;
   bool retry_offered_ = false;  // guarded by housekeeping_mu_
   RetryInbox retry_inbox_;
+  StateMetrics state_metrics_;
+  Metrics::CollectorId cache_collector_ = 0;  // reads trackers_: removed in ~Agent
 };
 
 // Where hook input files go when the config does not say: next to the state file.

@@ -121,6 +121,8 @@ std::string HookOutcome::LogMessage() const { return Abbreviate(message, kLogMes
 
 HookOutcome ClassifyHookResult(const ActionResult& result, const ResultFileContent& result_file) {
   HookOutcome out;
+  out.timed_out = result.kind == ActionResult::Kind::kTimedOut;
+  out.duration = result.duration;
   if (result.kind == ActionResult::Kind::kCancelled) {
     out.verdict = HookVerdict::kCancelled;
     out.message = result.message;

@@ -36,6 +36,8 @@ struct HookOutcome {
   HookVerdict verdict = HookVerdict::kFailed;
   std::optional<Duration> delay;  // what the hook asked for, if anything
   std::string message;            // the hook's own message, else a summary of how it ended (stored)
+  bool timed_out = false;         // killed after the hook's timeout (verdict kFailed)
+  Duration duration{0};           // how long the hook ran
 
   // `message` cut to at most about kLogMessageLimit bytes for a log line.
   std::string LogMessage() const;

@@ -63,4 +63,9 @@ std::vector<std::string> ObjectCache::Uids() const {
   return uids;
 }
 
+size_t ObjectCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.size();
+}
+
 }  // namespace nodehook

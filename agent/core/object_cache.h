@@ -36,6 +36,8 @@ class ObjectCache {
   // Drops a tombstone once its deletion was handled; a live entry is kept.
   void EraseIfGone(const std::string& uid);
   std::vector<std::string> Uids() const;
+  // Entries, tombstones waiting for their delete hook included.
+  size_t size() const;
 
  private:
   mutable std::mutex mu_;

@@ -44,6 +44,7 @@ Reconciler::Reconciler(StateStore& store, ActionRunner& runner, Clock& clock, Re
       runner_(runner),
       clock_(clock),
       options_(std::move(options)),
+      hook_metrics_(options_.metrics),
       rng_(options_.seed != 0 ? options_.seed : std::random_device{}()) {}
 
 Duration Reconciler::RetryDelay(int retries) {
@@ -270,11 +271,15 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   HookOutcome outcome = RunHook(runner_, hook->second, input, options_.work_dir, stop);
   switch (outcome.verdict) {
     case HookVerdict::kDone:
+      hook_metrics_.Ran(resource_id, plan.reason, outcome, false);
       return Finish(resource, plan, cache, outcome.LogMessage(), true);
     case HookVerdict::kCancelled:
       return Interrupted(plan, progress);
-    default:
-      return Postpone(resource, plan, hook->second, outcome, progress);
+    default: {
+      auto again = Postpone(resource, plan, hook->second, outcome, progress);
+      hook_metrics_.Ran(resource_id, plan.reason, outcome, !again);  // only a permanent failure never comes back
+      return again;
+    }
   }
 }
 
@@ -412,6 +417,11 @@ std::optional<Duration> Reconciler::HandleEvents(const WatchedResource& resource
                     deleted ? "" : e.object, "[]", e.retries, e.type};
     HookOutcome outcome = RunHook(runner_, hook, input, options_.work_dir, stop);
     if (outcome.verdict == HookVerdict::kCancelled) return std::nullopt;
+    bool progressing = outcome.verdict == HookVerdict::kInProgress;
+    int retries = progressing ? e.retries : e.retries + 1;
+    bool permanent = !progressing && outcome.verdict != HookVerdict::kDone &&
+                     OutOfRetries(hook, retries, FromMillis(e.observed_at_ms));
+    hook_metrics_.Ran(resource_id, kReasonEvent, outcome, permanent);
     if (outcome.verdict == HookVerdict::kDone) {
       Status done = store_.CompleteEvent(e.seq);
       Log(LogLevel::kInfo, "hook succeeded",
@@ -421,9 +431,7 @@ std::optional<Duration> Reconciler::HandleEvents(const WatchedResource& resource
       if (!done.ok()) return options_.store_retry;
       continue;
     }
-    bool progressing = outcome.verdict == HookVerdict::kInProgress;
-    int retries = progressing ? e.retries : e.retries + 1;
-    if (!progressing && OutOfRetries(hook, retries, FromMillis(e.observed_at_ms))) {
+    if (permanent) {
       Status dropped = store_.CompleteEvent(e.seq);
       Log(LogLevel::kError, "hook failed permanently",
           {{"object", meta.Key()}, {"uid", uid}, {"handler", kReasonEvent}, {"event", e.type},

@@ -24,6 +24,7 @@
 #include "agent/base/clock.h"
 #include "agent/config/config.h"
 #include "agent/core/event_recorder.h"
+#include "agent/core/hook_metrics.h"
 #include "agent/core/hook_outcome.h"
 #include "agent/core/node_directory.h"
 #include "agent/core/node_targeting.h"
@@ -45,6 +46,7 @@ struct ReconcilerOptions {
   uint64_t seed = 0;                  // jitter seed; 0 = random
   // How soon to try again when the state store itself failed.
   Duration store_retry{5000};
+  Metrics* metrics = nullptr;  // nodehook_hook_* (HookMetrics); null = not recorded
 };
 
 class Reconciler {
@@ -118,6 +120,7 @@ class Reconciler {
   const NodeTargeting* targeting_ = nullptr;
   Clock& clock_;
   const ReconcilerOptions options_;
+  HookMetrics hook_metrics_;
 
   std::mutex mu_;
   std::set<std::string> seen_;  // uids handled or found unchanged since start: no resume for them

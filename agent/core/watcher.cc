@@ -17,6 +17,14 @@ std::string FormatDelay(Duration d) {
   return buf;
 }
 
+// Why a watch that did not expire ended: the labels of nodehook_watch_restarts_total.
+const char* RestartCause(const Status& stream_error, const Status& watch, bool closed_at_once) {
+  if (!stream_error.ok()) return "error";
+  if (watch.code() == StatusCode::kTimeout) return "stall";
+  if (!watch.ok() || closed_at_once) return "error";
+  return "timeout";
+}
+
 uint64_t SeedOrRandom(uint64_t seed) { return seed != 0 ? seed : std::random_device{}(); }
 
 }  // namespace
@@ -38,7 +46,19 @@ Watcher::Watcher(KubeClient& client, ResourceRef resource, WatchSink& sink, Cloc
       clock_(clock),
       options_(options),
       backoff_(options.backoff, clock, SeedOrRandom(options.seed)),
-      rng_(SeedOrRandom(options.seed) + 1) {}
+      rng_(SeedOrRandom(options.seed) + 1),
+      metrics_(options.metrics, resource_id_) {
+  last_activity_ms_.store(ToMillis(clock_.Now()));  // a scrape before Run() must not see the epoch
+  metrics_.EnteredState(WatcherStateName(State::kEmpty));
+  metrics_.WatchActivity([this] {
+    return static_cast<double>((clock_.Now() - last_activity()).count()) / 1000.0;
+  });
+}
+
+void Watcher::SetState(State s) {
+  state_.store(s);
+  metrics_.EnteredState(WatcherStateName(s));
+}
 
 void Watcher::MarkActivity() {
   last_activity_ms_.store(ToMillis(clock_.Now()));
@@ -112,6 +132,7 @@ void Watcher::ListStep() {
   for (auto& item : list->items) items.push_back(std::make_shared<const KubeObject>(std::move(item)));
   Log(LogLevel::kInfo, "listed", {{"resource", resource_id_}, {"objects", std::to_string(items.size())},
                                   {"resource_version", list->resource_version}, {"next", "watch"}});
+  if (synced_.load()) metrics_.Relisted();
   sink_.OnListed(items, list->quarantined);
   resource_version_ = list->resource_version;
   last_list_ = clock_.Now();
@@ -165,6 +186,7 @@ void Watcher::WatchStep(const CancelToken& stop) {
   if (stop.cancelled()) return;
 
   if (expired || st.code() == StatusCode::kGone) {
+    metrics_.Restarted("expired");
     Log(LogLevel::kInfo, "resource version expired",
         {{"resource", resource_id_}, {"resource_version", resource_version_}, {"next", "relist"}});
     resource_version_.clear();
@@ -172,6 +194,7 @@ void Watcher::WatchStep(const CancelToken& stop) {
     return;
   }
   SetState(State::kListed);
+  metrics_.Restarted(RestartCause(stream_error, st, events == 0 && clock_.Now() - started < kMinHealthyWatch));
   if (!stream_error.ok()) {
     WaitBackoff(stop, stream_error, "watch");
   } else if (st.code() == StatusCode::kTimeout) {

@@ -23,7 +23,9 @@
 
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
+#include "agent/base/metrics.h"
 #include "agent/core/backoff.h"
+#include "agent/core/watch_metrics.h"
 #include "agent/kube/kube_client.h"
 
 namespace nodehook {
@@ -51,6 +53,7 @@ struct WatcherOptions {
   int page_size = 500;
   BackoffPolicy backoff;
   uint64_t seed = 0;  // jitter seed; 0 = random
+  Metrics* metrics = nullptr;  // nodehook_watch_* (WatchMetrics); null = not recorded
 };
 
 class Watcher {
@@ -78,7 +81,7 @@ class Watcher {
   void WatchStep(const CancelToken& stop);
   void WaitBackoff(const CancelToken& stop, const Status& cause, const char* during);
   void SetProblem(std::string problem);
-  void SetState(State s) { state_.store(s); }
+  void SetState(State s);
   void MarkActivity();
   int NextWatchTimeout();
   bool ResyncDue() const;
@@ -104,6 +107,8 @@ class Watcher {
   std::condition_variable wait_cv_;
   mutable std::mutex problem_mu_;
   std::string problem_;  // guarded by problem_mu_
+  // Last: its scrape-time probe reads the members above, so it must go first.
+  WatchMetrics metrics_;
 };
 
 const char* WatcherStateName(Watcher::State s);

@@ -287,6 +287,7 @@ class CpprestTransport final : public HttpTransport {
           out.body.append(piece);
         }
       };
+      if (streaming && req.on_stream_headers) req.on_stream_headers(out.status);
       Status read = ReadBody(response, streaming ? *on_chunk : collect, cancel, &full);
       if (!read.ok()) return read;
       if (full && out.status >= 200 && out.status < 300) {

@@ -23,6 +23,9 @@ struct HttpRequest {
   // Send() only: a larger 2xx body fails with kInvalid naming the cap; 0 = no cap. Error bodies
   // (non-2xx) are always cut to kMaxErrorBodyBytes, which is plenty for a metav1.Status.
   size_t max_body_bytes = 0;
+  // Stream() only: called with the status once a 2xx response's headers are in, before the
+  // first chunk (so a watch's latency is measured to its headers, not to the stream's end).
+  std::function<void(int status)> on_stream_headers;
 };
 
 constexpr size_t kMaxErrorBodyBytes = 64 << 10;

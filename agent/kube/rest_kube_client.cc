@@ -38,15 +38,28 @@ std::string Snippet(std::string_view line) {
   return std::string(line.substr(0, kLoggedLineBytes)) + "...";
 }
 
+// Records how a request ended: its HTTP status, or "error" when no response came. One the agent
+// cancelled itself (it is stopping) is no failure of the server's and is not recorded.
+void RecordSend(ApiRequestMetrics::Request& request, const Result<HttpResponse>& resp) {
+  if (!resp.ok() && resp.status().code() == StatusCode::kCancelled) return;
+  if (resp.ok()) {
+    request.Answered(resp->status);
+  } else {
+    request.Failed();
+  }
+}
+
 }  // namespace
 
-RestKubeClient::RestKubeClient(std::unique_ptr<HttpTransport> transport, ObjectLimits limits)
-    : transport_(std::move(transport)), limits_(limits) {}
+RestKubeClient::RestKubeClient(std::unique_ptr<HttpTransport> transport, ObjectLimits limits, Metrics* metrics)
+    : transport_(std::move(transport)), limits_(limits), requests_(metrics) {}
 
 Result<ObjectList> RestKubeClient::List(const ResourceRef& r, const ListOptions& o) {
   HttpRequest req = JsonRequest("GET", ListPath(r, o));
   req.max_body_bytes = kMaxListBodyBytes;
+  auto request = requests_.Start("list", r.Id());
   auto resp = transport_->Send(req);
+  RecordSend(request, resp);
   if (!resp.ok()) return Status(resp.status().code(), "list " + r.Id() + ": " + resp.status().message());
   if (!IsHttpSuccess(resp->status)) return ErrorFromResponse(*resp, "list " + r.Id());
   auto list = ParseObjectList(resp->body, limits_);
@@ -85,7 +98,11 @@ Status RestKubeClient::Watch(const ResourceRef& r, const WatchOptions& o,
     }
   };
 
-  auto resp = transport_->Stream(JsonRequest("GET", WatchPath(r, o)), on_chunk, *stream_cancel);
+  auto request = requests_.Start("watch", r.Id());
+  HttpRequest req = JsonRequest("GET", WatchPath(r, o));
+  req.on_stream_headers = [&request](int status) { request.Answered(status); };
+  auto resp = transport_->Stream(req, on_chunk, *stream_cancel);
+  RecordSend(request, resp);  // a refused or non-2xx watch; ignored once the headers were recorded
   if (!stream_error.ok()) return stream_error;
   if (cancel.cancelled()) return Status(StatusCode::kCancelled, "watch " + r.Id() + " cancelled");
   if (!resp.ok()) return resp.status();
@@ -98,7 +115,9 @@ Status RestKubeClient::Watch(const ResourceRef& r, const WatchOptions& o,
 
 Result<KubeObject> RestKubeClient::Get(const ObjectRef& o) {
   std::string what = "get " + o.resource.Id() + " " + o.namespace_name + "/" + o.name;
+  auto request = requests_.Start("get", o.resource.Id());
   auto resp = transport_->Send(JsonRequest("GET", ObjectPath(o)));
+  RecordSend(request, resp);
   if (!resp.ok()) return resp.status();
   if (!IsHttpSuccess(resp->status)) return ErrorFromResponse(*resp, what);
   auto obj = ParseObject(resp->body, limits_);
@@ -107,7 +126,9 @@ Result<KubeObject> RestKubeClient::Get(const ObjectRef& o) {
 }
 
 Status RestKubeClient::Patch(const ObjectRef& o, PatchType type, const std::string& body) {
+  auto request = requests_.Start("patch", o.resource.Id());
   auto resp = transport_->Send(JsonRequest("PATCH", ObjectPath(o), PatchContentType(type), body));
+  RecordSend(request, resp);
   if (!resp.ok()) return resp.status();
   if (!IsHttpSuccess(resp->status)) {
     return ErrorFromResponse(*resp, "patch " + o.resource.Id() + " " + o.namespace_name + "/" + o.name);
@@ -119,7 +140,9 @@ Status RestKubeClient::Create(const ResourceRef& collection, const std::string& 
                               const std::string& body) {
   ResourceRef in_namespace = collection;
   in_namespace.namespace_name = namespace_name;
+  auto request = requests_.Start("create", collection.Id());
   auto resp = transport_->Send(JsonRequest("POST", in_namespace.CollectionPath(), "application/json", body));
+  RecordSend(request, resp);
   if (!resp.ok()) return resp.status();
   if (!IsHttpSuccess(resp->status)) {
     std::string where = namespace_name.empty() ? "" : " in " + namespace_name;

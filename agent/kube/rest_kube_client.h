@@ -5,6 +5,8 @@
 
 #include <memory>
 
+#include "agent/base/metrics.h"
+#include "agent/kube/api_request_metrics.h"
 #include "agent/kube/http_transport.h"
 #include "agent/kube/kube_client.h"
 
@@ -13,7 +15,9 @@ namespace nodehook {
 class RestKubeClient final : public KubeClient {
  public:
   // Objects beyond `limits` are quarantined in lists and watch events (see object_json.h).
-  explicit RestKubeClient(std::unique_ptr<HttpTransport> transport, ObjectLimits limits = {});
+  // Every request is counted and timed in `metrics` (ApiRequestMetrics); null = not recorded.
+  explicit RestKubeClient(std::unique_ptr<HttpTransport> transport, ObjectLimits limits = {},
+                          Metrics* metrics = nullptr);
 
   // The largest list page read; a larger one fails that list with kInvalid naming the cap.
   static constexpr size_t kMaxListBodyBytes = size_t{512} << 20;
@@ -35,6 +39,7 @@ class RestKubeClient final : public KubeClient {
  private:
   std::unique_ptr<HttpTransport> transport_;
   const ObjectLimits limits_;
+  const ApiRequestMetrics requests_;
 };
 
 }  // namespace nodehook

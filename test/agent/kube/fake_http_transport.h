@@ -49,6 +49,7 @@ class FakeHttpTransport final : public HttpTransport {
     ScriptedResponse r = Next(req);
     if (!r.transport_error.ok()) return r.transport_error;
     if (r.response.status < 200 || r.response.status >= 300) return r.response;
+    if (req.on_stream_headers) req.on_stream_headers(r.response.status);
     for (const auto& chunk : r.chunks) {
       if (cancel.cancelled()) return Status(StatusCode::kCancelled, "stream cancelled");
       on_chunk(chunk);

@@ -1,0 +1,84 @@
+// SqliteStateStore::Summarize: counts for metrics, in one read transaction of aggregate queries
+// (no row is copied out), so the agent can refresh its metrics every few seconds.
+#include <algorithm>
+#include <functional>
+
+#include "storage/sqlite_state_store.h"
+
+namespace nodehook {
+namespace {
+
+// Per resource: handlers with failed attempts still retrying, those that gave up, and the first
+// start of the oldest one still retrying. Stored events of the "event" hook retry the same way
+// (a permanent failure drops the event, so it has no row to count).
+constexpr const char* kHandlerCounts =
+    "SELECT resource, "
+    "sum(retries > 0 AND last_outcome <> 'permanent_failure'), "
+    "sum(last_outcome = 'permanent_failure'), "
+    "min(CASE WHEN retries > 0 AND last_outcome <> 'permanent_failure' THEN first_start_ms END) "
+    "FROM handlers WHERE node = ?1 GROUP BY resource";
+constexpr const char* kEventCounts =
+    "SELECT resource, count(*), min(observed_at_ms) FROM events "
+    "WHERE node = ?1 AND retries > 0 GROUP BY resource";
+
+// Tables whose rows belong to one node (metadata holds flags only).
+constexpr const char* const kTables[] = {"objects", "handlers", "events", "gone", "retry_requests"};
+
+// Runs the bound query `st` and hands every row to `row`.
+Status ForEachRow(Statement& st, const std::function<void(const Statement&)>& row) {
+  while (true) {
+    Result<bool> more = st.Step();
+    if (!more.ok()) return more.status();
+    if (!*more) return Status::Ok();
+    row(st);
+  }
+}
+
+int64_t EarliestNonZero(int64_t a, int64_t b) {
+  if (a == 0) return b;
+  if (b == 0) return a;
+  return std::min(a, b);
+}
+
+}  // namespace
+
+Result<StoreSummary> SqliteStateStore::Summarize() {
+  std::lock_guard<std::mutex> lock(mu_);
+  StoreSummary summary;
+  // A read transaction: every count comes from the same snapshot of the file.
+  NODEHOOK_RETURN_IF_ERROR(db_->Exec("Summarize", "BEGIN"));
+  struct EndRead {
+    SqliteDb& db;
+    ~EndRead() { db.Exec("Summarize", "COMMIT"); }  // read-only: nothing to lose if it fails
+  } end_read{*db_};
+
+  Result<Statement> handlers = db_->Prepare("Summarize", kHandlerCounts);
+  if (!handlers.ok()) return handlers.status();
+  handlers->Bind(1, node_name_);
+  NODEHOOK_RETURN_IF_ERROR(ForEachRow(*handlers, [&](const Statement& row) {
+    HandlerCounts& counts = summary.by_resource[row.Text(0)];
+    counts.pending_retry = row.Int64(1);
+    counts.failed_permanently = row.Int64(2);
+    counts.oldest_pending_since_ms = row.Int64(3);  // NULL reads as 0: none pending
+  }));
+  Result<Statement> events = db_->Prepare("Summarize", kEventCounts);
+  if (!events.ok()) return events.status();
+  events->Bind(1, node_name_);
+  NODEHOOK_RETURN_IF_ERROR(ForEachRow(*events, [&](const Statement& row) {
+    HandlerCounts& counts = summary.by_resource[row.Text(0)];
+    counts.pending_retry += row.Int64(1);
+    counts.oldest_pending_since_ms = EarliestNonZero(counts.oldest_pending_since_ms, row.Int64(2));
+  }));
+  for (const char* table : kTables) {
+    Result<Statement> count =
+        db_->Prepare("Summarize", std::string("SELECT count(*) FROM ") + table + " WHERE node = ?1");
+    if (!count.ok()) return count.status();
+    count->Bind(1, node_name_);
+    Result<bool> row = count->Step();
+    if (!row.ok()) return row.status();
+    summary.rows[table] = *row ? count->Int64(0) : 0;
+  }
+  return summary;
+}
+
+}  // namespace nodehook
