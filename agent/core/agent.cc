@@ -171,7 +171,7 @@ void Agent::ApplyRetryInbox(TimePoint* next_due) {
     bool nothing = st.code() == StatusCode::kNotFound;
     Log(nothing ? LogLevel::kInfo : LogLevel::kWarn, nothing ? "retry request ignored" : "retry request not applied",
         {{"uid", ask.uid}, {"handler", ask.handler.empty() ? "all" : ask.handler}, {"error", st.ToString()},
-         {"next", nothing ? "nothing pending for it on this node" : "try again shortly"}});
+         {"next", nothing ? "nothing pending or failed that could run for it on this node" : "try again shortly"}});
     if (!nothing) retry_inbox_.PutBack(ask);
   }
 }

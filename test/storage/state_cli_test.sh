@@ -60,7 +60,7 @@ set +e
 code=$?
 set -e
 [ "$code" = 1 ] || fail "show after forget exit $code"
-grep -q 'node node-a has no state for uid u-beta' "$dir/err" || fail "show after forget message"
+grep -q 'node node-a has no state for uid or object u-beta' "$dir/err" || fail "show after forget message"
 
 # No file: an error, and no file is created. No node: a usage error.
 set +e

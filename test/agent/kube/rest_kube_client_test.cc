@@ -257,8 +257,6 @@ TEST_CASE("create POSTs the body as JSON to the collection in the given namespac
   CHECK_THAT(invalid.message(), Catch::Contains("eventTime: Required value"));
 }
 
-}  // namespace
-}  // namespace nodehook
 
 TEST_CASE("at debug level every list and watch request is logged with its response code") {
   CapturedLog log;
@@ -276,3 +274,6 @@ TEST_CASE("at debug level every list and watch request is logged with its respon
   CHECK(log.Count(R"(event="watch response" resource=widgets.example.com/v1 code=200)") == 1);
   CHECK(log.Count(R"(event="watch response" resource=widgets.example.com/v1 code=410)") == 1);
 }
+
+}  // namespace
+}  // namespace nodehook
