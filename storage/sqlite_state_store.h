@@ -51,7 +51,8 @@ class SqliteStateStore final : public StateStore {
   Result<bool> AdoptExistingPending() override;
   Status SetAdoptExisting(bool pending) override;
   Result<std::vector<std::string>> ExpireTombstones(int64_t now_ms, int64_t ttl_ms) override;
-  Status RequestRetry(const std::string& uid, const std::string& handler, int64_t now_ms) override;
+  Result<std::vector<RetriedHandler>> RequestRetry(const std::string& uid, const std::string& handler,
+                                                   int64_t now_ms) override;
   Result<std::vector<RetryRequest>> TakeRetryRequests() override;
 
   Status AppendEvent(const EventRecord& event) override;
@@ -59,6 +60,10 @@ class SqliteStateStore final : public StateStore {
   Status RecordEventAttempt(int64_t seq, int retries, int64_t next_attempt_ms, const std::string& message) override;
   Status CompleteEvent(int64_t seq) override;
   Result<std::vector<std::string>> UidsWithPendingEvents(const std::string& resource) override;
+
+  // Every node name with rows in this file (any node's, not only this store's), sorted. Lets
+  // `nodehook state` take the node from a file that holds one.
+  Result<std::vector<std::string>> NodesInFile();
 
   // Test hook: caps the file at `pages` pages (PRAGMA max_page_count) on this store's own
   // connection, so tests can fill the "disk" without mounting anything. 0 lifts the cap.

@@ -115,27 +115,50 @@ Status SqliteStateStore::SetAdoptExisting(bool pending) {
   return st->Run();
 }
 
-Status SqliteStateStore::RequestRetry(const std::string& uid, const std::string& handler, int64_t now_ms) {
+Result<std::vector<RetriedHandler>> SqliteStateStore::RequestRetry(const std::string& uid, const std::string& handler,
+                                                                   int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   Transaction tx(*db_, "RequestRetry");
   NODEHOOK_RETURN_IF_ERROR(tx.Begin());
+  // Rows of an object the agent saw vanish would never run again, except its delete: left alone.
+  const std::string runnable =
+      " WHERE uid = ?1 AND node = ?2 AND (?3 = '' OR handler = ?3) AND (handler = 'delete' OR NOT EXISTS "
+      "(SELECT 1 FROM gone WHERE gone.uid = ?1 AND gone.node = ?2))";
+  std::vector<RetriedHandler> retried;
+  {
+    Result<Statement> pick = db_->Prepare("RequestRetry", "SELECT handler, retries, last_outcome FROM handlers" +
+                                                              runnable + " ORDER BY handler");
+    if (!pick.ok()) return pick.status();
+    pick->Bind(1, uid).Bind(2, node_name_).Bind(3, handler);
+    while (true) {
+      Result<bool> row = pick->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      retried.push_back(RetriedHandler{pick->Text(0), static_cast<int>(pick->Int64(1)),
+                                       pick->Text(2) == kOutcomePermanentFailure});
+    }
+  }
+  if (retried.empty()) {
+    return NotFoundError("no pending " + (handler.empty() ? std::string("handler") : "handler " + handler) +
+                         " for uid " + uid + " on node " + node_name_ + " that could run: nothing to retry");
+  }
+  // A permanent failure is revived: marked retry_requested, it runs once more (and its retry
+  // count, already at the limit, makes a new failure permanent again).
   Result<Statement> due = db_->Prepare(
-      "RequestRetry", "UPDATE handlers SET next_attempt_ms = ?4 "
-                      "WHERE uid = ?1 AND node = ?2 AND (?3 = '' OR handler = ?3)");
+      "RequestRetry", "UPDATE handlers SET next_attempt_ms = ?4, "
+                      "last_outcome = CASE WHEN last_outcome = ?5 THEN ?6 ELSE last_outcome END" + runnable);
   if (!due.ok()) return due.status();
   due->Bind(1, uid).Bind(2, node_name_).Bind(3, handler).Bind(4, now_ms);
+  due->Bind(5, std::string(kOutcomePermanentFailure)).Bind(6, std::string(kOutcomeRetryRequested));
   NODEHOOK_RETURN_IF_ERROR(due->Run());
-  if (db_->changes() == 0) {
-    return NotFoundError("no pending " + (handler.empty() ? std::string("handler") : "handler " + handler) +
-                         " for uid " + uid + " on node " + node_name_ + ": nothing to retry");
-  }
   Result<Statement> ask = db_->Prepare(
       "RequestRetry", "INSERT OR REPLACE INTO retry_requests (node, uid, handler, requested_at_ms) "
                       "VALUES (?1, ?2, ?3, ?4)");
   if (!ask.ok()) return ask.status();
   ask->Bind(1, node_name_).Bind(2, uid).Bind(3, handler).Bind(4, now_ms);
   NODEHOOK_RETURN_IF_ERROR(ask->Run());
-  return tx.Commit();
+  NODEHOOK_RETURN_IF_ERROR(tx.Commit());
+  return retried;
 }
 
 Result<std::vector<RetryRequest>> SqliteStateStore::TakeRetryRequests() {
@@ -163,6 +186,21 @@ Result<std::vector<RetryRequest>> SqliteStateStore::TakeRetryRequests() {
   NODEHOOK_RETURN_IF_ERROR(drop->Run());
   NODEHOOK_RETURN_IF_ERROR(tx.Commit());
   return requests;
+}
+
+Result<std::vector<std::string>> SqliteStateStore::NodesInFile() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<Statement> st = db_->Prepare(
+      "NodesInFile", "SELECT node FROM objects UNION SELECT node FROM handlers UNION SELECT node FROM events "
+                     "UNION SELECT node FROM gone UNION SELECT node FROM retry_requests ORDER BY 1");
+  if (!st.ok()) return st.status();
+  std::vector<std::string> nodes;
+  while (true) {
+    Result<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return nodes;
+    nodes.push_back(st->Text(0));
+  }
 }
 
 Status SqliteStateStore::SetMaxPageCountForTesting(int64_t pages) {

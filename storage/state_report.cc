@@ -79,7 +79,13 @@ void WriteObject(Json& w, const ObjectView& o, int64_t now_ms, bool with_diffbas
     WriteString(w, "outcome", h.last_outcome);
     w.Key("retries");
     w.Int(h.retries);
-    WriteTime(w, "next_attempt_ms", h.next_attempt_ms, now_ms);
+    if (h.last_outcome == kOutcomePermanentFailure) {
+      w.Key("next_attempt_ms");
+      w.Null();
+      WriteString(w, "next_attempt_ms_relative", "");
+    } else {
+      WriteTime(w, "next_attempt_ms", h.next_attempt_ms, now_ms);
+    }
     WriteTime(w, "first_start_ms", h.first_start_ms, now_ms);
     WriteString(w, "last_message", h.last_message);
     WriteString(w, "target", h.target);
@@ -144,6 +150,30 @@ Result<ObjectView> CollectObjectView(StateStore& store, const std::string& uid) 
   return view;
 }
 
+Result<ObjectView> FindObjectView(StateStore& store, const std::string& ref) {
+  Result<ObjectView> by_uid = CollectObjectView(store, ref);
+  if (by_uid.ok() || by_uid.status().code() != StatusCode::kNotFound) return by_uid;
+  Result<std::vector<ObjectView>> all = CollectObjectViews(store);
+  if (!all.ok()) return all.status();
+  std::vector<ObjectView> named;
+  for (ObjectView& view : *all) {
+    if (view.Key() == ref) named.push_back(std::move(view));
+  }
+  if (named.size() == 1) return std::move(named.front());
+  if (named.empty()) {
+    return NotFoundError("node " + store.node_name() + " has no state for uid or object " + ref +
+                         " (expected a uid or namespace/name; `nodehook state list` shows them)");
+  }
+  std::string candidates;
+  for (const ObjectView& view : named) candidates += "\n  " + view.resource + " " + view.Key() + " uid " + view.uid;
+  return InvalidError(ref + " names " + std::to_string(named.size()) + " objects on node " + store.node_name() +
+                      "; pass one of their uids instead:" + candidates);
+}
+
+std::string NextAttemptText(const HandlerRecord& handler, int64_t now_ms) {
+  return handler.last_outcome == kOutcomePermanentFailure ? "" : RelativeTime(handler.next_attempt_ms, now_ms);
+}
+
 std::string RelativeTime(int64_t at_ms, int64_t now_ms) {
   int64_t delta = at_ms - now_ms;
   int64_t seconds = std::llabs(delta) / 1000;
@@ -177,7 +207,8 @@ std::string FormatObjectTable(const std::vector<ObjectView>& objects, int64_t no
     }
     for (const HandlerRecord& h : o.handlers) {
       rows.push_back({o.resource, o.Key(), o.uid, h.handler, h.last_outcome, std::to_string(h.retries),
-                      RelativeTime(h.next_attempt_ms, now_ms), Shorten(h.last_message, kMessageWidth)});
+                      h.last_outcome == kOutcomePermanentFailure ? "-" : NextAttemptText(h, now_ms),
+                      Shorten(h.last_message, kMessageWidth)});
     }
   }
   std::vector<size_t> widths(rows[0].size(), 0);
@@ -212,7 +243,10 @@ std::string FormatObjectDetail(const ObjectView& o, int64_t now_ms) {
     out << "handler " << h.handler << ":\n"
         << "  outcome:       " << h.last_outcome << "\n"
         << "  retries:       " << h.retries << "\n"
-        << "  next attempt:  " << RelativeTime(h.next_attempt_ms, now_ms) << "\n"
+        << "  next attempt:  "
+        << (h.last_outcome == kOutcomePermanentFailure ? "none (gave up; `nodehook state retry` runs it once more)"
+                                                       : NextAttemptText(h, now_ms))
+        << "\n"
         << "  first started: " << RelativeTime(h.first_start_ms, now_ms) << "\n"
         << "  last message:  " << h.last_message << "\n";
   }

@@ -32,6 +32,14 @@ Result<std::vector<ObjectView>> CollectObjectViews(StateStore& store);
 // The one object with `uid`; kNotFound when the node remembers nothing about it.
 Result<ObjectView> CollectObjectView(StateStore& store, const std::string& uid);
 
+// The one object `ref` names: a uid, or else "namespace/name" (a cluster-scoped object's bare
+// name). kNotFound when nothing matches; kInvalid listing the candidates (resource and uid) when
+// several objects of this node carry that name, e.g. two resources or a deleted and a new object.
+Result<ObjectView> FindObjectView(StateStore& store, const std::string& ref);
+
+// When a handler runs next, for people: "" for a permanent failure (nothing is scheduled).
+std::string NextAttemptText(const HandlerRecord& handler, int64_t now_ms);
+
 // "now", "in 5s", "3m 20s ago", "in 2h 5m", "1d 3h ago": at most two units, for people.
 std::string RelativeTime(int64_t at_ms, int64_t now_ms);
 
@@ -42,7 +50,8 @@ std::string FormatObjectTable(const std::vector<ObjectView>& objects, int64_t no
 // `state show`: every field of one object, the diffbase's essence included.
 std::string FormatObjectDetail(const ObjectView& object, int64_t now_ms);
 
-// A JSON array of objects (list) or one object (show); times as epoch ms plus a relative text.
+// A JSON array of objects (list) or one object (show); times as epoch ms plus a relative text
+// (next_attempt_ms is null, its relative text "", for a permanent failure).
 std::string ObjectsToJson(const std::vector<ObjectView>& objects, int64_t now_ms, bool with_diffbase);
 std::string ObjectToJson(const ObjectView& object, int64_t now_ms);
 

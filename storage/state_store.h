@@ -24,6 +24,10 @@ struct ObjectRecord {
   int64_t handled_at_ms = 0;
 };
 
+// Stored outcomes the store itself acts on (HandlerRecord::last_outcome).
+inline constexpr const char* kOutcomePermanentFailure = "permanent_failure";  // retry limits reached
+inline constexpr const char* kOutcomeRetryRequested = "retry_requested";      // revived by RequestRetry
+
 // Progress of one handler (create, update, delete, resume, event) for one object.
 struct HandlerRecord {
   std::string uid;
@@ -34,7 +38,8 @@ struct HandlerRecord {
   int retries = 0;               // failed attempts so far
   int64_t first_start_ms = 0;    // when the first attempt for this target started
   int64_t next_attempt_ms = 0;   // not before this time
-  std::string last_outcome;      // "running", "failed", "in_progress", "retry_later", "permanent_failure"
+  std::string last_outcome;      // "running", "failed", "in_progress", "retry_later", "permanent_failure",
+                                 // "retry_requested"
   std::string last_message;
   std::string target;            // digest of the essence this handler is working towards
   // The object as this handler last saw it: the delete hook's input when the object vanished
@@ -47,6 +52,13 @@ struct RetryRequest {
   std::string uid;
   std::string handler;          // "" = every pending handler of the object
   int64_t requested_at_ms = 0;
+};
+
+// A handler that a retry request made due.
+struct RetriedHandler {
+  std::string handler;
+  int retries = 0;       // failed attempts so far
+  bool revived = false;  // it had failed permanently and now runs once more
 };
 
 // One observed change waiting for (or retrying) the raw "event" hook. Stored before the hook
@@ -145,10 +157,13 @@ class StateStore {
   virtual Result<bool> AdoptExistingPending() { return false; }
   virtual Status SetAdoptExisting(bool /*pending*/) { return Status::Ok(); }
 
-  // `nodehook state retry`: sets next_attempt_ms of the object's pending handlers (one, or all when
-  // `handler` is "") to now_ms and leaves a retry request for the running agent.
-  // kNotFound when the object has no such pending handler.
-  virtual Status RequestRetry(const std::string& /*uid*/, const std::string& /*handler*/, int64_t /*now_ms*/) {
+  // `nodehook state retry` and POST /v1/retry: sets next_attempt_ms of the object's pending
+  // handlers (one, or all when `handler` is "") to now_ms, revives permanent failures (their
+  // outcome becomes kOutcomeRetryRequested, so they run once more) and leaves a retry request for
+  // the running agent. Handlers of an object marked gone are left out, except delete, since
+  // nothing would run them. Returns the handlers made due; kNotFound when there is none.
+  virtual Result<std::vector<RetriedHandler>> RequestRetry(const std::string& /*uid*/, const std::string& /*handler*/,
+                                                           int64_t /*now_ms*/) {
     return InvalidError("this state store does not support retry requests");
   }
   // ---- Raw event log (the "event" hook). ----

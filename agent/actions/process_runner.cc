@@ -10,6 +10,7 @@
 #include "agent/actions/running_hook.h"
 #include "agent/actions/sigpipe_guard.h"
 #include "agent/actions/spawn.h"
+#include "agent/base/log.h"
 
 extern char** environ;
 
@@ -61,6 +62,44 @@ StopReason Supervise(RunningHook& hook, const ActionRequest& request, const Canc
   }
 }
 
+// argv as a shell would need it typed: arguments with blanks, quotes or nothing in them quoted.
+std::string QuotedArgv(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& arg : argv) {
+    if (!out.empty()) out += ' ';
+    if (!arg.empty() && arg.find_first_of(" \t\n'\"\\$`") == std::string::npos) {
+      out += arg;
+      continue;
+    }
+    out += '\'';
+    for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
+}
+
+std::string EnvValue(const ActionRequest& request, const char* key) {
+  for (const auto& [k, v] : request.env) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+// --log-level debug: every hook spawn with its argv, naming the object from the hook's environment.
+void DebugSpawned(const ActionRequest& request, pid_t pid) {
+  if (!LogEnabled(LogLevel::kDebug)) return;
+  std::string ns = EnvValue(request, "NODEHOOK_NAMESPACE");
+  std::string name = EnvValue(request, "NODEHOOK_NAME");
+  Log(LogLevel::kDebug, "hook spawned",
+      {{"object", ns.empty() ? name : ns + "/" + name},
+       {"uid", EnvValue(request, "NODEHOOK_UID")},
+       {"handler", EnvValue(request, "NODEHOOK_REASON")},
+       {"argv", QuotedArgv(request.argv)},
+       {"pid", std::to_string(pid)},
+       {"timeout_ms", std::to_string(request.timeout.count())},
+       {"next", "wait for it to exit"}});
+}
+
 }  // namespace
 
 ActionResult ProcessRunner::Run(const ActionRequest& request, const CancelToken& cancel) {
@@ -74,6 +113,7 @@ ActionResult ProcessRunner::Run(const ActionRequest& request, const CancelToken&
   ScopedSigpipeBlock no_sigpipe;  // outlives `hook`, which writes the stdin pipe
   Result<SpawnedChild> child = SpawnChild(MakeExecPlan(request, environ));
   if (!child.ok()) return finished(FailedToStart(child.status().message()));
+  DebugSpawned(request, child->pid);
 
   const pid_t group = child->pid;
   RunningHook hook(std::move(child.value()), request.stdin_data, options_.output_limit);

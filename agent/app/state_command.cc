@@ -1,5 +1,6 @@
 #include "agent/app/state_command.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -40,9 +41,29 @@ bool ResolveTarget(const StateCommandArgs& args, std::string* state_file, std::s
     if (state_file->empty()) *state_file = loaded.config.state_file;
     if (node_name->empty()) *node_name = loaded.config.node_name;
   }
+  // No node name is fine: OpenForNode takes it from a file that holds one node.
   if (state_file->empty()) err << "nodehook state: no state file: pass --state-file, set NODEHOOK_STATE_FILE or --config\n";
-  if (node_name->empty()) err << "nodehook state: no node name: pass --node-name, set NODE_NAME or --config\n";
-  return !state_file->empty() && !node_name->empty();
+  return !state_file->empty();
+}
+
+// The store for `node_name`, or, when that is "", for the one node the file holds. Sets *usage
+// when the node must be named (the file holds none or several).
+Result<std::unique_ptr<SqliteStateStore>> OpenForNode(const std::string& state_file, const std::string& node_name,
+                                                      bool* usage) {
+  auto store = SqliteStateStore::Open(state_file, node_name, StoreOptions{});
+  if (!store.ok() || !node_name.empty()) return store;
+  auto nodes = (*store)->NodesInFile();
+  if (!nodes.ok()) return nodes.status();
+  if (nodes->size() == 1) return SqliteStateStore::Open(state_file, nodes->front(), StoreOptions{});
+  *usage = true;
+  if (nodes->empty()) {
+    return InvalidError("no node name, and " + state_file + " holds no node's records: pass --node-name, set "
+                        "NODE_NAME or --config");
+  }
+  std::string names;
+  for (const std::string& n : *nodes) names += (names.empty() ? "" : ", ") + n;
+  return InvalidError("no node name, and " + state_file + " holds several nodes' records (" + names +
+                      "): pass --node-name, set NODE_NAME or --config");
 }
 
 int Fail(std::ostream& err, const Status& status) {
@@ -50,8 +71,31 @@ int Fail(std::ostream& err, const Status& status) {
   return 1;
 }
 
-std::string HandlerText(const std::string& handler) {
-  return handler.empty() ? "every pending handler" : "handler " + handler;
+// Says exactly what the request changed: each handler made due, and whether it was a permanent
+// failure that now runs once more. Handlers the store left alone (their object is gone, so only
+// its delete could run) are named too, so nothing is reported as queued that will not run.
+int Retry(SqliteStateStore& store, const ObjectView& view, const std::string& handler, int64_t now,
+          std::ostream& out, std::ostream& err) {
+  auto retried = store.RequestRetry(view.uid, handler, now);
+  if (!retried.ok()) return Fail(err, retried.status());
+  auto which = [&](const std::string& h) { return "handler " + h + " of " + view.Key() + " (" + view.uid + ")"; };
+  for (const HandlerRecord& h : view.handlers) {
+    bool made_due = std::any_of(retried->begin(), retried->end(),
+                                [&](const RetriedHandler& r) { return r.handler == h.handler; });
+    if (!made_due && (handler.empty() || handler == h.handler)) {
+      out << "not retried: " << which(h.handler) << ": the object is gone, so nothing would run it\n";
+    }
+  }
+  for (const RetriedHandler& r : *retried) {
+    if (r.revived) {
+      out << "retry requested: " << which(r.handler) << " had given up after " << r.retries
+          << " failed attempts; it runs once more now (a new failure gives up again)\n";
+    } else {
+      out << "retry requested: " << which(r.handler) << " is due now\n";
+    }
+  }
+  out << "a running agent runs it within about 2s; a stopped one when it starts\n";
+  return 0;
 }
 
 // Tables and details are for people: what hooks wrote is escaped (EscapeForTerminal), always, not
@@ -65,23 +109,17 @@ int Run(SqliteStateStore& store, const StateCommandArgs& args, std::ostream& out
                       : EscapeForTerminal(FormatObjectTable(*views, now)));
     return 0;
   }
-  auto view = CollectObjectView(store, args.uid);
+  auto view = FindObjectView(store, args.uid);
   if (!view.ok()) return Fail(err, view.status());
   if (args.action == "show") {
     out << (args.json ? ObjectToJson(*view, now) : EscapeForTerminal(FormatObjectDetail(*view, now)));
     return 0;
   }
-  if (args.action == "retry") {
-    Status asked = store.RequestRetry(args.uid, args.handler, now);
-    if (!asked.ok()) return Fail(err, asked);
-    out << "retry requested: " << HandlerText(args.handler) << " of " << view->Key() << " (" << args.uid
-        << ") is due now; a running agent picks it up at its next look for retry requests, a stopped one when it starts\n";
-    return 0;
-  }
+  if (args.action == "retry") return Retry(store, *view, args.handler, now, out, err);
   // forget
-  Status forgotten = store.Forget(args.uid);
+  Status forgotten = store.Forget(view->uid);
   if (!forgotten.ok()) return Fail(err, forgotten);
-  out << "forgot " << view->Key() << " (" << args.uid
+  out << "forgot " << view->Key() << " (" << view->uid
       << "): its diffbase and progress are gone, so the agent treats it as new (create runs again) "
          "the next time it handles it\n";
   return 0;
@@ -94,7 +132,8 @@ CLI::App* AddStateCommand(CLI::App& app, StateCommandArgs* args) {
   state->require_subcommand(1);
   state->add_option("--config,-c", args->config_path, "Config file to take state_file and node_name from");
   state->add_option("--state-file", args->state_file, "SQLite state file (env NODEHOOK_STATE_FILE)");
-  state->add_option("--node-name", args->node_name, "Node whose records to show (env NODE_NAME)");
+  state->add_option("--node-name", args->node_name,
+                    "Node whose records to show (env NODE_NAME; default: the file's only node)");
   state->add_flag("--json", args->json, "Print JSON for scripts instead of a table");
 
   auto action = [&](const char* name, const char* help) {
@@ -104,12 +143,15 @@ CLI::App* AddStateCommand(CLI::App& app, StateCommandArgs* args) {
     return sub;
   };
   action("list", "Every object this node remembers, with its handlers' progress");
-  action("show", "Everything stored about one object")->add_option("uid", args->uid, "Object uid")->required();
-  CLI::App* retry = action("retry", "Make pending handlers of an object due now, and ask a running agent to look");
-  retry->add_option("uid", args->uid, "Object uid")->required();
+  const char* object_help = "Object uid, or namespace/name (a cluster-scoped object's name)";
+  action("show", "Everything stored about one object")->add_option("object", args->uid, object_help)->required();
+  CLI::App* retry = action("retry",
+                           "Make pending handlers of an object due now (reviving permanent failures for one more "
+                           "run), and ask a running agent to look");
+  retry->add_option("object", args->uid, object_help)->required();
   retry->add_option("handler", args->handler, "One handler (create, update, delete, resume); default: all");
   action("forget", "Drop an object's diffbase and progress: the agent treats it as new")
-      ->add_option("uid", args->uid, "Object uid")
+      ->add_option("object", args->uid, object_help)
       ->required();
   return state;
 }
@@ -123,8 +165,12 @@ int RunStateCommand(const StateCommandArgs& args, std::ostream& out, std::ostrea
     err << "nodehook state: no state file at " << state_file << "\n";
     return 1;
   }
-  auto store = SqliteStateStore::Open(state_file, node_name, StoreOptions{});
-  if (!store.ok()) return Fail(err, store.status());
+  bool usage = false;
+  auto store = OpenForNode(state_file, node_name, &usage);
+  if (!store.ok()) {
+    Fail(err, store.status());
+    return usage ? 2 : 1;
+  }
   return Run(**store, args, out, err, ToMillis(clock.Now()));
 }
 

@@ -17,7 +17,7 @@ struct StateCommandArgs {
   std::string config_path;   // optional: take state_file and node_name from this config
   std::string state_file;    // --state-file (else $NODEHOOK_STATE_FILE, else the config)
   std::string node_name;     // --node-name (else $NODE_NAME, else the config)
-  std::string uid;           // show, retry, forget
+  std::string uid;           // show, retry, forget: a uid or namespace/name
   std::string handler;       // retry: one handler; "" = every pending handler
   bool json = false;
 };
@@ -26,7 +26,7 @@ struct StateCommandArgs {
 CLI::App* AddStateCommand(CLI::App& app, StateCommandArgs* args);
 
 // Runs the parsed action. Returns the exit code: 0 done, 1 failed (message on `err`),
-// 2 bad usage (no state file or node name).
+// 2 bad usage (no state file; no node name and the file holds none or several nodes).
 int RunStateCommand(const StateCommandArgs& args, std::ostream& out, std::ostream& err, const Clock& clock);
 
 }  // namespace nodehook

@@ -205,12 +205,21 @@ Status Agent::RetryNow(const std::string& uid, const std::string& handler) {
 void Agent::ApplyRetryInbox(TimePoint* next_due) {
   for (const RetryAsk& ask : retry_inbox_.TakeDue(next_due)) {
     // Recorded like `nodehook state retry`, so TakeRetryRequests below enqueues it.
-    Status st = store_.RequestRetry(ask.uid, ask.handler, ToMillis(clock_.Now()));
-    if (st.ok()) continue;
+    auto retried = store_.RequestRetry(ask.uid, ask.handler, ToMillis(clock_.Now()));
+    if (retried.ok()) {
+      for (const RetriedHandler& r : *retried) {
+        if (!r.revived) continue;
+        Log(LogLevel::kInfo, "permanent failure revived",
+            {{"uid", ask.uid}, {"handler", r.handler}, {"retries", std::to_string(r.retries)},
+             {"next", "run it once more; a new failure gives up again"}});
+      }
+      continue;
+    }
+    const Status& st = retried.status();
     bool nothing = st.code() == StatusCode::kNotFound;
     Log(nothing ? LogLevel::kInfo : LogLevel::kWarn, nothing ? "retry request ignored" : "retry request not applied",
         {{"uid", ask.uid}, {"handler", ask.handler.empty() ? "all" : ask.handler}, {"error", st.ToString()},
-         {"next", nothing ? "nothing pending for it on this node" : "try again shortly"}});
+         {"next", nothing ? "nothing pending or failed that could run for it on this node" : "try again shortly"}});
     if (!nothing) retry_inbox_.PutBack(ask);
   }
 }

@@ -44,7 +44,8 @@ class Agent {
 
   // "Retry now" from an external system calling back (POST /v1/retry): queued, rate-limited
   // and merged per object (RetryInbox), then applied by the housekeeping thread, which makes the
-  // object's pending handlers due and looks at it at once. Never waits for the state store:
+  // object's pending handlers due (a permanent failure runs once more, StateStore::RequestRetry)
+  // and looks at it at once. Never waits for the state store:
   // kTooManyRequests when too many objects are waiting. Thread-safe.
   Status RetryNow(const std::string& uid, const std::string& handler);
 

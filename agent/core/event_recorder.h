@@ -22,6 +22,13 @@ class EventRecorder {
   }
   // A handler finished (only when the config asks for success events): type Normal.
   virtual void Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler) = 0;
+  // A handler failed for the `attempt`-th time (1-based) and will be retried: type Warning.
+  // Called on every failure; the recorder decides which ones become Events.
+  virtual void Failing(const ResourceRef& /*resource*/, const ObjectMeta& /*object*/, const std::string& /*handler*/,
+                       int /*attempt*/, const std::string& /*message*/) {}
+  // A handler that had failed `failures` times succeeded: type Normal.
+  virtual void Recovered(const ResourceRef& /*resource*/, const ObjectMeta& /*object*/,
+                         const std::string& /*handler*/, int /*failures*/) {}
 };
 
 }  // namespace nodehook

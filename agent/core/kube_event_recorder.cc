@@ -9,6 +9,8 @@
 #include <ctime>
 
 #include "agent/base/log.h"
+#include "agent/base/printable.h"
+#include "agent/core/hook_outcome.h"
 
 namespace nodehook {
 namespace {
@@ -45,6 +47,16 @@ std::string KindInJson(const std::string& json) {
 }
 
 }  // namespace
+
+std::string NoteText(const std::string& message, size_t limit) {
+  std::string line = EscapeForTerminal(message);
+  for (char& c : line) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return Abbreviate(line, limit);
+}
+
+bool ReportsFailure(int attempt) { return attempt > 0 && (attempt & (attempt - 1)) == 0; }
 
 std::string EventName(const std::string& object_name, uint64_t unique) {
   char suffix[24];
@@ -110,6 +122,7 @@ KubeEventRecorder::KubeEventRecorder(KubeClient& client, Clock& clock, EventReco
       posted_(metrics.GetCounter("events_posted_total", "Kubernetes Events posted about handler outcomes")),
       rate_limited_(metrics.GetCounter("events_dropped_total", "Kubernetes Events not posted, by reason",
                                        {{"reason", "rate_limited"}})),
+      aggregated_(metrics.GetCounter("events_dropped_total", "", {{"reason", "aggregated"}})),
       queue_full_(metrics.GetCounter("events_dropped_total", "", {{"reason", "queue_full"}})),
       post_failed_(metrics.GetCounter("events_dropped_total", "", {{"reason", "post_failed"}})),
       error_log_(clock),
@@ -143,6 +156,25 @@ void KubeEventRecorder::Succeeded(const ResourceRef& resource, const ObjectMeta&
   Enqueue(std::move(event));
 }
 
+void KubeEventRecorder::Failing(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler,
+                                int attempt, const std::string& message) {
+  if (!ReportsFailure(attempt)) {
+    aggregated_.Increment();
+    return;
+  }
+  std::string note = handler + " hook failing on node " + options_.node_name + " (attempt " +
+                     std::to_string(attempt) + ", reported on attempts 1, 2, 4, 8, ...; retrying): " +
+                     NoteText(message);
+  Enqueue(EventSpec{"", resource, object, "", handler, true, note, clock_.Now(), "HandlerFailing"});
+}
+
+void KubeEventRecorder::Recovered(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler,
+                                  int failures) {
+  std::string note = handler + " hook succeeded on node " + options_.node_name + " after " +
+                     std::to_string(failures) + (failures == 1 ? " failed attempt" : " failed attempts");
+  Enqueue(EventSpec{"", resource, object, "", handler, false, note, clock_.Now(), "HandlerRecovered"});
+}
+
 void KubeEventRecorder::Quarantined(const ResourceRef& resource, const ObjectMeta& object, const std::string& message) {
   EventSpec event{"", resource, object, "", "quarantine", true,
                   "object quarantined on node " + options_.node_name + ": " + message, clock_.Now(), "ObjectQuarantined"};
@@ -155,7 +187,7 @@ void KubeEventRecorder::WaitIdle() {
 }
 
 void KubeEventRecorder::Enqueue(EventSpec event) {
-  std::string key = event.object.uid + "\n" + event.handler + "\n" + (event.warning ? "W" : "N");
+  std::string key = event.object.uid + "\n" + event.handler + "\n" + event.reason + (event.warning ? "W" : "N");
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;

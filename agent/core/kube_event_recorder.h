@@ -4,9 +4,15 @@
 // events.k8s.io validation refuses a generateName ending in "."); a clash is retried once with a
 // new name. It names this node as reportingInstance ("nodehook.io/agent" is the controller), the
 // handler as action, and the object as `regarding`. At most one Event per (object uid, handler,
-// type) is posted per `min_interval`, so a thousand nodes reporting the same failure post at most
+// reason) is posted per `min_interval`, so a thousand nodes reporting the same failure post at most
 // a thousand Events per interval, never one per retry. The rate limiter remembers at most
 // `max_remembered` keys, forgetting the oldest first.
+//
+// A failing handler (HandlerFailing) is reported on its failures number 1, 2, 4, 8, ... only
+// (then rate-limited as above): the count lives in the durable progress, so this survives
+// restarts, needs no memory here, and a hook failing every second for a day posts a handful of
+// Events. A new Event each time rather than a series PATCH keeps the role at `events create`.
+// A handler that had failed and then succeeds posts HandlerRecovered.
 //
 // Callers never wait for the API: events go to a bounded queue that one background thread posts
 // from; when the queue is full the event is dropped and counted. The object's kind (needed in
@@ -14,7 +20,7 @@
 // resource to learn it and caches it; if that fails the Event is posted without a kind.
 //
 // Metrics: nodehook_events_posted_total, nodehook_events_dropped_total{reason=rate_limited|
-// queue_full|post_failed}.
+// aggregated|queue_full|post_failed}.
 //
 // Thread-safe. Does not own the client, clock or metrics, which must outlive it. The destructor
 // waits for a post in flight (bounded by the transport's timeouts) and drops what is still queued.
@@ -58,6 +64,12 @@ struct EventSpec {
   std::string reason = "";  // "" = HandlerFailed or HandlerSucceeded, by `warning`
 };
 
+// A hook's message as one short line for an Event's note: control characters escaped, line
+// breaks as spaces, at most about `limit` bytes (its start and its end, which names the error).
+std::string NoteText(const std::string& message, size_t limit = 300);
+// Whether failure number `attempt` of a handler is reported: 1, 2, 4, 8, ...
+bool ReportsFailure(int attempt);
+
 // The events.k8s.io/v1 Event as JSON. Fields the API server bounds are cut to fit: note 1 KiB,
 // action and reportingInstance 128 bytes.
 std::string EventBody(const EventSpec& event, const std::string& node_name);
@@ -78,6 +90,12 @@ class KubeEventRecorder final : public EventRecorder {
   void PermanentFailure(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler,
                         const std::string& message) override;
   void Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler) override;
+  // Reason HandlerFailing, on failures 1, 2, 4, 8, ... (ReportsFailure).
+  void Failing(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler, int attempt,
+               const std::string& message) override;
+  // Reason HandlerRecovered, type Normal.
+  void Recovered(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler,
+                 int failures) override;
   // Reason ObjectQuarantined, action "quarantine".
   void Quarantined(const ResourceRef& resource, const ObjectMeta& object, const std::string& message) override;
 
@@ -96,6 +114,7 @@ class KubeEventRecorder final : public EventRecorder {
   const EventRecorderOptions options_;
   Counter& posted_;
   Counter& rate_limited_;
+  Counter& aggregated_;
   Counter& queue_full_;
   Counter& post_failed_;
   LogLimiter error_log_;

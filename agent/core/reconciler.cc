@@ -238,6 +238,7 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   progress.name = plan.meta.name;
   progress.target = plan.target;
   progress.first_start_ms = ToMillis(now);
+  const int earlier_failures = *previous ? (*previous)->retries : 0;  // a success after these "recovers"
   // Progress carries over only while the handler works towards the same target: a change of
   // the object starts afresh, and is the only thing that revives a permanent failure.
   if (*previous && (*previous)->target == plan.target) {
@@ -272,7 +273,7 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   switch (outcome.verdict) {
     case HookVerdict::kDone:
       hook_metrics_.Ran(resource_id, plan.reason, outcome, false);
-      return Finish(resource, plan, cache, outcome.LogMessage(), true);
+      return Finish(resource, plan, cache, outcome.LogMessage(), true, earlier_failures);
     case HookVerdict::kCancelled:
       return Interrupted(plan, progress);
     default: {
@@ -298,7 +299,7 @@ std::optional<Duration> Reconciler::Interrupted(const Plan& plan, HandlerRecord 
 }
 
 std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, const Plan& plan, ObjectCache& cache,
-                                           const std::string& message, bool ran_hook) {
+                                           const std::string& message, bool ran_hook, int earlier_failures) {
   const std::string& uid = plan.meta.uid;
   const std::string resource_id = resource.ref.Id();
   if (plan.reason == kReasonDelete && resource.finalizer && plan.live_object &&
@@ -327,6 +328,9 @@ std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, cons
       {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"outcome", message},
        {"next", "idle until the object changes"}});
   if (ran_hook && events_ && resource.success_events) events_->Succeeded(resource.ref, plan.meta, plan.reason);
+  if (ran_hook && events_ && earlier_failures > 0) {
+    events_->Recovered(resource.ref, plan.meta, plan.reason, earlier_failures);
+  }
   return std::nullopt;
 }
 
@@ -429,6 +433,7 @@ std::optional<Duration> Reconciler::HandleEvents(const WatchedResource& resource
            {"outcome", outcome.LogMessage()},
            {"next", done.ok() ? "next event" : "run again: not saved (" + done.ToString() + ")"}});
       if (!done.ok()) return options_.store_retry;
+      if (events_ && e.retries > 0) events_->Recovered(resource.ref, meta, kReasonEvent, e.retries);
       continue;
     }
     if (permanent) {
@@ -444,6 +449,7 @@ std::optional<Duration> Reconciler::HandleEvents(const WatchedResource& resource
                          ? *outcome.delay
                          : progressing ? options_.in_progress_delay : RetryDelay(retries);
     Status stored = store_.RecordEventAttempt(e.seq, retries, ToMillis(now + delay), outcome.message);
+    if (events_ && !progressing) events_->Failing(resource.ref, meta, kReasonEvent, retries, outcome.message);
     Log(progressing ? LogLevel::kInfo : LogLevel::kWarn, progressing ? "hook in progress" : "hook failed",
         {{"object", meta.Key()}, {"uid", uid}, {"handler", kReasonEvent}, {"event", e.type},
          {"outcome", HookVerdictName(outcome.verdict)}, {"message", outcome.LogMessage()},
@@ -487,6 +493,9 @@ std::optional<Duration> Reconciler::Postpone(const WatchedResource& resource, co
   }
   progress.next_attempt_ms = ToMillis(now + delay);
   Status stored = store_.RecordAttempt(progress);
+  if (events_ && outcome.verdict != HookVerdict::kInProgress) {
+    events_->Failing(resource.ref, plan.meta, plan.reason, progress.retries, outcome.message);
+  }
   std::string next = outcome.verdict == HookVerdict::kInProgress
                          ? "run again in " + Seconds(delay) + " or on the next change"
                          : "retry in " + Seconds(delay);

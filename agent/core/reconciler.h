@@ -6,8 +6,10 @@
 // A hook that finishes stores the new diffbase. Every other outcome (hook_outcome.h) is recorded
 // as durable progress (retries, first start, next attempt, outcome, message) and the object is
 // looked at again when it is due, after a restart too. A handler that exhausts its retry limits
-// is marked permanently failed and waits for the object to change. A hook stopped at agent
-// shutdown is recorded as "interrupted": due again at once after the restart, no retry counted.
+// is marked permanently failed and waits for the object to change or an explicit retry (which
+// makes the store mark it "retry_requested": it runs once more). Failures, recoveries and
+// permanent failures are reported to the EventRecorder. A hook stopped at agent shutdown is
+// recorded as "interrupted": due again at once after the restart, no retry counted.
 // Thread-safe: workers call Reconcile() concurrently, never for the same object at once
 // (the WorkQueue guarantees that).
 #pragma once
@@ -96,8 +98,9 @@ class Reconciler {
   std::optional<Duration> Execute(const WatchedResource& resource, ObjectCache& cache, const Plan& plan,
                                   const CancelToken& stop);
   // `ran_hook`: a hook ran (and may be reported), rather than nothing to run or an adoption.
+  // `earlier_failures`: failed attempts before this success (> 0 reports a recovery).
   std::optional<Duration> Finish(const WatchedResource& resource, const Plan& plan, ObjectCache& cache,
-                                 const std::string& message, bool ran_hook);
+                                 const std::string& message, bool ran_hook, int earlier_failures = 0);
   // The hook was stopped because the agent is shutting down: recorded as due again, no retry counted.
   std::optional<Duration> Interrupted(const Plan& plan, HandlerRecord progress);
   // Runs the "event" hook for the object's stored events, oldest first; stops at the first that

@@ -3,7 +3,19 @@
 #include <algorithm>
 #include <utility>
 
+#include "agent/base/log.h"
+
 namespace nodehook {
+namespace {
+
+// One debug line per queue decision (--log-level debug). Nothing is formatted unless debug is on.
+void Decided(const char* event, const std::string& key, const char* next, Duration in = Duration(-1)) {
+  if (!LogEnabled(LogLevel::kDebug)) return;
+  std::string when = in < Duration::zero() ? next : std::string(next) + " in " + std::to_string(in.count()) + "ms";
+  Log(LogLevel::kDebug, event, {{"key", key}, {"next", when}});
+}
+
+}  // namespace
 
 WorkQueue::WorkQueue(Clock& clock, QueueOptions options) : clock_(clock), options_(options), metrics_(options.metrics) {
   metrics_.WatchInFlight([this] {
@@ -24,6 +36,8 @@ void WorkQueue::AddNow(const std::string& key) {
   metrics_.Added();
   changed_at_.try_emplace(key, clock_.Now());
   waiting_.erase(key);  // its heap entry turns stale
+  Decided(processing_.count(key) ? "queue: merged into running" : "queue: ready now", key,
+          processing_.count(key) ? "run again when it finishes" : "hand to a worker");
   MakeReadyLocked(key);
 }
 
@@ -32,18 +46,24 @@ void WorkQueue::Add(const std::string& key) {
   metrics_.Added();
   TimePoint now = clock_.Now();
   changed_at_.try_emplace(key, now);
-  if (queued_.count(key)) return;  // already ready: the worker will see the latest state
+  if (queued_.count(key)) {  // already ready: the worker will see the latest state
+    Decided("queue: merged into ready", key, "hand to a worker");
+    return;
+  }
   if (processing_.count(key)) {
     dirty_.insert(key);  // Done() decides when it runs again
+    Decided("queue: merged into running", key, "run again when it finishes");
     return;
   }
   auto done = HotSinceLocked(key, now);
   if (!done) {
     waiting_.erase(key);  // a change beats a pending retry
+    Decided("queue: ready now", key, "hand to a worker");
     MakeReadyLocked(key);
     return;
   }
   // Hot: the changes since its last run are handled together, one window after that run.
+  Decided("queue: batched", key, "run", *done + Cooldown() - now);
   ScheduleLocked(key, *done + Cooldown());
 }
 
@@ -54,7 +74,11 @@ void WorkQueue::AddAfter(const std::string& key, Duration delay) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   metrics_.Retried();
-  if (queued_.count(key)) return;  // already due now
+  if (queued_.count(key)) {  // already due now
+    Decided("queue: retry merged into ready", key, "hand to a worker");
+    return;
+  }
+  Decided("queue: retry scheduled", key, "run", delay);
   ScheduleLocked(key, clock_.Now() + delay);
 }
 
@@ -165,8 +189,10 @@ void WorkQueue::Done(const std::string& key) {
   if (dirty_.erase(key)) {
     // Changed while it ran: hot by definition, so it runs again one window from now.
     if (Cooldown() > Duration::zero()) {
+      Decided("queue: changed while running", key, "run", Cooldown());
       ScheduleLocked(key, now + Cooldown());
     } else {
+      Decided("queue: changed while running", key, "hand to a worker");
       MakeReadyLocked(key);
     }
   }

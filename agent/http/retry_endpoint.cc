@@ -46,7 +46,8 @@ LocalResponse Retry(const LocalRequest& req, const RetrySink& sink, const Bearer
   if (queued.code() == StatusCode::kUnavailable) return Text(503, queued.message() + "\n");
   if (!queued.ok()) return Text(500, queued.ToString() + "\n");
   return Text(202, "retry of " + uid + (handler.empty() ? "" : " handler " + handler) +
-                       " queued; it runs if this node has work pending for it\n");
+                       " accepted; it runs if this node has pending or failed work for it (a permanent failure "
+                       "runs once more)\n");
 }
 
 }  // namespace

@@ -49,6 +49,22 @@ void RecordSend(ApiRequestMetrics::Request& request, const Result<HttpResponse>&
   }
 }
 
+// Debug lines for list and watch requests (--log-level debug): the request when it is sent, its
+// response code (or transport error) when it is answered or, for a watch, when the stream ends.
+void DebugRequest(const char* verb, const ResourceRef& r, const std::string& path) {
+  if (!LogEnabled(LogLevel::kDebug)) return;
+  Log(LogLevel::kDebug, std::string(verb) + " request", {{"resource", r.Id()}, {"path", path}, {"next", "wait for the answer"}});
+}
+
+void DebugResponse(const char* verb, const ResourceRef& r, const Result<HttpResponse>& resp, const char* next) {
+  if (!LogEnabled(LogLevel::kDebug)) return;
+  Log(LogLevel::kDebug, std::string(verb) + " response",
+      {{"resource", r.Id()},
+       {"code", resp.ok() ? std::to_string(resp->status) : ""},
+       {"error", resp.ok() ? "" : resp.status().ToString()},
+       {"next", next}});
+}
+
 }  // namespace
 
 RestKubeClient::RestKubeClient(std::unique_ptr<HttpTransport> transport, ObjectLimits limits, Metrics* metrics)
@@ -58,8 +74,10 @@ Result<ObjectList> RestKubeClient::List(const ResourceRef& r, const ListOptions&
   HttpRequest req = JsonRequest("GET", ListPath(r, o));
   req.max_body_bytes = kMaxListBodyBytes;
   auto request = requests_.Start("list", r.Id());
+  DebugRequest("list", r, req.path_and_query);
   auto resp = transport_->Send(req);
   RecordSend(request, resp);
+  DebugResponse("list", r, resp, "the caller reads the list or retries");
   if (!resp.ok()) return Status(resp.status().code(), "list " + r.Id() + ": " + resp.status().message());
   if (!IsHttpSuccess(resp->status)) return ErrorFromResponse(*resp, "list " + r.Id());
   auto list = ParseObjectList(resp->body, limits_);
@@ -101,8 +119,10 @@ Status RestKubeClient::Watch(const ResourceRef& r, const WatchOptions& o,
   auto request = requests_.Start("watch", r.Id());
   HttpRequest req = JsonRequest("GET", WatchPath(r, o));
   req.on_stream_headers = [&request](int status) { request.Answered(status); };
+  DebugRequest("watch", r, req.path_and_query);
   auto resp = transport_->Stream(req, on_chunk, *stream_cancel);
   RecordSend(request, resp);  // a refused or non-2xx watch; ignored once the headers were recorded
+  DebugResponse("watch", r, resp, "the watcher watches again or relists");
   if (!stream_error.ok()) return stream_error;
   if (cancel.cancelled()) return Status(StatusCode::kCancelled, "watch " + r.Id() + " cancelled");
   if (!resp.ok()) return resp.status();

@@ -87,9 +87,10 @@ def test_a_permanent_failure_posts_one_warning_event_with_the_node_as_reporting_
 
     def events_about_w1():
         listed = widgets.kube.request("GET", f"/apis/events.k8s.io/v1/namespaces/{widgets.namespace}/events")
-        return [e for e in listed["items"] if e["regarding"]["name"] == "w1"]
+        # HandlerFailing (its first failure) may come too; HandlerFailed is the permanent failure.
+        return [e for e in listed["items"] if e["regarding"]["name"] == "w1" and e["reason"] == "HandlerFailed"]
 
-    events = wait_until(events_about_w1, "a Warning Event about w1")
+    events = wait_until(events_about_w1, "a HandlerFailed Event about w1")
     assert len(events) == 1
     event = events[0]
     assert event["type"] == "Warning"

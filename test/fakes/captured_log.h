@@ -1,5 +1,5 @@
 // CapturedLog: collects the agent's log lines for the life of the object, instead of stderr.
-// Thread-safe: the agent's threads log while the test reads.
+// Thread-safe: the agent's threads log while the test reads. ScopedLogLevel turns on debug lines.
 #pragma once
 
 #include <mutex>
@@ -37,6 +37,16 @@ class CapturedLog {
  private:
   mutable std::mutex mu_;
   std::vector<std::string> lines_;
+};
+
+// Logs at `level` for the life of the object, then back at the default (info). Not for tests
+// that run concurrently with others changing the level.
+class ScopedLogLevel {
+ public:
+  explicit ScopedLogLevel(LogLevel level) { SetLogLevel(level); }
+  ~ScopedLogLevel() { SetLogLevel(LogLevel::kInfo); }
+  ScopedLogLevel(const ScopedLogLevel&) = delete;
+  ScopedLogLevel& operator=(const ScopedLogLevel&) = delete;
 };
 
 }  // namespace nodehook

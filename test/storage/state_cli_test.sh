@@ -38,6 +38,17 @@ echo "$json" | grep -q '"uid":"u-beta","handled":false' || fail "list --json"
   || fail "retry made create due"
 [ "$("$seed" take "$file" node-a)" = "u-beta create" ] || fail "retry request for the agent"
 
+# A permanent failure has no next attempt; a retry revives it for one more run and says so.
+"$nodehook" state list --state-file "$file" --node-name node-a \
+  | grep -q 'demo/delta  *u-delta  *create  *permanent_failure  *3  *-  *exited 1: disk busy' || fail "permanent row"
+"$nodehook" state retry demo/delta --state-file "$file" --node-name node-a >"$dir/out"
+cat "$dir/out"
+grep -q '^retry requested: handler create of demo/delta (u-delta) had given up after 3 failed attempts; it runs once more now' \
+  "$dir/out" || fail "revival output"
+"$nodehook" state show demo/delta --state-file "$file" --node-name node-a | grep -q 'outcome: *retry_requested' \
+  || fail "revived outcome"
+[ "$("$seed" take "$file" node-a)" = "u-delta *" ] || fail "revival request for the agent"
+
 # Retrying what is not pending fails with a message.
 if "$nodehook" state retry u-alpha --state-file "$file" --node-name node-a 2>"$dir/err"; then fail "retry of nothing"; fi
 grep -q 'nothing to retry' "$dir/err" || fail "retry of nothing message"
@@ -49,15 +60,18 @@ set +e
 code=$?
 set -e
 [ "$code" = 1 ] || fail "show after forget exit $code"
-grep -q 'node node-a has no state for uid u-beta' "$dir/err" || fail "show after forget message"
+grep -q 'node node-a has no state for uid or object u-beta' "$dir/err" || fail "show after forget message"
 
 # No file: an error, and no file is created. No node: a usage error.
 set +e
 "$nodehook" state list --state-file "$dir/missing.db" --node-name node-a 2>"$dir/err"; code=$?
 set -e
 [ "$code" = 1 ] && grep -q "no state file at $dir/missing.db" "$dir/err" && [ ! -e "$dir/missing.db" ] || fail "missing file"
+# No node name: the file's only node; with two nodes in the file, a usage error naming them.
+env -u NODE_NAME "$nodehook" state show demo/alpha --state-file "$file" | grep -q '^uid: *u-alpha' || fail "node from file"
+"$seed" seed "$file" node-b
 set +e
 env -u NODE_NAME "$nodehook" state list --state-file "$file" 2>"$dir/err"; code=$?
 set -e
-[ "$code" = 2 ] && grep -q 'no node name' "$dir/err" || fail "missing node"
+[ "$code" = 2 ] && grep -q 'holds several nodes.* (node-a, node-b): pass --node-name' "$dir/err" || fail "two nodes"
 echo "state CLI round trip passed"

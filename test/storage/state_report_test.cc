@@ -112,6 +112,49 @@ TEST_CASE("show of an unknown uid is not found, naming the node") {
   CHECK(view.status().message() == "node node-a has no state for uid nope");
 }
 
+TEST_CASE("an object is found by namespace/name as well as by uid") {
+  auto store = SampleState();
+  auto by_name = FindObjectView(*store, "ns/gamma");
+  REQUIRE(by_name.ok());
+  CHECK(by_name->uid == "u-changed");
+  auto by_uid = FindObjectView(*store, "u-changed");
+  REQUIRE(by_uid.ok());
+  CHECK(by_uid->name == "gamma");
+  auto unknown = FindObjectView(*store, "ns/delta");
+  CHECK(unknown.status().code() == StatusCode::kNotFound);
+  CHECK_THAT(unknown.status().message(), Catch::StartsWith("node node-a has no state for uid or object ns/delta"));
+}
+
+TEST_CASE("a name that several objects share is refused with a list of their resources and uids") {
+  auto store = SampleState();
+  ObjectRecord gadget = SampleObject("u-gadget", "gadgets.example.com/v1");
+  gadget.name = "gamma";
+  REQUIRE(store->RecordHandled(gadget, "create").ok());
+  auto found = FindObjectView(*store, "ns/gamma");
+  REQUIRE_FALSE(found.ok());
+  CHECK(found.status().code() == StatusCode::kInvalid);
+  CHECK(found.status().message() ==
+        "ns/gamma names 2 objects on node node-a; pass one of their uids instead:\n"
+        "  gadgets.example.com/v1 ns/gamma uid u-gadget\n"
+        "  widgets.example.com/v1 ns/gamma uid u-changed");
+}
+
+TEST_CASE("a permanent failure shows no next attempt in the table, the details or JSON") {
+  auto store = SampleState();
+  HandlerRecord given_up = *(*store->GetHandler("u-new", "create"));
+  given_up.last_outcome = kOutcomePermanentFailure;
+  given_up.next_attempt_ms = 0;  // what the reconciler stores: would read as "53y ago"
+  REQUIRE(store->RecordAttempt(given_up).ok());
+  auto view = CollectObjectView(*store, "u-new");
+  REQUIRE(view.ok());
+  CHECK_THAT(FormatObjectTable({*view}, kNow),
+             Catch::Contains("create   permanent_failure  3        -             exited 1: disk busy"));
+  CHECK_THAT(FormatObjectDetail(*view, kNow),
+             Catch::Contains("  next attempt:  none (gave up; `nodehook state retry` runs it once more)\n"));
+  CHECK_THAT(ObjectToJson(*view, kNow), Catch::Contains(R"("next_attempt_ms":null,"next_attempt_ms_relative":"",)"));
+  CHECK_THAT(FormatObjectTable({*view}, kNow), !Catch::Contains("ago"));
+}
+
 TEST_CASE("a retry request makes the handlers due now and waits for the agent to take it once") {
   auto store = SampleState();
   REQUIRE(store->RequestRetry("u-new", "", kNow + 1).ok());
@@ -137,11 +180,11 @@ TEST_CASE("a retry of one handler leaves the object's other handlers alone") {
 
 TEST_CASE("a retry with nothing pending is refused and leaves no request behind") {
   auto store = SampleState();
-  Status status = store->RequestRetry("u-quiet", "", kNow);
+  Status status = store->RequestRetry("u-quiet", "", kNow).status();
   CHECK(status.code() == StatusCode::kNotFound);
-  CHECK(status.message() == "no pending handler for uid u-quiet on node node-a: nothing to retry");
-  CHECK(store->RequestRetry("u-new", "delete", kNow).message() ==
-        "no pending handler delete for uid u-new on node node-a: nothing to retry");
+  CHECK(status.message() == "no pending handler for uid u-quiet on node node-a that could run: nothing to retry");
+  CHECK(store->RequestRetry("u-new", "delete", kNow).status().message() ==
+        "no pending handler delete for uid u-new on node node-a that could run: nothing to retry");
   CHECK(store->TakeRetryRequests()->empty());
 }
 

@@ -1,6 +1,7 @@
 // state_seed: a stand-in for the agent in the `nodehook state` round-trip test (state_cli_test.sh).
 //   state_seed seed FILE NODE   writes a handled object, a failing create and a failing update,
-//                               and a failing create whose message holds terminal escapes
+//                               a failing create whose message holds terminal escapes, and a
+//                               create that failed permanently
 //   state_seed take FILE NODE   prints and removes the pending retry requests, as an agent would
 #include <cstdio>
 #include <string>
@@ -50,6 +51,10 @@ int main(int argc, char** argv) {
     HandlerRecord rude = Failing("u-gamma", "gamma", "create");  // a hook that prints terminal escapes
     rude.last_message = "exited 1: \x1b[2J\x1b]0;owned\x07 \xc2\x9b" "31m gone";
     if (status.ok()) status = (*store)->RecordAttempt(rude);
+    HandlerRecord given_up = Failing("u-delta", "delta", "create");  // retry limits reached
+    given_up.last_outcome = nodehook::kOutcomePermanentFailure;
+    given_up.next_attempt_ms = 0;
+    if (status.ok()) status = (*store)->RecordAttempt(given_up);
   } else if (mode == "take") {
     auto taken = (*store)->TakeRetryRequests();
     status = taken.status();

@@ -7,6 +7,7 @@
 
 #include "agent/actions/process_runner.h"
 #include "hook_test_util.h"
+#include "test/fakes/captured_log.h"
 
 using nodehook::ActionRequest;
 using nodehook::ActionResult;
@@ -159,4 +160,15 @@ TEST_CASE("an enormous timeout means no timeout rather than an overflowed deadli
   auto request = ShellHook("exit 0");
   request.timeout = std::chrono::milliseconds::max();
   REQUIRE(RunHook(request).message == "exited 0");
+}
+
+TEST_CASE("at debug level every hook spawn is logged with its argv and the object it is for") {
+  nodehook::CapturedLog log;
+  nodehook::ScopedLogLevel debug(nodehook::LogLevel::kDebug);
+  ActionRequest request = ShellHook("exit 0", {"two words", "it's"});
+  request.env = {{"NODEHOOK_NAMESPACE", "shop"}, {"NODEHOOK_NAME", "w1"}, {"NODEHOOK_UID", "u-1"},
+                 {"NODEHOOK_REASON", "create"}};
+  REQUIRE(RunHook(request).exit_code == 0);
+  REQUIRE(log.Count(R"(event="hook spawned" object=shop/w1 uid=u-1 handler=create)") == 1);
+  CHECK(log.Count(R"(argv="/bin/sh -c 'exit 0' sh 'two words' 'it'\\''s'")") == 1);
 }

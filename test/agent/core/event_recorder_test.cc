@@ -251,3 +251,70 @@ TEST_CASE("a refused post is counted and does not stop later events") {
   CHECK(f.Dropped("post_failed") == 1);
   CHECK(f.Posted() == 1);
 }
+
+TEST_CASE("a failing handler posts HandlerFailing on failures 1, 2, 4 and 8 only, naming node, attempt and output") {
+  Fixture f;
+  f.options.min_interval = Duration(0);  // only the aggregation is under test here
+  f.options.queue_capacity = 20;
+  KubeEventRecorder& r = f.Recorder();
+  for (int attempt = 1; attempt <= 10; ++attempt) {
+    r.Failing(kWidgets, Meta("u1"), "create", attempt, "exited 1: no such file /etc/x");
+  }
+  r.WaitIdle();
+  REQUIRE(f.client.create_calls().size() == 4);
+  CHECK(f.Dropped("aggregated") == 6);
+  rapidjson::Document first = f.Body(0);
+  CHECK(Str(first, "type") == "Warning");
+  CHECK(Str(first, "reason") == "HandlerFailing");
+  CHECK(Str(first, "action") == "create");
+  CHECK(Str(first, "reportingInstance") == "node-a");
+  CHECK(Str(first, "note") ==
+        "create hook failing on node node-a (attempt 1, reported on attempts 1, 2, 4, 8, ...; retrying): "
+        "exited 1: no such file /etc/x");
+  CHECK_THAT(Str(f.Body(3), "note"), Catch::Contains("(attempt 8,"));
+}
+
+TEST_CASE("HandlerFailing Events are rate-limited per object and handler but never hide a permanent failure") {
+  Fixture f;
+  f.options.min_interval = std::chrono::minutes(5);
+  f.options.queue_capacity = 10;
+  KubeEventRecorder& r = f.Recorder();
+  r.Failing(kWidgets, Meta("u1"), "create", 1, "boom");
+  r.Failing(kWidgets, Meta("u1"), "create", 2, "boom");  // within the interval: suppressed
+  r.PermanentFailure(kWidgets, Meta("u1"), "create", "boom");
+  r.WaitIdle();
+  REQUIRE(f.client.create_calls().size() == 2);
+  CHECK(Str(f.Body(1), "reason") == "HandlerFailed");
+  CHECK(f.Dropped("rate_limited") == 1);
+}
+
+TEST_CASE("a recovery posts a Normal HandlerRecovered Event with the number of failures") {
+  Fixture f;
+  KubeEventRecorder& r = f.Recorder();
+  r.Failing(kWidgets, Meta("u1"), "update", 1, "boom");
+  r.Recovered(kWidgets, Meta("u1"), "update", 3);
+  r.WaitIdle();
+  REQUIRE(f.client.create_calls().size() == 2);
+  rapidjson::Document e = f.Body(1);
+  CHECK(Str(e, "type") == "Normal");
+  CHECK(Str(e, "reason") == "HandlerRecovered");
+  CHECK(Str(e, "action") == "update");
+  CHECK(Str(e, "note") == "update hook succeeded on node node-a after 3 failed attempts");
+}
+
+TEST_CASE("a hook's output in a note is one line, control characters escaped, its end kept") {
+  CHECK(NoteText("exited 1: \x1b[2Jgone\nsecond line\ttab") == "exited 1: \\x1b[2Jgone second line tab");
+  std::string longer = "exited 1: " + std::string(1000, 'x') + " the real error";
+  std::string note = NoteText(longer, 100);
+  CHECK(note.size() <= 110);
+  CHECK_THAT(note, Catch::StartsWith("exited 1: "));
+  CHECK_THAT(note, Catch::EndsWith("the real error"));
+}
+
+TEST_CASE("failures 1, 2, 4, 8, ... are the ones reported") {
+  std::vector<int> reported;
+  for (int attempt = 0; attempt <= 70; ++attempt) {
+    if (ReportsFailure(attempt)) reported.push_back(attempt);
+  }
+  CHECK(reported == std::vector<int>{1, 2, 4, 8, 16, 32, 64});
+}

@@ -4,6 +4,7 @@
 
 #include "agent/base/metrics.h"
 #include "agent/core/work_queue.h"
+#include "test/fakes/captured_log.h"
 #include "test/fakes/fake_clock.h"
 
 using namespace nodehook;
@@ -238,4 +239,29 @@ TEST_CASE("queue metrics count adds and measure the wait from the first change t
   text = m.Render();
   CHECK(text.find("nodehook_queue_longest_running_seconds 0\n") != std::string::npos);
   CHECK(text.find("nodehook_queue_work_duration_seconds_count 1\n") != std::string::npos);
+}
+
+TEST_CASE("at debug level every queue decision is logged with its key and what happens next") {
+  CapturedLog log;
+  FakeClock clock;
+  QueueOptions options;
+  options.batch_window = Duration(100);
+  WorkQueue q(clock, options);
+  {
+    ScopedLogLevel debug(LogLevel::kDebug);
+    q.Add("0/u1");
+    q.Add("0/u1");
+    REQUIRE(*q.Get() == "0/u1");
+    q.Add("0/u1");
+    q.Done("0/u1");
+    q.AddAfter("0/u2", Duration(1500));
+  }
+  CHECK(log.Count(R"(event="queue: ready now" key=0/u1 next="hand to a worker")") == 1);
+  CHECK(log.Count(R"(event="queue: merged into ready" key=0/u1)") == 1);
+  CHECK(log.Count(R"(event="queue: merged into running" key=0/u1 next="run again when it finishes")") == 1);
+  CHECK(log.Count(R"(event="queue: changed while running" key=0/u1 next="run in 100ms")") == 1);
+  CHECK(log.Count(R"(event="queue: retry scheduled" key=0/u2 next="run in 1500ms")") == 1);
+
+  q.Add("0/u3");  // back at info level: no debug lines
+  CHECK(log.Count("0/u3") == 0);
 }

@@ -54,7 +54,8 @@ TEST_CASE("a retry is queued and answered 202 for any well-formed uid") {
   Admin admin(false);
   std::string resp = admin.Post("/v1/retry?uid=6f1c-uid&handler=delete");
   CHECK(StatusOf(resp) == 202);
-  CHECK(BodyOf(resp) == "retry of 6f1c-uid handler delete queued; it runs if this node has work pending for it\n");
+  CHECK(BodyOf(resp) == "retry of 6f1c-uid handler delete accepted; it runs if this node has pending or failed work "
+                        "for it (a permanent failure runs once more)\n");
   CHECK(admin.sink.asked == std::vector<std::string>{"6f1c-uid/delete"});
 }
 

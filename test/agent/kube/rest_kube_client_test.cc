@@ -8,6 +8,7 @@
 
 #include "agent/base/log.h"
 #include "test/agent/kube/fake_http_transport.h"
+#include "test/fakes/captured_log.h"
 #include "test/agent/kube/kube_test_data.h"
 
 namespace nodehook {
@@ -254,6 +255,24 @@ TEST_CASE("create POSTs the body as JSON to the collection in the given namespac
   Status invalid = f.client.Create(events, "ns", "{}");
   CHECK(invalid.code() == StatusCode::kInvalid);
   CHECK_THAT(invalid.message(), Catch::Contains("eventTime: Required value"));
+}
+
+
+TEST_CASE("at debug level every list and watch request is logged with its response code") {
+  CapturedLog log;
+  ScopedLogLevel debug(LogLevel::kDebug);
+  ClientFixture f;
+  f.transport->PushResponse(200, WidgetListJson("10", "", WidgetJson("a", "9")));
+  f.transport->PushStream({EventLine("ADDED", WidgetJson("a", "10"))});
+  f.transport->PushResponse(410, ExpiredStatusJson());
+  REQUIRE(f.client.List(WidgetsRef(), ListOptions{}).ok());
+  REQUIRE(f.Watch().ok());
+  REQUIRE_FALSE(f.Watch().ok());
+  CHECK(log.Count(R"(event="list request" resource=widgets.example.com/v1 path="/apis/example.com/v1/widgets?limit=500")") == 1);
+  CHECK(log.Count(R"(event="list response" resource=widgets.example.com/v1 code=200)") == 1);
+  CHECK(log.Count(R"(event="watch request" resource=widgets.example.com/v1 path="/apis/example.com/v1/widgets?watch=1)") == 2);
+  CHECK(log.Count(R"(event="watch response" resource=widgets.example.com/v1 code=200)") == 1);
+  CHECK(log.Count(R"(event="watch response" resource=widgets.example.com/v1 code=410)") == 1);
 }
 
 }  // namespace

@@ -1,0 +1,128 @@
+// What the Reconciler tells the EventRecorder about failing handlers (every failure, the
+// recovery, the permanent failure), and how an explicit retry revives a permanent failure.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include <unistd.h>
+
+#include "agent/core/reconciler.h"
+#include "storage/sqlite_state_store.h"
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_runner.h"
+
+using namespace nodehook;
+
+namespace {
+
+// Every report, as "<kind> <handler> <number>" ("failing create 2", "recovered create 3").
+struct ReportLog : EventRecorder {
+  std::vector<std::string> reports;
+  void PermanentFailure(const ResourceRef&, const ObjectMeta&, const std::string& handler,
+                        const std::string&) override {
+    reports.push_back("permanent " + handler);
+  }
+  void Succeeded(const ResourceRef&, const ObjectMeta&, const std::string& handler) override {
+    reports.push_back("succeeded " + handler);
+  }
+  void Failing(const ResourceRef&, const ObjectMeta&, const std::string& handler, int attempt,
+               const std::string& message) override {
+    reports.push_back("failing " + handler + " " + std::to_string(attempt) + ": " + message);
+  }
+  void Recovered(const ResourceRef&, const ObjectMeta&, const std::string& handler, int failures) override {
+    reports.push_back("recovered " + handler + " " + std::to_string(failures));
+  }
+};
+
+ObjectPtr Gadget(const std::string& uid, int size) {
+  auto o = std::make_shared<KubeObject>();
+  o->meta = {uid, "ns", "g-" + uid, std::to_string(size), false};
+  o->json = R"({"metadata":{"name":"g-)" + uid + R"(","uid":")" + uid + R"("},"spec":{"size":)" +
+            std::to_string(size) + "}}";
+  return o;
+}
+
+struct Setup {
+  FakeClock clock;
+  FakeRunner runner;
+  ReportLog events;
+  std::unique_ptr<SqliteStateStore> store = std::move(SqliteStateStore::Open(":memory:", "node-a", {})).value();
+  ObjectCache cache;
+  CancelToken stop;
+  std::string scratch = "/tmp/nodehook-failure-reporting-" + std::to_string(::getpid());
+  WatchedResource gadgets;
+  std::unique_ptr<Reconciler> reconciler;
+
+  explicit Setup(int retry_limit = 0) {
+    ReconcilerOptions o;
+    o.node_name = "node-a";
+    o.work_dir = scratch;
+    o.retry_limit = retry_limit;
+    reconciler = std::make_unique<Reconciler>(*store, runner, clock, o);
+    reconciler->SetEventRecorder(&events);
+    gadgets.ref = {"example.com", "v1", "gadgets", "", ""};
+    gadgets.hooks["create"] = HookSpec{{"/hooks/create"}, std::chrono::seconds(5)};
+    cache.Upsert(Gadget("u1", 1));
+  }
+  ~Setup() { std::filesystem::remove_all(scratch); }
+
+  // Runs whatever is due now, then lets the retry delay pass.
+  std::optional<Duration> Step() {
+    auto again = reconciler->Reconcile(gadgets, cache, "u1", stop);
+    if (again) clock.Advance(*again);
+    return again;
+  }
+  std::string Outcome() { return (*store->GetHandler("u1", "create"))->last_outcome; }
+};
+
+}  // namespace
+
+TEST_CASE("every failure of a handler is reported with its attempt number, and its success as a recovery") {
+  Setup s;
+  s.runner.QueueExitCodes({1, 1, 1, 0});
+  for (int i = 0; i < 4; ++i) s.Step();
+  CHECK(s.events.reports == std::vector<std::string>{"failing create 1: exited 1", "failing create 2: exited 1",
+                                                     "failing create 3: exited 1", "recovered create 3"});
+}
+
+TEST_CASE("a handler that never failed reports no recovery, and in progress is no failure") {
+  Setup s;
+  s.runner.QueueExitCodes({100, 0});
+  s.Step();
+  s.Step();
+  CHECK(s.runner.call_count() == 2);
+  CHECK(s.events.reports.empty());
+}
+
+TEST_CASE("a permanent failure is reported as such, not as one more failing attempt") {
+  Setup s(/*retry_limit=*/2);
+  s.runner.QueueExitCodes({1, 1});
+  s.Step();
+  CHECK_FALSE(s.Step());
+  CHECK(s.events.reports == std::vector<std::string>{"failing create 1: exited 1", "permanent create"});
+}
+
+TEST_CASE("an explicit retry revives a permanent failure: it runs once more and gives up again if it fails") {
+  Setup s(/*retry_limit=*/2);
+  s.runner.QueueExitCodes({1, 1, 1});
+  s.Step();
+  s.Step();
+  REQUIRE(s.Outcome() == kOutcomePermanentFailure);
+  CHECK_FALSE(s.Step());  // given up: nothing runs
+  REQUIRE(s.runner.call_count() == 2);
+
+  REQUIRE(s.store->RequestRetry("u1", "", ToMillis(s.clock.Now())).ok());
+  CHECK_FALSE(s.Step());  // the one more run fails: given up again, no retry scheduled
+  CHECK(s.runner.call_count() == 3);
+  CHECK(FakeRunner::Env(s.runner.calls().back(), "NODEHOOK_RETRY") == "2");
+  CHECK(s.Outcome() == kOutcomePermanentFailure);
+  CHECK_FALSE(s.Step());
+  CHECK(s.runner.call_count() == 3);
+
+  REQUIRE(s.store->RequestRetry("u1", "create", ToMillis(s.clock.Now())).ok());
+  CHECK_FALSE(s.Step());  // this time it succeeds: the diffbase is stored, the failure is over
+  CHECK(s.runner.call_count() == 4);
+  CHECK((*s.store->GetObject("u1")).has_value());
+  CHECK_FALSE((*s.store->GetHandler("u1", "create")).has_value());
+  CHECK(s.events.reports.back() == "recovered create 3");
+}
