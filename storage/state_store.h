@@ -84,6 +84,9 @@ class StateStore {
   virtual Result<std::vector<HandlerRecord>> ListHandlers(const std::string& uid) = 0;
   // Every handler record of this node, for `nodehook state list` and restart scheduling.
   virtual Result<std::vector<HandlerRecord>> ListAllHandlers() = 0;
+  // Every diffbase of this node without its essence and last_object (left empty), ordered as
+  // ListAllObjects: for the agent's /v1/objects snapshot, refreshed every few seconds.
+  virtual Result<std::vector<ObjectRecord>> ListObjectSummaries() = 0;
 
   // Upserts one handler's progress (a failed or unfinished attempt).
   virtual Status RecordAttempt(const HandlerRecord& record) = 0;
