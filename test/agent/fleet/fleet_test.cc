@@ -93,9 +93,9 @@ TEST_CASE("the fleet table has one row per object and one column per node, unrea
   auto answers = Survey(fleet, "/v1/objects?limit=500", 2);
   REQUIRE(answers.ok());
   CHECK(FormatFleetTable(*answers) ==
-        "OBJECT  RESOURCE                node-a           node-b  node-c\n"
-        "ns/w1   widgets.example.com/v1  ok               ok      ?\n"
-        "ns/w2   widgets.example.com/v1  update:failed(3) -       ?\n"
+        "OBJECT  RESOURCE                node-a            node-b  node-c\n"
+        "ns/w1   widgets.example.com/v1  ok                ok      ?\n"
+        "ns/w2   widgets.example.com/v1  update:failed(3)  -       ?\n"
         "unreachable: node-c (pod nodehook-c): GET /v1/objects: HTTP 503: no endpoints\n");
 }
 
