@@ -6,7 +6,8 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build ccache pkg-config libssl-dev
           libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev catch2 sqlite3 python3
-          python3-yaml debootstrap tini)  # the deploy/ and image tests (test/e2e/test_deploy.py, test_image.py); tini for the PID 1 test
+          python3-yaml debootstrap tini   # the deploy/ and image tests (test/e2e/test_deploy.py, test_image.py); tini for the PID 1 test
+          iproute2)  # `ip addr` for the pod addresses of the fleet test (test/e2e/test_fleet.py)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
