@@ -1,5 +1,6 @@
 #include "agent/core/object_views_publisher.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "agent/base/log.h"
@@ -7,17 +8,19 @@
 namespace nodehook {
 
 ObjectViewsPublisher::ObjectViewsPublisher(StateStore& store, Clock& clock, ObjectViewsPublisherOptions options)
-    : store_(store), clock_(clock), options_(options) {}
+    : store_(store), clock_(clock), options_(options), interval_(options.min_interval) {}
 
 void ObjectViewsPublisher::RefreshIfDue() {
   TimePoint now = clock_.Now();
-  bool changed = changed_.load(std::memory_order_relaxed) && now - last_refresh_ >= options_.min_interval;
+  bool changed = changed_.load(std::memory_order_relaxed) && now - last_refresh_ >= interval_;
   if (read_once_ && !changed && now - last_refresh_ < options_.max_age) return;
   // Cleared before reading, so a change made during the read is seen by the next refresh.
   changed_.store(false, std::memory_order_relaxed);
   last_refresh_ = now;
   read_once_ = true;
   auto views = CollectObjectViews(store_, /*diffbase_bodies=*/false);
+  auto took = std::chrono::duration_cast<Duration>((clock_.Now() - now) / options_.max_busy_share);
+  interval_ = std::max(options_.min_interval, took);
   if (!views.ok()) {
     changed_.store(true, std::memory_order_relaxed);
     Log(LogLevel::kWarn, "object view snapshot not refreshed",

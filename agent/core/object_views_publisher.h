@@ -6,8 +6,12 @@
 // bodies, CollectObjectViews(store, false)), and happens only when something changed since the
 // last one (MarkChanged: after each reconcile, applied retry request or garbage collection) and
 // at least `min_interval` after it, or when the snapshot is older than `max_age` (to see what
-// `nodehook state retry/forget` changed from outside the process). So answers are at most about
-// one housekeeping tick (2 s) behind the store; each answer says how old its snapshot is.
+// `nodehook state retry/forget` changed from outside the process). A read holds the store's lock
+// (workers' commits wait) and costs about 9 ms of CPU per 1,000 objects (docs/benchmarks.md), so
+// the interval also stretches to `1 / max_busy_share` times the last read's duration: on a
+// large, busy node the snapshot ages a little instead of the store being read most of the time.
+// On a small node answers are at most about one housekeeping tick (2 s) behind the store; each
+// answer says how old its snapshot is.
 // Thread-safety: MarkChanged() and Latest() from any thread; RefreshIfDue() from one thread.
 #pragma once
 
@@ -24,6 +28,7 @@ namespace nodehook {
 struct ObjectViewsPublisherOptions {
   Duration min_interval = std::chrono::seconds(1);
   Duration max_age = std::chrono::seconds(30);
+  double max_busy_share = 0.05;  // of the time spent reading the store for snapshots
 };
 
 class ObjectViewsPublisher {
@@ -47,6 +52,7 @@ class ObjectViewsPublisher {
   std::atomic<bool> changed_{true};
   bool read_once_ = false;    // only RefreshIfDue's thread
   TimePoint last_refresh_{};  // only RefreshIfDue's thread
+  Duration interval_{};       // only RefreshIfDue's thread: min_interval, or more after a slow read
   mutable std::mutex mu_;
   ObjectViewsPtr latest_;  // guarded by mu_
 };

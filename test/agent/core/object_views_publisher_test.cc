@@ -80,6 +80,42 @@ TEST_CASE("an unannounced change (nodehook state forget from outside) shows once
   CHECK(f.Count() == 0);
 }
 
+// A clock whose every reading is `step` later than the one before: each store read "takes" a step.
+class TickingClock final : public Clock {
+ public:
+  explicit TickingClock(Duration step) : step_(step) {}
+  TimePoint Now() const override {
+    TimePoint now = now_;
+    now_ += step_;
+    return now;
+  }
+  bool WaitUntil(std::condition_variable&, std::unique_lock<std::mutex>&, TimePoint,
+                 const std::function<bool()>&) override {
+    return false;
+  }
+  void Advance(Duration d) { now_ += d; }
+
+ private:
+  Duration step_;
+  mutable TimePoint now_ = FromMillis(1'700'000'000'000);
+};
+
+TEST_CASE("after a slow read, the store is read again only when 1/max_busy_share times as long has passed") {
+  TempDir dir;
+  auto store = std::move(SqliteStateStore::Open(dir.File("state.db"), "node-a", {})).value();
+  TickingClock clock(std::chrono::milliseconds(100));  // every read takes 100 ms
+  ObjectViewsPublisher publisher(*store, clock, ObjectViewsPublisherOptions{seconds(1), seconds(30), 0.05});
+  publisher.RefreshIfDue();
+  TimePoint first = publisher.Latest().value()->taken_at;
+  publisher.MarkChanged();
+  clock.Advance(std::chrono::milliseconds(1500));  // past min_interval, short of 20 x 100 ms
+  publisher.RefreshIfDue();
+  CHECK(publisher.Latest().value()->taken_at == first);
+  clock.Advance(std::chrono::milliseconds(500));
+  publisher.RefreshIfDue();
+  CHECK(publisher.Latest().value()->taken_at > first);
+}
+
 TEST_CASE("the snapshot holds progress and identity but no stored object bodies") {
   Fixture f;
   f.Handle("a");
