@@ -216,4 +216,16 @@ Result<std::vector<ObjectRecord>> SqliteStateStore::ListAllObjects() {
   return ReadAll(*st, &ReadObject);
 }
 
+Result<std::vector<ObjectRecord>> SqliteStateStore::ListObjectSummaries() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // The same columns with the two large ones replaced by '', so ReadObject still fits.
+  Result<Statement> st = db_->Prepare(
+      "ListObjectSummaries",
+      "SELECT uid, resource, namespace, name, '', '', handled_at_ms"
+      " FROM objects WHERE node = ?1 ORDER BY resource, namespace, name, uid");
+  if (!st.ok()) return st.status();
+  st->Bind(1, node_name_);
+  return ReadAll(*st, &ReadObject);
+}
+
 }  // namespace nodehook

@@ -97,8 +97,8 @@ void WriteObject(Json& w, const ObjectView& o, int64_t now_ms, bool with_diffbas
 
 }  // namespace
 
-Result<std::vector<ObjectView>> CollectObjectViews(StateStore& store) {
-  Result<std::vector<ObjectRecord>> objects = store.ListAllObjects();
+Result<std::vector<ObjectView>> CollectObjectViews(StateStore& store, bool diffbase_bodies) {
+  Result<std::vector<ObjectRecord>> objects = diffbase_bodies ? store.ListAllObjects() : store.ListObjectSummaries();
   if (!objects.ok()) return objects.status();
   Result<std::vector<HandlerRecord>> handlers = store.ListAllHandlers();
   if (!handlers.ok()) return handlers.status();

@@ -114,6 +114,9 @@ class StateStore {
   virtual Result<std::vector<HandlerRecord>> ListAllHandlers() = 0;
   // Counts only (aggregate queries, no row is copied): cheap enough to run every few seconds.
   virtual Result<StoreSummary> Summarize() = 0;
+  // Every diffbase of this node without its essence and last_object (left empty), ordered as
+  // ListAllObjects: for the agent's /v1/objects snapshot, refreshed every few seconds.
+  virtual Result<std::vector<ObjectRecord>> ListObjectSummaries() = 0;
 
   // Upserts one handler's progress (a failed or unfinished attempt).
   virtual Status RecordAttempt(const HandlerRecord& record) = 0;

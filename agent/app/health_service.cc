@@ -4,6 +4,7 @@
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
 #include "agent/http/endpoints.h"
+#include "agent/http/objects_endpoint.h"
 #include "agent/http/retry_endpoint.h"
 
 namespace nodehook {
@@ -38,9 +39,14 @@ Result<std::unique_ptr<HealthService>> HealthService::Start(const LocalEndpoints
     auto options = ServerOptions("health_address", config.health_address, "probe");
     if (!options.ok()) return options.status();
     HealthBounds bounds{config.stale_after};
-    auto probe = KeptServer::Start("health endpoints", config.health_address, *options, [self, bounds](LocalServer& s) {
+    const std::string objects = config.objects_endpoint;
+    auto probe = KeptServer::Start("health endpoints", config.health_address, *options, [self, bounds, objects](LocalServer& s) {
       RegisterStandardEndpoints(s, [self] { return self->Snapshot(); }, SystemClock::Instance(), bounds,
                                 DefaultMetrics());
+      if (objects == "off") return;
+      ObjectsEndpointOptions view;
+      view.show_messages = objects != "no_messages";
+      RegisterObjectsEndpoints(s, [self] { return self->ObjectViews(); }, SystemClock::Instance(), view);
     });
     if (!probe.ok()) return Status(probe.status().code(), "health_address: " + probe.status().message());
     service->probe_ = std::move(probe).value();
@@ -92,6 +98,13 @@ Status HealthService::Retry(const std::string& uid, const std::string& handler) 
   std::lock_guard<std::mutex> lock(mu_);
   if (!agent_) return UnavailableError("not running yet: " + waiting_);
   return agent_->RetryNow(uid, handler);
+}
+
+// Only a shared pointer is copied under mu_: the snapshot was read by the housekeeping thread.
+Result<ObjectViewsPtr> HealthService::ObjectViews() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!agent_) return UnavailableError("not running yet: " + waiting_);
+  return agent_->ObjectViews();
 }
 
 std::vector<WatchHealth> HealthService::Snapshot() const {

@@ -1,9 +1,11 @@
 // HealthService: the agent's two local listeners, for the whole life of the process.
 //
 //   probe listener (health_address, default ":8090", every interface, IPv6 dual-stack):
-//     GET /healthz, /readyz, /metrics. Read-only, so it may face the network (kubelet probes,
-//     metrics scrapers); its LocalServer evicts idle connections per peer so no client can
-//     starve the probes.
+//     GET /healthz, /readyz, /metrics, and (unless objects_endpoint is "off") GET /v1/objects,
+//     this node's per-object progress (objects_endpoint.h) for `kubectl nodehook`. Read-only,
+//     so it may face the network (kubelet probes, metrics scrapers, the API server's pod
+//     proxy); its LocalServer evicts idle connections per peer so no client can starve the
+//     probes.
 //   admin listener (admin_address, default "127.0.0.1:8091"): POST /v1/retry, the only
 //     mutating endpoint. Loopback by default, so only processes in the pod (or on the node,
 //     with hostNetwork) reach it. Bound anywhere else it needs admin_token_file (a bearer token,
@@ -32,6 +34,7 @@ struct LocalEndpointsConfig {
   std::string admin_address;     // HOST:PORT; "" = off
   std::string admin_token_file;  // "" = no token (allowed on loopback only)
   Duration stale_after = std::chrono::seconds(150);
+  std::string objects_endpoint = "on";  // "on", "no_messages" (hook output left out) or "off"
 };
 
 class HealthService {
@@ -54,6 +57,7 @@ class HealthService {
   HealthService() = default;
   std::vector<WatchHealth> Snapshot() const;
   Status Retry(const std::string& uid, const std::string& handler);
+  Result<ObjectViewsPtr> ObjectViews() const;
 
   std::unique_ptr<BearerTokenFile> token_;  // null: no authentication (loopback only)
   mutable std::mutex mu_;

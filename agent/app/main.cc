@@ -3,7 +3,9 @@
 
 #include <iostream>
 #include <map>
+#include <vector>
 
+#include "agent/app/fleet_command.h"
 #include "agent/app/rbac_command.h"
 #include "agent/app/run_command.h"
 #include "agent/app/state_command.h"
@@ -35,6 +37,12 @@ nodehook::ConfigSources SourcesFrom(const CLI::App* command, const std::map<std:
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Installed as kubectl-nodehook, `kubectl nodehook ARGS` runs `nodehook fleet ARGS`.
+  std::vector<char*> args(argv, argv + argc);
+  if (nodehook::InvokedAsKubectlPlugin(argv[0])) args.insert(args.begin() + 1, const_cast<char*>("fleet"));
+  argc = static_cast<int>(args.size());
+  argv = args.data();
+
   CLI::App app{"nodehook: run node-local hooks for Kubernetes custom resources, on every node"};
   app.require_subcommand(1);
 
@@ -56,6 +64,9 @@ int main(int argc, char** argv) {
   nodehook::RbacCommandArgs rbac_args;
   CLI::App* rbac = nodehook::AddRbacCommand(app, &rbac_args);
 
+  nodehook::FleetCommandArgs fleet_args;
+  CLI::App* fleet = nodehook::AddFleetCommand(app, &fleet_args);
+
   CLI::App* version = app.add_subcommand("version", "Print the version");
 
   CLI11_PARSE(app, argc, argv);
@@ -65,6 +76,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (*state) return nodehook::RunStateCommand(state_args, std::cout, std::cerr, nodehook::SystemClock::Instance());
+  if (*fleet) {
+    return nodehook::RunFleetCommand(fleet_args, nodehook::KubeconfigFleetSource, std::cout, std::cerr,
+                                     nodehook::SystemClock::Instance());
+  }
   if (*rbac) return nodehook::RunRbacCommand(rbac_args, std::cout, std::cerr);
   if (*check) {
     return nodehook::RunCheckConfig(check_path, SourcesFrom(check, check_knobs), std::cout, std::cerr,

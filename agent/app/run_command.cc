@@ -64,7 +64,8 @@ int RunAgent(const Config& config) {
   }
   std::unique_ptr<HealthService> health;
   LocalEndpointsConfig endpoints{config.tuning.health_address, config.tuning.admin_address,
-                                 config.tuning.admin_token_file, std::chrono::seconds(config.tuning.health_stale_seconds)};
+                                 config.tuning.admin_token_file, std::chrono::seconds(config.tuning.health_stale_seconds),
+                                 config.tuning.objects_endpoint};
   if (!endpoints.health_address.empty() || !endpoints.admin_address.empty()) {
     auto started = HealthService::Start(endpoints);
     if (!started.ok()) {

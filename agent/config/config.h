@@ -65,6 +65,7 @@ struct Tuning {
   std::string health_address = ":8090";          // /healthz, /readyz, /metrics (every interface); "" = off
   std::string admin_address = "127.0.0.1:8091";  // POST /v1/retry; loopback unless admin_token_file; "" = off
   std::string admin_token_file = "";             // bearer token the admin endpoint requires; "" = none
+  std::string objects_endpoint = "on";           // GET /v1/objects: "on", "no_messages" or "off"
   int health_stale_seconds = 150;           // /healthz fails when a failing watch was silent this long
   int retry_base_seconds = 1;               // first retry delay after a failed hook
   int retry_max_seconds = 300;              // cap of the exponential retry delay

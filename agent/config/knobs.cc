@@ -210,6 +210,9 @@ const std::vector<KnobBinding>& KnobBindings() {
            "HOST:PORT for POST /v1/retry; loopback only unless admin_token_file is set; empty = off"),
       Text("tuning.admin_token_file", &Tuning::admin_token_file,
            "file holding the bearer token POST /v1/retry requires; needed when admin_address is not loopback"),
+      Text("tuning.objects_endpoint", &Tuning::objects_endpoint,
+           "GET /v1/objects on the health listener: on; no_messages (hooks' last messages left out); off")
+          .OneOf({"on", "no_messages", "off"}),
       Int("tuning.health_stale_seconds", &Tuning::health_stale_seconds, 1, kDay,
           "/healthz fails once a watch has been silent this long while reconnecting keeps failing"),
       Int("tuning.retry_base_seconds", &Tuning::retry_base_seconds, 1, kDay, "first retry delay after a failed hook"),

@@ -56,7 +56,8 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
       nodes_(client, clock),
       events_(client, clock, EventRecorderOptions{config_.node_name}),
       retry_inbox_(clock, RetryInboxOptions{}),
-      state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)) {
+      state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)),
+      object_views_(store, clock, ObjectViewsPublisherOptions{}) {
   reconciler_.SetFinalizerSupport(&client_, &nodes_);
   reconciler_.SetEventRecorder(&events_);
   WatcherOptions watcher_options;
@@ -198,6 +199,11 @@ void Agent::ReportNodeProblem(const std::string& what, const std::string& messag
   events_.PermanentFailure(ResourceRef{"", "v1", "nodes", "", ""}, node, what, message);
 }
 
+Result<ObjectViewsPtr> Agent::ObjectViews() const {
+  if (config_.tuning.objects_endpoint == "off") return UnavailableError("objects_endpoint is off");
+  return object_views_.Latest();
+}
+
 Status Agent::RetryNow(const std::string& uid, const std::string& handler) {
   return retry_inbox_.Offer(uid, handler);
 }
@@ -249,6 +255,7 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
     RefreshStateMetrics(&next_metrics);
     ApplyRetryInbox(&wake_at);
     auto requests = store_.TakeRetryRequests();
+    if (requests.ok() && !requests->empty()) object_views_.MarkChanged();
     if (requests.ok()) {
       for (const auto& r : *requests) {
         Log(LogLevel::kInfo, "retry requested",
@@ -274,7 +281,9 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
           {{"objects_purged", stats.ok() ? std::to_string(stats->objects_purged) : "0"},
            {"error", stats.ok() ? "" : stats.status().ToString()},
            {"next", "collect again in " + std::to_string(config_.tuning.gc_interval_seconds) + "s"}});
+      object_views_.MarkChanged();
     }
+    if (config_.tuning.objects_endpoint != "off") object_views_.RefreshIfDue();
     std::unique_lock<std::mutex> lock(housekeeping_mu_);
     clock_.WaitUntil(housekeeping_cv_, lock, wake_at, [&] { return stop.cancelled() || retry_offered_; });
     retry_offered_ = false;
@@ -288,6 +297,7 @@ void Agent::WorkerLoop(const CancelToken& stop, const CancelToken& hooks) {
     std::string uid;
     if (ResourceTracker::ParseQueueKey(*key, &index, &uid) && index < trackers_.size()) {
       auto again = reconciler_.Reconcile(config_.resources[index], trackers_[index]->cache(), uid, hooks);
+      object_views_.MarkChanged();
       if (again && !stop.cancelled()) queue_.AddAfter(*key, *again);
     }
     queue_.Done(*key);

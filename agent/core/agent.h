@@ -17,6 +17,7 @@
 #include "agent/core/kube_node_targeting.h"
 #include "agent/core/node_directory.h"
 #include "agent/core/node_labels.h"
+#include "agent/core/object_views_publisher.h"
 #include "agent/core/reconciler.h"
 #include "agent/core/resource_tracker.h"
 #include "agent/core/retry_inbox.h"
@@ -48,6 +49,11 @@ class Agent {
   // and looks at it at once. Never waits for the state store:
   // kTooManyRequests when too many objects are waiting. Thread-safe.
   Status RetryNow(const std::string& uid, const std::string& handler);
+
+  // What GET /v1/objects serves: the latest snapshot of this node's state, refreshed by the
+  // housekeeping thread (ObjectViewsPublisher). kUnavailable before the first one, or when
+  // tuning.objects_endpoint is off. Thread-safe; never touches the store.
+  Result<ObjectViewsPtr> ObjectViews() const;
 
   // A Warning Event on this node's Node object, e.g. after its state file was found damaged.
   void ReportNodeProblem(const std::string& what, const std::string& message);
@@ -91,6 +97,7 @@ class Agent {
   RetryInbox retry_inbox_;
   StateMetrics state_metrics_;
   Metrics::CollectorId cache_collector_ = 0;  // reads trackers_: removed in ~Agent
+  ObjectViewsPublisher object_views_;
 };
 
 // Where hook input files go when the config does not say: next to the state file.

@@ -247,6 +247,12 @@ bool LocalServer::ReadFrom(Connection& c) {
 
 LocalResponse LocalServer::Dispatch(const LocalRequest& req) {
   auto route = routes_.find(req.path);
+  // Else the longest subtree route ("/v1/objects/") the path lies below.
+  for (auto it = routes_.begin(); it != routes_.end(); ++it) {
+    const std::string& key = it->first;
+    bool below = key.back() == '/' && req.path.size() > key.size() && req.path.compare(0, key.size(), key) == 0;
+    if (below && (route == routes_.end() || route->first.size() < key.size())) route = it;
+  }
   if (route == routes_.end()) return Text(404, "no such endpoint: " + req.path + "\n");
   const auto& methods = route->second.methods;
   if (std::find(methods.begin(), methods.end(), req.method) == methods.end()) {

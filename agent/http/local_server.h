@@ -69,7 +69,8 @@ class LocalServer {
   LocalServer(const LocalServer&) = delete;
   LocalServer& operator=(const LocalServer&) = delete;
 
-  // Routes `path` (exact match, query ignored) to `handler` for the listed methods.
+  // Routes `path` (exact match, query ignored) to `handler` for the listed methods. A path
+  // ending in '/' also takes every path below it that has no route of its own.
   void Handle(std::string path, LocalHandler handler, std::vector<std::string> methods = {"GET"});
 
   // Binds, listens and starts the serving thread. kInvalid for an address that cannot be

@@ -50,6 +50,19 @@ TEST_CASE("local server answers 404 for unknown paths and 405 with Allow for oth
   CHECK(wrong_method.find("Allow: POST\r\n") != std::string::npos);
 }
 
+TEST_CASE("a route ending in a slash serves the paths below it, and an exact route still wins") {
+  LocalServer server(LocalServerOptions{});
+  server.Handle("/v1/things", [](const LocalRequest&) { return Text(200, "all\n"); });
+  server.Handle("/v1/things/", [](const LocalRequest& req) { return Text(200, "one " + req.path + "\n"); });
+  server.Handle("/v1/things/special", [](const LocalRequest&) { return Text(200, "special\n"); });
+  REQUIRE(server.Start().ok());
+  CHECK(BodyOf(HttpGet(server.port(), "/v1/things")) == "all\n");
+  CHECK(BodyOf(HttpGet(server.port(), "/v1/things/ns/a?x=1")) == "one /v1/things/ns/a\n");
+  CHECK(BodyOf(HttpGet(server.port(), "/v1/things/special")) == "special\n");
+  CHECK(StatusOf(HttpGet(server.port(), "/v1/thingsx")) == 404);
+  CHECK(StatusOf(HttpGet(server.port(), "/v1/other/a")) == 404);
+}
+
 TEST_CASE("local server passes a POST body to its handler") {
   ServerFixture f;
   RawClient c(f.server.port());

@@ -1,0 +1,170 @@
+#include "agent/http/objects_endpoint.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "agent/http/request_parser.h"
+
+namespace nodehook {
+namespace {
+
+constexpr const char* kPrefix = "/v1/objects";
+
+struct ObjectQuery {
+  size_t limit = 0;
+  bool failing = false;
+  std::string uid;
+  std::string namespace_name;
+  std::string name;
+  bool namespace_given = false;  // "" is a real namespace filter (cluster-scoped objects)
+};
+
+LocalResponse Json(int status, std::string body) {
+  LocalResponse r;
+  r.status = status;
+  r.content_type = "application/json";
+  r.body = std::move(body);
+  return r;
+}
+
+LocalResponse Error(int status, const std::string& message) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartObject();
+  w.Key("error");
+  w.String(message.c_str(), static_cast<rapidjson::SizeType>(message.size()));
+  w.EndObject();
+  return Json(status, std::string(buffer.GetString(), buffer.GetSize()) + "\n");
+}
+
+bool ParseLimit(const std::string& text, size_t max, size_t* out) {
+  if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
+  }
+  size_t value = std::stoul(text);
+  if (value < 1 || value > max) return false;
+  *out = value;
+  return true;
+}
+
+// Fills `q` from the query string and the path below /v1/objects/; "" when fine, else what is wrong.
+std::string ParseQuery(const LocalRequest& req, const ObjectsEndpointOptions& options, ObjectQuery* q) {
+  q->limit = options.default_limit;
+  std::string limit = QueryParam(req.query, "limit");
+  if (!limit.empty() && !ParseLimit(limit, options.max_limit, &q->limit)) {
+    return "limit: expected a number from 1 to " + std::to_string(options.max_limit) + ", got \"" + limit + "\"";
+  }
+  std::string failing = QueryParam(req.query, "failing");
+  if (!failing.empty() && failing != "true" && failing != "false") {
+    return "failing: expected true or false, got \"" + failing + "\"";
+  }
+  q->failing = failing == "true";
+  q->uid = QueryParam(req.query, "uid");
+  q->name = QueryParam(req.query, "name");
+  q->namespace_name = QueryParam(req.query, "namespace");
+  q->namespace_given = !q->namespace_name.empty();
+  std::string below = req.path.size() > std::string(kPrefix).size() + 1 ? req.path.substr(std::string(kPrefix).size() + 1) : "";
+  if (!below.empty()) {
+    size_t slash = below.find('/');
+    if (below.back() == '/' || (slash != std::string::npos && below.find('/', slash + 1) != std::string::npos)) {
+      return "expected /v1/objects/NAMESPACE/NAME or /v1/objects/NAME (cluster-scoped), got " + req.path;
+    }
+    q->namespace_given = true;
+    q->namespace_name = slash == std::string::npos ? "" : below.substr(0, slash);
+    q->name = slash == std::string::npos ? below : below.substr(slash + 1);
+  }
+  return "";
+}
+
+bool Matches(const ObjectView& o, const ObjectQuery& q) {
+  return (q.uid.empty() || o.uid == q.uid) && (q.name.empty() || o.name == q.name) &&
+         (!q.namespace_given || o.namespace_name == q.namespace_name);
+}
+
+// Cuts at a UTF-8 character boundary, so the JSON stays valid text.
+std::string Cut(const std::string& text, size_t bytes) {
+  if (text.size() <= bytes) return text;
+  size_t end = bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end) + " [cut]";
+}
+
+// The copy to serve: filtered handlers, bounded or hidden messages.
+ObjectView Served(const ObjectView& o, const ObjectQuery& q, const ObjectsEndpointOptions& options) {
+  ObjectView out;
+  out.uid = o.uid;
+  out.resource = o.resource;
+  out.namespace_name = o.namespace_name;
+  out.name = o.name;
+  out.diffbase = o.diffbase;  // summaries: no essence or last object in the snapshot
+  for (const HandlerRecord& h : o.handlers) {
+    if (q.failing && !IsFailing(h)) continue;
+    out.handlers.push_back(h);
+    HandlerRecord& served = out.handlers.back();
+    served.last_object.clear();
+    served.last_message = options.show_messages ? Cut(h.last_message, options.message_bytes) : "";
+  }
+  return out;
+}
+
+LocalResponse Answer(const ObjectViewsSnapshot& snapshot, const ObjectQuery& q, const ObjectsEndpointOptions& options,
+                     TimePoint now) {
+  std::vector<ObjectView> selected;
+  size_t total = 0;
+  for (const ObjectView& o : snapshot.objects) {
+    if (!Matches(o, q)) continue;
+    ObjectView served = Served(o, q, options);
+    if (q.failing && served.handlers.empty()) continue;
+    ++total;
+    if (selected.size() < q.limit) selected.push_back(std::move(served));
+  }
+  bool single = !q.name.empty() || !q.uid.empty();
+  if (single && total == 0) return Error(404, "node " + snapshot.node + " knows no such object");
+  int64_t now_ms = ToMillis(now);
+  std::string objects = ObjectsToJson(selected, now_ms, /*with_diffbase=*/false);
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartObject();
+  w.Key("node");
+  w.String(snapshot.node.c_str(), static_cast<rapidjson::SizeType>(snapshot.node.size()));
+  w.Key("snapshot_at_ms");
+  w.Int64(ToMillis(snapshot.taken_at));
+  w.Key("snapshot_age_ms");
+  w.Int64(std::max<int64_t>(0, now_ms - ToMillis(snapshot.taken_at)));
+  w.Key("messages");
+  w.String(options.show_messages ? "shown" : "hidden");
+  w.Key("total");
+  w.Uint64(total);
+  w.Key("truncated");
+  w.Bool(total > selected.size());
+  w.Key("objects");
+  w.RawValue(objects.c_str(), objects.size() - 1, rapidjson::kArrayType);  // without its newline
+  w.EndObject();
+  return Json(200, std::string(buffer.GetString(), buffer.GetSize()) + "\n");
+}
+
+}  // namespace
+
+bool IsFailing(const HandlerRecord& h) {
+  return h.last_outcome == "failed" || h.last_outcome == "retry_later" || h.last_outcome == "permanent_failure" ||
+         (h.last_outcome == "running" && h.retries > 0);
+}
+
+void RegisterObjectsEndpoints(LocalServer& server, ObjectViewsSource source, Clock& clock,
+                              ObjectsEndpointOptions options) {
+  auto handler = [source = std::move(source), &clock, options](const LocalRequest& req) {
+    ObjectQuery q;
+    std::string bad = ParseQuery(req, options, &q);
+    if (!bad.empty()) return Error(400, bad);
+    Result<ObjectViewsPtr> snapshot = source();
+    if (!snapshot.ok()) return Error(503, snapshot.status().message());
+    return Answer(**snapshot, q, options, clock.Now());
+  };
+  server.Handle(kPrefix, handler);
+  server.Handle(std::string(kPrefix) + "/", handler);
+}
+
+}  // namespace nodehook

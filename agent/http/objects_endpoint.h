@@ -1,0 +1,56 @@
+// GET /v1/objects: this node's view of the objects it knows, read-only, for `kubectl nodehook`
+// (through the API server's pod proxy) and for people with curl.
+//
+//   GET /v1/objects[?limit=N][&failing=true][&uid=UID][&namespace=NS][&name=NAME]
+//   GET /v1/objects/NAMESPACE/NAME   (GET /v1/objects/NAME for a cluster-scoped object)
+//
+// Answers JSON: {"node", "snapshot_at_ms", "snapshot_age_ms", "messages": "shown"|"hidden",
+// "total" (matching objects), "truncated" (more matched than were returned), "objects": [...]}
+// with each object as `nodehook state list --json` prints it (identity, handled time, handlers
+// with outcome, retries, next attempt, first start, last message); never the diffbase itself.
+// `failing=true` keeps only handlers that failed (failed, retry_later, permanent_failure, or
+// running again after failures) and the objects that have one.
+//
+// The HTTP thread never reads the state store: answers come from `source`, a snapshot the
+// agent's housekeeping thread refreshes (ObjectViewsPublisher). No snapshot yet: 503.
+// Bounds: at most `max_limit` objects per answer (default `default_limit`), each message cut
+// to `message_bytes`. `source` must be quick and thread-safe; `clock` must outlive the server.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/base/clock.h"
+#include "agent/base/status.h"
+#include "agent/http/local_server.h"
+#include "storage/state_report.h"
+
+namespace nodehook {
+
+// What the node knew at one moment: without diffbase bodies and handlers' last_object.
+struct ObjectViewsSnapshot {
+  std::string node;
+  TimePoint taken_at;
+  std::vector<ObjectView> objects;  // ordered by resource, namespace, name, uid
+};
+using ObjectViewsPtr = std::shared_ptr<const ObjectViewsSnapshot>;
+
+// kUnavailable (with the reason) while there is no snapshot to serve.
+using ObjectViewsSource = std::function<Result<ObjectViewsPtr>()>;
+
+struct ObjectsEndpointOptions {
+  bool show_messages = true;  // false: last messages (hook output) are left out
+  size_t default_limit = 500;
+  size_t max_limit = 5000;
+  size_t message_bytes = 1024;
+};
+
+void RegisterObjectsEndpoints(LocalServer& server, ObjectViewsSource source, Clock& clock,
+                              ObjectsEndpointOptions options);
+
+// A handler that has failed and is not (yet) done: what `kubectl nodehook failing` lists.
+bool IsFailing(const HandlerRecord& handler);
+
+}  // namespace nodehook

@@ -1,0 +1,155 @@
+"""`kubectl nodehook`: the fleet view, asked of every agent through the real API server's pod proxy.
+
+The test cluster has no kubelet, so agent pods are Pod objects whose status the test sets itself
+(podIP, phase Running) and whose agents run here. The pod proxy refuses loopback pod IPs: its
+"address not allowed" check (kubernetes pkg/registry/core/pod/strategy.go, ResourceLocation) is
+`IsGlobalUnicast()`. So each agent listens on a 10.250.N.x/32 address the test adds to `lo`: a
+global unicast address that is local to this machine (traffic never leaves it), removed again
+afterwards. Needs root for `ip addr`.
+"""
+
+import os
+import random
+import re
+import subprocess
+
+import pytest
+
+from conftest import _binary, REPO, wait_until
+from deploy_tools import kubectl_binary
+from kube import ApiError
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="adds pod addresses to lo with `ip addr`: needs root")
+
+NAMESPACE = "nodehook"  # the plugin's defaults match deploy/base
+LABELS = {"app.kubernetes.io/name": "nodehook"}
+PORT = 8090
+
+
+@pytest.fixture
+def pod_addresses():
+    """Three 10.250.N.{1,2,3}/32 addresses on lo, in a /24 nobody else here uses."""
+    candidates = list(range(1, 255))
+    random.shuffle(candidates)
+    for n in candidates:
+        addresses = [f"10.250.{n}.{host}" for host in (1, 2, 3)]
+        taken = subprocess.run(["ip", "-4", "addr", "show", "to", f"10.250.{n}.0/24"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+        if taken:
+            continue
+        added = []
+        try:
+            for address in addresses:
+                subprocess.run(["ip", "addr", "add", f"{address}/32", "dev", "lo"], check=True, capture_output=True)
+                added.append(address)
+            yield addresses
+            return
+        finally:
+            for address in added:
+                subprocess.run(["ip", "addr", "del", f"{address}/32", "dev", "lo"], check=False)
+    pytest.fail("no free 10.250.N.0/24 for the pod addresses")
+
+
+@pytest.fixture
+def agent_pods(cluster):
+    """Creates Pod objects as the DaemonSet's would look once running; deletes them afterwards."""
+    kube = cluster.kube
+    for path, body in (("/api/v1/namespaces", {"metadata": {"name": NAMESPACE}}),
+                       (f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts", {"metadata": {"name": "default"}})):
+        try:
+            kube.request("POST", path, body)
+        except ApiError as e:
+            if e.status != 409:
+                raise
+    created = []
+
+    def make(name, node, ip):
+        kube.request("POST", f"/api/v1/namespaces/{NAMESPACE}/pods", {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "labels": LABELS},
+            "spec": {"nodeName": node, "automountServiceAccountToken": False,
+                     "containers": [{"name": "nodehook", "image": "nodehook:test",
+                                     "ports": [{"name": "health", "containerPort": PORT}]}]}})
+        created.append(name)
+        # What the kubelet would report.
+        kube.request("PATCH", f"/api/v1/namespaces/{NAMESPACE}/pods/{name}/status",
+                     {"status": {"phase": "Running", "podIP": ip, "podIPs": [{"ip": ip}]}},
+                     "application/merge-patch+json")
+
+    yield make
+    for name in created:
+        kube.request("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods/{name}?gracePeriodSeconds=0")
+
+
+@pytest.fixture
+def kubectl_nodehook(cluster, tmp_path):
+    """Runs `kubectl nodehook ARGS` with the plugin installed as the README says: the nodehook
+    binary on PATH as kubectl-nodehook. Returns (exit code, stdout, stderr)."""
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "kubectl-nodehook").symlink_to(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook"))
+    env = dict(os.environ, PATH=f"{plugins}:{os.environ.get('PATH', '')}", KUBECONFIG=cluster.kubeconfig)
+
+    def run(*args):
+        result = subprocess.run([str(kubectl_binary()), "nodehook", *args], capture_output=True, text=True, env=env,
+                                timeout=120)
+        return result.returncode, result.stdout, result.stderr
+
+    return run
+
+
+def table(text):
+    """Rows of a printed table as lists of cells (cells never contain spaces, except messages)."""
+    return [line.split() for line in text.splitlines() if line and not line.startswith(("unreachable:", "("))]
+
+
+def test_fleet_table_shows_every_node_and_failing_lists_the_failing_handler(
+        make_agent, widgets, pod_addresses, agent_pods, kubectl_nodehook):
+    a_ip, b_ip, silent_ip = pod_addresses
+    node_a = make_agent("node-a", health_address=f"{a_ip}:{PORT}")
+    # node-b's create of w2 fails, and its next attempt is far away, so the view holds still.
+    node_b = make_agent("node-b", health_address=f"{b_ip}:{PORT}", retry_base_seconds=600, retry_max_seconds=600)
+    node_b.fail_hook("w2", "create", 1000)
+    agent_pods("nodehook-a", "node-a", a_ip)
+    agent_pods("nodehook-b", "node-b", b_ip)
+    agent_pods("nodehook-c", "node-c", silent_ip)  # scheduled, Running, but nothing listens there
+    node_a.start()
+    node_b.start()
+    widgets.create("w1", {"size": 1})
+    widgets.create("w2", {"size": 2})
+    node_a.wait_for("w1", "create")
+    node_a.wait_for("w2", "create")
+    node_b.wait_for("w1", "create")
+    node_b.wait_for("w2", "create", result="failed")
+
+    ns = widgets.namespace
+    expected = {f"{ns}/w1": ["ok", "ok", "?"], f"{ns}/w2": ["ok", "create:failed(1)", "?"]}
+
+    def fleet_view():
+        code, out, err = kubectl_nodehook()
+        rows = {row[0]: row[2:] for row in table(out)[1:] if row[0].startswith(f"{ns}/w")}
+        return (code, out, err) if rows == expected else None
+
+    # The agents' snapshots follow their state files within a housekeeping tick.
+    code, out, err = wait_until(fleet_view, "the fleet table to show both agents' view")
+    print(out)
+    assert code == 3, err  # one pod did not answer
+    assert table(out)[0] == ["OBJECT", "RESOURCE", "node-a", "node-b", "node-c"]
+    assert re.search(r"^unreachable: node-c \(pod nodehook-c\): .*HTTP 50[23]", out, re.M), out
+
+    code, out, err = kubectl_nodehook("failing")
+    print(out)
+    assert code == 3, err
+    rows = table(out)
+    assert rows[0] == ["NODE", "OBJECT", "RESOURCE", "HANDLER", "OUTCOME", "RETRIES", "NEXT", "ATTEMPT", "MESSAGE"]
+    assert [r[:6] for r in rows[1:]] == [["node-b", f"{ns}/w2", "widgets.example.com/v1", "create", "failed", "1"]]
+    assert "failing on purpose at retry 0" in out
+    assert "unreachable: node-c (pod nodehook-c)" in out
+
+
+def test_objects_endpoint_off_is_not_served(make_agent, widgets):
+    agent = make_agent("node-a", objects_endpoint="off").start()
+    widgets.create("w1", {"size": 1})
+    agent.wait_for("w1", "create")
+    assert agent.http_status("/readyz") == 200
+    assert agent.http_status("/v1/objects") == 404
