@@ -88,7 +88,8 @@ ClientState BuildClient(const TransportConfig& config) {
     boost::asio::ssl::context probe(boost::asio::ssl::context::sslv23);
     state.error = ApplyTls(config, probe);
     if (!state.error.ok()) return state;
-    cc.set_ssl_context_callback([config](boost::asio::ssl::context& ctx) { ApplyTls(config, ctx); });
+    // The probe above already reported a bad PEM; here there is no one to report to.
+    cc.set_ssl_context_callback([config](boost::asio::ssl::context& ctx) { (void)ApplyTls(config, ctx); });
     state.client = std::make_shared<http::client::http_client>(web::uri(config.server), cc);
   } catch (const std::exception& e) {
     state.error = InvalidError("server '" + config.server + "': " + e.what());
