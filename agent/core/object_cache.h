@@ -4,11 +4,11 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "agent/base/mutex.h"
 #include "agent/kube/kube_types.h"
 
 namespace nodehook {
@@ -34,8 +34,8 @@ class ObjectCache {
   std::vector<std::string> Uids() const;
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, CachedObject> entries_;  // by uid
+  mutable Mutex mu_;
+  std::map<std::string, CachedObject> entries_ GUARDED_BY(mu_);  // by uid
 };
 
 }  // namespace nodehook

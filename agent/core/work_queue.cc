@@ -7,7 +7,7 @@
 namespace nodehook {
 
 void WorkQueue::AddNow(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   delayed_.erase(key);
   batching_.erase(key);
   MakeReadyLocked(key);
@@ -18,7 +18,7 @@ void WorkQueue::Add(const std::string& key) {
     AddNow(key);
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (queued_.count(key)) return;  // already ready: the worker will see the latest state
   TimePoint now = clock_.Now();
   auto it = batching_.find(key);
@@ -32,7 +32,7 @@ void WorkQueue::AddAfter(const std::string& key, Duration delay) {
     AddNow(key);
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (queued_.count(key)) return;  // already due now
   TimePoint when = clock_.Now() + delay;
   auto it = delayed_.find(key);
@@ -87,7 +87,7 @@ TimePoint WorkQueue::NextDeadlineLocked() const {
 }
 
 std::optional<std::string> WorkQueue::Get() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
     if (shut_down_) return std::nullopt;
     PromoteDueLocked();
@@ -99,31 +99,34 @@ std::optional<std::string> WorkQueue::Get() {
       return key;
     }
     TimePoint deadline = NextDeadlineLocked();
-    clock_.WaitUntil(cv_, lock, deadline, [&] {
-      return shut_down_ || !ready_.empty() || NextDeadlineLocked() != deadline;
+    mu_.WaitWith([&](std::unique_lock<std::mutex>& held) {
+      return clock_.WaitUntil(cv_, held, deadline, [&] {
+        mu_.AssertHeld();  // WaitUntil calls the predicate with the mutex held
+        return shut_down_ || !ready_.empty() || NextDeadlineLocked() != deadline;
+      });
     });
   }
 }
 
 void WorkQueue::Done(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   processing_.erase(key);
   if (dirty_.erase(key)) MakeReadyLocked(key);
 }
 
 void WorkQueue::ShutDown() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   shut_down_ = true;
   cv_.notify_all();
 }
 
 size_t WorkQueue::ReadyCount() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return ready_.size();
 }
 
 size_t WorkQueue::DelayedCount() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return delayed_.size() + batching_.size();
 }
 

@@ -12,12 +12,12 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 
 namespace nodehook {
 
@@ -48,9 +48,9 @@ class WorkQueue {
   size_t DelayedCount() const;
 
  private:
-  void MakeReadyLocked(const std::string& key);
-  void PromoteDueLocked();
-  TimePoint NextDeadlineLocked() const;
+  void MakeReadyLocked(const std::string& key) REQUIRES(mu_);
+  void PromoteDueLocked() REQUIRES(mu_);
+  TimePoint NextDeadlineLocked() const REQUIRES(mu_);
 
   struct Batch {
     TimePoint first_add;
@@ -59,15 +59,15 @@ class WorkQueue {
 
   Clock& clock_;
   const QueueOptions options_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> ready_;           // FIFO of keys waiting for a worker
-  std::set<std::string> queued_;            // the keys in ready_
-  std::set<std::string> processing_;        // handed out, Done() not yet called
-  std::set<std::string> dirty_;             // re-added while processing
-  std::map<std::string, TimePoint> delayed_;  // key -> not before
-  std::map<std::string, Batch> batching_;     // keys inside their batching window
-  bool shut_down_ = false;
+  std::deque<std::string> ready_ GUARDED_BY(mu_);           // FIFO of keys waiting for a worker
+  std::set<std::string> queued_ GUARDED_BY(mu_);            // the keys in ready_
+  std::set<std::string> processing_ GUARDED_BY(mu_);        // handed out, Done() not yet called
+  std::set<std::string> dirty_ GUARDED_BY(mu_);             // re-added while processing
+  std::map<std::string, TimePoint> delayed_ GUARDED_BY(mu_);  // key -> not before
+  std::map<std::string, Batch> batching_ GUARDED_BY(mu_);     // keys inside their batching window
+  bool shut_down_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace nodehook
