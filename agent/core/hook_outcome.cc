@@ -2,8 +2,6 @@
 
 #include <rapidjson/document.h>
 
-#include <cmath>
-
 namespace nodehook {
 namespace {
 
@@ -16,6 +14,10 @@ std::string LastLine(const std::string& output) {
   return output.substr(start, end - start + 1);
 }
 
+// Larger delays would overflow the conversion to milliseconds (undefined behaviour; found by
+// test/fuzz/hook_result_fuzzer).
+constexpr double kMaxDelaySeconds = 365.0 * 24 * 3600;
+
 // Reads the optional result file into `out`; returns a problem description or "".
 std::string ReadResultFile(const std::string& json, HookOutcome* out) {
   rapidjson::Document doc;
@@ -26,10 +28,10 @@ std::string ReadResultFile(const std::string& json, HookOutcome* out) {
     std::string key(it->name.GetString(), it->name.GetStringLength());
     const rapidjson::Value& v = it->value;
     if (key == "delay_seconds") {
-      if (v.IsNumber() && v.GetDouble() >= 0 && std::isfinite(v.GetDouble())) {
+      if (v.IsNumber() && v.GetDouble() >= 0 && v.GetDouble() <= kMaxDelaySeconds) {
         out->delay = Duration(static_cast<int64_t>(v.GetDouble() * 1000));
       } else {
-        problems += "result file: delay_seconds: expected a number >= 0; ";
+        problems += "result file: delay_seconds: expected a number from 0 to 31536000 (a year); ";
       }
     } else if (key == "message") {
       if (v.IsString()) {
