@@ -5,7 +5,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build ccache pkg-config libssl-dev
-          libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev catch2 sqlite3 python3)
+          libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev catch2 sqlite3 python3
+          clang clang-tidy libclang-rt-14-dev)  # sanitizer builds, libFuzzer and clang-tidy
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -31,7 +31,7 @@ std::string ReadResultFile(const std::string& json, HookOutcome* out) {
       if (v.IsNumber() && v.GetDouble() >= 0 && v.GetDouble() <= kMaxDelaySeconds) {
         out->delay = Duration(static_cast<int64_t>(v.GetDouble() * 1000));
       } else {
-        problems += "result file: delay_seconds: expected a number from 0 to 31536000 (a year); ";
+        problems += "result file: delay_seconds: expected a number >= 0 and at most 31536000 (a year); ";
       }
     } else if (key == "message") {
       if (v.IsString()) {
