@@ -63,6 +63,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
     reconciler_.ExpectAdoption(static_cast<int>(config_.resources.size()));
     on_first_list = [this](const std::vector<ObjectPtr>& items) {
       std::vector<std::string> uids;
+      uids.reserve(items.size());
       for (const auto& item : items) uids.push_back(item->meta.uid);
       reconciler_.AdoptOnce(uids);
     };

@@ -200,12 +200,13 @@ class CpprestTransport final : public HttpTransport {
   }
 
   // Waits for the response headers, at most connect_timeout_seconds for a Stream().
-  Result<http::http_response> AwaitHeaders(pplx::task<http::http_response> task, pplx::cancellation_token_source& source,
-                                           bool streaming) const {
+  Result<http::http_response> AwaitHeaders(const pplx::task<http::http_response>& task,
+                                           pplx::cancellation_token_source& source, bool streaming) const {
     if (streaming && config_.connect_timeout_seconds > 0) {
       auto arrived = std::make_shared<std::promise<void>>();
       std::future<void> done = arrived->get_future();
-      task.then([arrived](pplx::task<http::http_response> t) {
+      // pplx hands continuations their task by value.
+      task.then([arrived](pplx::task<http::http_response> t) {  // NOLINT(performance-unnecessary-value-param)
         // Observe the outcome here too: after a timeout nobody else will, and pplx traps on
         // a task exception that was never observed.
         try {

@@ -23,7 +23,7 @@ void RemoveDir() {
 const std::string& KubeconfigPath() {
   static const std::string path = [] {
     if (!mkdtemp(g_dir)) std::abort();
-    std::atexit(RemoveDir);
+    if (std::atexit(RemoveDir) != 0) std::abort();
     return std::string(g_dir) + "/config";
   }();
   return path;
@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FILE* file = std::fopen(path.c_str(), "wb");
   if (!file) std::abort();
   if (size > 0 && std::fwrite(data, 1, size, file) != size) std::abort();
-  std::fclose(file);
+  if (std::fclose(file) != 0) std::abort();
   (void)nodehook::LoadKubeconfig(path);
   return 0;
 }
