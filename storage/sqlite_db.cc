@@ -152,7 +152,7 @@ bool SqliteDb::in_memory() const {
 
 Transaction::~Transaction() {
   // Errors are ignored: SQLite may already have rolled back after a failed statement.
-  if (open_) db_.Exec(operation_, "ROLLBACK");
+  if (open_) (void)db_.Exec(operation_, "ROLLBACK");
 }
 
 Status Transaction::Begin() {

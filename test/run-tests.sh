@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds, runs the Catch2 unit and fault-injection
-# tests (ctest), builds the local API server once (cached), then the end-to-end tests (pytest).
+# tests (ctest); the unit tests again under ASan+UBSan with every fuzz seed corpus replayed, and
+# core/storage/faults under TSan (test/sanitize.sh); clang-tidy (test/lint.sh); builds the local
+# API server once (cached), then the end-to-end tests (pytest).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -10,6 +12,12 @@ echo "== build"
 nodehook_bin=$(test/build.sh | tail -n 1)
 echo "== unit tests"
 (cd "${NODEHOOK_BUILD_DIR:-$repo/build}" && ctest --output-on-failure -j 2)
+echo "== unit tests and fuzz corpora under ASan+UBSan"
+test/sanitize.sh asan
+echo "== core, storage and faults tests under TSan"
+test/sanitize.sh tsan
+echo "== static analysis (clang-tidy)"
+test/lint.sh
 echo "== local API server"
 cluster_bin=$(test/cluster/build.sh | tail -n 1)
 echo "== kubectl (renders deploy/, dry-runs it against the local API server)"

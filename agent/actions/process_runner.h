@@ -26,7 +26,8 @@ struct ProcessRunnerOptions {
 
 class ProcessRunner final : public ActionRunner {
  public:
-  ProcessRunner() = default;
+  // Not `= default`: clang deletes that for a class with a const member of aggregate type.
+  ProcessRunner() : ProcessRunner(ProcessRunnerOptions{}) {}
   explicit ProcessRunner(ProcessRunnerOptions options) : options_(options) {}
 
   ActionResult Run(const ActionRequest& request, const CancelToken& cancel) override;

@@ -5,8 +5,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <vector>
+
+#include "agent/base/mutex.h"
 
 namespace nodehook {
 
@@ -18,7 +19,7 @@ class CancelToken {
   void Cancel() {
     std::vector<std::function<void()>> callbacks;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (cancelled_.exchange(true)) return;
       for (auto& [id, cb] : callbacks_) callbacks.push_back(std::move(cb));
       callbacks_.clear();
@@ -31,7 +32,7 @@ class CancelToken {
   // operations that already finished (see CancelRegistration).
   uint64_t OnCancel(std::function<void()> cb) const {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (!cancelled_.load()) {
         callbacks_.emplace_back(++last_id_, std::move(cb));
         return last_id_;
@@ -42,7 +43,7 @@ class CancelToken {
   }
 
   void RemoveCallback(uint64_t id) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
       if (it->first == id) {
         callbacks_.erase(it);
@@ -54,9 +55,9 @@ class CancelToken {
  private:
   std::atomic<bool> cancelled_{false};
   // Registering a callback does not change whether the token is cancelled, hence mutable.
-  mutable std::mutex mu_;
-  mutable uint64_t last_id_ = 0;                                                // guarded by mu_
-  mutable std::vector<std::pair<uint64_t, std::function<void()>>> callbacks_;  // guarded by mu_
+  mutable Mutex mu_;
+  mutable uint64_t last_id_ GUARDED_BY(mu_) = 0;
+  mutable std::vector<std::pair<uint64_t, std::function<void()>>> callbacks_ GUARDED_BY(mu_);
 };
 
 // Scoped OnCancel: the callback is removed when the operation that registered it ends.

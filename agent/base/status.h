@@ -1,5 +1,7 @@
 // Status and Result<T>: the error currency at every module boundary.
 // Library exceptions are caught at the adapter that calls the library and turned into one of these.
+// Both are [[nodiscard]] (as in abseil): an ignored error does not compile (-Werror=unused-result).
+// Where ignoring really is right, cast to (void) and say why.
 // Value types; not synchronized.
 #pragma once
 
@@ -27,7 +29,7 @@ enum class StatusCode {
 
 const char* StatusCodeName(StatusCode code);
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -60,7 +62,7 @@ inline Status InternalError(std::string m) { return Status(StatusCode::kInternal
 
 // Either a value or a non-ok Status.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : data_(std::move(value)) {}            // NOLINT: implicit by design
   Result(Status status) : data_(std::move(status)) {}     // NOLINT: implicit by design

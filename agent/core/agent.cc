@@ -70,13 +70,17 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
   auto adopt = store.AdoptExistingPending();
   ResourceTracker::FirstListFn on_first_list;
   if (adopt.ok() && *adopt && config_.tuning.after_state_recovery != "adopt") {
-    store.SetAdoptExisting(false);  // configured to rerun create hooks instead
+    // Configured to rerun create hooks instead. If clearing the mark fails, the next start
+    // decides again with the same setting, so a failure only needs saying.
+    Status cleared = store.SetAdoptExisting(false);
     Log(LogLevel::kWarn, "not adopting existing objects",
-        {{"node", config_.node_name}, {"next", "run create hooks for every object (after_state_recovery=rerun)"}});
+        {{"node", config_.node_name}, {"error", cleared.ToString()},
+         {"next", "run create hooks for every object (after_state_recovery=rerun)"}});
   } else if (adopt.ok() && *adopt) {
     reconciler_.ExpectAdoption(static_cast<int>(config_.resources.size()));
     on_first_list = [this](const std::vector<ObjectPtr>& items) {
       std::vector<std::string> uids;
+      uids.reserve(items.size());
       for (const auto& item : items) uids.push_back(item->meta.uid);
       reconciler_.AdoptOnce(uids);
     };

@@ -3,7 +3,7 @@
 namespace nodehook {
 
 bool ObjectCache::Upsert(ObjectPtr object) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   CachedObject& entry = entries_[object->meta.uid];
   bool changed = entry.gone || !entry.object ||
                  entry.object->meta.resource_version != object->meta.resource_version;
@@ -13,7 +13,7 @@ bool ObjectCache::Upsert(ObjectPtr object) {
 }
 
 void ObjectCache::MarkGone(const std::string& uid, ObjectPtr last_seen) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   CachedObject& entry = entries_[uid];
   if (last_seen) entry.object = std::move(last_seen);
   entry.gone = true;
@@ -21,7 +21,7 @@ void ObjectCache::MarkGone(const std::string& uid, ObjectPtr last_seen) {
 
 std::vector<std::string> ObjectCache::Replace(const std::vector<ObjectPtr>& items, const std::set<std::string>& keep,
                                               bool keep_missing) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<std::string> changed;
   std::set<std::string> listed;
   for (const auto& item : items) {
@@ -44,27 +44,27 @@ std::vector<std::string> ObjectCache::Replace(const std::vector<ObjectPtr>& item
 }
 
 std::optional<CachedObject> ObjectCache::Get(const std::string& uid) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = entries_.find(uid);
   if (it == entries_.end()) return std::nullopt;
   return it->second;
 }
 
 void ObjectCache::EraseIfGone(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = entries_.find(uid);
   if (it != entries_.end() && it->second.gone) entries_.erase(it);
 }
 
 std::vector<std::string> ObjectCache::Uids() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<std::string> uids;
   for (const auto& [uid, entry] : entries_) uids.push_back(uid);
   return uids;
 }
 
 size_t ObjectCache::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return entries_.size();
 }
 

@@ -4,12 +4,12 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "agent/base/mutex.h"
 #include "agent/kube/kube_types.h"
 
 namespace nodehook {
@@ -40,8 +40,8 @@ class ObjectCache {
   size_t size() const;
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, CachedObject> entries_;  // by uid
+  mutable Mutex mu_;
+  std::map<std::string, CachedObject> entries_ GUARDED_BY(mu_);  // by uid
 };
 
 }  // namespace nodehook

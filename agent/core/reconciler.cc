@@ -49,7 +49,7 @@ Reconciler::Reconciler(StateStore& store, ActionRunner& runner, Clock& clock, Re
 
 Duration Reconciler::RetryDelay(int retries) {
   double delay = static_cast<double>(options_.retry_base.count());
-  for (int i = 1; i < retries && delay < options_.retry_max.count(); ++i) delay *= options_.retry_factor;
+  for (int i = 1; i < retries && delay < static_cast<double>(options_.retry_max.count()); ++i) delay *= options_.retry_factor;
   delay = std::min(delay, static_cast<double>(options_.retry_max.count()));
   if (options_.retry_jitter > 0) {
     std::lock_guard<std::mutex> lock(mu_);

@@ -148,7 +148,7 @@ TimePoint WorkQueue::NextDeadlineLocked() {
 }
 
 std::optional<std::string> WorkQueue::Get() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
     if (shut_down_) return std::nullopt;
     PromoteDueLocked();
@@ -200,13 +200,13 @@ void WorkQueue::Done(const std::string& key) {
 }
 
 void WorkQueue::ShutDown() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   shut_down_ = true;
   cv_.notify_all();
 }
 
 size_t WorkQueue::ReadyCount() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return ready_.size();
 }
 

@@ -16,7 +16,6 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <queue>
 #include <set>

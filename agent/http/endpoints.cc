@@ -14,7 +14,7 @@ LocalResponse FromReport(const HealthReport& report) {
 
 }  // namespace
 
-void RegisterStandardEndpoints(LocalServer& server, HealthSnapshot snapshot, Clock& clock, HealthBounds bounds,
+void RegisterStandardEndpoints(LocalServer& server, const HealthSnapshot& snapshot, Clock& clock, HealthBounds bounds,
                                Metrics& metrics) {
   server.Handle("/healthz", [snapshot, &clock, bounds](const LocalRequest&) {
     return FromReport(CheckLiveness(snapshot(), clock.Now(), bounds));

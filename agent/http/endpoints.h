@@ -18,7 +18,7 @@ namespace nodehook {
 
 using HealthSnapshot = std::function<std::vector<WatchHealth>()>;
 
-void RegisterStandardEndpoints(LocalServer& server, HealthSnapshot snapshot, Clock& clock, HealthBounds bounds,
+void RegisterStandardEndpoints(LocalServer& server, const HealthSnapshot& snapshot, Clock& clock, HealthBounds bounds,
                                Metrics& metrics);
 
 }  // namespace nodehook

@@ -114,7 +114,8 @@ ClientState BuildClient(const TransportConfig& config) {
     boost::asio::ssl::context probe(boost::asio::ssl::context::sslv23);
     state.error = ApplyTls(config, probe);
     if (!state.error.ok()) return state;
-    cc.set_ssl_context_callback([config](boost::asio::ssl::context& ctx) { ApplyTls(config, ctx); });
+    // The probe above already reported a bad PEM; here there is no one to report to.
+    cc.set_ssl_context_callback([config](boost::asio::ssl::context& ctx) { (void)ApplyTls(config, ctx); });
     state.client = std::make_shared<http::client::http_client>(web::uri(config.server), cc);
   } catch (const std::exception& e) {
     state.error = InvalidError("server '" + config.server + "': " + e.what());
@@ -230,12 +231,13 @@ class CpprestTransport final : public HttpTransport {
   }
 
   // Waits for the response headers, at most connect_timeout_seconds for a Stream().
-  Result<http::http_response> AwaitHeaders(pplx::task<http::http_response> task, pplx::cancellation_token_source& source,
-                                           bool streaming) const {
+  Result<http::http_response> AwaitHeaders(const pplx::task<http::http_response>& task,
+                                           pplx::cancellation_token_source& source, bool streaming) const {
     if (streaming && config_.connect_timeout_seconds > 0) {
       auto arrived = std::make_shared<std::promise<void>>();
       std::future<void> done = arrived->get_future();
-      task.then([arrived](pplx::task<http::http_response> t) {
+      // pplx hands continuations their task by value.
+      task.then([arrived](pplx::task<http::http_response> t) {  // NOLINT(performance-unnecessary-value-param)
         // Observe the outcome here too: after a timeout nobody else will, and pplx traps on
         // a task exception that was never observed.
         try {

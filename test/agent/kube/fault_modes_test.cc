@@ -143,7 +143,7 @@ TEST_CASE("fault: the stream is cut in the middle of an event, and a rewatch pic
 }
 
 TEST_CASE("fault: a stall after the headers is cut by the idle timeout") {
-  Cluster c(Timeouts(10, /*idle=*/1));
+  Cluster c(Timeouts(10, /*idle_seconds=*/1));
   c.server.InjectFault(FakeFault::OnWatch(Kind::kStallAfterHeaders));
   BackgroundWatch w(*c.client, "");
   c.server.PutObject(kWidgets, Widget("a"));  // never delivered on the stalled stream
@@ -152,7 +152,7 @@ TEST_CASE("fault: a stall after the headers is cut by the idle timeout") {
 }
 
 TEST_CASE("fault: a server that accepts but never answers is cut by the connect timeout") {
-  Cluster c(Timeouts(/*connect=*/1, /*idle=*/60));
+  Cluster c(Timeouts(/*connect_seconds=*/1, /*idle_seconds=*/60));
   c.server.InjectFault(FakeFault::OnWatch(Kind::kStallBeforeHeaders));
   auto start = std::chrono::steady_clock::now();
   BackgroundWatch w(*c.client, "");
