@@ -49,7 +49,7 @@ Result<StoreSummary> SqliteStateStore::Summarize() {
   NODEHOOK_RETURN_IF_ERROR(db_->Exec("Summarize", "BEGIN"));
   struct EndRead {
     SqliteDb& db;
-    ~EndRead() { db.Exec("Summarize", "COMMIT"); }  // read-only: nothing to lose if it fails
+    ~EndRead() { (void)db.Exec("Summarize", "COMMIT"); }  // read-only: nothing to lose if it fails
   } end_read{*db_};
 
   Result<Statement> handlers = db_->Prepare("Summarize", kHandlerCounts);

@@ -40,7 +40,8 @@ ScratchDir::ScratchDir(UniqueFd parent, UniqueFd dir, std::string name, std::str
     : parent_fd_(std::move(parent)), dir_fd_(std::move(dir)), name_(std::move(name)), path_(std::move(path)) {}
 
 ScratchDir::~ScratchDir() {
-  if (dir_fd_.valid()) Remove();
+  // Best effort: what cannot be removed now is swept when the next agent starts.
+  if (dir_fd_.valid()) (void)Remove();
 }
 
 Result<ScratchDir> ScratchDir::Create(const std::string& work_dir) {

@@ -148,7 +148,7 @@ TimePoint WorkQueue::NextDeadlineLocked() {
 }
 
 std::optional<std::string> WorkQueue::Get() {
-  MutexLock lock(&mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     if (shut_down_) return std::nullopt;
     PromoteDueLocked();
@@ -200,13 +200,13 @@ void WorkQueue::Done(const std::string& key) {
 }
 
 void WorkQueue::ShutDown() {
-  MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   shut_down_ = true;
   cv_.notify_all();
 }
 
 size_t WorkQueue::ReadyCount() const {
-  MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return ready_.size();
 }
 
