@@ -3,6 +3,7 @@
 // 3 failed (1), modulo 4, so the seeds can start with a digit), then the file's content.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "agent/core/hook_outcome.h"
@@ -15,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   result.exit_code = kExitCodes[data[0] % 4];
   result.message = "exited " + std::to_string(result.exit_code);
   result.output = "last line of output\n";
-  const std::string result_file(reinterpret_cast<const char*>(data + 1), size - 1);
+  const nodehook::ResultFileContent result_file =
+      std::optional<std::string>(std::string(reinterpret_cast<const char*>(data + 1), size - 1));
   (void)nodehook::ClassifyHookResult(result, result_file);
   return 0;
 }
