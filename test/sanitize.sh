@@ -29,6 +29,7 @@ case "${1:-}" in
     configure_and_build "$dir" -DNODEHOOK_SANITIZE=address,undefined -DNODEHOOK_FUZZ=ON
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
     export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$supp/ubsan.supp
+    export LSAN_OPTIONS=suppressions=$supp/lsan.supp:print_suppressions=0
     (cd "$dir" && ctest --output-on-failure -j "$jobs")
     ;;
   tsan)
