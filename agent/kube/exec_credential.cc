@@ -6,7 +6,6 @@
 #include <rapidjson/writer.h>
 
 #include <cctype>
-#include <cstdio>
 #include <ctime>
 
 #include "agent/base/log.h"
@@ -73,11 +72,29 @@ std::string ExecInfoJson(const ExecPluginConfig& config) {
   return buffer.GetString();
 }
 
+namespace {
+
+// Reads exactly `count` decimal digits at `pos` (RFC 3339 fields have fixed widths).
+bool FixedDigits(const std::string& text, size_t pos, size_t count, int* out) {
+  if (pos + count > text.size()) return false;
+  int value = 0;
+  for (size_t i = pos; i < pos + count; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+    value = value * 10 + (text[i] - '0');
+  }
+  *out = value;
+  return true;
+}
+
+}  // namespace
+
 Result<TimePoint> ParseRfc3339(const std::string& text) {
   std::tm tm{};
-  int consumed = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec, &consumed) != 6 || consumed != 19) {
+  const bool shaped = text.size() >= 19 && text[4] == '-' && text[7] == '-' && (text[10] == 'T' || text[10] == 't') &&
+                      text[13] == ':' && text[16] == ':';
+  if (!shaped || !FixedDigits(text, 0, 4, &tm.tm_year) || !FixedDigits(text, 5, 2, &tm.tm_mon) ||
+      !FixedDigits(text, 8, 2, &tm.tm_mday) || !FixedDigits(text, 11, 2, &tm.tm_hour) ||
+      !FixedDigits(text, 14, 2, &tm.tm_min) || !FixedDigits(text, 17, 2, &tm.tm_sec)) {
     return InvalidError("expected an RFC 3339 time like 2024-01-02T03:04:05Z, got '" + text + "'");
   }
   size_t pos = 19;
@@ -93,7 +110,7 @@ Result<TimePoint> ParseRfc3339(const std::string& text) {
   int hours = 0, minutes = 0;
   if (zone == "Z" || zone == "z") {
   } else if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':' &&
-             std::sscanf(zone.c_str() + 1, "%2d:%2d", &hours, &minutes) == 2) {
+             FixedDigits(zone, 1, 2, &hours) && FixedDigits(zone, 4, 2, &minutes)) {
     offset_minutes = (zone[0] == '-' ? -1 : 1) * (hours * 60 + minutes);
   } else {
     return InvalidError("expected an RFC 3339 time zone (Z or +hh:mm) in '" + text + "'");

@@ -18,7 +18,7 @@ Result<std::vector<std::string>> CheckTransportSecurity(const TransportConfig& c
                           " is plain http:// but credentials are configured (token, exec plugin or client "
                           "certificate); they would be sent in clear: use https://");
     }
-    warnings.push_back("plain http:// server: traffic is neither encrypted nor authenticated");
+    warnings.emplace_back("plain http:// server: traffic is neither encrypted nor authenticated");
   } else if (!StartsWith(config.server, "https://")) {
     return InvalidError("server '" + config.server + "' must start with https:// (or http://)");
   }
@@ -29,7 +29,7 @@ Result<std::vector<std::string>> CheckTransportSecurity(const TransportConfig& c
           "certificates file with the insecure flag is not allowed (kubectl refuses it too): remove one");
     }
     if (StartsWith(config.server, "https://")) {
-      warnings.push_back("insecure-skip-tls-verify: the server's certificate is not verified, so anyone on the "
+      warnings.emplace_back("insecure-skip-tls-verify: the server's certificate is not verified, so anyone on the "
                          "path can impersonate the API server");
     }
   }

@@ -63,7 +63,7 @@ void TlsFront::Serve(LoopbackListener& listener, int fd) {
   const char* sni = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    server_names_.push_back(sni ? sni : "");
+    server_names_.emplace_back(sni ? sni : "");
   }
   int backend = ConnectTcp("127.0.0.1", backend_port_);
   if (backend >= 0) {

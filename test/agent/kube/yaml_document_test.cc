@@ -141,7 +141,7 @@ TEST_CASE("base64 decodes with or without padding and line breaks, and refuses g
 }
 
 TEST_CASE("base64 encoding round-trips every length") {
-  CHECK(Base64Encode("") == "");
+  CHECK(Base64Encode("").empty());
   CHECK(Base64Encode("h") == "aA==");
   CHECK(Base64Encode("he") == "aGU=");
   CHECK(Base64Encode("hello") == "aGVsbG8=");
