@@ -17,7 +17,7 @@ void Decided(const char* event, const std::string& key, const char* next, Durati
 
 }  // namespace
 
-WorkQueue::WorkQueue(Clock& clock, QueueOptions options) : clock_(clock), options_(options), metrics_(options.metrics) {
+WorkQueue::WorkQueue(Clock& clock, QueueOptions options) : clock_(clock), options_(options), metrics_(options_.metrics) {
   metrics_.WatchInFlight([this] {
     std::lock_guard<std::mutex> lock(mu_);
     TimePoint now = clock_.Now();

@@ -75,7 +75,6 @@ class WorkQueue {
 
   Clock& clock_;
   const QueueOptions options_;
-  QueueMetrics metrics_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> ready_;                       // FIFO of keys waiting for a worker
@@ -93,6 +92,9 @@ class WorkQueue {
   // When a change of each key was first seen since it was last handed out: queue latency.
   std::unordered_map<std::string, TimePoint> changed_at_;
   bool shut_down_ = false;
+  // Last: its scrape-time probe reads mu_ and processing_, so it must be unregistered (destroyed)
+  // before they are.
+  QueueMetrics metrics_;
 };
 
 }  // namespace nodehook

@@ -13,6 +13,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
+def stop_agent(agent):
+    """SIGTERM and wait for an agent process that may not have started or may have exited."""
+    if agent and agent.poll() is None:
+        agent.send_signal(signal.SIGTERM)
+        agent.wait(timeout=30)
+
+
 @contextlib.contextmanager
 def widget_cluster():
     """Yields (work directory, kubeconfig path); stops the API server on exit."""

@@ -11,7 +11,6 @@ Needs NODEHOOK_BIN and NODEHOOK_TESTCLUSTER (as test/run-tests.sh sets them) or 
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "test" / "e2e"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_cluster import widget_cluster  # noqa: E402
+from bench_cluster import stop_agent, widget_cluster  # noqa: E402
 from kube import Kube, Widgets, create_namespace  # noqa: E402
 
 
@@ -80,9 +79,7 @@ def run(args, nodehook, work, kubeconfig):
         print(f"state file: {os.path.getsize(work / 'state.db') / 1024:.0f} KiB (+ WAL "
               f"{os.path.getsize(str(work / 'state.db') + '-wal') / 1024:.0f} KiB)")
     finally:
-        if agent and agent.poll() is None:
-            agent.send_signal(signal.SIGTERM)
-            agent.wait(timeout=30)
+        stop_agent(agent)
 
 
 if __name__ == "__main__":

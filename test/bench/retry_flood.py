@@ -13,7 +13,6 @@ import argparse
 import collections
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "test" / "e2e"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_cluster import widget_cluster  # noqa: E402
+from bench_cluster import stop_agent, widget_cluster  # noqa: E402
 from kube import Kube, Widgets, create_namespace  # noqa: E402
 
 
@@ -82,9 +81,7 @@ def flood(seconds, work, kubeconfig):
         print(f"{sum(answers.values())} retry requests in {seconds:.0f}s, answers {dict(answers)}: "
               f"the failing hook ran {during} times")
     finally:
-        if agent and agent.poll() is None:
-            agent.send_signal(signal.SIGTERM)
-            agent.wait(timeout=30)
+        stop_agent(agent)
 
 
 if __name__ == "__main__":
