@@ -2,10 +2,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
-#include <fstream>
 #include <string>
 
 namespace nodehook {
@@ -20,16 +21,44 @@ bool ReapIfExited(pid_t pid, std::vector<ReapedChild>* reaped) {
 }
 
 // Every child of this process, from /proc/self/task/*/children (one list per thread: a child
-// belongs to the thread that forked it, an adopted orphan to the thread the kernel picked).
+// belongs to the thread that started it, an adopted orphan to the thread the kernel picked).
+// Runs after nearly every hook, once per agent thread: plain open/read, no stream per file.
+void AppendPids(const std::string& text, std::vector<pid_t>* pids) {
+  pid_t pid = 0;
+  bool in_number = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      pid = pid * 10 + (c - '0');
+      in_number = true;
+    } else if (in_number) {
+      pids->push_back(pid);
+      pid = 0;
+      in_number = false;
+    }
+  }
+  if (in_number) pids->push_back(pid);
+}
+
+std::string ReadSmallFile(int dir_fd, const std::string& path) {
+  std::string text;
+  int fd = openat(dir_fd, path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return text;
+}
+
 std::vector<pid_t> ListChildren() {
   std::vector<pid_t> children;
   DIR* tasks = opendir("/proc/self/task");
   if (tasks == nullptr) return children;
   while (dirent* task = readdir(tasks)) {
     if (task->d_name[0] == '.') continue;
-    std::ifstream list(std::string("/proc/self/task/") + task->d_name + "/children");
-    long pid = 0;
-    while (list >> pid) children.push_back(static_cast<pid_t>(pid));
+    AppendPids(ReadSmallFile(dirfd(tasks), std::string(task->d_name) + "/children"), &children);
   }
   closedir(tasks);
   return children;

@@ -1,10 +1,10 @@
 // ChildLedger: which of the agent's child processes a hook runner will reap itself. An orphan
 // reaper (the agent as PID 1, or as a child subreaper, see orphan_reaper.h) reaps every other
 // child that exits, and must never steal a hook leader's exit status:
-//  - SpawnChild holds a spawn window (shared) from fork() until the new pid is tracked, and the
+//  - SpawnChild holds a spawn window (shared) from the clone until the new pid is tracked, and the
 //    reaper takes the window exclusively, so it never sees a hook leader that is not tracked yet;
 //  - the runner untracks a pid only after it has reaped it (counted, since a pid may be reused
-//    by the next fork before the old owner untracks it).
+//    by the next spawn before the old owner untracks it).
 // Children are process-wide, hence one ledger per process (Instance()). Thread-safe.
 #pragma once
 
@@ -28,7 +28,7 @@ class ChildLedger {
  public:
   static ChildLedger& Instance();
 
-  // Hold from before fork() until Track(pid).
+  // Hold from before the child is started until Track(pid).
   std::shared_lock<std::shared_mutex> OpenSpawnWindow() { return std::shared_lock<std::shared_mutex>(spawn_window_); }
   void Track(pid_t pid);
   // After reaping `pid`. Calls the untrack callback: a tracked zombie may have hidden others.

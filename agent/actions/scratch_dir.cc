@@ -37,7 +37,13 @@ Status WriteAll(int fd, std::string_view content) {
 }  // namespace
 
 ScratchDir::ScratchDir(UniqueFd parent, UniqueFd dir, std::string name, std::string path)
-    : parent_fd_(std::move(parent)), dir_fd_(std::move(dir)), name_(std::move(name)), path_(std::move(path)) {}
+    : parent_fd_(std::move(parent)), dir_fd_(std::move(dir)), name_(std::move(name)), path_(std::move(path)) {
+  struct stat st {};
+  if (fstat(dir_fd_.get(), &st) == 0) {
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
+  }
+}
 
 ScratchDir::~ScratchDir() {
   // Best effort: what cannot be removed now is swept when the next agent starts.
@@ -67,6 +73,7 @@ Result<ScratchDir> ScratchDir::Create(const std::string& work_dir) {
 
 Status ScratchDir::WriteFile(std::string_view name, std::string_view content) const {
   const std::string file(name);
+  known_names_.push_back(file);
   UniqueFd fd(openat(dir_fd_.get(), file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   Status written = fd.valid() ? WriteAll(fd.get(), content) : InternalError(ErrnoText(errno));
   if (!written.ok()) return InternalError("cannot write " + PathOf(name) + ": " + written.message());
@@ -77,6 +84,7 @@ Result<std::optional<std::string>> ScratchDir::ReadHookFile(std::string_view nam
                                                             size_t limit) const {
   const std::string file(name);
   const std::string label(what);
+  known_names_.push_back(file);
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer that never comes.
   UniqueFd fd(openat(dir_fd_.get(), file.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC));
   if (!fd.valid() && errno == ENOENT) return std::optional<std::string>();
@@ -106,7 +114,16 @@ Result<std::optional<std::string>> ScratchDir::ReadHookFile(std::string_view nam
 
 Status ScratchDir::Remove() {
   if (!dir_fd_.valid()) return Status::Ok();
+  // Through the directory's own descriptor, so a hook that swapped it for a link changes nothing;
+  // unlinkat without AT_REMOVEDIR never removes a directory the hook made under a known name.
+  for (const std::string& known : known_names_) unlinkat(dir_fd_.get(), known.c_str(), 0);
   dir_fd_.Reset();
+  struct stat entry {};
+  // Only our own directory by the same name, and only when it is empty now (else ENOTEMPTY).
+  if (fstatat(parent_fd_.get(), name_.c_str(), &entry, AT_SYMLINK_NOFOLLOW) == 0 && entry.st_dev == dev_ &&
+      entry.st_ino == ino_ && unlinkat(parent_fd_.get(), name_.c_str(), AT_REMOVEDIR) == 0) {
+    return Status::Ok();
+  }
   return RemoveEntryAt(parent_fd_.get(), name_, path_);
 }
 

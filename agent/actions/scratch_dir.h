@@ -7,10 +7,13 @@
 // destruction (remove_tree.h). Move-only; owned by one thread.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "agent/actions/unique_fd.h"
 #include "agent/base/status.h"
@@ -42,6 +45,8 @@ class ScratchDir {
   Result<std::optional<std::string>> ReadHookFile(std::string_view name, std::string_view what, size_t limit) const;
 
   // Removes the directory and everything in it; the error names what was left behind.
+  // Usually the directory holds only the files this object wrote or read: those are unlinked by
+  // name and the directory removed, without listing it; anything else takes the full walk.
   Status Remove();
 
  private:
@@ -51,6 +56,10 @@ class ScratchDir {
   UniqueFd dir_fd_;     // this run's directory, as created (invalid once removed)
   std::string name_;    // its entry in the work dir
   std::string path_;
+  dev_t dev_ = 0;  // identity of the directory as created
+  ino_t ino_ = 0;
+  // Names written or read here, so Remove() can usually unlink them without listing the directory.
+  mutable std::vector<std::string> known_names_;
 };
 
 }  // namespace nodehook

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,7 +22,11 @@ namespace {
 // What the child was doing when it failed; sent to the parent with the errno.
 enum ChildStage : int { kSetProcessGroup = 1, kRedirectStdio = 2, kExec = 3 };
 
-// Everything the child touches after fork: plain ints and pointers into memory prepared before fork.
+// The child runs on its own stack in the agent's memory until it execs (see SpawnChild); this is
+// plenty for RunChild, and pages it never touches cost nothing.
+constexpr size_t kChildStackBytes = 128 * 1024;
+
+// Everything the child touches after clone: plain ints and pointers into memory prepared before.
 struct ChildSetup {
   int stdin_read;
   int output_write;
@@ -64,7 +70,9 @@ Status SetNonBlocking(int fd) {
   return Status::Ok();
 }
 
-// ---- Child side: async-signal-safe calls only from here to execve. ----
+// ---- Child side: async-signal-safe calls only from here to execve. The child shares the
+// agent's memory (CLONE_VM) while the spawning thread waits, so it must not touch the heap,
+// locks or anything but its own stack and the ChildSetup. ----
 
 [[noreturn]] void ReportAndExit(int error_write, ChildStage stage, int err) {
   const int message[2] = {stage, err};
@@ -116,6 +124,8 @@ void CloseRange(unsigned first, unsigned last, int max_fd) {
   }
   ReportAndExit(s.error_write, kExec, saw_eacces ? EACCES : err);
 }
+
+int ChildEntry(void* setup) { RunChild(*static_cast<const ChildSetup*>(setup)); }
 
 // ---- Parent side. ----
 
@@ -172,9 +182,19 @@ Result<SpawnedChild> SpawnChild(const ExecPlan& plan) {
   pthread_sigmask(SIG_SETMASK, &all, &old);
   ChildLedger& ledger = ChildLedger::Instance();
   std::shared_lock<std::shared_mutex> spawn_window = ledger.OpenSpawnWindow();
-  const pid_t pid = fork();
-  if (pid == 0) RunChild(setup);
-  const int fork_errno = errno;
+  // clone(CLONE_VM | CLONE_VFORK), as glibc's posix_spawn does it: fork() of a process with many
+  // threads and mappings copies every page table (most of the agent's CPU per hook), while this
+  // child borrows the agent's memory and this thread sleeps until it has exec'd or exited.
+  // posix_spawn itself cannot set PR_SET_PDEATHSIG. No atfork handler runs.
+  void* stack = mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  pid_t pid = -1;
+  int start_errno = errno;
+  if (stack != MAP_FAILED) {
+    pid = clone(ChildEntry, static_cast<char*>(stack) + kChildStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                const_cast<ChildSetup*>(&setup));
+    start_errno = errno;
+    munmap(stack, kChildStackBytes);  // the child is gone from it: it exec'd or exited
+  }
   if (pid > 0) ledger.Track(pid);  // before an orphan reaper may look: this exit status is ours
   spawn_window.unlock();
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
@@ -182,7 +202,8 @@ Result<SpawnedChild> SpawnChild(const ExecPlan& plan) {
   stdin_read.Reset();
   output_write.Reset();
   error_write.Reset();
-  if (pid < 0) return UnavailableError("fork: " + ErrnoText(fork_errno));
+  if (pid < 0) return UnavailableError(std::string(stack == MAP_FAILED ? "mmap child stack: " : "clone: ") +
+                                       ErrnoText(start_errno));
 
   int stage = 0, err = 0;
   if (ReadChildFailure(error_read.get(), &stage, &err)) {

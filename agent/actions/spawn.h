@@ -2,7 +2,9 @@
 // The child runs in its own process group (pgid == pid) with stdin from a pipe and stdout+stderr
 // into one pipe; every other descriptor is closed, signal dispositions and mask are reset.
 // Exec failures are reported back through a close-on-exec pipe, so "no such file" is an error
-// here rather than an exit code 127. The pid is tracked in ChildLedger from fork() on, so an
+// here rather than an exit code 127. The child is started with clone(CLONE_VM | CLONE_VFORK), not
+// fork(): nothing of the agent is copied, and the calling thread waits until the child has exec'd.
+// The pid is tracked in ChildLedger from its start on, so an
 // orphan reaper leaves it alone; whoever reaps it (RunningHook::Finish) untracks it.
 // Thread-safe: only touches the calling thread's signal mask.
 #pragma once
@@ -22,7 +24,7 @@ struct SpawnedChild {
 };
 
 // On failure the child (if any) is already reaped and the message says why,
-// e.g. "exec /x/y: No such file or directory" or "fork: Resource temporarily unavailable".
+// e.g. "exec /x/y: No such file or directory" or "clone: Resource temporarily unavailable".
 Result<SpawnedChild> SpawnChild(const ExecPlan& plan);
 
 // Thread-safe text of an errno value ("No such file or directory").

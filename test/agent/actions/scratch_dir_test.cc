@@ -98,3 +98,30 @@ TEST_CASE("a tree nested deeper than the limit is reported, not followed down") 
   REQUIRE_FALSE(removed.ok());
   REQUIRE(removed.message().find("nested deeper than 64 levels") != std::string::npos);
 }
+
+TEST_CASE("remove takes away whatever the hook left beside the known files, nested directories too") {
+  TempDir work;
+  auto dir = ScratchDir::Create(work.File("scratch"));
+  REQUIRE(dir.ok());
+  REQUIRE(dir->WriteFile("new.json", "{}").ok());
+  fs::create_directories(dir->PathOf("left/behind"));
+  std::ofstream(dir->PathOf("left/behind/file")) << "x";
+  std::ofstream(dir->PathOf("stray")) << "x";
+  REQUIRE(dir->Remove().ok());
+  REQUIRE_FALSE(fs::exists(dir->path()));
+}
+
+TEST_CASE("remove never follows a known name the hook replaced by a link, and still removes the directory") {
+  TempDir work;
+  std::ofstream(work.File("precious")) << "keep";
+  auto dir = ScratchDir::Create(work.File("scratch"));
+  REQUIRE(dir.ok());
+  REQUIRE(dir->WriteFile("new.json", "{}").ok());
+  fs::remove(dir->PathOf("new.json"));
+  fs::create_symlink(work.File("precious"), dir->PathOf("new.json"));
+  fs::create_directory(dir->PathOf("result.json"));  // a directory under a known name
+  REQUIRE(dir->ReadHookFile("result.json", "result file", 16).status().ok() == false);
+  REQUIRE(dir->Remove().ok());
+  REQUIRE_FALSE(fs::exists(dir->path()));
+  REQUIRE(fs::exists(work.File("precious")));
+}
