@@ -248,7 +248,7 @@ def run_latency(args, kubeconfig, work):
                 if delay > 0:
                     time.sleep(delay)  # pacing the writer to the target rate, not synchronisation
                 sent[k] = time.time_ns()
-                writer.patch(k % objects, size)
+                writer.patch(k % objects, size * 1_000_000 + k)  # a new value: a same-value patch is no change
 
             started = time.monotonic()
             parallel(send, range(count), args.writers)
