@@ -122,6 +122,12 @@ Result<Statement> SqliteDb::Prepare(const std::string& operation, const std::str
   return Statement(this, it->second.get(), operation);
 }
 
+Status SqliteDb::RunCached(const std::string& operation, const std::string& sql) {
+  Result<Statement> st = Prepare(operation, sql);
+  if (!st.ok()) return st.status();
+  return st->Run();
+}
+
 Status SqliteDb::Error(const std::string& operation, int rc) const {
   std::string message = "sqlite " + operation + ": " + sqlite3_errmsg(db_.get());
   switch (rc & 0xff) {  // the primary code; extended codes only refine it
@@ -152,18 +158,18 @@ bool SqliteDb::in_memory() const {
 
 Transaction::~Transaction() {
   // Errors are ignored: SQLite may already have rolled back after a failed statement.
-  if (open_) (void)db_.Exec(operation_, "ROLLBACK");
+  if (open_) (void)db_.RunCached(operation_, "ROLLBACK");
 }
 
 Status Transaction::Begin() {
   begun_ = std::chrono::steady_clock::now();  // waiting for the write lock is part of the cost
-  NODEHOOK_RETURN_IF_ERROR(db_.Exec(operation_, "BEGIN IMMEDIATE"));
+  NODEHOOK_RETURN_IF_ERROR(db_.RunCached(operation_, "BEGIN IMMEDIATE"));
   open_ = true;
   return Status::Ok();
 }
 
 Status Transaction::Commit() {
-  NODEHOOK_RETURN_IF_ERROR(db_.Exec(operation_, "COMMIT"));
+  NODEHOOK_RETURN_IF_ERROR(db_.RunCached(operation_, "COMMIT"));
   open_ = false;
   if (Histogram* h = db_.commit_seconds()) {
     h->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - begun_).count());

@@ -76,6 +76,8 @@ class SqliteDb {
   Result<std::string> QueryText(const std::string& operation, const std::string& sql);
   // The statement for `sql`, prepared once and cached for the life of the connection.
   Result<Statement> Prepare(const std::string& operation, const std::string& sql);
+  // Runs one cached statement without parameters or results (BEGIN, COMMIT: parsed once).
+  Status RunCached(const std::string& operation, const std::string& sql);
 
   // The Status for SQLite result code `rc`, with the connection's current error message.
   Status Error(const std::string& operation, int rc) const;

@@ -74,7 +74,11 @@ Status ApplyPragmas(SqliteDb& db, const StoreOptions& options) {
 }  // namespace
 
 SqliteStateStore::SqliteStateStore(std::unique_ptr<SqliteDb> db, std::string node_name)
-    : db_(std::move(db)), node_name_(std::move(node_name)) {}
+    : db_(std::move(db)),
+      node_name_(std::move(node_name)),
+      group_([this](const std::vector<const GroupCommit::Write*>& writes, const std::string& operation) {
+        return RunGroup(writes, operation);
+      }) {}
 
 Result<std::unique_ptr<SqliteStateStore>> SqliteStateStore::Open(const std::string& path,
                                                                  const std::string& node_name,
@@ -142,10 +146,23 @@ Result<std::vector<HandlerRecord>> SqliteStateStore::ListAllHandlers() {
   return ReadAll(*st, &ReadHandler);
 }
 
-Status SqliteStateStore::RecordAttempt(const HandlerRecord& r) {
+Status SqliteStateStore::RunGroup(const std::vector<const GroupCommit::Write*>& writes, const std::string& operation) {
   std::lock_guard<std::mutex> lock(mu_);
-  Transaction tx(*db_, "RecordAttempt");
+  Transaction tx(*db_, operation);
   NODEHOOK_RETURN_IF_ERROR(tx.Begin());
+  for (const GroupCommit::Write* write : writes) NODEHOOK_RETURN_IF_ERROR((*write)());
+  return tx.Commit();
+}
+
+Status SqliteStateStore::RecordAttempt(const HandlerRecord& r) {
+  return group_.Submit("RecordAttempt", [&] { return WriteAttempt(r); });
+}
+
+Status SqliteStateStore::RecordHandled(const ObjectRecord& o, const std::string& handler) {
+  return group_.Submit("RecordHandled", [&] { return WriteHandled(o, handler); });
+}
+
+Status SqliteStateStore::WriteAttempt(const HandlerRecord& r) {
   NODEHOOK_RETURN_IF_ERROR(RunForUid(*db_, "RecordAttempt", kClearGone, r.uid, node_name_));
   Result<Statement> st = db_->Prepare(
       "RecordAttempt",
@@ -162,14 +179,10 @@ Status SqliteStateStore::RecordAttempt(const HandlerRecord& r) {
   st->Bind(5, r.namespace_name).Bind(6, r.name).Bind(7, static_cast<int64_t>(r.retries));
   st->Bind(8, r.first_start_ms).Bind(9, r.next_attempt_ms).Bind(10, r.last_outcome);
   st->Bind(11, r.last_message).Bind(12, r.target).Bind(13, r.last_object);
-  NODEHOOK_RETURN_IF_ERROR(st->Run());
-  return tx.Commit();
+  return st->Run();
 }
 
-Status SqliteStateStore::RecordHandled(const ObjectRecord& o, const std::string& handler) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Transaction tx(*db_, "RecordHandled");
-  NODEHOOK_RETURN_IF_ERROR(tx.Begin());
+Status SqliteStateStore::WriteHandled(const ObjectRecord& o, const std::string& handler) {
   {
     Result<Statement> upsert = db_->Prepare(
         "RecordHandled",
@@ -190,8 +203,7 @@ Status SqliteStateStore::RecordHandled(const ObjectRecord& o, const std::string&
     drop->Bind(1, o.uid).Bind(2, node_name_).Bind(3, handler);
     NODEHOOK_RETURN_IF_ERROR(drop->Run());
   }
-  NODEHOOK_RETURN_IF_ERROR(RunForUid(*db_, "RecordHandled", kClearGone, o.uid, node_name_));
-  return tx.Commit();
+  return RunForUid(*db_, "RecordHandled", kClearGone, o.uid, node_name_);
 }
 
 Status SqliteStateStore::Forget(const std::string& uid) {

@@ -1,6 +1,7 @@
 // SqliteStateStore: the StateStore kept in one SQLite file on the node (WAL mode).
-// Ownership: owns its connection. Thread-safe: a mutex serializes every call, and each call is
-// one transaction. Several stores (even processes) may open one file; rows are scoped by node
+// Ownership: owns its connection. Thread-safe: a mutex serializes every call. Each call is one
+// transaction, except RecordAttempt and RecordHandled: concurrent ones share a transaction
+// (GroupCommit), and each returns only after the transaction holding its write committed. Several stores (even processes) may open one file; rows are scoped by node
 // name, so a store never sees another node's records.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <string>
 
+#include "storage/group_commit.h"
 #include "storage/sqlite_db.h"
 #include "storage/state_store.h"
 
@@ -73,9 +75,16 @@ class SqliteStateStore final : public StateStore {
  private:
   SqliteStateStore(std::unique_ptr<SqliteDb> db, std::string node_name);
 
+  // One transaction for a group of writes (GroupCommit's batch runner); takes mu_.
+  Status RunGroup(const std::vector<const GroupCommit::Write*>& writes, const std::string& operation);
+  // The statements of RecordAttempt / RecordHandled; run inside RunGroup's transaction.
+  Status WriteAttempt(const HandlerRecord& record);
+  Status WriteHandled(const ObjectRecord& object, const std::string& handler);
+
   std::mutex mu_;
   std::unique_ptr<SqliteDb> db_;  // guarded by mu_
   const std::string node_name_;
+  GroupCommit group_;
 };
 
 }  // namespace nodehook

@@ -1,5 +1,6 @@
 #include "agent/app/run_command.h"
 
+#include "agent/actions/memory_work_dir.h"
 #include "agent/actions/orphan_reaper.h"
 #include "agent/actions/process_runner.h"
 #include "agent/actions/remove_tree.h"
@@ -37,11 +38,27 @@ void SweepHookWorkDir(const std::string& work_dir) {
   }
 }
 
+// tuning.hook_work_dir, else a private directory in memory, else next to the state file.
+std::string ResolveHookWorkDir(const Config& config) {
+  if (!config.tuning.hook_work_dir.empty()) return config.tuning.hook_work_dir;
+  std::vector<std::string> refused;
+  std::optional<std::string> memory = ChooseMemoryWorkDir(DefaultMemoryRoots(), config.state_file, &refused);
+  for (const std::string& why : refused) {
+    Log(LogLevel::kWarn, "memory-backed hook work directory refused",
+        {{"reason", why}, {"next", memory ? "use " + *memory : "try the next one, else the state directory"}});
+  }
+  std::string dir = memory.value_or(DefaultHookWorkDir(config.state_file));
+  Log(LogLevel::kInfo, "hook work directory chosen",
+      {{"dir", dir}, {"in_memory", memory ? "true" : "false"}, {"next", "sweep it"}});
+  return dir;
+}
+
 }  // namespace
 
 Status CheckConnection(const Config& config) { return ConnectionFor(config).status(); }
 
-int RunAgent(const Config& config) {
+int RunAgent(const Config& given) {
+  Config config = given;  // the hook work directory is resolved below
   // First, before any library starts threads: they inherit the blocked signal mask, so only
   // the watcher thread ever sees SIGINT/SIGTERM.
   OrphanReaper orphans;  // blocks SIGCHLD: before the signal watcher, so its thread inherits that too
@@ -96,9 +113,10 @@ int RunAgent(const Config& config) {
         {{"state_file", config.state_file}, {"error", lock.status().ToString()}, {"next", "exit"}});
     return stopped ? 0 : 1;
   }
+  // Resolved once, so every part of the agent uses the directory checked here.
+  config.tuning.hook_work_dir = ResolveHookWorkDir(config);
+  const std::string& scratch = config.tuning.hook_work_dir;
   // Make what older versions left readable by others private.
-  const std::string scratch =
-      HookWorkDir(config);
   if (Status dir = PrepareStateDirectory(config.state_file, scratch, dir_rules); !dir.ok()) {
     Log(LogLevel::kError, "cannot make the state private",
         {{"state_file", config.state_file}, {"error", dir.ToString()}, {"next", "exit 1"}});

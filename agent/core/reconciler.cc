@@ -146,7 +146,12 @@ std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resour
     }
     return std::nullopt;
   }
-  return Execute(resource, cache, *plan, stop);
+  // This handler's stored progress comes from the list read above, not from another read.
+  std::optional<HandlerRecord> previous;
+  for (const HandlerRecord& p : *progress) {
+    if (p.handler == plan->reason) previous = p;
+  }
+  return Execute(resource, cache, *plan, previous, stop);
 }
 
 std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resource, const CachedObject& entry,
@@ -223,13 +228,11 @@ std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resour
 }
 
 std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, ObjectCache& cache, const Plan& plan,
-                                            const CancelToken& stop) {
+                                            const std::optional<HandlerRecord>& previous, const CancelToken& stop) {
   const std::string& uid = plan.meta.uid;
   const std::string resource_id = resource.ref.Id();
   TimePoint now = clock_.Now();
 
-  auto previous = store_.GetHandler(uid, plan.reason);
-  if (!previous.ok()) return options_.store_retry;
   HandlerRecord progress;
   progress.uid = uid;
   progress.handler = plan.reason;
@@ -238,11 +241,11 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   progress.name = plan.meta.name;
   progress.target = plan.target;
   progress.first_start_ms = ToMillis(now);
-  const int earlier_failures = *previous ? (*previous)->retries : 0;  // a success after these "recovers"
+  const int earlier_failures = previous ? previous->retries : 0;  // a success after these "recovers"
   // Progress carries over only while the handler works towards the same target: a change of
   // the object starts afresh, and is the only thing that revives a permanent failure.
-  if (*previous && (*previous)->target == plan.target) {
-    progress = **previous;
+  if (previous && previous->target == plan.target) {
+    progress = *previous;
     if (progress.last_outcome == kPermanentFailure) return std::nullopt;
     if (FromMillis(progress.next_attempt_ms) > now) return FromMillis(progress.next_attempt_ms) - now;
   }

@@ -95,8 +95,9 @@ class Reconciler {
                                          const CancelToken& stop);
   std::optional<Plan> Decide(const WatchedResource& resource, const CachedObject& entry,
                              const std::optional<ObjectRecord>& record, const std::vector<HandlerRecord>& progress);
+  // `previous`: the stored progress of plan.reason's handler, if any.
   std::optional<Duration> Execute(const WatchedResource& resource, ObjectCache& cache, const Plan& plan,
-                                  const CancelToken& stop);
+                                  const std::optional<HandlerRecord>& previous, const CancelToken& stop);
   // `ran_hook`: a hook ran (and may be reported), rather than nothing to run or an adoption.
   // `earlier_failures`: failed attempts before this success (> 0 reports a recovery).
   std::optional<Duration> Finish(const WatchedResource& resource, const Plan& plan, ObjectCache& cache,

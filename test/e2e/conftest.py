@@ -7,6 +7,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import time
@@ -152,6 +153,15 @@ class Agent:
         self.proc = None
         self.starts = 0
 
+    @property
+    def hook_work_dir(self):
+        """Where the agent puts hook scratch directories by default (README: tuning.hook_work_dir):
+        /dev/shm/nodehook-<FNV-1a 64 of the absolute state file path, 16 hex digits>."""
+        digest = 14695981039346656037
+        for byte in str(self.state_file.absolute()).encode():
+            digest = ((digest ^ byte) * 1099511628211) % 2**64
+        return Path("/dev/shm") / f"nodehook-{digest:016x}"
+
     def start(self):
         env = dict(os.environ, E2E_RECORD_FILE=str(self.record_file), E2E_CONTROL_DIR=str(self.control_dir),
                    **self.env)
@@ -247,3 +257,4 @@ def make_agent(cluster, widgets, tmp_path):
     yield make
     for agent in agents:
         agent.stop()
+        shutil.rmtree(agent.hook_work_dir, ignore_errors=True)

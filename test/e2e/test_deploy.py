@@ -101,6 +101,15 @@ def test_the_config_is_mounted_as_a_directory_not_a_subpath():
     assert "subPath" not in config and config["mountPath"] == "/etc/nodehook/config"
 
 
+def test_hook_scratch_files_go_to_a_size_limited_memory_volume_where_the_agent_looks_by_default():
+    spec = pod_spec(render(DEPLOY / "base"))
+    mounts = spec["containers"][0]["volumeMounts"]
+    shm = next(m for m in mounts if m["mountPath"] == "/dev/shm")
+    volume = next(v for v in spec["volumes"] if v["name"] == shm["name"])
+    assert volume["emptyDir"]["medium"] == "Memory"
+    assert volume["emptyDir"]["sizeLimit"]
+
+
 def test_the_update_strategy_stops_the_old_agent_before_the_new_one_starts():
     # The state lock lets one agent per node act: a surge pod would wait unready forever.
     strategy = find(render(DEPLOY / "base"), "DaemonSet")["spec"]["updateStrategy"]

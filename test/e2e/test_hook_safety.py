@@ -81,7 +81,8 @@ def test_a_noisy_failing_hook_makes_a_short_log_line_and_state_show_escapes_it(m
 
 def test_scratch_directories_are_removed_after_each_run_and_leftovers_swept_at_start(make_agent, widgets):
     node = make_agent("node-a", reasons=("create",), hook=MISBEHAVING_HOOK)
-    work_dir = node.state_file.parent / "hook-scratch"
+    work_dir = node.hook_work_dir  # in memory by default
+    work_dir.mkdir(mode=0o700)
     leftover = work_dir / "hook-Ab12Cd"
     (leftover / "nested").mkdir(parents=True)
     (leftover / "nested" / "result.json").write_text("{}")

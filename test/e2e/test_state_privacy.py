@@ -55,7 +55,10 @@ def test_state_files_and_hook_files_are_private_under_umask_000_and_old_loose_fi
     assert mode(state_dir) == 0o700
     for suffix in ("", "-wal", "-shm", ".lock"):
         assert mode(f"{agent.state_file}{suffix}") == 0o600, suffix
-    assert mode(state_dir / "hook-scratch") == 0o700
+    # Hook files go to a private directory in memory, not next to the state.
+    assert mode(agent.hook_work_dir) == 0o700
+    assert agent.log_events("hook work directory chosen")[0]["dir"] == str(agent.hook_work_dir)
+    assert not (state_dir / "hook-scratch").exists()
     tightened = agent.log_events("state was readable by others; made it private")
     assert len(tightened) == 1
     assert tightened[0]["changed"] == (f"{state_dir} 0755->0700, {agent.state_file} 0644->0600, "
