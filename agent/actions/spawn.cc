@@ -26,6 +26,28 @@ enum ChildStage : int { kSetProcessGroup = 1, kRedirectStdio = 2, kExec = 3 };
 // plenty for RunChild, and pages it never touches cost nothing.
 constexpr size_t kChildStackBytes = 128 * 1024;
 
+// One child stack per spawning thread, mapped at its first spawn and kept until the thread ends:
+// with CLONE_VFORK the thread sleeps until its child has exec'd or exited, so the stack is free
+// again when clone returns, and an munmap per hook (a TLB shootdown on every CPU) is saved.
+class ThreadChildStack {
+ public:
+  ~ThreadChildStack() {
+    if (base_ != MAP_FAILED) munmap(base_, kChildStackBytes);
+  }
+  // The top of the stack (it grows down), or nullptr when it cannot be mapped (errno says why).
+  char* Top() {
+    if (base_ == MAP_FAILED) {
+      base_ = mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    }
+    return base_ == MAP_FAILED ? nullptr : static_cast<char*>(base_) + kChildStackBytes;
+  }
+
+ private:
+  void* base_ = MAP_FAILED;
+};
+
+thread_local ThreadChildStack child_stack;
+
 // Everything the child touches after clone: plain ints and pointers into memory prepared before.
 struct ChildSetup {
   int stdin_read;
@@ -186,14 +208,12 @@ Result<SpawnedChild> SpawnChild(const ExecPlan& plan) {
   // threads and mappings copies every page table (most of the agent's CPU per hook), while this
   // child borrows the agent's memory and this thread sleeps until it has exec'd or exited.
   // posix_spawn itself cannot set PR_SET_PDEATHSIG. No atfork handler runs.
-  void* stack = mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  char* stack_top = child_stack.Top();
   pid_t pid = -1;
   int start_errno = errno;
-  if (stack != MAP_FAILED) {
-    pid = clone(ChildEntry, static_cast<char*>(stack) + kChildStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                const_cast<ChildSetup*>(&setup));
+  if (stack_top != nullptr) {
+    pid = clone(ChildEntry, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, const_cast<ChildSetup*>(&setup));
     start_errno = errno;
-    munmap(stack, kChildStackBytes);  // the child is gone from it: it exec'd or exited
   }
   if (pid > 0) ledger.Track(pid);  // before an orphan reaper may look: this exit status is ours
   spawn_window.unlock();
@@ -202,7 +222,7 @@ Result<SpawnedChild> SpawnChild(const ExecPlan& plan) {
   stdin_read.Reset();
   output_write.Reset();
   error_write.Reset();
-  if (pid < 0) return UnavailableError(std::string(stack == MAP_FAILED ? "mmap child stack: " : "clone: ") +
+  if (pid < 0) return UnavailableError(std::string(stack_top == nullptr ? "mmap child stack: " : "clone: ") +
                                        ErrnoText(start_errno));
 
   int stage = 0, err = 0;
