@@ -4,7 +4,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <dirent.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <vector>
 
@@ -110,6 +114,30 @@ Result<std::optional<std::string>> ScratchDir::ReadHookFile(std::string_view nam
   if (got > limit) return too_large("more than " + std::to_string(limit));
   content.resize(got);
   return std::optional<std::string>(std::move(content));
+}
+
+bool ScratchDir::ClearForReuse() {
+  if (!dir_fd_.valid()) return false;
+  for (const std::string& known : known_names_) unlinkat(dir_fd_.get(), known.c_str(), 0);
+  known_names_.clear();
+  struct stat entry {};
+  struct stat self {};
+  if (fstatat(parent_fd_.get(), name_.c_str(), &entry, AT_SYMLINK_NOFOLLOW) != 0 || entry.st_dev != dev_ ||
+      entry.st_ino != ino_ || fstat(dir_fd_.get(), &self) != 0 || (self.st_mode & 07777) != 0700 ||
+      self.st_uid != geteuid()) {
+    return false;
+  }
+  // Empty when one read of its entries finds only "." and "..".
+  if (lseek(dir_fd_.get(), 0, SEEK_SET) != 0) return false;
+  alignas(8) char buf[1024];
+  const long n = syscall(SYS_getdents64, dir_fd_.get(), buf, sizeof buf);
+  if (n <= 0) return false;
+  for (long at = 0; at < n;) {
+    const auto* d = reinterpret_cast<const struct dirent64*>(buf + at);
+    if (std::strcmp(d->d_name, ".") != 0 && std::strcmp(d->d_name, "..") != 0) return false;
+    at += d->d_reclen;
+  }
+  return syscall(SYS_getdents64, dir_fd_.get(), buf, sizeof buf) == 0;
 }
 
 Status ScratchDir::Remove() {

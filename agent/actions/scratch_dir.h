@@ -44,6 +44,11 @@ class ScratchDir {
   // the file is named in messages ("result file").
   Result<std::optional<std::string>> ReadHookFile(std::string_view name, std::string_view what, size_t limit) const;
 
+  // Readies the directory for another run (ScratchPool): unlinks the names written or read here,
+  // then true only when it is still our directory under its name, private (0700, ours) and
+  // empty. False means something was left (the hook's litter, a changed mode): Remove() it.
+  bool ClearForReuse();
+
   // Removes the directory and everything in it; the error names what was left behind.
   // Usually the directory holds only the files this object wrote or read: those are unlinked by
   // name and the directory removed, without listing it; anything else takes the full walk.

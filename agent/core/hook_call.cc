@@ -46,8 +46,8 @@ ActionRequest MakeRequest(const HookSpec& spec, const HookInput& input, const Sc
   return request;
 }
 
-void RemoveScratchDir(ScratchDir& dir, const HookInput& input) {
-  Status removed = dir.Remove();
+void ReleaseScratchDir(ScratchPool& scratch, ScratchDir dir, const HookInput& input) {
+  Status removed = scratch.Release(std::move(dir));
   if (removed.ok()) return;
   Log(LogLevel::kWarn, "hook scratch directory not removed",
       {{"object", input.meta.Key()}, {"uid", input.meta.uid}, {"handler", input.reason},
@@ -56,14 +56,14 @@ void RemoveScratchDir(ScratchDir& dir, const HookInput& input) {
 
 }  // namespace
 
-HookOutcome RunHook(ActionRunner& runner, const HookSpec& spec, const HookInput& input, const std::string& work_dir,
+HookOutcome RunHook(ActionRunner& runner, const HookSpec& spec, const HookInput& input, ScratchPool& scratch,
                      const CancelToken& cancel) {
-  auto dir = ScratchDir::Create(work_dir);
+  auto dir = scratch.Acquire();
   if (!dir.ok()) return CouldNotStart(dir.status().message());
   if (Status written = WriteInputFiles(*dir, input); !written.ok()) return CouldNotStart(written.message());
   ActionResult result = runner.Run(MakeRequest(spec, input, *dir), cancel);
   ResultFileContent result_file = dir->ReadHookFile(kResultFileName, "result file", kResultFileLimit);
-  RemoveScratchDir(*dir, input);
+  ReleaseScratchDir(scratch, std::move(*dir), input);
   return ClassifyHookResult(result, result_file);
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "agent/actions/action_runner.h"
+#include "agent/actions/scratch_pool.h"
 #include "agent/config/config.h"
 #include "agent/core/hook_outcome.h"
 #include "agent/kube/kube_types.h"
@@ -24,10 +25,11 @@ struct HookInput {
   std::string event_type;   // for the "event" reason: ADDED, MODIFIED or DELETED
 };
 
-// Runs `spec` for `input` and classifies how it ended. Files go to a fresh directory under
-// `work_dir` (ScratchDir: the result file is read safely, whatever the hook made of it), removed
-// afterwards with whatever the hook left there.
-HookOutcome RunHook(ActionRunner& runner, const HookSpec& spec, const HookInput& input, const std::string& work_dir,
+// Runs `spec` for `input` and classifies how it ended. Files go to an empty private directory
+// from `scratch` that no other run holds (ScratchDir: the result file is read safely, whatever
+// the hook made of it); afterwards it is emptied for the next run, or removed with whatever the
+// hook left there.
+HookOutcome RunHook(ActionRunner& runner, const HookSpec& spec, const HookInput& input, ScratchPool& scratch,
                      const CancelToken& cancel);
 
 }  // namespace nodehook

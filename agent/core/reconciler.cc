@@ -45,6 +45,7 @@ Reconciler::Reconciler(StateStore& store, ActionRunner& runner, Clock& clock, Re
       clock_(clock),
       options_(std::move(options)),
       hook_metrics_(options_.metrics),
+      scratch_(options_.work_dir),
       rng_(options_.seed != 0 ? options_.seed : std::random_device{}()) {}
 
 Duration Reconciler::RetryDelay(int retries) {
@@ -272,7 +273,7 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
       {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason},
        {"retry", std::to_string(progress.retries)},
        {"next", marked.ok() ? "wait for the hook" : "wait for the hook (start not saved: " + marked.ToString() + ")"}});
-  HookOutcome outcome = RunHook(runner_, hook->second, input, options_.work_dir, stop);
+  HookOutcome outcome = RunHook(runner_, hook->second, input, scratch_, stop);
   switch (outcome.verdict) {
     case HookVerdict::kDone:
       hook_metrics_.Ran(resource_id, plan.reason, outcome, false);
@@ -422,7 +423,7 @@ std::optional<Duration> Reconciler::HandleEvents(const WatchedResource& resource
     bool deleted = e.type == "DELETED";
     HookInput input{kReasonEvent, options_.node_name, resource_id, meta, deleted ? e.object : "",
                     deleted ? "" : e.object, "[]", e.retries, e.type};
-    HookOutcome outcome = RunHook(runner_, hook, input, options_.work_dir, stop);
+    HookOutcome outcome = RunHook(runner_, hook, input, scratch_, stop);
     if (outcome.verdict == HookVerdict::kCancelled) return std::nullopt;
     bool progressing = outcome.verdict == HookVerdict::kInProgress;
     int retries = progressing ? e.retries : e.retries + 1;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "agent/actions/action_runner.h"
+#include "agent/actions/scratch_pool.h"
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/config/config.h"
@@ -125,6 +126,7 @@ class Reconciler {
   Clock& clock_;
   const ReconcilerOptions options_;
   HookMetrics hook_metrics_;
+  ScratchPool scratch_;  // hook input directories under options_.work_dir, reused across runs
 
   std::mutex mu_;
   std::set<std::string> seen_;  // uids handled or found unchanged since start: no resume for them

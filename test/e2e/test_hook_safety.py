@@ -79,7 +79,8 @@ def test_a_noisy_failing_hook_makes_a_short_log_line_and_state_show_escapes_it(m
     assert b"\\x1b[2Jthe last words" in shown
 
 
-def test_scratch_directories_are_removed_after_each_run_and_leftovers_swept_at_start(make_agent, widgets):
+def test_scratch_directories_are_emptied_after_each_run_littered_ones_removed_and_leftovers_swept(
+        make_agent, widgets):
     node = make_agent("node-a", reasons=("create",), hook=MISBEHAVING_HOOK)
     work_dir = node.hook_work_dir  # in memory by default
     work_dir.mkdir(mode=0o700)
@@ -90,9 +91,16 @@ def test_scratch_directories_are_removed_after_each_run_and_leftovers_swept_at_s
     node.start()
     widgets.create("litter-1", {"size": 1})
     node.wait_for("litter-1", "create")
-    node.settle(widgets)
-    # The last run's directory goes just after its hook exits; a leaked one would stay for good.
-    wait_until(lambda: sorted(os.listdir(work_dir)) == ["operator-notes.txt"],
-               "every scratch directory to be removed, the operator's file to stay")
+    node.settle(widgets)  # the sentinel's run is clean: its directory waits, empty, for the next
+
+    def only_the_notes_and_an_emptied_directory():
+        runs = [name for name in os.listdir(work_dir) if name != "operator-notes.txt"]
+        return ((work_dir / "operator-notes.txt").exists() and len(runs) <= 1 and
+                all(name != "hook-Ab12Cd" and not os.listdir(work_dir / name) for name in runs))
+    # The littered directory goes just after its hook exits; a leaked one would stay for good.
+    wait_until(only_the_notes_and_an_emptied_directory,
+               "the littered and the swept directory to be removed, the operator's file to stay")
     swept = node.log_events("hook scratch directories swept")
     assert swept and swept[0]["removed"] == "1"
+    assert node.stop() == 0
+    assert os.listdir(work_dir) == ["operator-notes.txt"], "the idle directory goes when the agent stops"

@@ -27,9 +27,17 @@ struct Fixture {
     input.meta = {"u1", "ns", "w1", "1", false};
     input.new_object = R"({"spec":{}})";
   }
+  ScratchPool scratch{work_dir};
+
   ~Fixture() { fs::remove_all(work_dir); }
 
-  HookOutcome Run() { return RunHook(runner, spec, input, work_dir, cancel); }
+  HookOutcome Run() { return RunHook(runner, spec, input, scratch, cancel); }
+  // Files (not directories) anywhere under the work dir: what a run could leave to the next.
+  size_t FilesInWorkDir() const {
+    size_t files = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(work_dir)) files += entry.is_directory() ? 0 : 1;
+    return files;
+  }
   size_t EntriesInWorkDir() const {
     return static_cast<size_t>(std::distance(fs::directory_iterator(work_dir), fs::directory_iterator()));
   }
@@ -39,7 +47,7 @@ std::string ResultFile(const ActionRequest& req) { return FakeRunner::Env(req, "
 
 }  // namespace
 
-TEST_CASE("the hook gets its input files in a private directory that is gone afterwards") {
+TEST_CASE("the hook gets its input files in a private directory that is empty afterwards and the next run's") {
   Fixture f;
   std::string seen_dir;
   f.runner.OnRun([&](const ActionRequest& req) {
@@ -52,7 +60,10 @@ TEST_CASE("the hook gets its input files in a private directory that is gone aft
   });
   REQUIRE(f.Run().verdict == HookVerdict::kDone);
   REQUIRE_FALSE(seen_dir.empty());
-  REQUIRE_FALSE(fs::exists(seen_dir));
+  REQUIRE(fs::is_empty(seen_dir));
+  const std::string first_dir = seen_dir;
+  REQUIRE(f.Run().verdict == HookVerdict::kDone);  // the second run reads its own files in it
+  REQUIRE(seen_dir == first_dir);
 }
 
 TEST_CASE("a FIFO as result file fails the run at once instead of hanging the worker") {
@@ -66,7 +77,7 @@ TEST_CASE("a FIFO as result file fails the run at once instead of hanging the wo
   REQUIRE(made_fifo);
   REQUIRE(out.verdict == HookVerdict::kFailed);
   REQUIRE(out.message == "exited 0: result file is not a regular file (a FIFO)");
-  REQUIRE(f.EntriesInWorkDir() == 0);
+  REQUIRE(f.FilesInWorkDir() == 0);  // the FIFO went; the emptied directory may wait for the next run
 }
 
 TEST_CASE("a result file that is a symbolic link is not followed") {

@@ -40,7 +40,8 @@ TEST_CASE("hook input files and their directories are private to the agent's use
   input.old_object = R"({"spec":{"password":"old"}})";
   input.new_object = R"({"spec":{"password":"new"}})";
   CancelToken cancel;
-  RunHook(runner, spec, input, work_dir, cancel);
+  ScratchPool scratch(work_dir);
+  RunHook(runner, spec, input, scratch, cancel);
 
   REQUIRE(runner.call_count() == 1);
   CHECK(modes["NODEHOOK_OLD_FILE"] == 0600);
