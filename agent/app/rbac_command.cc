@@ -52,12 +52,12 @@ std::vector<PolicyRule> LeastPrivilegeRules(const Config& config) {
   bool targeting = false, finalizers = false;
   for (const WatchedResource& r : config.resources) {
     rules.Grant(r.ref.group, r.ref.plural, {"list", "watch"});
-    if (r.finalizer) rules.Grant(r.ref.group, r.ref.plural, {"patch"});
+    if (r.finalizer) rules.Grant(r.ref.group, r.ref.plural, {"get", "patch"});
     targeting = targeting || !r.node_selector_path.empty();
     finalizers = finalizers || r.finalizer;
   }
   if (targeting) rules.Grant("", "nodes", {"list", "watch"});
-  if (finalizers) rules.Grant("", "nodes", {"list"});
+  if (finalizers) rules.Grant("", "nodes", {"get", "list", "watch"});
   rules.Grant("events.k8s.io", "events", {"create"});
   return rules.Rules();
 }

@@ -21,10 +21,10 @@ struct PolicyRule {
 };
 
 // One rule per resource the agent touches for `config`:
-// - each watched resource: list, watch (informers); patch in finalizer mode (JSON patches of
-//   metadata.finalizers; the fresh object always comes from the watch, so no get);
-// - nodes: list, watch with node targeting (this node's labels), list in finalizer mode
-//   (finalizers of departed nodes);
+// - each watched resource: list, watch (informers); get and patch in finalizer mode (JSON patches
+//   of metadata.finalizers, and a re-read when another agent changed the list first);
+// - nodes: list, watch with node targeting (this node's labels); get, list, watch in finalizer
+//   mode (the Node watch notices departures; a GET confirms each one before its finalizer goes);
 // - events.k8s.io events: create (Warning Events for permanent failures are always on).
 std::vector<PolicyRule> LeastPrivilegeRules(const Config& config);
 

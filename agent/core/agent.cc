@@ -4,6 +4,7 @@
 
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
+#include "agent/core/finalizers.h"
 #include "agent/core/shutdown_grace.h"
 #include "agent/core/hook_metrics.h"
 
@@ -53,12 +54,10 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
       queue_(clock, QueueOptions{std::chrono::milliseconds(config_.tuning.batch_window_ms),
                                  std::chrono::milliseconds(config_.tuning.max_latency_ms), &DefaultMetrics()}),
       reconciler_(store, runner, clock, MakeReconcilerOptions(config_)),
-      nodes_(client, clock),
       events_(client, clock, EventRecorderOptions{config_.node_name}),
       retry_inbox_(clock, RetryInboxOptions{}),
       state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)),
       object_views_(store, clock, ObjectViewsPublisherOptions{}) {
-  reconciler_.SetFinalizerSupport(&client_, &nodes_);
   reconciler_.SetEventRecorder(&events_);
   WatcherOptions watcher_options;
   watcher_options.watch_timeout_seconds = config_.tuning.watch_timeout_seconds;
@@ -95,7 +94,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
     trackers_.back()->SetQuarantineReporting(ref, &events_);
     watchers_.push_back(std::make_unique<Watcher>(client_, ref, *trackers_.back(), clock_, watcher_options));
   }
-  SetUpNodeTargeting();
+  SetUpNodeWatch();
   RegisterMetrics();
 }
 
@@ -125,21 +124,47 @@ void Agent::RefreshStateMetrics(TimePoint* next_refresh) {
   }
 }
 
-void Agent::SetUpNodeTargeting() {
-  bool wanted = false;
-  for (const auto& r : config_.resources) wanted = wanted || !r.node_selector_path.empty();
-  if (!wanted) return;
-  node_labels_ = std::make_unique<NodeLabels>();
-  node_sink_ = std::make_unique<NodeLabelsSink>(config_.node_name, *node_labels_);
+void Agent::SetUpNodeWatch() {
+  bool targeting = false;
+  bool finalizers = false;
+  for (const auto& r : config_.resources) {
+    targeting = targeting || !r.node_selector_path.empty();
+    finalizers = finalizers || r.finalizer;
+  }
+  if (!targeting && !finalizers) return;
+  std::vector<WatchSink*> sinks;
   ResourceRef node_ref{"", "v1", "nodes", "", ""};
-  node_ref.field_selector = "metadata.name=" + config_.node_name;
+  if (targeting) {
+    node_labels_ = std::make_unique<NodeLabels>();
+    node_sink_ = std::make_unique<NodeLabelsSink>(config_.node_name, *node_labels_);
+    targeting_ = std::make_unique<KubeNodeTargeting>(*node_labels_);
+    reconciler_.SetNodeTargeting(targeting_.get());
+    node_labels_->SetOnChange([this](uint64_t) { RequeueTargeted(); });
+    sinks.push_back(node_sink_.get());
+    node_ref.field_selector = "metadata.name=" + config_.node_name;  // widened below for finalizers
+  }
+  if (finalizers) {
+    node_roster_ = std::make_unique<NodeRoster>();
+    finalizers_ = std::make_unique<FinalizerKeeper>(client_, config_.node_name, node_roster_.get());
+    reconciler_.SetFinalizerKeeper(finalizers_.get());
+    node_roster_->SetOnDeparted([this](const std::string& node) { RequeueDeletingWith(FinalizerName(node)); });
+    sinks.push_back(node_roster_.get());
+    node_ref.field_selector.clear();  // every Node: departures matter wherever they happen
+  }
+  node_tee_ = std::make_unique<WatchSinkTee>(sinks);
   WatcherOptions options;
   options.watch_timeout_seconds = config_.tuning.watch_timeout_seconds;
   options.metrics = &DefaultMetrics();
-  node_watcher_ = std::make_unique<Watcher>(client_, node_ref, *node_sink_, clock_, options);
-  targeting_ = std::make_unique<KubeNodeTargeting>(*node_labels_);
-  reconciler_.SetNodeTargeting(targeting_.get());
-  node_labels_->SetOnChange([this](uint64_t) { RequeueTargeted(); });
+  node_watcher_ = std::make_unique<Watcher>(client_, node_ref, *node_tee_, clock_, options);
+}
+
+void Agent::RequeueDeletingWith(const std::string& finalizer) {
+  for (size_t i = 0; i < trackers_.size(); ++i) {
+    if (!config_.resources[i].finalizer) continue;
+    for (const auto& uid : UidsDeletingWith(trackers_[i]->cache(), finalizer)) {
+      queue_.AddNow(ResourceTracker::QueueKey(i, uid));
+    }
+  }
 }
 
 void Agent::RequeueTargeted() {
@@ -155,7 +180,8 @@ std::vector<WatchHealth> Agent::HealthSnapshot() const {
   std::vector<WatchHealth> out;
   if (node_watcher_) {
     const Watcher& w = *node_watcher_;
-    out.push_back(WatchHealth{"node " + config_.node_name, w.synced(), w.last_activity(), w.consecutive_failures(),
+    std::string what = node_roster_ ? "nodes" : "node " + config_.node_name;
+    out.push_back(WatchHealth{what, w.synced(), w.last_activity(), w.consecutive_failures(),
                               WatcherStateName(w.state())});
   }
   for (const auto& w : watchers_) {
@@ -174,8 +200,8 @@ void Agent::Run(const CancelToken& stop) {
   CancelRegistration shut_down(stop, [this] { queue_.ShutDown(); });
   std::vector<std::thread> threads;
   for (auto& w : watchers_) threads.emplace_back([&w, &stop] { w->Run(stop); });
-  if (node_watcher_) {
-    threads.emplace_back([this, &stop] { node_watcher_->Run(stop); });
+  if (node_watcher_) threads.emplace_back([this, &stop] { node_watcher_->Run(stop); });
+  if (node_labels_) {
     // Until this node's labels are known, no targeted object could match: acting then would
     // run delete hooks for objects this node does own. So workers wait for the Node's first list.
     std::unique_lock<std::mutex> lock(housekeeping_mu_);

@@ -15,13 +15,15 @@
 #include "agent/config/config.h"
 #include "agent/core/kube_event_recorder.h"
 #include "agent/core/kube_node_targeting.h"
-#include "agent/core/node_directory.h"
+#include "agent/core/finalizer_keeper.h"
 #include "agent/core/node_labels.h"
+#include "agent/core/node_roster.h"
 #include "agent/core/object_views_publisher.h"
 #include "agent/core/reconciler.h"
 #include "agent/core/resource_tracker.h"
 #include "agent/core/retry_inbox.h"
 #include "agent/core/state_metrics.h"
+#include "agent/core/watch_sink_tee.h"
 #include "agent/core/watcher.h"
 #include "agent/core/work_queue.h"
 #include "agent/http/health.h"
@@ -70,7 +72,12 @@ class Agent {
   // Node targeting: this node's labels changed, so every object of a targeted resource is
   // looked at again (one that stopped matching is handled as deleted here).
   void RequeueTargeted();
-  void SetUpNodeTargeting();
+  // Finalizer mode: a node left, so objects still being deleted that carry its finalizer are
+  // looked at again now (a resync does not requeue unchanged objects).
+  void RequeueDeletingWith(const std::string& finalizer);
+  // One Node watcher for whatever needs it: this node's labels (targeting; only this Node is
+  // watched when that is all) and the cluster's nodes (finalizer mode).
+  void SetUpNodeWatch();
   // nodehook_hook_runs_total at zero for every configured hook, nodehook_objects_cached.
   void RegisterMetrics();
   // The store's counts for StateMetrics, at most once a second (housekeeping thread).
@@ -84,11 +91,14 @@ class Agent {
   Reconciler reconciler_;
   std::vector<std::unique_ptr<ResourceTracker>> trackers_;
   std::vector<std::unique_ptr<Watcher>> watchers_;
-  NodeDirectory nodes_;
   KubeEventRecorder events_;
   // Set only when some resource targets nodes by selector.
   std::unique_ptr<NodeLabels> node_labels_;
   std::unique_ptr<NodeLabelsSink> node_sink_;
+  // Set only when some resource is in finalizer mode.
+  std::unique_ptr<NodeRoster> node_roster_;
+  std::unique_ptr<FinalizerKeeper> finalizers_;
+  std::unique_ptr<WatchSinkTee> node_tee_;  // both of the above
   std::unique_ptr<Watcher> node_watcher_;
   std::unique_ptr<KubeNodeTargeting> targeting_;
   std::mutex housekeeping_mu_;

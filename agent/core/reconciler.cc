@@ -7,7 +7,6 @@
 #include "agent/base/duration_math.h"
 #include "agent/base/log.h"
 #include "agent/core/essence.h"
-#include "agent/core/finalizers.h"
 #include "agent/core/hook_call.h"
 
 namespace nodehook {
@@ -17,6 +16,11 @@ const char* const kDeletedTarget = "deleted";
 const char* const kPermanentFailure = "permanent_failure";
 const char* const kRunning = "running";
 const char* const kInterrupted = "interrupted";
+// Finalizer mode: the delete hook succeeded and this node's finalizer is still to come off. Never
+// runs the hook again, whatever the object does meanwhile.
+const char* const kFinalizerPending = "finalizer_pending";
+// How soon to look again when a finalizer edit or a Node read failed.
+constexpr Duration kFinalizerRetry{1000};
 // Not a hook: stores the diffbase of an object this node handled before its state was lost.
 const char* const kReasonAdopt = "adopt";
 
@@ -122,9 +126,7 @@ std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resour
                                                    const std::string& uid, const CancelToken& stop) {
   std::optional<CachedObject> entry = cache.Get(uid);
   if (!entry) return std::nullopt;
-  if (resource.finalizer && entry->object && entry->object->meta.deleting && !entry->gone) {
-    RemoveDepartedFinalizers(resource, *entry->object);
-  }
+  std::optional<Duration> sweep_again = SweepDepartedFinalizers(resource, *entry);
 
   auto record = store_.GetObject(uid);
   auto progress = store_.ListHandlers(uid);
@@ -140,13 +142,21 @@ std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resour
     if (entry->gone) cache.EraseIfGone(uid);
     // Our finalizer on an object this node has no memory of (state lost): nothing to clean up,
     // but the finalizer must not block the deletion.
-    if (resource.finalizer && entry->object && entry->object->meta.deleting && !entry->gone &&
-        !RemoveOwnFinalizer(resource, *entry->object)) {
-      return Duration(1000);
+    if (resource.finalizer && finalizers_ && entry->object && entry->object->meta.deleting && !entry->gone &&
+        !finalizers_->Release(resource, *entry->object).ok()) {
+      return kFinalizerRetry;
     }
+    return sweep_again;
+  }
+  return Earliest(sweep_again, Execute(resource, cache, *plan, stop));
+}
+
+std::optional<Duration> Reconciler::SweepDepartedFinalizers(const WatchedResource& resource, const CachedObject& entry) {
+  if (!resource.finalizer || !finalizers_ || !entry.object || !entry.object->meta.deleting || entry.gone) {
     return std::nullopt;
   }
-  return Execute(resource, cache, *plan, stop);
+  if (finalizers_->SweepDeparted(resource, *entry.object).ok()) return std::nullopt;
+  return kFinalizerRetry;
 }
 
 std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resource, const CachedObject& entry,
@@ -230,6 +240,9 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
 
   auto previous = store_.GetHandler(uid, plan.reason);
   if (!previous.ok()) return options_.store_retry;
+  if (plan.reason == kReasonDelete && *previous && (*previous)->last_outcome == kFinalizerPending) {
+    return FinishDeleteWithFinalizer(resource, plan, cache, **previous, "delete hook succeeded earlier", false, 0);
+  }
   HandlerRecord progress;
   progress.uid = uid;
   progress.handler = plan.reason;
@@ -247,13 +260,17 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
     if (FromMillis(progress.next_attempt_ms) > now) return FromMillis(progress.next_attempt_ms) - now;
   }
 
-  if (resource.finalizer && plan.live_object && plan.reason != kReasonDelete &&
-      !EnsureOwnFinalizer(resource, *plan.live_object)) {
-    return Duration(1000);  // the watch brings the fresh object; try again with it
+  if (resource.finalizer && finalizers_ && plan.live_object && plan.reason != kReasonDelete &&
+      !finalizers_->Claim(resource, *plan.live_object).ok()) {
+    return kFinalizerRetry;  // the watch brings the fresh object; try again with it
   }
+  const bool release_finalizer = plan.reason == kReasonDelete && resource.finalizer && finalizers_ && plan.live_object;
   auto hook = resource.hooks.find(plan.reason);
   if (plan.reason == kReasonAdopt) return Finish(resource, plan, cache, "adopted after state recovery", false);
-  if (hook == resource.hooks.end()) return Finish(resource, plan, cache, "nothing to run", false);
+  if (hook == resource.hooks.end()) {
+    return release_finalizer ? FinishDeleteWithFinalizer(resource, plan, cache, progress, "nothing to run", false, 0)
+                             : Finish(resource, plan, cache, "nothing to run", false);
+  }
 
   auto diff = DiffEssences(plan.old_essence, plan.new_essence);
   HookInput input{plan.reason, options_.node_name, resource_id, plan.meta,
@@ -273,6 +290,9 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   switch (outcome.verdict) {
     case HookVerdict::kDone:
       hook_metrics_.Ran(resource_id, plan.reason, outcome, false);
+      if (release_finalizer) {
+        return FinishDeleteWithFinalizer(resource, plan, cache, progress, outcome.LogMessage(), true, earlier_failures);
+      }
       return Finish(resource, plan, cache, outcome.LogMessage(), true, earlier_failures);
     case HookVerdict::kCancelled:
       return Interrupted(plan, progress);
@@ -302,10 +322,6 @@ std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, cons
                                            const std::string& message, bool ran_hook, int earlier_failures) {
   const std::string& uid = plan.meta.uid;
   const std::string resource_id = resource.ref.Id();
-  if (plan.reason == kReasonDelete && resource.finalizer && plan.live_object &&
-      !RemoveOwnFinalizer(resource, *plan.live_object)) {
-    return Duration(1000);  // the delete hook runs again: hooks are at-least-once
-  }
   Status stored = plan.reason == kReasonDelete
                       ? store_.Forget(uid)
                       : store_.RecordHandled(ObjectRecord{uid, resource_id, plan.meta.namespace_name, plan.meta.name,
@@ -323,77 +339,50 @@ std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, cons
   } else {
     MarkSeen(uid);
   }
-  // Adoptions and reasons without a hook only move the diffbase: say so, not "hook succeeded".
-  Log(LogLevel::kInfo, ran_hook ? "hook succeeded" : "handled without a hook",
-      {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"outcome", message},
-       {"next", "idle until the object changes"}});
-  if (ran_hook && events_ && resource.success_events) events_->Succeeded(resource.ref, plan.meta, plan.reason);
-  if (ran_hook && events_ && earlier_failures > 0) {
-    events_->Recovered(resource.ref, plan.meta, plan.reason, earlier_failures);
+  if (ran_hook) {
+    ReportSuccess(resource, plan, message, earlier_failures, "idle until the object changes");
+  } else {
+    // Adoptions and reasons without a hook only move the diffbase: say so, not "hook succeeded".
+    Log(LogLevel::kInfo, "handled without a hook",
+        {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"outcome", message},
+         {"next", "idle until the object changes"}});
   }
   return std::nullopt;
 }
 
-Status Reconciler::PatchFinalizers(const WatchedResource& resource, const ObjectMeta& meta, const std::string& patch) {
-  if (!client_) return InternalError("finalizer mode needs a Kubernetes client");
-  ObjectRef ref{resource.ref, meta.namespace_name, meta.name};
-  return client_->Patch(ref, PatchType::kJson, patch);
+void Reconciler::ReportSuccess(const WatchedResource& resource, const Plan& plan, const std::string& message,
+                               int earlier_failures, const std::string& next) {
+  Log(LogLevel::kInfo, "hook succeeded",
+      {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason}, {"outcome", message},
+       {"next", next}});
+  if (events_ && resource.success_events) events_->Succeeded(resource.ref, plan.meta, plan.reason);
+  if (events_ && earlier_failures > 0) events_->Recovered(resource.ref, plan.meta, plan.reason, earlier_failures);
 }
 
-bool Reconciler::EnsureOwnFinalizer(const WatchedResource& resource, const KubeObject& object) {
-  std::string mine = FinalizerName(options_.node_name);
-  auto current = ReadFinalizers(object.json);
-  if (!current.ok()) return false;
-  if (std::find(current->begin(), current->end(), mine) != current->end()) return true;
-  Status st = PatchFinalizers(resource, object.meta, AddFinalizerPatch(*current, object.meta.resource_version, mine));
-  Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, st.ok() ? "finalizer added" : "finalizer not added",
-      {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", mine}, {"error", st.ToString()},
-       {"next", st.ok() ? "run the hook" : "retry with the fresh object"}});
-  return st.ok();
-}
-
-bool Reconciler::RemoveOwnFinalizer(const WatchedResource& resource, const KubeObject& object) {
-  std::string mine = FinalizerName(options_.node_name);
-  auto current = ReadFinalizers(object.json);
-  if (!current.ok()) return false;
-  std::string patch = RemoveFinalizerPatch(*current, mine);
-  if (patch.empty()) return true;
-  Status st = PatchFinalizers(resource, object.meta, patch);
-  if (st.code() == StatusCode::kNotFound) return true;  // already gone
-  Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, st.ok() ? "finalizer removed" : "finalizer not removed",
-      {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", mine}, {"error", st.ToString()},
-       {"next", st.ok() ? "forget the object" : "run the delete hook again and retry"}});
-  return st.ok();
-}
-
-void Reconciler::RemoveDepartedFinalizers(const WatchedResource& resource, const KubeObject& object) {
-  auto current = ReadFinalizers(object.json);
-  if (!current.ok() || !nodes_) return;
-  std::vector<std::string> ours;
-  for (const auto& f : *current) {
-    if (f.rfind(kFinalizerPrefix, 0) == 0 && f != FinalizerName(options_.node_name)) ours.push_back(f);
+std::optional<Duration> Reconciler::FinishDeleteWithFinalizer(const WatchedResource& resource, const Plan& plan,
+                                                              ObjectCache& cache, HandlerRecord progress,
+                                                              const std::string& message, bool ran_hook,
+                                                              int earlier_failures) {
+  if (progress.last_outcome != kFinalizerPending) {
+    progress.last_outcome = kFinalizerPending;
+    progress.last_message = "delete hook succeeded; removing this node's finalizer";
+    progress.retries = 0;  // done, not failing
+    progress.next_attempt_ms = ToMillis(clock_.Now());
+    if (progress.last_object.empty()) progress.last_object = plan.old_object;
+    Status stored = store_.RecordAttempt(progress);
+    if (!stored.ok()) {
+      Log(LogLevel::kError, "state store write failed",
+          {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason}, {"error", stored.ToString()},
+           {"next", "run the hook again in " + Seconds(options_.store_retry)}});
+      return options_.store_retry;
+    }
   }
-  if (ours.empty()) return;
-  auto names = nodes_->Names();
-  if (!names.ok()) {
-    Log(LogLevel::kWarn, "cannot list nodes",
-        {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"error", names.status().ToString()},
-         {"next", "check departed nodes' finalizers on the next change"}});
-    return;
+  if (plan.live_object && finalizers_ && !finalizers_->Release(resource, *plan.live_object).ok()) {
+    // Report the success now: the retried removal does not run (or report) the hook again.
+    if (ran_hook) ReportSuccess(resource, plan, message, earlier_failures, "retry removing this node's finalizer");
+    return kFinalizerRetry;
   }
-  std::set<std::string> present;
-  for (const auto& n : *names) present.insert(FinalizerName(n));
-  std::vector<std::string> list = *current;
-  for (const auto& f : ours) {
-    if (present.count(f)) continue;
-    // One at a time, each guarded by a test of the whole list: a concurrent edit makes it fail.
-    Status st = PatchFinalizers(resource, object.meta, RemoveFinalizerPatch(list, f));
-    Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, "departed node's finalizer",
-        {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", f},
-         {"error", st.ToString()}, {"next", st.ok() ? "removed" : "retry on the next change"}});
-    if (!st.ok()) return;
-    list.erase(std::find(list.begin(), list.end(), f));
-  }
+  return Finish(resource, plan, cache, message, ran_hook, earlier_failures);
 }
 
 bool Reconciler::OutOfRetries(const HookSpec& hook, int retries, TimePoint first_start) const {

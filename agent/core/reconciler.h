@@ -26,9 +26,9 @@
 #include "agent/base/clock.h"
 #include "agent/config/config.h"
 #include "agent/core/event_recorder.h"
+#include "agent/core/finalizer_keeper.h"
 #include "agent/core/hook_metrics.h"
 #include "agent/core/hook_outcome.h"
-#include "agent/core/node_directory.h"
 #include "agent/core/node_targeting.h"
 #include "agent/core/object_cache.h"
 #include "storage/state_store.h"
@@ -63,11 +63,8 @@ class Reconciler {
   // Optional collaborators, set before the first Reconcile(); both must outlive the reconciler.
   void SetEventRecorder(EventRecorder* events) { events_ = events; }
   void SetNodeTargeting(const NodeTargeting* targeting) { targeting_ = targeting; }
-  // Needed by resources in finalizer mode: patches finalizers, and finds departed nodes.
-  void SetFinalizerSupport(KubeClient* client, NodeDirectory* nodes) {
-    client_ = client;
-    nodes_ = nodes;
-  }
+  // Needed by resources in finalizer mode: every finalizer edit goes through it.
+  void SetFinalizerKeeper(FinalizerKeeper* finalizers) { finalizers_ = finalizers; }
 
   // After a damaged state file was replaced by an empty one: these objects (the first list's) get
   // their diffbase stored without running create, since this node most likely handled them before.
@@ -82,13 +79,14 @@ class Reconciler {
 
  private:
   struct Plan;
-  // Finalizer mode: adds this node's finalizer before the first hook, removes it after the
-  // delete hook finished, and removes finalizers of nodes that left the cluster. False when a
-  // patch failed (logged); the caller retries soon.
-  bool EnsureOwnFinalizer(const WatchedResource& resource, const KubeObject& object);
-  bool RemoveOwnFinalizer(const WatchedResource& resource, const KubeObject& object);
-  void RemoveDepartedFinalizers(const WatchedResource& resource, const KubeObject& object);
-  Status PatchFinalizers(const WatchedResource& resource, const ObjectMeta& meta, const std::string& patch);
+  // Finalizer mode: the object's departed nodes' finalizers come off (when it is being deleted);
+  // returns when to look again if some could not be checked.
+  std::optional<Duration> SweepDepartedFinalizers(const WatchedResource& resource, const CachedObject& entry);
+  // Finalizer mode, the delete hook succeeded: stores that (so neither a restart nor a failed
+  // removal runs it again) before this node's finalizer comes off; then finishes.
+  std::optional<Duration> FinishDeleteWithFinalizer(const WatchedResource& resource, const Plan& plan,
+                                                    ObjectCache& cache, HandlerRecord progress, const std::string& message,
+                                                    bool ran_hook, int earlier_failures);
 
   // The level-triggered part: create, update, delete, resume.
   std::optional<Duration> ReconcileLevel(const WatchedResource& resource, ObjectCache& cache, const std::string& uid,
@@ -101,6 +99,9 @@ class Reconciler {
   // `earlier_failures`: failed attempts before this success (> 0 reports a recovery).
   std::optional<Duration> Finish(const WatchedResource& resource, const Plan& plan, ObjectCache& cache,
                                  const std::string& message, bool ran_hook, int earlier_failures = 0);
+  // "hook succeeded" and the Events that go with it.
+  void ReportSuccess(const WatchedResource& resource, const Plan& plan, const std::string& message,
+                     int earlier_failures, const std::string& next);
   // The hook was stopped because the agent is shutting down: recorded as due again, no retry counted.
   std::optional<Duration> Interrupted(const Plan& plan, HandlerRecord progress);
   // Runs the "event" hook for the object's stored events, oldest first; stops at the first that
@@ -118,8 +119,7 @@ class Reconciler {
   StateStore& store_;
   ActionRunner& runner_;
   EventRecorder* events_ = nullptr;
-  KubeClient* client_ = nullptr;
-  NodeDirectory* nodes_ = nullptr;
+  FinalizerKeeper* finalizers_ = nullptr;
   const NodeTargeting* targeting_ = nullptr;
   Clock& clock_;
   const ReconcilerOptions options_;

@@ -41,7 +41,8 @@ def test_the_agent_with_the_derived_role_is_never_refused(cluster, widgets, tmp_
                   ("create", "update", "delete"), {"retry_limit": 1}, resource_options=options)
     role = nodehook_rbac(agent.config_file.read_text(), tmp_path)
     verbs = {(r["apiGroups"][0], r["resources"][0]): r["verbs"] for r in role["rules"]}
-    assert verbs == {("example.com", "widgets"): ["list", "watch", "patch"], ("", "nodes"): ["list", "watch"],
+    assert verbs == {("example.com", "widgets"): ["get", "list", "watch", "patch"],
+                     ("", "nodes"): ["get", "list", "watch"],
                      ("events.k8s.io", "events"): ["create"]}
 
     name = f"nodehook-rbac-{os.getpid()}"
