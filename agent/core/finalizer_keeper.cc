@@ -78,10 +78,10 @@ Status FinalizerKeeper::Release(const WatchedResource& resource, const KubeObjec
     return patch;
   });
   if (st.code() == StatusCode::kNotFound) return Status::Ok();  // the object is gone: nothing holds it
+  if (st.ok() && !removed) return st;                             // it was already off
   Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, st.ok() ? "finalizer removed" : "finalizer not removed",
       {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", own_}, {"error", st.ToString()},
-       {"next", st.ok() ? (removed ? "forget the object" : "forget the object (finalizer was already off)")
-                        : "retry the removal later; the delete hook is not run again"}});
+       {"next", st.ok() ? "forget the object" : "retry the removal later; the delete hook is not run again"}});
   return st;
 }
 

@@ -15,6 +15,9 @@ TEST_CASE("finalizer mode: the finalizer goes on before the first hook and comes
   FakeKubeClient client;
   FinalizerKeeper keeper(client, "node-a", nullptr);
   f.reconciler->SetFinalizerKeeper(&keeper);
+  KubeObject node_b;  // node-b exists: its finalizer stays
+  node_b.meta.name = "node-b";
+  client.PutObject(node_b);
   auto r = Resource({"create", "delete"});
   r.finalizer = true;
   f.cache.Upsert(Widget("u1", "1", 1));
