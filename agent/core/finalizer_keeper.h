@@ -22,7 +22,8 @@
 
 namespace nodehook {
 
-// A concurrent edit of the finalizer list: 409, or 422 from a failed JSON-patch "test".
+// A concurrent edit of the finalizer list: 409, or the 422 of a failed JSON-patch "test" (every
+// finalizer patch begins with one).
 bool IsConcurrentFinalizerChange(const Status& st);
 
 class FinalizerKeeper {

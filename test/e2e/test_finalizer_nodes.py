@@ -43,6 +43,15 @@ def start_agents(make_agent, nodes, count, **tuning):
             for i in range(count)]
 
 
+def create_everywhere(widgets, agents, names):
+    """Creates the widgets and waits until every agent ran their create hooks (its finalizer is on)."""
+    for name in names:
+        widgets.create(name, {"size": 1})
+    for agent in agents:
+        for name in names:
+            agent.wait_for(name, "create")
+
+
 def finalizers(widgets, name):
     return widgets.get(name)["metadata"].get("finalizers", [])
 
@@ -54,11 +63,7 @@ def no_finalizer_warnings(agent):
 def test_a_node_deleted_after_the_objects_has_its_finalizer_removed_by_the_others(make_agent, widgets, nodes, cluster):
     agents = start_agents(make_agent, nodes, 5)
     names = [f"w{i}" for i in range(3)]
-    for name in names:
-        widgets.create(name, {"size": 1})
-    for agent in agents:
-        for name in names:
-            agent.wait_for(name, "create")
+    create_everywhere(widgets, agents, names)
     leaving = agents[-1]
     leaving.stop()  # the node goes down; its Node object is still there
 
@@ -85,18 +90,14 @@ def test_a_node_deleted_after_the_objects_has_its_finalizer_removed_by_the_other
 def test_a_node_that_joins_keeps_its_finalizer_until_its_own_delete_hook_is_done(make_agent, widgets, nodes):
     agents = start_agents(make_agent, nodes, 4)
     # A deletion first, so every agent has looked at the cluster's nodes before the new one joins.
-    widgets.create("before", {"size": 1})
-    for agent in agents:
-        agent.wait_for("before", "create")
+    create_everywhere(widgets, agents, ["before"])
     widgets.delete("before")
     wait_until(lambda: not widgets.exists("before"), "before to be gone")
 
     joining = make_agent(nodes("joining"), resource_options=FINALIZER_MODE, in_progress_delay_seconds=1, **NO_RESYNC)
     joining.report_progress("w1", "delete", times=3)
     joining.start()
-    widgets.create("w1", {"size": 1})
-    for agent in [*agents, joining]:
-        agent.wait_for("w1", "create")
+    create_everywhere(widgets, [*agents, joining], ["w1"])
     widgets.delete("w1")
     for agent in agents:
         agent.wait_for("w1", "delete")
@@ -110,11 +111,7 @@ def test_a_node_that_joins_keeps_its_finalizer_until_its_own_delete_hook_is_done
 def test_concurrent_deletions_run_every_delete_hook_once_per_node(make_agent, widgets, nodes):
     agents = start_agents(make_agent, nodes, 5, workers=2)
     names = [f"w{i:02d}" for i in range(30)]
-    for name in names:
-        widgets.create(name, {"size": 1})
-    for agent in agents:
-        for name in names:
-            agent.wait_for(name, "create")
+    create_everywhere(widgets, agents, names)
     for name in names:
         widgets.delete(name)
     for name in names:

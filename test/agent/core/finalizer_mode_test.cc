@@ -77,7 +77,9 @@ TEST_CASE("finalizer mode: a failed finalizer patch holds the hook back and retr
 
 namespace {
 
-const char* const kTestFailed = "patch widgets.example.com/v1 ns/w-u1: HTTP 422: testing value /metadata/finalizers failed: test failed";
+// What the real API server answers when a JSON patch's test fails.
+const char* const kTestFailed =
+    "patch widgets.example.com/v1 ns/w-u1: HTTP 422: the server rejected our request due to an error in our request";
 
 KubeObject Node(const std::string& name) {
   KubeObject n;
@@ -202,12 +204,21 @@ TEST_CASE("finalizer mode: a finalizer removal that keeps failing never reruns t
   CHECK(f.store->ListHandlers("u1")->empty());
 }
 
-TEST_CASE("a 422 from a failed JSON-patch test, and a 409, are concurrent changes; other 422s are not") {
+TEST_CASE("a 422 (the failed test every finalizer patch begins with) and a 409 are concurrent changes") {
   CHECK(IsConcurrentFinalizerChange(Status(StatusCode::kInvalid, kTestFailed)));
   CHECK(IsConcurrentFinalizerChange(Status(StatusCode::kConflict, "HTTP 409: the object has been modified")));
-  CHECK_FALSE(IsConcurrentFinalizerChange(Status(StatusCode::kInvalid, "HTTP 422: metadata.finalizers: Forbidden: "
-                                                                        "no new finalizers can be added if the object is being deleted")));
+  CHECK_FALSE(IsConcurrentFinalizerChange(Status(StatusCode::kInvalid, "HTTP 400: bad request")));
   CHECK_FALSE(IsConcurrentFinalizerChange(Status(StatusCode::kUnavailable, "HTTP 503")));
+}
+
+TEST_CASE("finalizer mode: no finalizer is added to an object that the fresh read shows being deleted") {
+  FinalizerFixture f({"node-a"}, {"node-a"});
+  f.cache.Upsert(Widget("u1", "1", 1));
+  f.client.QueuePatchResult(Status(StatusCode::kInvalid, kTestFailed));
+  f.client.PutObject(*Widget("u1", "2", 1, "Ready", true));
+  REQUIRE(f.Reconcile(f.resource, "u1") == Duration(1000));
+  CHECK(f.client.patches().size() == 1);  // not tried again on the deleting object
+  CHECK(f.runner.call_count() == 0);      // and no create hook without the finalizer
 }
 
 TEST_CASE("node roster: a Node deleted, or missing from a relist, is reported departed once; the first list none") {
