@@ -1,5 +1,7 @@
 #include "agent/core/lease_deadline_file.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +11,11 @@
 namespace nodehook {
 
 Status WriteLeaseDeadline(const std::string& path, int64_t monotonic_ms) {
+  // The directory (hook_work_dir) is otherwise made only by the first hook run.
+  size_t slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0 && mkdir(path.substr(0, slash).c_str(), 0700) != 0 && errno != EEXIST) {
+    return InternalError("cannot create " + path.substr(0, slash) + ": " + std::strerror(errno));
+  }
   std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);

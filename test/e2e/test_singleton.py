@@ -69,6 +69,13 @@ def assert_one_at_a_time(runs):
     assert overlaps(runs) == [], "two agents ran singleton hooks at the same time"
 
 
+def assert_stopped_before_takeover(s, node, name, successor):
+    """`node`'s run of `name` was stopped (SIGTERM) before `successor` started any hook."""
+    run = next(r for r in s.runs() if r.node == node and r.name == name)
+    assert run.how == "term"
+    assert run.end < min(r.start for r in s.runs() if r.node == successor)
+
+
 def test_a_killed_leader_is_replaced_and_two_agents_never_run_singleton_hooks_at_once(cluster, widgets, tmp_path):
     s = Singletons(cluster, widgets, tmp_path)
     try:
@@ -110,10 +117,8 @@ def test_a_paused_leader_has_its_hook_fenced_and_rejoins_after_it_resumes(cluste
         successor = s.wait_for_holder(other_than=(leader,))
         widgets.create("after-pause", {"size": 1})
         s.wait_done("after-pause", successor)
-        paused_run = next(r for r in s.runs() if r.node == leader and r.name == "long-pause")
         # The paused agent could not stop its hook; the fence did, before anyone took over.
-        assert paused_run.how == "term"
-        assert paused_run.end < min(r.start for r in s.runs() if r.node == successor)
+        assert_stopped_before_takeover(s, leader, "long-pause", successor)
 
         s.agents[leader].proc.send_signal(signal.SIGCONT)
         widgets.create("after-resume", {"size": 1})
@@ -147,9 +152,7 @@ def test_a_leader_cut_off_from_the_api_server_stops_its_hooks_before_another_tak
         successor = s.wait_for_holder(other_than=(cut_off,))
         widgets.create("after-cut", {"size": 1})
         s.wait_done("after-cut", successor)
-        cut_run = next(r for r in s.runs() if r.node == cut_off and r.name == "long-cut")
-        assert cut_run.how == "term"
-        assert cut_run.end < min(r.start for r in s.runs() if r.node == successor)
+        assert_stopped_before_takeover(s, cut_off, "long-cut", successor)
         proxy.thaw()
         widgets.create("after-thaw", {"size": 1})
         s.wait_done("after-thaw", successor)
