@@ -299,6 +299,12 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   HookSpec spec = hook->second;
   if (resource.singleton) spec.argv.insert(spec.argv.begin(), singleton_fence_.begin(), singleton_fence_.end());
   HookOutcome outcome = RunHook(runner_, spec, input, options_.work_dir, stop);
+  // A singleton hook that failed after the term ended was most likely stopped for it (by the
+  // agent, or by the fence while the agent was paused): not the hook's failure, no retry counted.
+  if (resource.singleton && outcome.verdict != HookVerdict::kDone &&
+      (stop.cancelled() || !leadership_ || !leadership_->TermIfMayStart())) {
+    outcome.verdict = HookVerdict::kCancelled;
+  }
   switch (outcome.verdict) {
     case HookVerdict::kDone:
       hook_metrics_.Ran(resource_id, plan.reason, outcome, false);

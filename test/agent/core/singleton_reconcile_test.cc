@@ -214,3 +214,16 @@ TEST_CASE("a singleton hook running when the term ends is stopped and recorded a
   REQUIRE(progress);
   CHECK(progress->last_outcome == "interrupted");
 }
+
+TEST_CASE("a singleton hook that the fence killed after the term ended is interrupted, not a failure") {
+  Fixture<FakeRunner> f;
+  f.leadership.Lead();
+  f.cache.Upsert(Widget(1));
+  f.runner.QueueExitCodes({143});
+  f.runner.OnRun([&](const ActionRequest&) { f.leadership.Lose(); });  // the agent was paused meanwhile
+  CHECK_FALSE(f.Reconcile());
+  auto progress = f.store->GetHandler("u1", "create").value();
+  REQUIRE(progress);
+  CHECK(progress->last_outcome == "interrupted");
+  CHECK(progress->retries == 0);
+}
