@@ -133,7 +133,7 @@ Status RestKubeClient::Watch(const ResourceRef& r, const WatchOptions& o,
   return Status::Ok();
 }
 
-Result<KubeObject> RestKubeClient::SendForObject(const char* verb, const ObjectRef& o, HttpRequest req) {
+Result<KubeObject> RestKubeClient::SendForObject(const char* verb, const ObjectRef& o, const HttpRequest& req) {
   std::string what = std::string(verb) + " " + o.resource.Id() + " " + o.namespace_name + "/" + o.name;
   auto request = requests_.Start(verb, o.resource.Id());
   auto resp = transport_->Send(req);

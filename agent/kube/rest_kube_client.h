@@ -39,7 +39,7 @@ class RestKubeClient final : public KubeClient {
 
  private:
   // Sends `req` and parses the object in a 2xx answer; `verb` names the request in errors and metrics.
-  Result<KubeObject> SendForObject(const char* verb, const ObjectRef& o, HttpRequest req);
+  Result<KubeObject> SendForObject(const char* verb, const ObjectRef& o, const HttpRequest& req);
 
   std::unique_ptr<HttpTransport> transport_;
   const ObjectLimits limits_;
