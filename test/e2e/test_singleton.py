@@ -86,20 +86,25 @@ def test_a_killed_leader_is_replaced_and_two_agents_never_run_singleton_hooks_at
         feeder.start()
         wait_until(lambda: len([r for r in s.runs() if r.how == "done"]) >= 5, "five singleton runs")
         # Killed in the middle of a run (one without an end record yet).
-        wait_until(lambda: [r for r in s.runs() if r.node == leader and r.how is None], f"a hook running on {leader}")
+        running = wait_until(lambda: [r for r in s.runs() if r.node == leader and r.how is None],
+                             f"a hook running on {leader}")
         s.agents[leader].kill()
         successor = s.wait_for_holder(other_than=(leader,))
         feeder.stop()
         widgets.create("after-kill", {"size": 1})
         s.wait_done("after-kill", successor)
+        # Every object gets its run (the queue is not strictly FIFO across a handover: objects
+        # requeued when the term started may wait out a batching window).
+        wanted = {f"kill-{i}" for i in range(feeder.created)}
+        wait_until(lambda: wanted <= {r.name for r in s.runs() if r.how == "done"}, "a finished run of every widget")
         runs = s.runs()
         assert_one_at_a_time(runs)
         assert {leader, successor} <= {r.node for r in runs}
         # What the dead leader finished carries its annotation, so the successor adopts it instead
-        # of running it again; only the run the kill cut short is repeated.
+        # of running it again; only the run in flight at the kill may be repeated (it may have
+        # finished a moment before the kill landed, its annotation not yet written).
         done = [r.name for r in runs if r.how == "done"]
-        assert sorted(n for n in set(done) if done.count(n) > 1) == []
-        assert {f"kill-{i}" for i in range(feeder.created)} <= set(done)
+        assert {n for n in done if done.count(n) > 1} <= {r.name for r in running}
     finally:
         s.stop_all()
 
