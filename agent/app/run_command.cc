@@ -1,5 +1,7 @@
 #include "agent/app/run_command.h"
 
+#include <cstdlib>
+
 #include "agent/actions/orphan_reaper.h"
 #include "agent/actions/process_runner.h"
 #include "agent/actions/remove_tree.h"
@@ -8,6 +10,7 @@
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
 #include "agent/core/agent.h"
+#include "agent/core/election_setup.h"
 #include "agent/kube/connection_config.h"
 #include "agent/kube/rest_kube_client.h"
 #include "storage/state_file.h"
@@ -61,6 +64,19 @@ int RunAgent(const Config& config) {
     Log(LogLevel::kError, "cannot configure the API connection",
         {{"error", connection.status().ToString()}, {"next", "exit 1"}});
     return 1;
+  }
+  // Cluster-singleton resources need the Lease's namespace: known before any waiting, or exit.
+  Config effective = config;
+  if (HasSingletonResources(config)) {
+    const char* pod_namespace = std::getenv("POD_NAMESPACE");
+    auto lease_namespace =
+        ResolveLeaseNamespace(config, pod_namespace ? pod_namespace : "", kServiceAccountNamespaceFile);
+    if (!lease_namespace.ok()) {
+      Log(LogLevel::kError, "cannot elect a singleton leader",
+          {{"error", lease_namespace.status().ToString()}, {"next", "exit 1"}});
+      return 1;
+    }
+    effective.tuning.lease_namespace = *lease_namespace;
   }
   std::unique_ptr<HealthService> health;
   LocalEndpointsConfig endpoints{config.tuning.health_address, config.tuning.admin_address,
@@ -123,7 +139,11 @@ int RunAgent(const Config& config) {
   ProcessRunner runner;
   signals.OnSecondSignal([&runner] { runner.KillAllNow(); });
 
-  Agent agent(config, client, *store, runner, SystemClock::Instance());
+  Agent agent(effective, client, *store, runner, SystemClock::Instance());
+  if (HasSingletonResources(effective)) {
+    const char* pod_uid = std::getenv("POD_UID");
+    agent.EnableLeaderElection(ElectionOptionsFor(effective, pod_uid ? pod_uid : ""));
+  }
   if (state->recovered_from_corruption) {
     // Loud in three places: the log (OpenStateForAgent), the metrics and an Event on the Node.
     DefaultMetrics().GetCounter("state_file_recoveries_total", "damaged state files moved aside at start").Increment();

@@ -43,7 +43,13 @@ struct WatchedResource {
   // Dotted paths removed from the essence before comparing, e.g. "metadata.annotations.note".
   std::vector<std::string> ignored_paths;
   std::map<std::string, HookSpec> hooks;  // by reason; a missing reason means "nothing to run"
+  // Cluster-singleton (opt-in): only the agent holding the Lease runs this resource's hooks, and
+  // the state it handled is written to the object's kSingletonHandledAnnotation for the next one.
+  bool singleton = false;
 };
+
+// The annotation holding the digest of the essence a singleton resource's leader last handled.
+inline constexpr const char* kSingletonHandledAnnotation = "nodehook.io/singleton-handled";
 
 struct ApiConnection {
   bool in_cluster = false;
@@ -86,6 +92,13 @@ struct Tuning {
   std::string hook_work_dir = "";           // where old/new/diff files go; "" = next to the state file
   int max_object_depth = 1000;              // deeper objects are quarantined (skipped, reported)
   int max_object_bytes = 4 << 20;           // ...and so are larger ones
+  // Cluster-singleton resources (leader_election.h): the Lease that picks the one agent that
+  // runs their hooks. "" namespace = the pod's (service account namespace file, $POD_NAMESPACE).
+  std::string lease_namespace = "";
+  std::string lease_name = "nodehook-singleton";
+  int lease_duration_seconds = 15;          // client-go's defaults
+  int lease_renew_deadline_seconds = 10;
+  int lease_retry_period_seconds = 2;
 };
 
 struct Config {

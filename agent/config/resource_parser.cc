@@ -72,6 +72,24 @@ void ReadHooks(const rapidjson::Value& value, const std::string& path, WatchedRe
   if (out->hooks.empty()) diag.Error(path, "expected at least one of: " + JoinNames(HookReasons()));
 }
 
+// One agent in the cluster handles a singleton resource, with progress on the object itself: what
+// is per node (targeting, per-node finalizers, per-node event logs, resume at a node's start)
+// does not apply.
+void CheckSingleton(const std::string& path, WatchedResource* out, Diagnostics& diag) {
+  if (out->finalizer) diag.Error(path, "cannot be combined with \"finalizer\" (per-node finalizers)");
+  if (!out->node_selector_path.empty()) {
+    diag.Error(path, "cannot be combined with \"node_selector_path\" (node targeting)");
+  }
+  for (const char* reason : {kReasonResume, kReasonEvent}) {
+    if (out->hooks.count(reason)) {
+      diag.Error(path, std::string("a singleton resource takes only create, update and delete hooks, not \"") +
+                           reason + "\"");
+    }
+  }
+  // Writing the annotation must not look like a change of the object.
+  out->ignored_paths.push_back(std::string("metadata.annotations.") + kSingletonHandledAnnotation);
+}
+
 }  // namespace
 
 void ReadWatchedResource(const rapidjson::Value& value, const std::string& path, WatchedResource* out,
@@ -79,7 +97,7 @@ void ReadWatchedResource(const rapidjson::Value& value, const std::string& path,
   if (!ExpectObject(value, path, diag)) return;
   ReportUnknownKeys(value, path,
                     {"group", "version", "plural", "namespace", "label_selector", "ignored_paths", "node_selector_path",
-                     "finalizer", "success_events", "hooks"},
+                     "finalizer", "success_events", "singleton", "hooks"},
                     diag);
   ResourceRef& ref = out->ref;
   if (auto* group = FindMember(value, "group")) ReadString(*group, ChildPath(path, "group"), false, &ref.group, diag);
@@ -124,6 +142,10 @@ void ReadWatchedResource(const rapidjson::Value& value, const std::string& path,
   if (auto* hooks = Member(value, path, "hooks", true, "an object with at least one of: " + JoinNames(HookReasons()),
                            diag)) {
     ReadHooks(*hooks, ChildPath(path, "hooks"), out, diag);
+  }
+  if (auto* singleton = FindMember(value, "singleton")) {
+    std::string key_path = ChildPath(path, "singleton");
+    if (ReadBool(*singleton, key_path, &out->singleton, diag) && out->singleton) CheckSingleton(key_path, out, diag);
   }
 }
 

@@ -7,6 +7,8 @@
 #include "agent/core/finalizers.h"
 #include "agent/core/shutdown_grace.h"
 #include "agent/core/hook_metrics.h"
+#include "agent/core/election_setup.h"
+#include "agent/core/lease_deadline_file.h"
 
 namespace nodehook {
 
@@ -41,6 +43,10 @@ ReconcilerOptions MakeReconcilerOptions(const Config& config) {
   o.retry_total = std::chrono::seconds(config.tuning.retry_total_seconds);
   o.in_progress_delay = std::chrono::seconds(config.tuning.in_progress_delay_seconds);
   o.metrics = &DefaultMetrics();
+  // Long enough for a leader that fell right after a deletion to be replaced (lease duration
+  // plus jittered retries), with room to spare: deletions in it may run twice, never not at all.
+  o.singleton_delete_window = std::chrono::seconds(2 * config.tuning.lease_duration_seconds +
+                                                   3 * config.tuning.lease_retry_period_seconds);
   return o;
 }
 
@@ -168,10 +174,43 @@ void Agent::RequeueDeletingWith(const std::string& finalizer) {
 }
 
 void Agent::RequeueTargeted() {
+  RequeueWhere([](const WatchedResource& r) { return !r.node_selector_path.empty(); });
+}
+
+void Agent::RequeueWhere(const std::function<bool(const WatchedResource&)>& which) {
   for (size_t i = 0; i < trackers_.size(); ++i) {
-    if (config_.resources[i].node_selector_path.empty()) continue;
+    if (!which(config_.resources[i])) continue;
     for (const auto& uid : trackers_[i]->cache().Uids()) queue_.Add(ResourceTracker::QueueKey(i, uid));
   }
+}
+
+void Agent::EnableLeaderElection(const LeaderElectionOptions& options) {
+  lease_client_ = std::make_unique<KubeLeaseClient>(client_, config_.tuning.lease_namespace, config_.tuning.lease_name);
+  elector_ = std::make_unique<LeaderElector>(*lease_client_, MonotonicClock::Instance(), options);
+  // Singleton hooks run under `nodehook fence`, which reads the term's deadline from this file.
+  std::string deadline_file = HookWorkDir(config_) + "/lease-deadline";
+  elector_->SetOnStopBy([deadline_file](TimePoint stop_by) {
+    Status written = WriteLeaseDeadline(deadline_file, ToMillis(stop_by));
+    if (!written.ok()) {
+      Log(LogLevel::kError, "lease deadline not written",
+          {{"file", deadline_file}, {"error", written.ToString()},
+           {"next", "singleton hooks stop at the old deadline, at the latest"}});
+    }
+  });
+  reconciler_.SetLeadership(elector_.get(), {"/proc/self/exe", "fence", deadline_file,
+                                             std::to_string(kSingletonKillDelayMs), "--"});
+  Gauge& leader = DefaultMetrics().GetGauge(
+      "leader", "1 while this agent holds the singleton Lease and may run singleton hooks",
+      {{"lease", lease_client_->Describe()}});
+  leader.Set(0);
+  elector_->SetOnChange([this, &leader](bool leading) {
+    leader.Set(leading ? 1 : 0);
+    if (leading) RequeueSingletons();
+  });
+}
+
+void Agent::RequeueSingletons() {
+  RequeueWhere([](const WatchedResource& r) { return r.singleton; });
 }
 
 Agent::~Agent() { DefaultMetrics().RemoveCollector(cache_collector_); }
@@ -218,9 +257,15 @@ void Agent::Run(const CancelToken& stop) {
     threads.emplace_back([this, &stop, &hooks] { WorkerLoop(stop, hooks); });
   }
   threads.emplace_back([this, &stop] { HousekeepingLoop(stop); });
+  // The election outlives the workers: the Lease is released only once no singleton hook runs.
+  CancelToken election_stop;
+  std::thread election;
+  if (elector_) election = std::thread([this, &election_stop] { elector_->Run(election_stop); });
   for (auto& t : threads) t.join();
   grace.WorkersDone();
   grace_thread.join();
+  election_stop.Cancel();
+  if (election.joinable()) election.join();
   Log(LogLevel::kInfo, "agent stopped", {{"node", config_.node_name}, {"next", "exit"}});
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "agent/core/kube_event_recorder.h"
 #include "agent/core/kube_node_targeting.h"
 #include "agent/core/finalizer_keeper.h"
+#include "agent/core/leader_election.h"
 #include "agent/core/node_labels.h"
 #include "agent/core/node_roster.h"
 #include "agent/core/object_views_publisher.h"
@@ -57,6 +59,11 @@ class Agent {
   // tuning.objects_endpoint is off. Thread-safe; never touches the store.
   Result<ObjectViewsPtr> ObjectViews() const;
 
+  // Cluster-singleton resources: takes part in the election for the Lease
+  // tuning.lease_namespace/lease_name (which must be resolved) with `options`' identity and
+  // timings. Call before Run(); without it singleton hooks never run on this agent.
+  void EnableLeaderElection(const LeaderElectionOptions& options);
+
   // A Warning Event on this node's Node object, e.g. after its state file was found damaged.
   void ReportNodeProblem(const std::string& what, const std::string& message);
 
@@ -78,6 +85,9 @@ class Agent {
   // One Node watcher for whatever needs it: this node's labels (targeting; only this Node is
   // watched when that is all) and the cluster's nodes (finalizer mode).
   void SetUpNodeWatch();
+  // A term started: every object of a singleton resource is looked at again.
+  void RequeueSingletons();
+  void RequeueWhere(const std::function<bool(const WatchedResource&)>& which);
   // nodehook_hook_runs_total at zero for every configured hook, nodehook_objects_cached.
   void RegisterMetrics();
   // The store's counts for StateMetrics, at most once a second (housekeeping thread).
@@ -108,6 +118,9 @@ class Agent {
   StateMetrics state_metrics_;
   Metrics::CollectorId cache_collector_ = 0;  // reads trackers_: removed in ~Agent
   ObjectViewsPublisher object_views_;
+  // Set only by EnableLeaderElection().
+  std::unique_ptr<KubeLeaseClient> lease_client_;
+  std::unique_ptr<LeaderElector> elector_;
 };
 
 // Where hook input files go when the config does not say: next to the state file.

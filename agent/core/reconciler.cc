@@ -8,6 +8,7 @@
 #include "agent/base/log.h"
 #include "agent/core/essence.h"
 #include "agent/core/hook_call.h"
+#include "agent/core/singleton_progress.h"
 
 namespace nodehook {
 namespace {
@@ -126,6 +127,19 @@ std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resour
                                                    const std::string& uid, const CancelToken& stop) {
   std::optional<CachedObject> entry = cache.Get(uid);
   if (!entry) return std::nullopt;
+  std::shared_ptr<const CancelToken> term;
+  if (resource.singleton) {
+    term = leadership_ ? leadership_->TermIfMayStart() : nullptr;
+    // Not the leader: the agent looks at every object again when a term starts.
+    if (!term) return entry->gone ? KeepGoneSingleton(cache, uid) : std::nullopt;
+  }
+  // A singleton hook stops when the agent stops or the term ends, whichever comes first.
+  CancelToken hook_stop;
+  std::optional<CancelRegistration> on_stop, on_term_end;
+  if (term) {
+    on_stop.emplace(stop, [&hook_stop] { hook_stop.Cancel(); });
+    on_term_end.emplace(*term, [&hook_stop] { hook_stop.Cancel(); });
+  }
   std::optional<Duration> sweep_again = SweepDepartedFinalizers(resource, *entry);
 
   auto record = store_.GetObject(uid);
@@ -148,7 +162,7 @@ std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resour
     }
     return sweep_again;
   }
-  return Earliest(sweep_again, Execute(resource, cache, *plan, stop));
+  return Earliest(sweep_again, Execute(resource, cache, *plan, term ? hook_stop : stop));
 }
 
 std::optional<Duration> Reconciler::SweepDepartedFinalizers(const WatchedResource& resource, const CachedObject& entry) {
@@ -188,8 +202,10 @@ std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resour
   // An object that does not target this node is, for this node, as good as deleted.
   bool targeted = !object || !targeting_ || targeting_->Matches(resource, *object);
   if (entry.gone || object->meta.deleting || !targeted) {
-    // Only what this node handled (or started handling) needs a delete here.
-    if (!record && !has_progress) return std::nullopt;
+    // Only what this node handled (or started handling) needs a delete here; for a singleton
+    // resource, also what another leader handled.
+    bool leader_handled = resource.singleton && object && !SingletonHandledDigest(object->json).empty();
+    if (!record && !has_progress && !leader_handled) return std::nullopt;
     plan.reason = kReasonDelete;
     plan.old_object = object ? object->json : remembered;
     plan.old_essence = record ? record->essence : "";
@@ -214,6 +230,11 @@ std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resour
   plan.live_object = entry.object;
   plan.new_essence = *essence;
   plan.target = EssenceDigest(*essence);
+  if (resource.singleton && (!record || record->essence != *essence) &&
+      SingletonHandledDigest(object->json) == plan.target) {
+    plan.reason = kReasonAdopt;  // the leader before this one handled exactly this state
+    return plan;
+  }
   if (!record) {
     plan.reason = TakeAdoption(plan.meta.uid) ? kReasonAdopt : kReasonCreate;
     return plan;
@@ -266,7 +287,10 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   }
   const bool release_finalizer = plan.reason == kReasonDelete && resource.finalizer && finalizers_ && plan.live_object;
   auto hook = resource.hooks.find(plan.reason);
-  if (plan.reason == kReasonAdopt) return Finish(resource, plan, cache, "adopted after state recovery", false);
+  if (plan.reason == kReasonAdopt) {
+    return Finish(resource, plan, cache,
+                  resource.singleton ? "handled by the previous leader" : "adopted after state recovery", false);
+  }
   if (hook == resource.hooks.end()) {
     return release_finalizer ? FinishDeleteWithFinalizer(resource, plan, cache, progress, "nothing to run", false, 0)
                              : Finish(resource, plan, cache, "nothing to run", false);
@@ -281,21 +305,33 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   progress.last_message = "started";
   progress.next_attempt_ms = ToMillis(now);
   progress.last_object = plan.new_object.empty() ? plan.old_object : plan.new_object;
+  // Checked against the clock right before the start: a leader paused past its renew deadline
+  // must not start a hook when it resumes, before it has renewed.
+  if (resource.singleton && !MayStartSingleton(resource, plan.meta)) return std::nullopt;
   Status marked = store_.RecordAttempt(progress);
   Log(LogLevel::kInfo, "hook started",
       {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason},
        {"retry", std::to_string(progress.retries)},
        {"next", marked.ok() ? "wait for the hook" : "wait for the hook (start not saved: " + marked.ToString() + ")"}});
-  HookOutcome outcome = RunHook(runner_, hook->second, input, options_.work_dir, stop);
+  HookSpec spec = hook->second;
+  if (resource.singleton) spec.argv.insert(spec.argv.begin(), singleton_fence_.begin(), singleton_fence_.end());
+  HookOutcome outcome = RunHook(runner_, spec, input, options_.work_dir, stop);
+  // A singleton hook that failed after the term ended was most likely stopped for it (by the
+  // agent, or by the fence while the agent was paused): not the hook's failure, no retry counted.
+  if (resource.singleton && outcome.verdict != HookVerdict::kDone &&
+      (stop.cancelled() || !leadership_ || !leadership_->TermIfMayStart())) {
+    outcome.verdict = HookVerdict::kCancelled;
+  }
   switch (outcome.verdict) {
     case HookVerdict::kDone:
       hook_metrics_.Ran(resource_id, plan.reason, outcome, false);
       if (release_finalizer) {
         return FinishDeleteWithFinalizer(resource, plan, cache, progress, outcome.LogMessage(), true, earlier_failures);
       }
+      if (resource.singleton && plan.reason != kReasonDelete) RecordSingletonHandled(resource, plan);
       return Finish(resource, plan, cache, outcome.LogMessage(), true, earlier_failures);
     case HookVerdict::kCancelled:
-      return Interrupted(plan, progress);
+      return Interrupted(plan, progress, resource.singleton);
     default: {
       auto again = Postpone(resource, plan, hook->second, outcome, progress);
       hook_metrics_.Ran(resource_id, plan.reason, outcome, !again);  // only a permanent failure never comes back
@@ -304,10 +340,47 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   }
 }
 
-std::optional<Duration> Reconciler::Interrupted(const Plan& plan, HandlerRecord progress) {
+std::optional<Duration> Reconciler::KeepGoneSingleton(ObjectCache& cache, const std::string& uid) {
+  TimePoint now = clock_.Now();
+  TimePoint forget_at;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    forget_at = singleton_gone_.emplace(uid, now).first->second + options_.singleton_delete_window;
+  }
+  if (now < forget_at) return forget_at - now;
+  // The leader handled it long ago (or nobody will): this agent forgets it too.
+  Status forgotten = store_.Forget(uid);
+  if (!forgotten.ok()) return options_.store_retry;
+  cache.EraseIfGone(uid);
+  std::lock_guard<std::mutex> lock(mu_);
+  singleton_gone_.erase(uid);
+  return std::nullopt;
+}
+
+bool Reconciler::MayStartSingleton(const WatchedResource& resource, const ObjectMeta& meta) const {
+  if (leadership_ && leadership_->TermIfMayStart()) return true;
+  Log(LogLevel::kInfo, "singleton hook not started",
+      {{"resource", resource.ref.Id()}, {"object", meta.Key()}, {"uid", meta.uid},
+       {"reason", "this agent does not hold the lease (or has not renewed it within the renew deadline)"},
+       {"next", "run it if this agent leads again; else the leader runs it"}});
+  return false;
+}
+
+void Reconciler::RecordSingletonHandled(const WatchedResource& resource, const Plan& plan) {
+  Status st = client_ ? client_->Patch(ObjectRef{resource.ref, plan.meta.namespace_name, plan.meta.name},
+                                       PatchType::kMerge, SingletonHandledPatch(plan.target))
+                      : InternalError("singleton resources need a Kubernetes client");
+  if (st.ok() || st.code() == StatusCode::kNotFound) return;  // gone: nothing left to remember
+  Log(LogLevel::kWarn, "singleton progress not written",
+      {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason},
+       {"annotation", kSingletonHandledAnnotation}, {"error", st.ToString()},
+       {"next", "keep it in this node's state; a later leader runs the hook again (at least once)"}});
+}
+
+std::optional<Duration> Reconciler::Interrupted(const Plan& plan, HandlerRecord progress, bool singleton) {
   // The agent is stopping, not the hook failing: due again at once, no retry counted.
   progress.last_outcome = kInterrupted;
-  progress.last_message = "stopped at agent shutdown";
+  progress.last_message = singleton ? "stopped at agent shutdown or loss of leadership" : "stopped at agent shutdown";
   progress.next_attempt_ms = ToMillis(clock_.Now());
   Status stored = store_.RecordAttempt(progress);
   Log(LogLevel::kWarn, "hook interrupted",
@@ -336,6 +409,10 @@ std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, cons
   if (plan.reason == kReasonDelete) {
     cache.EraseIfGone(uid);
     Unsee(uid);
+    if (resource.singleton) {
+      std::lock_guard<std::mutex> lock(mu_);
+      singleton_gone_.erase(uid);
+    }
   } else {
     MarkSeen(uid);
   }

@@ -14,6 +14,7 @@
 // (the WorkQueue guarantees that).
 #pragma once
 
+#include <map>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -29,6 +30,7 @@
 #include "agent/core/finalizer_keeper.h"
 #include "agent/core/hook_metrics.h"
 #include "agent/core/hook_outcome.h"
+#include "agent/core/leadership.h"
 #include "agent/core/node_targeting.h"
 #include "agent/core/object_cache.h"
 #include "storage/state_store.h"
@@ -49,6 +51,9 @@ struct ReconcilerOptions {
   // How soon to try again when the state store itself failed.
   Duration store_retry{5000};
   Metrics* metrics = nullptr;  // nodehook_hook_* (HookMetrics); null = not recorded
+  // Singleton resources: how long an agent that does not lead keeps a deleted object that some
+  // leader handled, so that if the leader fell before its delete hook ran, the next one runs it.
+  Duration singleton_delete_window{0};
 };
 
 class Reconciler {
@@ -65,6 +70,15 @@ class Reconciler {
   void SetNodeTargeting(const NodeTargeting* targeting) { targeting_ = targeting; }
   // Needed by resources in finalizer mode: every finalizer edit goes through it.
   void SetFinalizerKeeper(FinalizerKeeper* finalizers) { finalizers_ = finalizers; }
+
+  // Needed by cluster-singleton resources: their hooks run only while `leadership` grants a term,
+  // and stop when it ends. Without it they never run. Must outlive the reconciler.
+  // `fence` is put in front of each singleton hook's argv (e.g. `nodehook fence FILE 2000 --`,
+  // fence_command.h), so the hook also stops when the agent cannot stop it; {} = none.
+  void SetLeadership(const Leadership* leadership, std::vector<std::string> fence = {}) {
+    leadership_ = leadership;
+    singleton_fence_ = std::move(fence);
+  }
 
   // After a damaged state file was replaced by an empty one: these objects (the first list's) get
   // their diffbase stored without running create, since this node most likely handled them before.
@@ -102,8 +116,13 @@ class Reconciler {
   // "hook succeeded" and the Events that go with it.
   void ReportSuccess(const WatchedResource& resource, const Plan& plan, const std::string& message,
                      int earlier_failures, const std::string& next);
-  // The hook was stopped because the agent is shutting down: recorded as due again, no retry counted.
-  std::optional<Duration> Interrupted(const Plan& plan, HandlerRecord progress);
+  // The hook was stopped because the agent is shutting down (or, for a singleton resource, lost
+  // its leadership): recorded as due again, no retry counted.
+  std::optional<Duration> Interrupted(const Plan& plan, HandlerRecord progress, bool singleton);
+  // Singleton resources: whether a hook may start now (logged when not).
+  bool MayStartSingleton(const WatchedResource& resource, const ObjectMeta& meta) const;
+  // Singleton resources: writes the handled state's digest onto the object for the next leader.
+  void RecordSingletonHandled(const WatchedResource& resource, const Plan& plan);
   // Runs the "event" hook for the object's stored events, oldest first; stops at the first that
   // is not due or does not succeed, so events are handled in order.
   std::optional<Duration> HandleEvents(const WatchedResource& resource, const HookSpec& hook, const std::string& uid,
@@ -121,6 +140,8 @@ class Reconciler {
   EventRecorder* events_ = nullptr;
   FinalizerKeeper* finalizers_ = nullptr;
   const NodeTargeting* targeting_ = nullptr;
+  const Leadership* leadership_ = nullptr;
+  std::vector<std::string> singleton_fence_;
   Clock& clock_;
   const ReconcilerOptions options_;
   HookMetrics hook_metrics_;
@@ -129,6 +150,10 @@ class Reconciler {
   std::set<std::string> seen_;  // uids handled or found unchanged since start: no resume for them
   std::mt19937_64 rng_;         // retry jitter; guarded by mu_
   std::set<std::string> adopt_;  // guarded by mu_
+  std::map<std::string, TimePoint> singleton_gone_;  // guarded by mu_: when a non-leader first saw it gone
+  // Not leading: keeps a deleted singleton object within the window; returns when to look again,
+  // or nullopt once it is forgotten.
+  std::optional<Duration> KeepGoneSingleton(ObjectCache& cache, const std::string& uid);
   int adopt_lists_pending_ = 0;  // guarded by mu_
   bool TakeAdoption(const std::string& uid);
 };
