@@ -65,6 +65,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
       state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)),
       object_views_(store, clock, ObjectViewsPublisherOptions{}) {
   reconciler_.SetEventRecorder(&events_);
+  reconciler_.SetKubeClient(&client_);
   WatcherOptions watcher_options;
   watcher_options.watch_timeout_seconds = config_.tuning.watch_timeout_seconds;
   watcher_options.resync_interval = std::chrono::seconds(config_.tuning.resync_seconds);

@@ -70,6 +70,8 @@ class Reconciler {
   void SetNodeTargeting(const NodeTargeting* targeting) { targeting_ = targeting; }
   // Needed by resources in finalizer mode: every finalizer edit goes through it.
   void SetFinalizerKeeper(FinalizerKeeper* finalizers) { finalizers_ = finalizers; }
+  // Needed by cluster-singleton resources: writes their handled-state annotation.
+  void SetKubeClient(KubeClient* client) { client_ = client; }
 
   // Needed by cluster-singleton resources: their hooks run only while `leadership` grants a term,
   // and stop when it ends. Without it they never run. Must outlive the reconciler.
@@ -139,6 +141,7 @@ class Reconciler {
   ActionRunner& runner_;
   EventRecorder* events_ = nullptr;
   FinalizerKeeper* finalizers_ = nullptr;
+  KubeClient* client_ = nullptr;
   const NodeTargeting* targeting_ = nullptr;
   const Leadership* leadership_ = nullptr;
   std::vector<std::string> singleton_fence_;

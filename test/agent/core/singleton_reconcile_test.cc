@@ -86,7 +86,7 @@ struct Fixture {
   Reconciler reconciler{*store, runner, clock, Options()};
 
   Fixture() {
-    reconciler.SetFinalizerSupport(&client, nullptr);
+    reconciler.SetKubeClient(&client);
     reconciler.SetLeadership(&leadership, {"/fence", "--"});
   }
   ~Fixture() { std::filesystem::remove_all(work_dir); }
