@@ -123,7 +123,7 @@ int RunAgent(const Config& config) {
   ProcessRunner runner;
   signals.OnSecondSignal([&runner] { runner.KillAllNow(); });
 
-  Agent agent(config, client, *store, runner, SystemClock::Instance());
+  Agent agent(config, client, *store, *store, runner, SystemClock::Instance());
   if (state->recovered_from_corruption) {
     // Loud in three places: the log (OpenStateForAgent), the metrics and an Event on the Node.
     DefaultMetrics().GetCounter("state_file_recoveries_total", "damaged state files moved aside at start").Increment();

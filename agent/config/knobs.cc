@@ -243,6 +243,8 @@ const std::vector<KnobBinding>& KnobBindings() {
           "objects nested deeper than this (brackets from their own top level) are quarantined"),
       Int("tuning.max_object_bytes", &Tuning::max_object_bytes, 1024, 256 * 1024 * 1024,
           "objects larger than this are quarantined"),
+      Int("tuning.max_concurrent_checks", &Tuning::max_concurrent_checks, 1, 64,
+          "check hooks running at once, on threads of their own (never taking a worker)"),
   };
   return table;
 }
