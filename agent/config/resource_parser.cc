@@ -61,7 +61,8 @@ void ReadHook(const rapidjson::Value& value, const std::string& path, const std:
   if (!ExpectObject(value, path, diag)) return;
   ReportUnknownKeys(value, path, HookKeys(reason), diag);
   if (reason == kReasonCheck) ReadCheckTiming(value, path, out, diag);
-  if (auto* on_start = FindMember(value, "run_on_start")) {
+  auto* on_start = reason == kReasonSnapshot ? FindMember(value, "run_on_start") : nullptr;
+  if (on_start) {
     ReadBool(*on_start, ChildPath(path, "run_on_start"), &out->run_on_start, diag);
   }
   if (auto* argv = Member(value, path, "argv", true, "the hook's program and arguments, e.g. [\"/hooks/run\"]", diag)) {
