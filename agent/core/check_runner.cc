@@ -93,8 +93,7 @@ std::optional<Duration> CheckRunner::Run(const WatchedResource& resource, Object
   // Failures carry over while the object stays the same; a change starts afresh.
   if (*previous && (*previous)->target == progress.target) progress = **previous;
   const bool had_progress = previous->has_value();
-  const int earlier_failures = progress.last_outcome == kOutcomePermanentFailure || progress.retries > 0
-                                   ? progress.retries : 0;
+  const int earlier_failures = progress.retries;  // a success after these "recovers"
 
   HookInput input{kReasonCheck, options_.node_name, resource_id, object.meta, (*record)->last_object,
                   object.json, "[]", progress.retries, ""};
