@@ -129,3 +129,18 @@ TEST_CASE("after a restart stored check times are kept and overdue checks are sp
   }
   CHECK(overdue_times.size() >= 9);  // ten overdue checks at (nearly) ten different times
 }
+
+TEST_CASE("the queue refuses to let a key be claimed while it is ready for a worker or being processed") {
+  FakeClock clock;
+  WorkQueue queue(clock);
+  queue.Add("ready");
+  CHECK_FALSE(queue.TryClaim("ready"));
+  REQUIRE(queue.Get() == std::optional<std::string>("ready"));
+  CHECK_FALSE(queue.TryClaim("ready"));  // a worker has it
+  queue.Done("ready");
+  CHECK(queue.TryClaim("ready"));
+  CHECK_FALSE(queue.TryClaim("ready"));  // claimed once at a time
+  queue.Done("ready");
+  queue.ShutDown();
+  CHECK_FALSE(queue.TryClaim("other"));
+}

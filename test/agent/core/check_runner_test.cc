@@ -3,6 +3,7 @@
 #include "agent/core/check_runner.h"
 #include "agent/core/check_timing.h"
 #include "test/agent/core/periodic_fixture.h"
+#include "test/fakes/report_log.h"
 
 using namespace nodehook;
 
@@ -92,4 +93,25 @@ TEST_CASE("a new object's first check is planned at its stable offset and stored
   CHECK(f.StoredDue("u1") == ToMillis(first));
   TimePoint kept = f.clock.Now() + Duration(5000);
   CHECK(f.checks.Schedule(r, "u2", ToMillis(kept)) == kept);
+}
+
+TEST_CASE("check failures and the recovery are reported as for other handlers, and counted as handler check") {
+  PeriodicFixture f;
+  ReportLog events;
+  Metrics metrics;
+  CheckRunnerOptions options{"node-a", f.work_dir};
+  options.events = &events;
+  options.metrics = &metrics;
+  CheckRunner checks(*f.store, *f.store, f.runner, f.reconciler, f.clock, options);
+  auto r = PeriodicFixture::Resource(60);
+  f.Handle(r, PeriodicWidget("u1", "1", 3));
+  f.runner.QueueExitCodes({1, 1});
+  for (int i = 0; i < 3; ++i) checks.Run(r, f.cache, "u1", f.stop);
+  CHECK(events.reports == std::vector<std::string>{"failing check 1: exited 1", "failing check 2: exited 1",
+                                                   "recovered check 2"});
+  std::string text = metrics.Render();
+  CHECK(text.find(R"(nodehook_hook_runs_total{handler="check",outcome="failed",resource="widgets.example.com/v1"} 2)") !=
+        std::string::npos);
+  CHECK(text.find(R"(nodehook_hook_runs_total{handler="check",outcome="done",resource="widgets.example.com/v1"} 1)") !=
+        std::string::npos);
 }

@@ -3,6 +3,7 @@
 #include "agent/core/snapshot_lane.h"
 #include "agent/core/snapshot_runner.h"
 #include "test/agent/core/periodic_fixture.h"
+#include "test/fakes/report_log.h"
 
 using namespace nodehook;
 
@@ -138,4 +139,19 @@ TEST_CASE("a failing snapshot hook is retried with backoff, and its retry state 
   stored = *f.store->GetSnapshot("widgets.example.com/v1");
   CHECK(stored->last_outcome == "done");
   CHECK(stored->retries == 0);
+}
+
+TEST_CASE("a failing snapshot is reported on this node's Node object, and its recovery too") {
+  SnapshotFixture f;
+  ReportLog events;
+  SnapshotRunnerOptions options{"node-a", f.work_dir};
+  options.events = &events;
+  SnapshotRunner runner(*f.store, f.runner, f.reconciler, f.clock, options);
+  f.cache.Upsert(PeriodicWidget("u1", "1", 1));
+  f.runner.QueueExitCodes({1});
+  REQUIRE(runner.Run(f.resources[0], f.cache, true, f.stop) == Duration(1000));
+  f.clock.Advance(Duration(1000));
+  REQUIRE_FALSE(runner.Run(f.resources[0], f.cache, false, f.stop));
+  CHECK(events.reports == std::vector<std::string>{"failing snapshot widgets.example.com/v1 1: exited 1",
+                                                   "recovered snapshot widgets.example.com/v1 1"});
 }
