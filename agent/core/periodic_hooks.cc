@@ -9,7 +9,7 @@ std::vector<const ObjectCache*> ReadOnly(const std::vector<ObjectCache*>& caches
 
 }  // namespace
 
-PeriodicHooks::PeriodicHooks(const Config& config, std::vector<ObjectCache*> caches, std::string work_dir,
+PeriodicHooks::PeriodicHooks(const Config& config, std::vector<ObjectCache*> caches, const std::string& work_dir,
                              PeriodicHooksDeps deps)
     : check_runner_(deps.store, deps.schedule, deps.runner, deps.policy, deps.clock,
                     CheckRunnerOptions{config.node_name, work_dir, Duration(5000), 0, deps.metrics, deps.events,

@@ -41,7 +41,8 @@ struct PeriodicHooksDeps {
 class PeriodicHooks {
  public:
   // `caches` are indexed like config.resources; `config` must outlive this.
-  PeriodicHooks(const Config& config, std::vector<ObjectCache*> caches, std::string work_dir, PeriodicHooksDeps deps);
+  PeriodicHooks(const Config& config, std::vector<ObjectCache*> caches, const std::string& work_dir,
+                PeriodicHooksDeps deps);
 
   // After a worker reconciled an object: it may now be checked periodically.
   void Reconciled(size_t index, const std::string& uid) { checks_->Track(index, uid); }
