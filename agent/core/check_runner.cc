@@ -59,7 +59,7 @@ std::optional<Duration> CheckRunner::Run(const WatchedResource& resource, Object
   if (!entry || !IsLiveHere(resource, *entry, options_.targeting)) {
     Status dropped = schedule_.DropCheck(uid);
     Log(LogLevel::kDebug, "check dropped",
-        {{"resource", resource_id}, {"uid", uid}, {"handler", kReasonCheck}, {"error", dropped.ToString()},
+        {{"resource", resource_id}, {"uid", uid}, {"handler", kReasonCheck}, {"error", dropped.ok() ? "" : dropped.ToString()},
          {"next", "no more checks: the object is no longer this node's"}});
     return std::nullopt;
   }
@@ -107,7 +107,7 @@ std::optional<Duration> CheckRunner::Run(const WatchedResource& resource, Object
     Duration next = DueIn(resource, uid, NextCheckDue(start, IntervalOf(hook), hook.jitter_percent, UnitRandom()));
     Log(earlier_failures > 0 ? LogLevel::kInfo : LogLevel::kDebug, "check succeeded",
         {{"object", object.meta.Key()}, {"uid", uid}, {"handler", kReasonCheck}, {"outcome", outcome.LogMessage()},
-         {"error", cleared.ToString()}, {"next", "check again in " + SecondsText(next)}});
+         {"error", cleared.ok() ? "" : cleared.ToString()}, {"next", "check again in " + SecondsText(next)}});
     if (options_.events && resource.success_events) options_.events->Succeeded(resource.ref, object.meta, kReasonCheck);
     if (options_.events && earlier_failures > 0) {
       options_.events->Recovered(resource.ref, object.meta, kReasonCheck, earlier_failures);
