@@ -139,7 +139,7 @@ int RunAgent(const Config& config) {
   ProcessRunner runner;
   signals.OnSecondSignal([&runner] { runner.KillAllNow(); });
 
-  Agent agent(effective, client, *store, runner, SystemClock::Instance());
+  Agent agent(effective, client, *store, *store, runner, SystemClock::Instance());
   if (HasSingletonResources(effective)) {
     const char* pod_uid = std::getenv("POD_UID");
     agent.EnableLeaderElection(ElectionOptionsFor(effective, pod_uid ? pod_uid : ""));

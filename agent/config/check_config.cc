@@ -54,7 +54,10 @@ void PrintSummary(const std::string& path, const Config& config, std::ostream& o
     for (const auto& [reason, hook] : r.hooks) {
       out << "    " << reason << ":";
       for (const std::string& arg : hook.argv) out << " " << arg;
-      out << " (timeout " << hook.timeout.count() << "s)\n";
+      out << " (timeout " << hook.timeout.count() << "s";
+      if (reason == kReasonCheck) out << ", every " << hook.interval_seconds << "s +-" << hook.jitter_percent << "%";
+      if (reason == kReasonSnapshot && hook.run_on_start) out << ", also on start";
+      out << ")\n";
     }
   }
 }

@@ -22,6 +22,10 @@ inline constexpr const char* kReasonResume = "resume";
 // Raw events: every observed change (ADDED, MODIFIED, DELETED), each one handled and retried on
 // its own, in order, durably.
 inline constexpr const char* kReasonEvent = "event";
+// Periodic drift check of each handled object (check_lane.h), and one run over every object of a
+// resource this node handles (snapshot_lane.h). Neither moves the diffbase.
+inline constexpr const char* kReasonCheck = "check";
+inline constexpr const char* kReasonSnapshot = "snapshot";
 
 struct HookSpec {
   std::vector<std::string> argv;
@@ -29,6 +33,13 @@ struct HookSpec {
   // Per-hook limits before a failure becomes permanent; 0 = use the tuning default.
   int max_retries = 0;
   int max_total_seconds = 0;
+  // "check" only: how often each handled object is checked, and the +- share of each interval
+  // drawn at random per run so a fleet does not run in step.
+  int interval_seconds = 0;
+  int jitter_percent = 10;
+  // "snapshot" only: run once after the first list even when the objects are the ones the last
+  // successful run saw.
+  bool run_on_start = false;
 };
 
 struct WatchedResource {
@@ -99,6 +110,7 @@ struct Tuning {
   int lease_duration_seconds = 15;          // client-go's defaults
   int lease_renew_deadline_seconds = 10;
   int lease_retry_period_seconds = 2;
+  int max_concurrent_checks = 1;            // check hooks running at once, on their own threads
 };
 
 struct Config {

@@ -252,6 +252,8 @@ const std::vector<KnobBinding>& KnobBindings() {
           "a leader that could not renew for this long stops its singleton hooks"),
       Int("tuning.lease_retry_period_seconds", &Tuning::lease_retry_period_seconds, 1, 10 * kMinute,
           "how often the leader renews and the others try to acquire"),
+      Int("tuning.max_concurrent_checks", &Tuning::max_concurrent_checks, 1, 64,
+          "check hooks running at once, on threads of their own (never taking a worker)"),
   };
   return table;
 }

@@ -7,10 +7,12 @@ namespace {
 constexpr int kMaxHookTimeoutSeconds = 7 * 24 * 3600;
 constexpr int kMaxHookRetries = 1'000'000;
 constexpr int kMaxHookTotalSeconds = 365 * 24 * 3600;
+constexpr int kMaxCheckIntervalSeconds = 365 * 24 * 3600;
+constexpr int kMaxCheckJitterPercent = 50;
 
 const std::vector<std::string>& HookReasons() {
   static const std::vector<std::string> reasons = {kReasonCreate, kReasonUpdate, kReasonDelete, kReasonResume,
-                                                        kReasonEvent};
+                                                        kReasonEvent,  kReasonCheck,  kReasonSnapshot};
   return reasons;
 }
 
@@ -35,9 +37,34 @@ bool ReadBool(const rapidjson::Value& value, const std::string& path, bool* out,
   return true;
 }
 
-void ReadHook(const rapidjson::Value& value, const std::string& path, HookSpec* out, Diagnostics& diag) {
+// The keys only some reasons take: check's timing, snapshot's start behaviour.
+std::vector<std::string> HookKeys(const std::string& reason) {
+  std::vector<std::string> keys = {"argv", "timeout_seconds", "max_retries", "max_total_seconds"};
+  if (reason == kReasonCheck) keys.insert(keys.end(), {"interval_seconds", "jitter_percent"});
+  if (reason == kReasonSnapshot) keys.emplace_back("run_on_start");
+  return keys;
+}
+
+void ReadCheckTiming(const rapidjson::Value& value, const std::string& path, HookSpec* out, Diagnostics& diag) {
+  if (auto* interval = Member(value, path, "interval_seconds", true,
+                              "seconds between two checks of an object, at least 1, e.g. 300", diag)) {
+    ReadIntInRange(*interval, ChildPath(path, "interval_seconds"), 1, kMaxCheckIntervalSeconds,
+                   &out->interval_seconds, diag);
+  }
+  if (auto* jitter = FindMember(value, "jitter_percent")) {
+    ReadIntInRange(*jitter, ChildPath(path, "jitter_percent"), 0, kMaxCheckJitterPercent, &out->jitter_percent, diag);
+  }
+}
+
+void ReadHook(const rapidjson::Value& value, const std::string& path, const std::string& reason, HookSpec* out,
+              Diagnostics& diag) {
   if (!ExpectObject(value, path, diag)) return;
-  ReportUnknownKeys(value, path, {"argv", "timeout_seconds", "max_retries", "max_total_seconds"}, diag);
+  ReportUnknownKeys(value, path, HookKeys(reason), diag);
+  if (reason == kReasonCheck) ReadCheckTiming(value, path, out, diag);
+  auto* on_start = reason == kReasonSnapshot ? FindMember(value, "run_on_start") : nullptr;
+  if (on_start) {
+    ReadBool(*on_start, ChildPath(path, "run_on_start"), &out->run_on_start, diag);
+  }
   if (auto* argv = Member(value, path, "argv", true, "the hook's program and arguments, e.g. [\"/hooks/run\"]", diag)) {
     std::string argv_path = ChildPath(path, "argv");
     // Absolute, so the program does not depend on the agent's PATH or working directory.
@@ -66,7 +93,7 @@ void ReadHooks(const rapidjson::Value& value, const std::string& path, WatchedRe
   ReportUnknownKeys(value, path, HookReasons(), diag);
   for (const std::string& reason : HookReasons()) {
     if (const rapidjson::Value* hook = FindMember(value, reason.c_str())) {
-      ReadHook(*hook, ChildPath(path, reason), &out->hooks[reason], diag);
+      ReadHook(*hook, ChildPath(path, reason), reason, &out->hooks[reason], diag);
     }
   }
   if (out->hooks.empty()) diag.Error(path, "expected at least one of: " + JoinNames(HookReasons()));

@@ -52,7 +52,8 @@ ReconcilerOptions MakeReconcilerOptions(const Config& config) {
 
 }  // namespace
 
-Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner& runner, Clock& clock)
+Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore& schedule, ActionRunner& runner,
+             Clock& clock)
     : config_(std::move(config)),
       client_(client),
       store_(store),
@@ -99,9 +100,18 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ActionRunner&
     trackers_.push_back(
         std::make_unique<ResourceTracker>(i, ref.Id(), queue_, store, clock_, on_first_list, record_events));
     trackers_.back()->SetQuarantineReporting(ref, &events_);
+    if (config_.resources[i].hooks.count(kReasonSnapshot)) {
+      trackers_.back()->SetOnChange([this, i] { periodic_->Changed(i); });
+    }
     watchers_.push_back(std::make_unique<Watcher>(client_, ref, *trackers_.back(), clock_, watcher_options));
   }
   SetUpNodeWatch();
+  std::vector<ObjectCache*> caches;
+  for (auto& t : trackers_) caches.push_back(&t->cache());
+  periodic_ = std::make_unique<PeriodicHooks>(
+      config_, std::move(caches), HookWorkDir(config_),
+      PeriodicHooksDeps{store, schedule, runner, reconciler_, clock_, queue_, &events_, targeting_.get(),
+                        &DefaultMetrics()});
   RegisterMetrics();
 }
 
@@ -182,6 +192,7 @@ void Agent::RequeueWhere(const std::function<bool(const WatchedResource&)>& whic
   for (size_t i = 0; i < trackers_.size(); ++i) {
     if (!which(config_.resources[i])) continue;
     for (const auto& uid : trackers_[i]->cache().Uids()) queue_.Add(ResourceTracker::QueueKey(i, uid));
+    periodic_->Changed(i);
   }
 }
 
@@ -237,7 +248,10 @@ void Agent::Run(const CancelToken& stop) {
   Log(LogLevel::kInfo, "agent started",
       {{"node", config_.node_name}, {"resources", std::to_string(watchers_.size())},
        {"workers", std::to_string(config_.tuning.workers)}, {"next", "list and watch"}});
-  CancelRegistration shut_down(stop, [this] { queue_.ShutDown(); });
+  CancelRegistration shut_down(stop, [this] {
+    queue_.ShutDown();
+    periodic_->ShutDown();
+  });
   std::vector<std::thread> threads;
   for (auto& w : watchers_) threads.emplace_back([&w, &stop] { w->Run(stop); });
   if (node_watcher_) threads.emplace_back([this, &stop] { node_watcher_->Run(stop); });
@@ -257,6 +271,7 @@ void Agent::Run(const CancelToken& stop) {
   for (int i = 0; i < config_.tuning.workers; ++i) {
     threads.emplace_back([this, &stop, &hooks] { WorkerLoop(stop, hooks); });
   }
+  periodic_->Start(threads, hooks);
   threads.emplace_back([this, &stop] { HousekeepingLoop(stop); });
   // The election outlives the workers: the Lease is released only once no singleton hook runs.
   CancelToken election_stop;
@@ -308,7 +323,9 @@ void Agent::ApplyRetryInbox(TimePoint* next_due) {
 
 void Agent::EnqueueUid(const std::string& uid) {
   for (size_t i = 0; i < trackers_.size(); ++i) {
-    if (trackers_[i]->cache().Get(uid)) queue_.AddNow(ResourceTracker::QueueKey(i, uid));
+    if (!trackers_[i]->cache().Get(uid)) continue;
+    queue_.AddNow(ResourceTracker::QueueKey(i, uid));
+    periodic_->RunSoon(i, uid);
   }
 }
 
@@ -374,6 +391,7 @@ void Agent::WorkerLoop(const CancelToken& stop, const CancelToken& hooks) {
     if (ResourceTracker::ParseQueueKey(*key, &index, &uid) && index < trackers_.size()) {
       auto again = reconciler_.Reconcile(config_.resources[index], trackers_[index]->cache(), uid, hooks);
       object_views_.MarkChanged();
+      periodic_->Reconciled(index, uid);
       if (again && !stop.cancelled()) queue_.AddAfter(*key, *again);
     }
     queue_.Done(*key);

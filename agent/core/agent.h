@@ -1,5 +1,6 @@
 // Agent: wires one node's pipeline together and runs it.
 //   Watcher (one thread per watched resource) -> ResourceTracker -> WorkQueue -> workers -> Reconciler
+//   and beside the workers, PeriodicHooks: check threads and a snapshot thread
 // Owns the threads, trackers, queue and reconciler; borrows the client, store, runner and clock,
 // which must outlive it. Run() blocks; HealthSnapshot() may be called from any thread.
 #pragma once
@@ -21,6 +22,7 @@
 #include "agent/core/node_labels.h"
 #include "agent/core/node_roster.h"
 #include "agent/core/object_views_publisher.h"
+#include "agent/core/periodic_hooks.h"
 #include "agent/core/reconciler.h"
 #include "agent/core/resource_tracker.h"
 #include "agent/core/retry_inbox.h"
@@ -30,13 +32,15 @@
 #include "agent/core/work_queue.h"
 #include "agent/http/health.h"
 #include "agent/kube/kube_client.h"
+#include "storage/schedule_store.h"
 #include "storage/state_store.h"
 
 namespace nodehook {
 
 class Agent {
  public:
-  Agent(Config config, KubeClient& client, StateStore& store, ActionRunner& runner, Clock& clock);
+  Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore& schedule, ActionRunner& runner,
+        Clock& clock);
   ~Agent();
 
   // Watches and reconciles until `stop` is cancelled. Then takes no new work, gives running
@@ -121,6 +125,8 @@ class Agent {
   // Set only by EnableLeaderElection().
   std::unique_ptr<KubeLeaseClient> lease_client_;
   std::unique_ptr<LeaderElector> elector_;
+  // Periodic checks and node snapshots, on threads of their own (set up after node targeting).
+  std::unique_ptr<PeriodicHooks> periodic_;
 };
 
 // Where hook input files go when the config does not say: next to the state file.

@@ -33,6 +33,7 @@
 #include "agent/core/leadership.h"
 #include "agent/core/node_targeting.h"
 #include "agent/core/object_cache.h"
+#include "agent/core/retry_policy.h"
 #include "storage/state_store.h"
 
 namespace nodehook {
@@ -56,7 +57,7 @@ struct ReconcilerOptions {
   Duration singleton_delete_window{0};
 };
 
-class Reconciler {
+class Reconciler final : public RetryPolicy {
  public:
   Reconciler(StateStore& store, ActionRunner& runner, Clock& clock, ReconcilerOptions options);
 
@@ -91,7 +92,9 @@ class Reconciler {
 
   // The delay before retry number `retries` (1-based): base * factor^(retries-1), capped,
   // then jittered.
-  Duration RetryDelay(int retries);
+  Duration RetryDelay(int retries) override;
+  bool OutOfRetries(const HookSpec& hook, int retries, TimePoint first_start) const override;
+  Duration InProgressDelay() const override { return options_.in_progress_delay; }
 
  private:
   struct Plan;
@@ -129,8 +132,6 @@ class Reconciler {
   // is not due or does not succeed, so events are handled in order.
   std::optional<Duration> HandleEvents(const WatchedResource& resource, const HookSpec& hook, const std::string& uid,
                                        const CancelToken& stop);
-  // Whether a failure after `retries` retries since `first_start` exhausted the hook's limits.
-  bool OutOfRetries(const HookSpec& hook, int retries, TimePoint first_start) const;
   std::optional<Duration> Postpone(const WatchedResource& resource, const Plan& plan, const HookSpec& hook,
                                    const HookOutcome& outcome, HandlerRecord progress);
   bool FirstSight(const std::string& uid);

@@ -182,6 +182,7 @@ void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items, const std::v
     }
   }
   listed_once_ = true;
+  if (on_change_) on_change_();
 }
 
 void ResourceTracker::OnObject(ObjectPtr object) {

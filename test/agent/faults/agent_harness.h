@@ -60,7 +60,7 @@ class AgentHarness {
   void Start() { Start(runner, SystemClock::Instance()); }
   // With another runner and clock (both must outlive the harness).
   void Start(ActionRunner& hooks, Clock& clock) {
-    agent = std::make_unique<Agent>(config, *client, *store, hooks, clock);
+    agent = std::make_unique<Agent>(config, *client, *store, *store, hooks, clock);
     thread = std::thread([this] { agent->Run(stop); });
   }
 

@@ -74,7 +74,7 @@ TEST_CASE("a hook still running when the grace is over is stopped, and runs agai
 
   // The restart: the interrupted create runs again at once, as its first attempt.
   FakeRunner again;
-  Agent restarted(s.h.config, *s.h.client, *s.h.store, again, s.clock);
+  Agent restarted(s.h.config, *s.h.client, *s.h.store, *s.h.store, again, s.clock);
   CancelToken stop_restarted;
   std::thread run([&] { restarted.Run(stop_restarted); });
   bool ran = again.WaitFor([](const std::vector<ActionRequest>& calls) { return !calls.empty(); }, 30s);
