@@ -232,7 +232,7 @@ void Watcher::WatchStep(const CancelToken& stop, bool streaming_list) {
   TimePoint started = clock_.Now();
   Status st = client_.Watch(resource_, watch_options, on_event, stop);
   if (stop.cancelled()) return;
-  if (listing) return StreamingListFailed(stop, st, expired);
+  if (listing) return StreamingListFailed(stop, stream_error.ok() ? st : stream_error, expired);
 
   if (expired || st.code() == StatusCode::kGone) {
     metrics_.Restarted("expired");
