@@ -11,7 +11,7 @@ Writes JSON and CSV (one row per measurement: objects, phase, rss_kib, peak_kib,
 plots of memory against object count, and prints a table.
 
 usage: python3 test/bench/memory.py [--counts 0,1000,5000,10000] [--idle-seconds 10]
-                                    [--out build/bench/memory] [--label NAME]
+                                    [--out build/bench/memory] [--label NAME] [--tuning JSON]
 Needs NODEHOOK_BIN and NODEHOOK_TESTCLUSTER (as test/run-tests.sh sets them) or the default paths.
 """
 
@@ -57,14 +57,14 @@ def metric(port, name):
 
 
 class Agent:
-    def __init__(self, nodehook, work, kubeconfig, state_dir):
+    def __init__(self, nodehook, work, kubeconfig, state_dir, tuning):
         self.port = free_port()
         config = {
             "node_name": "bench-node", "state_file": str(state_dir / "state.db"),
             "api": {"kubeconfig": kubeconfig},
             "resources": [{"group": "example.com", "version": "v1", "plural": "widgets",
                            "hooks": {"create": {"argv": ["/bin/true"]}}}],
-            "tuning": {"health_address": f"127.0.0.1:{self.port}", "admin_address": ""},
+            "tuning": {"health_address": f"127.0.0.1:{self.port}", "admin_address": "", **tuning},
         }
         state_dir.mkdir(parents=True, exist_ok=True)
         config_path = state_dir / "config.json"
@@ -112,14 +112,14 @@ def run(args, nodehook, work, kubeconfig):
             create_widgets(widgets, created, count)
             created = count
             stop_agent(agent and agent.proc)
-            agent = Agent(nodehook, work, kubeconfig, work / f"state-{count}")
+            agent = Agent(nodehook, work, kubeconfig, work / f"state-{count}", args.tuning)
             agent.wait(lambda: agent.log_count('event="hook succeeded"') >= count and agent.settled(count),
                        f"handling {count} creates")
             time.sleep(args.idle_seconds)  # measuring idle memory: the agent must sit idle for a while
             rows.append(agent.sample(count, "idle"))
             print(rows[-1], flush=True)
         stop_agent(agent.proc)
-        agent = Agent(nodehook, work, kubeconfig, work / f"state-{created}")
+        agent = Agent(nodehook, work, kubeconfig, work / f"state-{created}", args.tuning)
         agent.wait(lambda: agent.settled(created), "the first list after a restart")
         rows.append(agent.sample(created, "restart"))
         print(rows[-1], flush=True)
@@ -139,6 +139,8 @@ def main():
     parser.add_argument("--out", default=str(REPO / "build" / "bench" / "memory"),
                         help="writes OUT.json and OUT.csv")
     parser.add_argument("--label", default="nodehook", help="names this run in the output (e.g. before/after)")
+    parser.add_argument("--tuning", default="{}", type=json.loads,
+                        help='tuning knobs for the agent as JSON, e.g. \'{"list_strategy": "streaming"}\'')
     args = parser.parse_args()
     nodehook = os.environ.get("NODEHOOK_BIN", str(REPO / "build/agent/app/nodehook"))
     with widget_cluster() as (work, kubeconfig):

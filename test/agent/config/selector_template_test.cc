@@ -16,8 +16,8 @@ std::string WithSelectors(const std::string& selectors) {
 }  // namespace
 
 TEST_CASE("{node} in label and field selectors becomes this node's name, wherever the name comes from") {
-  auto result = ParseConfig(WithSelectors(R"("label_selector": "example.com/node in ({node},all)",
-                                              "field_selector": "metadata.name!={node}-x")"),
+  auto result = ParseConfig(WithSelectors(R"x("label_selector": "example.com/node in ({node},all)",
+                                              "field_selector": "metadata.name!={node}-x")x"),
                             Sources({{"NODE_NAME", "node-a"}}, {{"node_name", "node-b"}}));
   REQUIRE(result.ok());
   CHECK(result.config.resources[0].ref.label_selector == "example.com/node in (node-b,all)");
