@@ -15,7 +15,8 @@ bool ObjectCache::Entry::Take(ObjectPtr latest) {
 
 bool ObjectCache::Upsert(ObjectPtr object) {
   MutexLock lock(&mu_);
-  return entries_[object->meta.uid].Take(std::move(object));
+  Entry& entry = entries_[object->meta.uid];
+  return entry.Take(std::move(object));
 }
 
 void ObjectCache::MarkGone(const std::string& uid, ObjectPtr last_seen) {
