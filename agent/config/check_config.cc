@@ -45,6 +45,7 @@ void PrintSummary(const std::string& path, const Config& config, std::ostream& o
     out << "  " << ResourceName(r.ref) << " in "
         << (r.ref.namespace_name.empty() ? "all namespaces" : "namespace " + r.ref.namespace_name);
     if (!r.ref.label_selector.empty()) out << " with labels " << r.ref.label_selector;
+    if (!r.ref.field_selector.empty()) out << " with fields " << r.ref.field_selector;
     out << "\n";
     if (!r.ignored_paths.empty()) {
       out << "    ignoring:";

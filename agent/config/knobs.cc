@@ -203,6 +203,10 @@ const std::vector<KnobBinding>& KnobBindings() {
       Int("tuning.stall_seconds", &Tuning::stall_seconds, 1, kDay,
           "reopen a watch that sent nothing (not even a bookmark) for this long"),
       Int("tuning.resync_seconds", &Tuning::resync_seconds, 0, kWeek, "full relist interval; 0 = never"),
+      Text("tuning.list_strategy", &Tuning::list_strategy,
+           "how lists are read: paginated (consistent, from etcd); watch_cache (resourceVersion=0, from the API "
+           "server's watch cache); streaming (a watch with sendInitialEvents, falls back to paginated if refused)")
+          .OneOf({"paginated", "watch_cache", "streaming"}),
       Text("tuning.health_address", &Tuning::health_address,
            "HOST:PORT for /healthz, /readyz and /metrics (\":8090\" = every interface, IPv6 dual-stack; port 0 = any "
            "free port); empty = off"),

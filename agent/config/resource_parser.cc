@@ -1,5 +1,7 @@
 #include "agent/config/resource_parser.h"
 
+#include "agent/config/selector_template.h"
+
 namespace nodehook {
 namespace {
 
@@ -26,6 +28,21 @@ const rapidjson::Value* Member(const rapidjson::Value& object, const std::string
 
 bool IsDottedPath(const std::string& path) {
   return !path.empty() && path.front() != '.' && path.back() != '.' && path.find("..") == std::string::npos;
+}
+
+// A label or field selector, which may name this node as {node} (expanded once node_name is known).
+void ReadSelector(const rapidjson::Value& object, const std::string& path, const char* key, std::string* out,
+                  Diagnostics& diag) {
+  const rapidjson::Value* value = FindMember(object, key);
+  if (value == nullptr) return;
+  std::string key_path = ChildPath(path, key);
+  if (!ReadString(*value, key_path, false, out, diag)) return;
+  std::string problem = SelectorTemplateProblem(*out);
+  if (!problem.empty()) {
+    diag.Error(key_path, "expected a selector, optionally with {node} for this node's name, e.g. "
+                         "\"example.com/node in ({node},all)\"; " + problem);
+    out->clear();
+  }
 }
 
 bool ReadBool(const rapidjson::Value& value, const std::string& path, bool* out, Diagnostics& diag) {
@@ -123,7 +140,7 @@ void ReadWatchedResource(const rapidjson::Value& value, const std::string& path,
                          Diagnostics& diag) {
   if (!ExpectObject(value, path, diag)) return;
   ReportUnknownKeys(value, path,
-                    {"group", "version", "plural", "namespace", "label_selector", "ignored_paths", "node_selector_path",
+                    {"group", "version", "plural", "namespace", "label_selector", "field_selector", "ignored_paths", "node_selector_path",
                      "finalizer", "success_events", "singleton", "hooks"},
                     diag);
   ResourceRef& ref = out->ref;
@@ -137,9 +154,8 @@ void ReadWatchedResource(const rapidjson::Value& value, const std::string& path,
   if (auto* ns = FindMember(value, "namespace")) {
     ReadString(*ns, ChildPath(path, "namespace"), false, &ref.namespace_name, diag);
   }
-  if (auto* selector = FindMember(value, "label_selector")) {
-    ReadString(*selector, ChildPath(path, "label_selector"), false, &ref.label_selector, diag);
-  }
+  ReadSelector(value, path, "label_selector", &ref.label_selector, diag);
+  ReadSelector(value, path, "field_selector", &ref.field_selector, diag);
   if (auto* ignored = FindMember(value, "ignored_paths")) {
     std::string list_path = ChildPath(path, "ignored_paths");
     if (ReadStringList(*ignored, list_path, true, &out->ignored_paths, diag)) {

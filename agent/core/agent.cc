@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "agent/base/heap.h"
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
 #include "agent/core/finalizers.h"
@@ -24,6 +25,9 @@ std::string HookWorkDir(const Config& config) {
 }
 
 namespace {
+
+// Free heap worth handing back to the kernel; below this the trim is not worth its walk.
+constexpr size_t kReleasedHeapBytes = size_t{1} << 20;
 
 std::vector<std::string> ResourceIds(const Config& config) {
   std::vector<std::string> ids;
@@ -73,6 +77,8 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
   watcher_options.backoff.initial = std::chrono::milliseconds(config_.tuning.reconnect_initial_ms);
   watcher_options.backoff.max = std::chrono::milliseconds(config_.tuning.reconnect_max_ms);
   watcher_options.metrics = &DefaultMetrics();
+  // The config parser accepts only known names.
+  watcher_options.list_strategy = ListStrategyFromName(config_.tuning.list_strategy).value_or(ListStrategy::kPaginated);
   // A state file that was damaged and replaced: adopt what the first lists show (docs/state.md).
   auto adopt = store.AdoptExistingPending();
   ResourceTracker::FirstListFn on_first_list;
@@ -125,6 +131,10 @@ void Agent::RegisterMetrics() {
       m.GetGauge("objects_cached", "Objects in the agent's cache (tombstones awaiting their delete hook included)",
                  {{"resource", config_.resources[i].ref.Id()}})
           .Set(static_cast<double>(trackers_[i]->cache().size()));
+      m.GetGauge("objects_cached_with_bytes",
+                 "Cached objects holding their whole object (not yet handled, or kept for finalizers or targeting)",
+                 {{"resource", config_.resources[i].ref.Id()}})
+          .Set(static_cast<double>(trackers_[i]->cache().with_bytes()));
     }
   });
 }
@@ -323,7 +333,7 @@ void Agent::ApplyRetryInbox(TimePoint* next_due) {
 
 void Agent::EnqueueUid(const std::string& uid) {
   for (size_t i = 0; i < trackers_.size(); ++i) {
-    if (!trackers_[i]->cache().Get(uid)) continue;
+    if (!trackers_[i]->cache().Contains(uid)) continue;
     queue_.AddNow(ResourceTracker::QueueKey(i, uid));
     periodic_->RunSoon(i, uid);
   }
@@ -377,6 +387,8 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
       object_views_.MarkChanged();
     }
     if (config_.tuning.objects_endpoint != "off") object_views_.RefreshIfDue();
+    // After a big list, or once a backlog's bytes left the cache (object_cache.h).
+    ReleaseFreeHeap(kReleasedHeapBytes);
     std::unique_lock<std::mutex> lock(housekeeping_mu_);
     clock_.WaitUntil(housekeeping_cv_, lock, wake_at, [&] { return stop.cancelled() || retry_offered_; });
     retry_offered_ = false;

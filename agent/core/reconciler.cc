@@ -123,6 +123,17 @@ std::optional<Duration> Reconciler::Reconcile(const WatchedResource& resource, O
   return Earliest(events_again, ReconcileLevel(resource, cache, uid, stop));
 }
 
+void Reconciler::DropBytes(const WatchedResource& resource, ObjectCache& cache, const ObjectMeta& handled) {
+  // Finalizer mode, node targeting, check and snapshot hooks act on the live object (its
+  // finalizers, its node selector against changed Node labels, the periodic and the whole-set
+  // runs) without a change to it: those keep the bytes.
+  if (resource.finalizer || !resource.node_selector_path.empty() || resource.hooks.count(kReasonCheck) > 0 ||
+      resource.hooks.count(kReasonSnapshot) > 0 || handled.deleting) {
+    return;
+  }
+  cache.DropBytes(handled.uid, handled.resource_version);
+}
+
 std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resource, ObjectCache& cache,
                                                    const std::string& uid, const CancelToken& stop) {
   std::optional<CachedObject> entry = cache.Get(uid);
@@ -151,9 +162,20 @@ std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resour
          {"next", "retry in " + Seconds(options_.store_retry)}});
     return options_.store_retry;
   }
+  if (entry->handled_meta) {
+    // Its bytes were dropped once handled: the diffbase, of the same essence, stands in.
+    if (!*record) {
+      Log(LogLevel::kError, "object bytes missing",
+          {{"resource", resource.ref.Id()}, {"object", entry->handled_meta->Key()}, {"uid", uid},
+           {"error", "no diffbase stands in for the dropped bytes"}, {"next", "wait for the next change"}});
+      return std::nullopt;
+    }
+    entry->object = std::make_shared<const KubeObject>(KubeObject{*entry->handled_meta, (*record)->last_object});
+  }
   std::optional<Plan> plan = Decide(resource, *entry, *record, *progress);
   if (!plan) {
     if (entry->gone) cache.EraseIfGone(uid);
+    if (*record && entry->object && !entry->gone) DropBytes(resource, cache, entry->object->meta);
     // Our finalizer on an object this node has no memory of (state lost): nothing to clean up,
     // but the finalizer must not block the deletion.
     if (resource.finalizer && finalizers_ && entry->object && entry->object->meta.deleting && !entry->gone &&
@@ -415,6 +437,7 @@ std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, cons
     }
   } else {
     MarkSeen(uid);
+    DropBytes(resource, cache, plan.meta);
   }
   if (ran_hook) {
     ReportSuccess(resource, plan, message, earlier_failures, "idle until the object changes");

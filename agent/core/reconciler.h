@@ -114,6 +114,8 @@ class Reconciler final : public RetryPolicy {
                              const std::optional<ObjectRecord>& record, const std::vector<HandlerRecord>& progress);
   std::optional<Duration> Execute(const WatchedResource& resource, ObjectCache& cache, const Plan& plan,
                                   const CancelToken& stop);
+  // The object `handled` is stored as the diffbase: its bytes may leave the cache (object_cache.h).
+  void DropBytes(const WatchedResource& resource, ObjectCache& cache, const ObjectMeta& handled);
   // `ran_hook`: a hook ran (and may be reported), rather than nothing to run or an adoption.
   // `earlier_failures`: failed attempts before this success (> 0 reports a recovery).
   std::optional<Duration> Finish(const WatchedResource& resource, const Plan& plan, ObjectCache& cache,
