@@ -1,0 +1,118 @@
+"""Markdown for the fleet simulation: one table per run, written into docs/benchmarks.md between
+the section's markers. Each run has its own inner markers, so a run of one kind (all objects,
+sharded, strategy comparison, smoke) replaces only its own part of the section."""
+
+import os
+import platform
+import re
+import subprocess
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BEGIN, END = "<!-- fleet-sim:begin -->", "<!-- fleet-sim:end -->"
+HEADER = """## Fleet simulation (issue 11)
+
+`test/bench/fleet_sim.py` runs N `nodehook run` processes (own node name, state file, scratch
+directory, health port on 127.0.0.1) against one test API server (kube-apiserver with etcd in the
+same process: its CPU and memory include etcd). Every hook is `/bin/true`, and by default only the
+delete hook is set, so creates and updates only move the diffbase: the agents' list, watch and
+store work is all there, the per-node cost of hook processes is left to the speed benchmarks.
+"Handled" means a marker object deleted after the event reached every agent's delete hook.
+The cost model drawn from these figures is in [fleet-cost.md](fleet-cost.md).
+"""
+
+
+def machine():
+    cpu = "unknown CPU"
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    load = os.getloadavg()
+    return (f"{os.cpu_count()} vCPU {cpu}, Linux {platform.release()}, "
+            f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end")
+
+
+def commit():
+    try:
+        return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def fmt(value, digits=1):
+    if isinstance(value, dict):
+        return " / ".join(fmt(value.get(k), digits) for k in ("median", "p90", "max")) if value else "-"
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}" if isinstance(value, float) else f"{value:,}"
+
+
+def verbs(per_agent):
+    return ", ".join(f"{verb} {count:.2f}" for verb, count in sorted(per_agent.items()) if count) or "0"
+
+
+def run_table(run):
+    rows = ["| scenario | API server CPU s | API server peak RSS MiB | requests per agent (server) | "
+            "requests per agent (agents' counters) | agents' CPU s (sum) | agents' RSS MiB (sum / max) | "
+            "ready / handled, s |", "| --- | ---: | ---: | --- | --- | ---: | ---: | --- |"]
+    for s in run["scenarios"]:
+        rows.append(f"| {s['scenario']} | {fmt(s['apiserver_cpu_s'])} | {fmt(s['apiserver_peak_rss_mib'], 0)} | "
+                    f"{verbs(s['server_requests_per_agent'])} | {verbs(s['agent_requests_per_agent'])} | "
+                    f"{fmt(s['agents_cpu_s'])} | {fmt(s['agents_rss_total_mib'], 0)} / {fmt(s['agent_rss_max_mib'])} | "
+                    f"{timing(s)} |")
+    return "\n".join(rows)
+
+
+def timing(s):
+    parts = []
+    for key, label in (("all_ready_s", "all ready"), ("all_stored_s", "all stored"),
+                       ("ready_after_restart_s", "restart→ready median/p90/max"),
+                       ("marker_after_all_ready_s", "marker after all ready m/p90/max"),
+                       ("start_s", "server start"),
+                       ("marker_after_server_ready_s", "server ready→marker handled m/p90/max"),
+                       ("achieved_rate", "changes/s sent"),
+                       ("caught_up_after_writer_s", "writer end→marker handled m/p90/max"),
+                       ("bytes_per_change_per_agent", "watch bytes per change per agent"),
+                       ("events_per_change_per_agent", "watch events per change per agent")):
+        if key in s:
+            parts.append(f"{label} {fmt(s[key], 2 if 'events' in key else 1)}")
+    return "; ".join(parts)
+
+
+def run_markdown(run):
+    a = run["args"]
+    return "\n".join([
+        f"### {run['title']}",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d', time.gmtime(run['ended']))} at {commit()} on {machine()}; "
+        f"{a['agents']} agents, {a['objects']} objects, list strategy `{run['strategy']}`"
+        f"{', sharded by node label' if a['sharded'] else ''}. "
+        "Shared with other engineers' builds and tests: every time and CPU figure is an upper bound.",
+        "",
+        "```sh",
+        run["command"],
+        "```",
+        "",
+        run_table(run),
+        "",
+        *[f"- {note}" for note in run.get("notes", [])],
+    ]).rstrip() + "\n"
+
+
+def write_section(doc, key, markdown):
+    """Replaces the run `key` inside the section (adding the section or the run when missing)."""
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    run_begin, run_end = f"<!-- fleet-sim:{key}:begin -->", f"<!-- fleet-sim:{key}:end -->"
+    block = f"{run_begin}\n{markdown}{run_end}\n"
+    if BEGIN not in text:
+        text = text.rstrip() + f"\n\n{BEGIN}\n{HEADER}\n{END}\n"
+    head, rest = text.split(BEGIN, 1)
+    section, tail = rest.split(END, 1)
+    pattern = re.compile(re.escape(run_begin) + r".*?" + re.escape(run_end) + r"\n", re.S)
+    section = pattern.sub(lambda _: block, section) if run_begin in section else section.rstrip() + f"\n\n{block}"
+    # The header is regenerated too, so the prose stays in step with the script.
+    section = "\n" + HEADER + "\n" + section[section.index("<!-- fleet-sim:"):] if "<!-- fleet-sim:" in section else section
+    doc.write_text(head + BEGIN + section + END + tail)
