@@ -111,12 +111,19 @@ class ApiServer:
         return memory_kib(self.pid, "VmRSS") or 0
 
     def counters(self):
-        """Cumulative over restarts: requests on widgets by verb ("LIST", "WATCH", ...), and the
-        watch events sent to watchers of widgets: their count and summed size in bytes."""
+        """Cumulative over restarts: requests on widgets by verb ("LIST", "WATCH", ...), the watch
+        events sent to watchers of widgets (count, summed bytes), and where lists were served."""
         samples = parse_prometheus(self.writer.request("GET", "/metrics", raw=True))
         now = {f"requests {verb}": value
                for verb, value in sum_samples(samples, "apiserver_request_total", by="verb",
                                               resource=RESOURCE).items()}
         now["watch events"] = sum_samples(samples, "apiserver_watch_events_sizes_count", resource=RESOURCE)
         now["watch event bytes"] = sum_samples(samples, "apiserver_watch_events_sizes_sum", resource=RESOURCE)
+        # Where lists were served: the watch cache, or etcd; a consistent read from the cache first
+        # asks etcd for its current revision (an etcd "get").
+        now["source cache lists"] = sum_samples(samples, "apiserver_cache_list_total", resource=RESOURCE)
+        now["source cache objects scanned"] = sum_samples(samples, "apiserver_cache_list_fetched_objects_total",
+                                                          resource=RESOURCE)
+        now["source etcd lists"] = sum_samples(samples, "etcd_requests_total", resource=RESOURCE, operation="list")
+        now["source etcd gets"] = sum_samples(samples, "etcd_requests_total", resource=RESOURCE, operation="get")
         return {k: self.counters_done.get(k, 0.0) + now.get(k, 0.0) for k in {*self.counters_done, *now}}

@@ -54,15 +54,21 @@ def verbs(per_agent):
     return ", ".join(f"{verb} {count:.2f}" for verb, count in sorted(per_agent.items()) if count) or "0"
 
 
+def sources(per_agent):
+    return (f"watch cache {per_agent.get('cache lists', 0):.2f} (objects scanned "
+            f"{per_agent.get('cache objects scanned', 0):,.0f}), etcd lists {per_agent.get('etcd lists', 0):.2f}, "
+            f"etcd reads {per_agent.get('etcd gets', 0):.2f}") if per_agent else "-"
+
+
 def run_table(run):
     rows = ["| scenario | API server CPU s | API server peak RSS MiB | requests per agent (server) | "
             "requests per agent (agents' counters) | agents' CPU s (sum) | agents' RSS MiB (sum / max) | "
-            "ready / handled, s |", "| --- | ---: | ---: | --- | --- | ---: | ---: | --- |"]
+            "lists served per agent | ready / handled, s |", "| --- | ---: | ---: | --- | --- | ---: | ---: | --- | --- |"]
     for s in run["scenarios"]:
         rows.append(f"| {s['scenario']} | {fmt(s['apiserver_cpu_s'])} | {fmt(s['apiserver_peak_rss_mib'], 0)} | "
                     f"{verbs(s['server_requests_per_agent'])} | {verbs(s['agent_requests_per_agent'])} | "
                     f"{fmt(s['agents_cpu_s'])} | {fmt(s['agents_rss_total_mib'], 0)} / {fmt(s['agent_rss_max_mib'])} | "
-                    f"{timing(s)} |")
+                    f"{sources(s.get('list_sources_per_agent', {}))} | {timing(s)} |")
     return "\n".join(rows)
 
 

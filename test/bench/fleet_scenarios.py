@@ -69,6 +69,7 @@ def summary(values):
 def measured(name, server, fleet, body):
     """Runs `body()` and returns its figures with the API server's and the agents' costs."""
     server.open_window()
+    rss0 = server.rss_kib()
     c0, cpu0, acpu0, req0, t0 = server.counters(), server.cpu_total(), fleet.cpu_total(), fleet.requests_by_verb(), time.time()
     extra = body()
     wall = time.time() - t0
@@ -79,9 +80,11 @@ def measured(name, server, fleet, body):
         "scenario": name, "wall_s": wall,
         "apiserver_cpu_s": server.cpu_total() - cpu0,
         "apiserver_peak_rss_mib": server.window_peak() / MIB,
-        "apiserver_rss_end_mib": server.rss_kib() / MIB,
+        "apiserver_rss_start_mib": rss0 / MIB, "apiserver_rss_end_mib": server.rss_kib() / MIB,
         "server_requests_per_agent": {k.split()[1]: (c1.get(k, 0) - c0.get(k, 0)) / n
                                       for k in c1 if k.startswith("requests ") and k.split()[1] in ("LIST", "WATCH")},
+        "list_sources_per_agent": {k.split(" ", 1)[1]: (c1.get(k, 0) - c0.get(k, 0)) / n
+                                   for k in c1 if k.startswith("source ")},
         "agent_requests_per_agent": {v: (req1.get(v, 0) - req0.get(v, 0)) / n for v in req1},
         "watch_events": c1.get("watch events", 0) - c0.get("watch events", 0),
         "watch_event_bytes": c1.get("watch event bytes", 0) - c0.get("watch event bytes", 0),
