@@ -110,6 +110,11 @@ class ApiServer:
     def rss_kib(self):
         return memory_kib(self.pid, "VmRSS") or 0
 
+    def heap_mib(self):
+        """The Go heap in use (go_memstats_heap_inuse_bytes): live objects without GC headroom."""
+        samples = parse_prometheus(self.writer.request("GET", "/metrics", raw=True))
+        return sum_samples(samples, "go_memstats_heap_inuse_bytes") / (1024.0 * 1024.0)
+
     def counters(self):
         """Cumulative over restarts: requests on widgets by verb ("LIST", "WATCH", ...), the watch
         events sent to watchers of widgets (count, summed bytes), and where lists were served."""

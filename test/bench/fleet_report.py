@@ -60,12 +60,19 @@ def sources(per_agent):
             f"etcd reads {per_agent.get('etcd gets', 0):.2f}") if per_agent else "-"
 
 
+def memory(s):
+    text = f"{fmt(s.get('apiserver_rss_start_mib'), 0)} → {fmt(s['apiserver_peak_rss_mib'], 0)}"
+    if "apiserver_heap_start_mib" in s:
+        text += f" ({fmt(s['apiserver_heap_start_mib'], 0)} → {fmt(s['apiserver_heap_end_mib'], 0)})"
+    return text
+
+
 def run_table(run):
-    rows = ["| scenario | API server CPU s | API server peak RSS MiB | requests per agent (server) | "
+    rows = ["| scenario | API server CPU s | API server RSS MiB: before → peak (Go heap before → after) | requests per agent (server) | "
             "requests per agent (agents' counters) | agents' CPU s (sum) | agents' RSS MiB (sum / max) | "
             "lists served per agent | ready / handled, s |", "| --- | ---: | ---: | --- | --- | ---: | ---: | --- | --- |"]
     for s in run["scenarios"]:
-        rows.append(f"| {s['scenario']} | {fmt(s['apiserver_cpu_s'])} | {fmt(s['apiserver_peak_rss_mib'], 0)} | "
+        rows.append(f"| {s['scenario']} | {fmt(s['apiserver_cpu_s'])} | {memory(s)} | "
                     f"{verbs(s['server_requests_per_agent'])} | {verbs(s['agent_requests_per_agent'])} | "
                     f"{fmt(s['agents_cpu_s'])} | {fmt(s['agents_rss_total_mib'], 0)} / {fmt(s['agent_rss_max_mib'])} | "
                     f"{sources(s.get('list_sources_per_agent', {}))} | {timing(s)} |")
@@ -85,7 +92,7 @@ def timing(s):
                        ("events_per_change_per_agent", "watch events per change per agent")):
         if key in s:
             parts.append(f"{label} {fmt(s[key], 2 if 'events' in key else 1)}")
-    return "; ".join(parts)
+    return "; ".join(parts) or "-"
 
 
 def run_markdown(run):

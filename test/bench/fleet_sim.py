@@ -121,7 +121,17 @@ def run_scenario(name, args, server, fleet, objects):
 
 
 def command_line(argv):
-    return "test/bench/fleet_sim.py" + "".join(" " + shlex.quote(a) for a in argv if a not in ("--keep",))
+    """The command as the docs show it: without where this run wrote its JSON or kept its logs."""
+    shown, skip = [], False
+    for a in argv:
+        if skip or a == "--keep" or a.startswith("--json="):
+            skip = False
+            continue
+        if a == "--json":
+            skip = True
+            continue
+        shown.append(shlex.quote(a))
+    return " ".join(["test/bench/fleet_sim.py", *shown])
 
 
 def main(argv):
