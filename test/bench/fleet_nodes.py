@@ -43,8 +43,8 @@ class FleetAgent:
         resource = {"group": "example.com", "version": "v1", "plural": "widgets", "namespace": "",
                     "hooks": {r: {"argv": ["/bin/true"], "timeout_seconds": 30} for r in hooks}}
         if sharded:
-            # The selector a `{node}` template expands to; written out so any binary can run it.
-            resource["label_selector"] = f"{NODE_LABEL}={node}"
+            # A binary without selector templates gets what `{node}` expands to: the same requests.
+            resource["label_selector"] = f"{NODE_LABEL}={'{node}' if sharded == 'template' else node}"
         config = {"node_name": node, "state_file": str(directory / "state" / "state.db"),
                   "api": {"kubeconfig": kubeconfig}, "resources": [resource],
                   "tuning": {"health_address": f"127.0.0.1:{port}", "admin_address": "",

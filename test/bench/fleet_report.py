@@ -18,7 +18,9 @@ directory, health port on 127.0.0.1) against one test API server (kube-apiserver
 same process: its CPU and memory include etcd). Every hook is `/bin/true`, and by default only the
 delete hook is set, so creates and updates only move the diffbase: the agents' list, watch and
 store work is all there, the per-node cost of hook processes is left to the speed benchmarks.
-"Handled" means a marker object deleted after the event reached every agent's delete hook (4
+Sharded: each object is labelled `fleet.nodehook.io/node=<node>` and each agent selects
+`fleet.nodehook.io/node={node}` (written out as its node's name for a binary without selector
+templates, which makes the same requests). "Handled" means a marker object deleted after the event reached every agent's delete hook (4
 markers beside the objects, 4 per node when sharded). Requests per agent are counted twice: by
 the server (`apiserver_request_total`, which counts a WATCH when it ends) and by the agents
 (`nodehook_api_requests_total`, counted when sent, failed attempts during an outage included).

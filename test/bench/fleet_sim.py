@@ -76,12 +76,15 @@ def binary():
     return path
 
 
-def supports_strategy(strategy):
-    """Today's agent lists with pagination and has no knob: only "paginated" means anything."""
-    if strategy == "paginated":
-        return True
+def has_list_strategies():
+    """Whether this binary has tuning.list_strategy (and, from the same change, `{node}` selectors)."""
     out = subprocess.run([str(binary()), "run", "--help"], capture_output=True, text=True).stdout
     return "--list-strategy" in out
+
+
+def supports_strategy(strategy):
+    """Today's agent lists with pagination and has no knob: only "paginated" means anything."""
+    return strategy == "paginated" or has_list_strategies()
 
 
 def one_run(args, strategy, work, scenarios):
@@ -89,7 +92,8 @@ def one_run(args, strategy, work, scenarios):
     (work / "cluster").mkdir(parents=True)
     server = ApiServer(work / "cluster")
     hooks = sorted({"delete", *filter(None, args.hooks.split(","))})
-    fleet = Fleet(args.agents, work, server.kubeconfig, binary(), hooks, args.sharded, strategy, args.log_level)
+    sharded = args.sharded and ("template" if has_list_strategies() else "literal")
+    fleet = Fleet(args.agents, work, server.kubeconfig, binary(), hooks, sharded, strategy, args.log_level)
     pool = ThreadPoolExecutor(4)
     objects = sc.Objects(server.writer, [a.node for a in fleet.agents], args.objects, args.sharded, pool)
     results = []
