@@ -46,8 +46,8 @@ class Objects:
         return [(f"marker-{round_}", self.nodes[0])]
 
     def per_agent(self):
-        """Objects each agent watches (markers included)."""
-        return (self.count // len(self.nodes) if self.sharded else self.count)
+        """Plain objects each agent watches (at least; markers come on top)."""
+        return self.count // len(self.nodes) if self.sharded else self.count
 
     def delete_next_marker(self):
         names = [name for name, _ in self.markers(self.rounds)]
