@@ -39,7 +39,8 @@ class FleetAgent:
     def __init__(self, node, directory, port, kubeconfig, binary, hooks, sharded, strategy, log_level):
         self.node, self.dir, self.port, self.binary = node, directory, port, binary
         self.strategy = strategy
-        (directory / "state").mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "state").mkdir(mode=0o700, exist_ok=True)  # as the agent wants its state dir
         resource = {"group": "example.com", "version": "v1", "plural": "widgets", "namespace": "",
                     "hooks": {r: {"argv": ["/bin/true"], "timeout_seconds": 30} for r in hooks}}
         if sharded:
