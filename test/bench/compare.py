@@ -1,0 +1,121 @@
+"""nodehook vs kopf 1.45.2 on the same API server, in the same run, on the same work (issue 11).
+
+Starts one local API server with the Widget CRD and runs, one system after the other, two
+nodehook nodes and two kopf nodes (see compare_systems.py) through the same phases
+(compare_phases.py): backlog drains, change rates, memory against object count, a restart.
+Writes results.json and the report (compare_report.py): in full mode the "nodehook vs kopf"
+section of docs/benchmarks.md and its plots under docs/img/; with --smoke tiny counts, and the
+report goes to a temporary directory. Fails when a system did not handle every change or the
+report is missing; never on timing.
+
+Run it through test/bench/compare.sh, which makes the venv with kopf and matplotlib."""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "test" / "e2e"))
+from bench_cluster import widget_cluster  # noqa: E402
+from compare_client import Api  # noqa: E402
+from compare_fleet import BenchError, Fleet  # noqa: E402
+from compare_phases import backlog_drains, change_rates, idle_memory_and_restart  # noqa: E402
+from compare_report import latency_plot, memory_plot, replace_section, section  # noqa: E402
+from compare_systems import KopfNode, NodehookNode  # noqa: E402
+
+FULL = {"drain": 3000, "levels": [1000, 2000, 5000, 10000], "rates": [20, 100, 200], "rate_seconds": 10}
+SMOKE = {"drain": 50, "levels": [20, 50], "rates": [20, 50], "rate_seconds": 1}
+NODES = ("node-a", "node-b")
+
+
+def machine():
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    mem_kib = int(next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
+                       if line.startswith("MemTotal")))
+    return {"nproc": os.cpu_count(), "cpu": cpu, "ram_gib": mem_kib / 2**20, "kernel": platform.release(),
+            "load_before": os.getloadavg()[0]}
+
+
+def versions(api, nodehook_bin):
+    def git(*args):
+        return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True).stdout.strip()
+    dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--", "agent", "storage") else ""
+    go_mod = (REPO / "test/cluster/go.mod").read_text()
+    module = next((line.split()[1] for line in go_mod.splitlines() if line.strip().startswith("k8s.io/kubernetes v")), "?")
+    return {"nodehook": f"{git('rev-parse', '--short', 'HEAD')}{dirty} (`{nodehook_bin}`)", "kopf": version("kopf"),
+            "python": platform.python_version(), "kubernetes": f"{api.server_version()} ({module})"}
+
+
+def run_system(api, work, kubeconfig, system, make_node, params):
+    def fleet(namespace):
+        return Fleet(system, [make_node(n, work / namespace / n, kubeconfig, namespace) for n in NODES])
+    result = {}
+    drains = fleet(f"{system}-drain")
+    try:
+        print(f"== {system}: backlog drains of {params['drain']} objects", flush=True)
+        result["drain"] = backlog_drains(api, drains, drains.nodes[0].namespace, params["drain"])
+        print(f"== {system}: change rates {params['rates']}/s", flush=True)
+        result["rates"] = change_rates(api, drains, drains.nodes[0].namespace, params["rates"],
+                                       params["rate_seconds"], params["drain"])
+    finally:
+        drains.stop()
+    memory = fleet(f"{system}-memory")
+    try:
+        print(f"== {system}: memory at {[0, *params['levels']]} objects, then a restart", flush=True)
+        result["memory"] = idle_memory_and_restart(api, memory, memory.nodes[0].namespace, params["levels"])
+    finally:
+        memory.stop()
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny counts; report into a temporary directory")
+    parser.add_argument("--out", type=Path, help="where results.json (and, with --smoke, the report) go")
+    parser.add_argument("--docs", type=Path, default=REPO / "docs", help="full mode: where benchmarks.md is")
+    args = parser.parse_args()
+    nodehook = Path(os.environ.get("NODEHOOK_BIN", REPO / "build/agent/app/nodehook"))
+    kopf = Path(sys.executable).parent / "kopf"
+    params = SMOKE if args.smoke else FULL
+    out = args.out or (Path(tempfile.mkdtemp(prefix="nodehook-compare-")) if args.smoke else REPO / "build/bench-compare")
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with widget_cluster() as (work, kubeconfig):
+        api = Api(kubeconfig)
+        results = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                   "command": "test/bench/compare.sh" + (" --smoke" if args.smoke else ""),
+                   "machine": machine(), "versions": versions(api, nodehook), "params": params, "systems": {}}
+        makers = {"nodehook": lambda *a: NodehookNode(*a, binary=nodehook), "kopf": lambda *a: KopfNode(*a, kopf=kopf)}
+        try:
+            for system, make_node in makers.items():
+                results["systems"][system] = run_system(api, work, kubeconfig, system, make_node, params)
+        except BenchError as e:
+            sys.exit(f"compare: {e} (work directory: {work})")
+    results["machine"]["load_after"] = os.getloadavg()[0]
+    results["minutes"] = (time.monotonic() - started) / 60
+    (out / "results.json").write_text(json.dumps(results, indent=1))
+    report_dir = out if args.smoke else args.docs
+    (report_dir / "img").mkdir(parents=True, exist_ok=True)
+    latency_plot(results, report_dir / "img/kopf-compare-latency.svg")
+    memory_plot(results, report_dir / "img/kopf-compare-memory.svg")
+    text = section(results, "img/kopf-compare-latency.svg", "img/kopf-compare-memory.svg")
+    replace_section(report_dir / "benchmarks.md", text)
+    for f in ("benchmarks.md", "img/kopf-compare-latency.svg", "img/kopf-compare-memory.svg"):
+        if not (report_dir / f).stat().st_size:
+            sys.exit(f"compare: {report_dir / f} is empty")
+    print(text)
+    print(f"compare: report in {report_dir / 'benchmarks.md'}, results in {out / 'results.json'} "
+          f"({results['minutes']:.1f} min)")
+
+
+if __name__ == "__main__":
+    main()
