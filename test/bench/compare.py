@@ -15,6 +15,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -105,10 +106,14 @@ def main():
     (out / "results.json").write_text(json.dumps(results, indent=1))
     report_dir = out if args.smoke else args.docs
     (report_dir / "img").mkdir(parents=True, exist_ok=True)
+    if args.smoke:  # the smoke rewrites a copy of the real file, so the section splice is checked too
+        shutil.copyfile(args.docs / "benchmarks.md", report_dir / "benchmarks.md")
     latency_plot(results, report_dir / "img/kopf-compare-latency.svg")
     memory_plot(results, report_dir / "img/kopf-compare-memory.svg")
     text = section(results, "img/kopf-compare-latency.svg", "img/kopf-compare-memory.svg")
-    replace_section(report_dir / "benchmarks.md", text)
+    error = replace_section(report_dir / "benchmarks.md", text)
+    if error:
+        sys.exit(f"compare: {error}")
     for f in ("benchmarks.md", "img/kopf-compare-latency.svg", "img/kopf-compare-memory.svg"):
         if not (report_dir / f).stat().st_size:
             sys.exit(f"compare: {report_dir / f} is empty")

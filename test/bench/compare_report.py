@@ -158,12 +158,21 @@ def section(results, latency_svg, memory_svg):
     return "\n".join(lines) + "\n"
 
 
+def _outside(doc):
+    """`doc` without its marked section."""
+    return re.sub(re.escape(BEGIN) + ".*?" + re.escape(END) + "\n?", "", doc, count=1, flags=re.S).rstrip("\n")
+
+
 def replace_section(doc_path, text):
-    """Replaces the marked section of `doc_path` (appends it when the markers are missing)."""
+    """Replaces the marked section of `doc_path` (appends it when the markers are missing) and
+    checks that nothing outside it changed; returns an error message, or None."""
     doc = Path(doc_path).read_text() if Path(doc_path).exists() else "# Benchmarks\n"
     pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END) + "\n?", re.S)
     if pattern.search(doc):
-        doc = pattern.sub(lambda _: text, doc, count=1)
+        new = pattern.sub(lambda _: text, doc, count=1)
     else:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    Path(doc_path).write_text(doc)
+        new = doc.rstrip("\n") + "\n\n" + text
+    if _outside(new) != _outside(doc) or text not in new:
+        return f"replacing the section would change {doc_path} outside its markers; left it alone"
+    Path(doc_path).write_text(new)
+    return None
