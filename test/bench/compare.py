@@ -56,25 +56,33 @@ def versions(api, nodehook_bin):
             "python": platform.python_version(), "kubernetes": f"{api.server_version()} ({module})"}
 
 
+STARTED = time.monotonic()
+
+
+def _say(text):
+    print(f"[{time.monotonic() - STARTED:6.1f}s] {text}", flush=True)
+
+
 def run_system(api, work, kubeconfig, system, make_node, params):
     def fleet(namespace):
         return Fleet(system, [make_node(n, work / namespace / n, kubeconfig, namespace) for n in NODES])
     result = {}
     drains = fleet(f"{system}-drain")
     try:
-        print(f"== {system}: backlog drains of {params['drain']} objects", flush=True)
+        _say(f"{system}: backlog drains of {params['drain']} objects")
         result["drain"] = backlog_drains(api, drains, drains.nodes[0].namespace, params["drain"])
-        print(f"== {system}: change rates {params['rates']}/s", flush=True)
+        _say(f"{system}: change rates {params['rates']}/s")
         result["rates"] = change_rates(api, drains, drains.nodes[0].namespace, params["rates"],
                                        params["rate_seconds"], params["drain"])
     finally:
         drains.stop()
     memory = fleet(f"{system}-memory")
     try:
-        print(f"== {system}: memory at {[0, *params['levels']]} objects, then a restart", flush=True)
+        _say(f"{system}: memory at {[0, *params['levels']]} objects, then a restart")
         result["memory"] = idle_memory_and_restart(api, memory, memory.nodes[0].namespace, params["levels"])
     finally:
         memory.stop()
+    _say(f"{system}: done")
     return result
 
 

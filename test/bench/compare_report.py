@@ -151,6 +151,8 @@ def section(results, latency_svg, memory_svg):
              "settled; then both nodes restarted.", "",
              "| figure | nodehook | kopf | nodehook advantage |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in _rows(results)]
+    lines += ["", "*nodehook advantage*: how many times better nodehook's figure is (kopf ÷ nodehook where "
+              "lower is better, nodehook ÷ kopf for hooks/s); below 1× kopf is better."]
     lines += ["", f"![change to hook start, CDF per rate]({latency_svg})", "",
               f"![RSS per node against objects handled]({memory_svg})", "",
               "Writes are counted from the API server's `apiserver_request_total` (the driver's own writes "
