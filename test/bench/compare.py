@@ -86,17 +86,11 @@ def run_system(api, work, kubeconfig, system, make_node, params):
     return result
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--smoke", action="store_true", help="tiny counts; report into a temporary directory")
-    parser.add_argument("--out", type=Path, help="where results.json (and, with --smoke, the report) go")
-    parser.add_argument("--docs", type=Path, default=REPO / "docs", help="full mode: where benchmarks.md is")
-    args = parser.parse_args()
+def measure(args, out):
+    """Runs both systems through every phase on one fresh API server; returns the results."""
     nodehook = Path(os.environ.get("NODEHOOK_BIN", REPO / "build/agent/app/nodehook"))
     kopf = Path(sys.executable).parent / "kopf"
     params = SMOKE if args.smoke else FULL
-    out = args.out or (Path(tempfile.mkdtemp(prefix="nodehook-compare-")) if args.smoke else REPO / "build/bench-compare")
-    out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with widget_cluster() as (work, kubeconfig):
         api = Api(kubeconfig)
@@ -112,10 +106,20 @@ def main():
     results["machine"]["load_after"] = os.getloadavg()[0]
     results["minutes"] = (time.monotonic() - started) / 60
     (out / "results.json").write_text(json.dumps(results, indent=1))
-    report_dir = out if args.smoke else args.docs
+    return results
+
+
+def load_results(path):
+    """results.json as measure() returned it (JSON made the rates' keys strings)."""
+    results = json.loads(Path(path).read_text())
+    for system in results["systems"].values():
+        system["rates"] = {int(rate): r for rate, r in system["rates"].items()}
+    return results
+
+
+def write_report(results, report_dir):
+    """The plots under report_dir/img and the section in report_dir/benchmarks.md; the section text."""
     (report_dir / "img").mkdir(parents=True, exist_ok=True)
-    if args.smoke:  # the smoke rewrites a copy of the real file, so the section splice is checked too
-        shutil.copyfile(args.docs / "benchmarks.md", report_dir / "benchmarks.md")
     latency_plot(results, report_dir / "img/kopf-compare-latency.svg")
     memory_plot(results, report_dir / "img/kopf-compare-memory.svg")
     text = section(results, "img/kopf-compare-latency.svg", "img/kopf-compare-memory.svg")
@@ -125,7 +129,24 @@ def main():
     for f in ("benchmarks.md", "img/kopf-compare-latency.svg", "img/kopf-compare-memory.svg"):
         if not (report_dir / f).stat().st_size:
             sys.exit(f"compare: {report_dir / f} is empty")
-    print(text)
+    return text
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny counts; report into a temporary directory")
+    parser.add_argument("--out", type=Path, help="where results.json (and, with --smoke, the report) go")
+    parser.add_argument("--docs", type=Path, default=REPO / "docs", help="full mode: where benchmarks.md is")
+    parser.add_argument("--from-results", type=Path, metavar="RESULTS_JSON",
+                        help="measure nothing: write the report again from an earlier run's results.json")
+    args = parser.parse_args()
+    out = args.out or (Path(tempfile.mkdtemp(prefix="nodehook-compare-")) if args.smoke else REPO / "build/bench-compare")
+    out.mkdir(parents=True, exist_ok=True)
+    results = load_results(args.from_results) if args.from_results else measure(args, out)
+    report_dir = out if args.smoke else args.docs
+    if args.smoke:  # the smoke rewrites a copy of the real file, so the section splice is checked too
+        shutil.copyfile(args.docs / "benchmarks.md", report_dir / "benchmarks.md")
+    print(write_report(results, report_dir))
     print(f"compare: report in {report_dir / 'benchmarks.md'}, results in {out / 'results.json'} "
           f"({results['minutes']:.1f} min)")
 

@@ -4,6 +4,8 @@
 #                                   "nodehook vs kopf (issue 11)" and docs/img/kopf-compare-*.svg
 #   test/bench/compare.sh --smoke   tiny counts (~2 min): checks both systems handled every change
 #                                   and the report was produced, in a temporary directory
+#   test/bench/compare.sh --from-results build/bench-compare/results.json
+#                                   writes the report again from an earlier run, measuring nothing
 # kopf and matplotlib live in a venv under the build directory (bench only), made on first use.
 # Uses NODEHOOK_BIN and NODEHOOK_TESTCLUSTER when set (as test/run-tests.sh sets them); otherwise
 # the build directory's nodehook and the cached API server (built if missing).

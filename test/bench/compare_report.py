@@ -126,6 +126,7 @@ def _save(fig, path):
 
 def section(results, latency_svg, memory_svg):
     m, v, p = results["machine"], results["versions"], results["params"]
+    nh_points = results["systems"]["nodehook"]["memory"]["points"]
     lines = [BEGIN, "## nodehook vs kopf (issue 11)", "",
              f"Measured on {results['date']} by `{results['command']}` (about {results['minutes']:.0f} minutes). "
              f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['ram_gib']:.0f} GiB RAM, Linux {m['kernel']}; "
@@ -154,7 +155,12 @@ def section(results, latency_svg, memory_svg):
     lines += ["", "*nodehook advantage*: how many times better nodehook's figure is (kopf ÷ nodehook where "
               "lower is better, nodehook ÷ kopf for hooks/s); below 1× kopf is better."]
     lines += ["", f"![change to hook start, CDF per rate]({latency_svg})", "",
-              f"![RSS per node against objects handled]({memory_svg})", "",
+              "RSS per node (MiB, mean of the two nodes) against objects handled:", "",
+              "| objects | " + " | ".join(f"{p['objects']:,}" for p in nh_points) + " |",
+              "| --- | " + " | ".join("---:" for _ in nh_points) + " |"]
+    lines += [f"| {system} | " + " | ".join(f"{_mib(p['rss_kib']):.1f}" for p in results["systems"][system]["memory"]["points"])
+              + " |" for system in SYSTEMS]
+    lines += ["", f"![RSS per node against objects handled]({memory_svg})", "",
               "Writes are counted from the API server's `apiserver_request_total` (the driver's own writes "
               "subtracted), over the backlog drains and the rate runs.", END]
     return "\n".join(lines) + "\n"
