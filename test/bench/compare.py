@@ -90,12 +90,15 @@ def measure(args, out):
     """Runs both systems through every phase on one fresh API server; returns the results."""
     nodehook = Path(os.environ.get("NODEHOOK_BIN", REPO / "build/agent/app/nodehook"))
     kopf = Path(sys.executable).parent / "kopf"
-    params = SMOKE if args.smoke else FULL
+    params = dict(SMOKE if args.smoke else FULL)
+    for key in ("drain", "levels", "rates", "rate_seconds"):
+        if getattr(args, key) is not None:
+            params[key] = getattr(args, key)
     started = time.monotonic()
     with widget_cluster() as (work, kubeconfig):
         api = Api(kubeconfig)
         results = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                   "command": "test/bench/compare.sh" + (" --smoke" if args.smoke else ""),
+                   "command": " ".join(["test/bench/compare.sh", *sys.argv[1:]]),
                    "machine": machine(), "versions": versions(api, nodehook), "params": params, "systems": {}}
         makers = {"nodehook": lambda *a: NodehookNode(*a, binary=nodehook), "kopf": lambda *a: KopfNode(*a, kopf=kopf)}
         try:
@@ -103,6 +106,7 @@ def measure(args, out):
                 results["systems"][system] = run_system(api, work, kubeconfig, system, make_node, params)
         except BenchError as e:
             sys.exit(f"compare: {e} (work directory: {work})")
+    shutil.rmtree(work, ignore_errors=True)  # kept above when a system failed, for its logs
     results["machine"]["load_after"] = os.getloadavg()[0]
     results["minutes"] = (time.monotonic() - started) / 60
     (out / "results.json").write_text(json.dumps(results, indent=1))
@@ -137,6 +141,11 @@ def main():
     parser.add_argument("--smoke", action="store_true", help="tiny counts; report into a temporary directory")
     parser.add_argument("--out", type=Path, help="where results.json (and, with --smoke, the report) go")
     parser.add_argument("--docs", type=Path, default=REPO / "docs", help="full mode: where benchmarks.md is")
+    numbers = lambda text: [int(n) for n in text.split(",")]  # noqa: E731
+    parser.add_argument("--drain", type=int, help=f"backlog objects (full: {FULL['drain']})")
+    parser.add_argument("--levels", type=numbers, help=f"object counts for memory, comma-separated (full: {FULL['levels']})")
+    parser.add_argument("--rates", type=numbers, help=f"changes/s, comma-separated (full: {FULL['rates']})")
+    parser.add_argument("--rate-seconds", type=int, help=f"seconds per rate (full: {FULL['rate_seconds']})")
     parser.add_argument("--from-results", type=Path, metavar="RESULTS_JSON",
                         help="measure nothing: write the report again from an earlier run's results.json")
     args = parser.parse_args()
