@@ -68,9 +68,9 @@ class Node:
         self.starts += 1
         env = dict(os.environ, BENCH_RECORD_FILE=str(self.record_file), KUBECONFIG=self.kubeconfig,
                    **self.extra_env())
-        log = open(self.dir / f"{self.system}-{self.starts}.log", "wb")
-        self.started_at = time.monotonic()
-        self.proc = subprocess.Popen(self.command(), env=env, cwd=HERE, stdout=log, stderr=subprocess.STDOUT)
+        with open(self.dir / f"{self.system}-{self.starts}.log", "wb") as log:
+            self.started_at = time.monotonic()
+            self.proc = subprocess.Popen(self.command(), env=env, cwd=HERE, stdout=log, stderr=subprocess.STDOUT)
 
     def stop(self):
         stop_agent(self.proc)
