@@ -40,7 +40,7 @@ class Api:
                 resp = conn.getresponse()
                 payload = resp.read()
                 break
-            except (http.client.HTTPException, ConnectionError):
+            except (http.client.HTTPException, OSError):  # OSError: ssl.SSLEOFError, ConnectionResetError
                 conn.close()
                 self.local.conn = None
                 if attempt == 2:
