@@ -71,10 +71,12 @@ class Api:
                      "application/merge-patch+json")
         return sent, time.time()
 
-    def paced_patches(self, namespace, names, seq, rate, threads=4):
-        """Patches each of `names` once, change k due at start + k/rate, from `threads` senders (each
-        with its own connection) so a slow answer does not hold back the next change. Returns
+    def paced_patches(self, namespace, names, seq, rate):
+        """Patches each of `names` once, change k due at start + k/rate, from enough senders (each
+        with its own connection) that answers slowed by a busy system under test (200 ms and more)
+        do not hold back the next change: the schedule stays open-loop. Returns
         ({name: (time the write was sent, time its answer arrived)}, achieved changes/s)."""
+        threads = int(min(64, max(4, rate // 4)))
         start = time.monotonic() + 0.2
         done = {}
 
