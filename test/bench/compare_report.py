@@ -152,6 +152,13 @@ def section(results, latency_svg, memory_svg):
              "settled; then both nodes restarted.", "",
              "| figure | nodehook | kopf | nodehook advantage |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in _rows(results)]
+    uneven = [rate for rate, r in results["systems"]["nodehook"]["rates"].items()
+              if abs(r["achieved_per_s"] - results["systems"]["kopf"]["rates"][rate]["achieved_per_s"])
+              > 0.2 * max(r["achieved_per_s"], 1)]
+    if uneven:
+        lines += ["", "**Not comparable:** at " + ", ".join(f"{rate}" for rate in uneven) + " changes/s the "
+                  "driver could not write as fast while one of the systems ran (the achieved rates above differ "
+                  "by more than 20%), so those latency rows compare different loads."]
     lines += ["", "*nodehook advantage*: how many times better nodehook's figure is (kopf ÷ nodehook where "
               "lower is better, nodehook ÷ kopf for hooks/s); below 1× kopf is better."]
     lines += ["", f"![change to hook start, CDF per rate]({latency_svg})", "",
