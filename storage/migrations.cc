@@ -94,6 +94,35 @@ constexpr const char* kSchemaV4 = R"sql(
 ALTER TABLE handlers ADD COLUMN last_object TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 5 (issue 12): timing of periodic checks and node snapshot hooks (ScheduleStore).
+//   check_schedule  when each handled object's check is next due, so a restart neither fires
+//                   every check at once nor skips one. Its retry state lives in handlers
+//                   (handler "check") like every other hook's.
+//   snapshots       per resource, the digest of the object set the snapshot hook last succeeded
+//                   with, and the retry state of the attempt in flight.
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE check_schedule (
+  uid TEXT NOT NULL,
+  node TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  due_ms INTEGER NOT NULL,
+  PRIMARY KEY (uid, node)
+) WITHOUT ROWID;
+CREATE INDEX check_schedule_by_resource ON check_schedule (node, resource);
+CREATE TABLE snapshots (
+  node TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  done_digest TEXT NOT NULL,
+  target TEXT NOT NULL,
+  retries INTEGER NOT NULL,
+  first_start_ms INTEGER NOT NULL,
+  next_attempt_ms INTEGER NOT NULL,
+  last_outcome TEXT NOT NULL,
+  last_message TEXT NOT NULL,
+  PRIMARY KEY (node, resource)
+) WITHOUT ROWID;
+)sql";
+
 Result<int> ReadUserVersion(SqliteDb& db) {
   Result<std::string> text = db.QueryText("Migrate", "PRAGMA user_version");
   if (!text.ok()) return text.status();
@@ -121,6 +150,7 @@ const std::vector<Migration>& StateMigrations() {
       {2, kSchemaV2},
       {3, kSchemaV3},
       {4, kSchemaV4},
+      {5, kSchemaV5},
   };
   return kMigrations;
 }

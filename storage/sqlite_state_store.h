@@ -11,6 +11,7 @@
 
 #include "storage/group_commit.h"
 #include "storage/sqlite_db.h"
+#include "storage/schedule_store.h"
 #include "storage/state_store.h"
 
 namespace nodehook {
@@ -23,7 +24,7 @@ struct StoreOptions {
   Metrics* metrics = nullptr;
 };
 
-class SqliteStateStore final : public StateStore {
+class SqliteStateStore final : public StateStore, public ScheduleStore {
  public:
   // Opens or creates the state file at `path` (":memory:" for a private in-memory store),
   // sets its pragmas and migrates it to the current schema. Refuses a file that cannot use WAL
@@ -63,6 +64,13 @@ class SqliteStateStore final : public StateStore {
   Status RecordEventAttempt(int64_t seq, int retries, int64_t next_attempt_ms, const std::string& message) override;
   Status CompleteEvent(int64_t seq) override;
   Result<std::vector<std::string>> UidsWithPendingEvents(const std::string& resource) override;
+
+  // Check and snapshot timing (sqlite_schedule_store.cc).
+  Result<std::map<std::string, int64_t>> CheckSchedule(const std::string& resource) override;
+  Status SetCheckDue(const std::string& uid, const std::string& resource, int64_t due_ms) override;
+  Status DropCheck(const std::string& uid) override;
+  Result<std::optional<SnapshotRecord>> GetSnapshot(const std::string& resource) override;
+  Status PutSnapshot(const SnapshotRecord& record) override;
 
   // Every node name with rows in this file (any node's, not only this store's), sorted. Lets
   // `nodehook state` take the node from a file that holds one.

@@ -39,7 +39,8 @@ struct HandlerRecord {
   int64_t first_start_ms = 0;    // when the first attempt for this target started
   int64_t next_attempt_ms = 0;   // not before this time
   std::string last_outcome;      // "running", "failed", "in_progress", "retry_later", "permanent_failure",
-                                 // "retry_requested"
+                                 // "retry_requested", "finalizer_pending" (finalizer mode: the delete
+                                 // hook succeeded, this node's finalizer is still to come off)
   std::string last_message;
   std::string target;            // digest of the essence this handler is working towards
   // The object as this handler last saw it: the delete hook's input when the object vanished

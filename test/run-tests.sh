@@ -2,7 +2,9 @@
 # Runs every test: installs what is missing, builds, runs the Catch2 unit and fault-injection
 # tests (ctest); the unit tests again under ASan+UBSan with every fuzz seed corpus replayed, and
 # core/storage/faults under TSan (test/sanitize.sh); clang-tidy (test/lint.sh); builds the local
-# API server once (cached), then the end-to-end tests (pytest).
+# API server once (cached), then the end-to-end tests (pytest); last, the smoke runs of the
+# fleet simulation (5 agents on one API server) and of the nodehook vs kopf benchmark
+# (test/bench/compare.sh --smoke); both fail only when something is broken, never on timing.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -25,3 +27,7 @@ kubectl_bin=$(test/cluster/build.sh kubectl | tail -n 1)
 echo "== end-to-end tests"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" NODEHOOK_KUBECTL="$kubectl_bin" \
   python3 -m pytest test/e2e -v -p no:cacheprovider "$@"
+echo "== fleet simulation, smoke (test/bench/fleet_sim.py --smoke)"
+NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" test/bench/fleet_sim.py --smoke
+echo "== nodehook vs kopf benchmark, smoke (kopf in a venv under the build directory)"
+NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" test/bench/compare.sh --smoke

@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "agent/app/fence_command.h"
 #include "agent/app/fleet_command.h"
 #include "agent/app/rbac_command.h"
 #include "agent/app/run_command.h"
@@ -38,6 +39,8 @@ nodehook::ConfigSources SourcesFrom(const CLI::App* command, const std::map<std:
 
 int main(int argc, char** argv) {
   // Installed as kubectl-nodehook, `kubectl nodehook ARGS` runs `nodehook fleet ARGS`.
+  // Internal: wraps cluster-singleton hooks (fence_command.h); kept out of CLI11 and --help.
+  if (argc > 1 && std::string(argv[1]) == "fence") return nodehook::RunFence(argc - 2, argv + 2);
   std::vector<char*> args(argv, argv + argc);
   if (nodehook::InvokedAsKubectlPlugin(argv[0])) args.insert(args.begin() + 1, const_cast<char*>("fleet"));
   argc = static_cast<int>(args.size());

@@ -21,15 +21,20 @@ struct PolicyRule {
 };
 
 // One rule per resource the agent touches for `config`:
-// - each watched resource: list, watch (informers); patch in finalizer mode (JSON patches of
-//   metadata.finalizers; the fresh object always comes from the watch, so no get);
-// - nodes: list, watch with node targeting (this node's labels), list in finalizer mode
-//   (finalizers of departed nodes);
+// - each watched resource: list, watch (informers); get and patch in finalizer mode (JSON patches
+//   of metadata.finalizers, and a re-read when another agent changed the list first);
+// - nodes: list, watch with node targeting (this node's labels); get, list, watch in finalizer
+//   mode (the Node watch notices departures; a GET confirms each one before its finalizer goes);
 // - events.k8s.io events: create (Warning Events for permanent failures are always on).
+// - patch on a cluster-singleton resource (its nodehook.io/singleton-handled annotation).
 std::vector<PolicyRule> LeastPrivilegeRules(const Config& config);
 
 // The ClusterRole as YAML, one flow-style list per field so `diff` against a file reads well.
 std::string ClusterRoleYaml(const std::string& name, const std::vector<PolicyRule>& rules);
+
+// The Role for cluster-singleton resources: create leases, get/update the one named `lease_name`.
+// Bound in the agent's namespace only (deploy/base/lease-role.yaml is this for the defaults).
+std::string LeaseRoleYaml(const std::string& name, const std::string& lease_name);
 
 struct RbacCommandArgs {
   std::string config_path;
@@ -39,7 +44,7 @@ struct RbacCommandArgs {
 CLI::App* AddRbacCommand(CLI::App& app, RbacCommandArgs* args);
 
 // Loads the config (node_name may be missing: it does not change the role) and prints the
-// ClusterRole to `out`. Returns 0, or 2 with every config problem on `err`.
+// ClusterRole to `out`, followed by "---" and LeaseRoleYaml when a resource is a singleton. Returns 0, or 2 with every config problem on `err`.
 int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace nodehook

@@ -1,14 +1,18 @@
 #include "agent/app/run_command.h"
 
+#include <cstdlib>
+
 #include "agent/actions/memory_work_dir.h"
 #include "agent/actions/orphan_reaper.h"
 #include "agent/actions/process_runner.h"
 #include "agent/actions/remove_tree.h"
 #include "agent/app/health_service.h"
 #include "agent/app/signal_watcher.h"
+#include "agent/base/heap.h"
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
 #include "agent/core/agent.h"
+#include "agent/core/election_setup.h"
 #include "agent/kube/connection_config.h"
 #include "agent/kube/rest_kube_client.h"
 #include "storage/state_file.h"
@@ -59,6 +63,8 @@ Status CheckConnection(const Config& config) { return ConnectionFor(config).stat
 
 int RunAgent(const Config& given) {
   Config config = given;  // the hook work directory is resolved below
+  // Two arenas serve a dozen threads well; one each would keep megabytes of RSS per thread.
+  LimitHeapArenas(2);
   // First, before any library starts threads: they inherit the blocked signal mask, so only
   // the watcher thread ever sees SIGINT/SIGTERM.
   OrphanReaper orphans;  // blocks SIGCHLD: before the signal watcher, so its thread inherits that too
@@ -78,6 +84,19 @@ int RunAgent(const Config& given) {
     Log(LogLevel::kError, "cannot configure the API connection",
         {{"error", connection.status().ToString()}, {"next", "exit 1"}});
     return 1;
+  }
+  // Cluster-singleton resources need the Lease's namespace: known before any waiting, or exit.
+  Config effective = config;
+  if (HasSingletonResources(config)) {
+    const char* pod_namespace = std::getenv("POD_NAMESPACE");
+    auto lease_namespace =
+        ResolveLeaseNamespace(config, pod_namespace ? pod_namespace : "", kServiceAccountNamespaceFile);
+    if (!lease_namespace.ok()) {
+      Log(LogLevel::kError, "cannot elect a singleton leader",
+          {{"error", lease_namespace.status().ToString()}, {"next", "exit 1"}});
+      return 1;
+    }
+    effective.tuning.lease_namespace = *lease_namespace;
   }
   std::unique_ptr<HealthService> health;
   LocalEndpointsConfig endpoints{config.tuning.health_address, config.tuning.admin_address,
@@ -115,6 +134,7 @@ int RunAgent(const Config& given) {
   }
   // Resolved once, so every part of the agent uses the directory checked here.
   config.tuning.hook_work_dir = ResolveHookWorkDir(config);
+  effective.tuning.hook_work_dir = config.tuning.hook_work_dir;
   const std::string& scratch = config.tuning.hook_work_dir;
   // Make what older versions left readable by others private.
   if (Status dir = PrepareStateDirectory(config.state_file, scratch, dir_rules); !dir.ok()) {
@@ -141,7 +161,11 @@ int RunAgent(const Config& given) {
   ProcessRunner runner;
   signals.OnSecondSignal([&runner] { runner.KillAllNow(); });
 
-  Agent agent(config, client, *store, runner, SystemClock::Instance());
+  Agent agent(effective, client, *store, *store, runner, SystemClock::Instance());
+  if (HasSingletonResources(effective)) {
+    const char* pod_uid = std::getenv("POD_UID");
+    agent.EnableLeaderElection(ElectionOptionsFor(effective, pod_uid ? pod_uid : ""));
+  }
   if (state->recovered_from_corruption) {
     // Loud in three places: the log (OpenStateForAgent), the metrics and an Event on the Node.
     DefaultMetrics().GetCounter("state_file_recoveries_total", "damaged state files moved aside at start").Increment();

@@ -21,4 +21,24 @@ Clock& SystemClock::Instance() {
   return clock;
 }
 
+TimePoint MonotonicClock::Now() const {
+  auto since_boot = std::chrono::steady_clock::now().time_since_epoch();
+  return TimePoint(std::chrono::duration_cast<Duration>(since_boot));
+}
+
+bool MonotonicClock::WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, TimePoint deadline,
+                               const std::function<bool()>& pred) {
+  if (deadline - Now() > std::chrono::hours(24 * 365)) {
+    cv.wait(lock, pred);
+    return true;
+  }
+  auto steady_deadline = std::chrono::steady_clock::time_point(deadline.time_since_epoch());
+  return cv.wait_until(lock, steady_deadline, pred);
+}
+
+Clock& MonotonicClock::Instance() {
+  static MonotonicClock clock;
+  return clock;
+}
+
 }  // namespace nodehook

@@ -33,6 +33,17 @@ class SystemClock final : public Clock {
   static Clock& Instance();
 };
 
+// Time since boot (CLOCK_MONOTONIC, the same for every process on the host), in the Clock
+// interface's TimePoint: for deadlines that a wall-clock step must never move (leader election).
+// Its Now() is not a date.
+class MonotonicClock final : public Clock {
+ public:
+  TimePoint Now() const override;
+  bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, TimePoint deadline,
+                 const std::function<bool()>& pred) override;
+  static Clock& Instance();
+};
+
 inline int64_t ToMillis(TimePoint t) { return t.time_since_epoch().count(); }
 inline TimePoint FromMillis(int64_t ms) { return TimePoint(Duration(ms)); }
 

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 #include "agent/base/clock.h"
 
@@ -27,6 +29,13 @@ inline Duration ClampedSeconds(double seconds, Duration max) {
   const double max_seconds = static_cast<double>(max.count()) / 1000.0;
   if (seconds >= max_seconds) return max;
   return SaturatingMillis(seconds * 1000.0);
+}
+
+// "12.3s": a delay in a log line's "next".
+inline std::string SecondsText(Duration d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(d.count()) / 1000.0);
+  return buf;
 }
 
 }  // namespace nodehook

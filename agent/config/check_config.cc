@@ -45,6 +45,7 @@ void PrintSummary(const std::string& path, const Config& config, std::ostream& o
     out << "  " << ResourceName(r.ref) << " in "
         << (r.ref.namespace_name.empty() ? "all namespaces" : "namespace " + r.ref.namespace_name);
     if (!r.ref.label_selector.empty()) out << " with labels " << r.ref.label_selector;
+    if (!r.ref.field_selector.empty()) out << " with fields " << r.ref.field_selector;
     out << "\n";
     if (!r.ignored_paths.empty()) {
       out << "    ignoring:";
@@ -54,7 +55,10 @@ void PrintSummary(const std::string& path, const Config& config, std::ostream& o
     for (const auto& [reason, hook] : r.hooks) {
       out << "    " << reason << ":";
       for (const std::string& arg : hook.argv) out << " " << arg;
-      out << " (timeout " << hook.timeout.count() << "s)\n";
+      out << " (timeout " << hook.timeout.count() << "s";
+      if (reason == kReasonCheck) out << ", every " << hook.interval_seconds << "s +-" << hook.jitter_percent << "%";
+      if (reason == kReasonSnapshot && hook.run_on_start) out << ", also on start";
+      out << ")\n";
     }
   }
 }

@@ -22,6 +22,10 @@ inline constexpr const char* kReasonResume = "resume";
 // Raw events: every observed change (ADDED, MODIFIED, DELETED), each one handled and retried on
 // its own, in order, durably.
 inline constexpr const char* kReasonEvent = "event";
+// Periodic drift check of each handled object (check_lane.h), and one run over every object of a
+// resource this node handles (snapshot_lane.h). Neither moves the diffbase.
+inline constexpr const char* kReasonCheck = "check";
+inline constexpr const char* kReasonSnapshot = "snapshot";
 
 struct HookSpec {
   std::vector<std::string> argv;
@@ -29,6 +33,13 @@ struct HookSpec {
   // Per-hook limits before a failure becomes permanent; 0 = use the tuning default.
   int max_retries = 0;
   int max_total_seconds = 0;
+  // "check" only: how often each handled object is checked, and the +- share of each interval
+  // drawn at random per run so a fleet does not run in step.
+  int interval_seconds = 0;
+  int jitter_percent = 10;
+  // "snapshot" only: run once after the first list even when the objects are the ones the last
+  // successful run saw.
+  bool run_on_start = false;
 };
 
 struct WatchedResource {
@@ -43,7 +54,13 @@ struct WatchedResource {
   // Dotted paths removed from the essence before comparing, e.g. "metadata.annotations.note".
   std::vector<std::string> ignored_paths;
   std::map<std::string, HookSpec> hooks;  // by reason; a missing reason means "nothing to run"
+  // Cluster-singleton (opt-in): only the agent holding the Lease runs this resource's hooks, and
+  // the state it handled is written to the object's kSingletonHandledAnnotation for the next one.
+  bool singleton = false;
 };
+
+// The annotation holding the digest of the essence a singleton resource's leader last handled.
+inline constexpr const char* kSingletonHandledAnnotation = "nodehook.io/singleton-handled";
 
 struct ApiConnection {
   bool in_cluster = false;
@@ -62,6 +79,7 @@ struct Tuning {
   int reconnect_max_ms = 30'000;            // cap of the jittered exponential reconnect delay
   int stall_seconds = 90;                   // a watch silent this long (no byte, no bookmark) is reopened
   int resync_seconds = 1800;                // full relist this often; 0 = never
+  std::string list_strategy = "paginated";  // paginated, watch_cache or streaming (list_strategy.h)
   std::string health_address = ":8090";          // /healthz, /readyz, /metrics (every interface); "" = off
   std::string admin_address = "127.0.0.1:8091";  // POST /v1/retry; loopback unless admin_token_file; "" = off
   std::string admin_token_file = "";             // bearer token the admin endpoint requires; "" = none
@@ -86,6 +104,14 @@ struct Tuning {
   std::string hook_work_dir = "";           // where old/new/diff files go; "" = next to the state file
   int max_object_depth = 1000;              // deeper objects are quarantined (skipped, reported)
   int max_object_bytes = 4 << 20;           // ...and so are larger ones
+  // Cluster-singleton resources (leader_election.h): the Lease that picks the one agent that
+  // runs their hooks. "" namespace = the pod's (service account namespace file, $POD_NAMESPACE).
+  std::string lease_namespace = "";
+  std::string lease_name = "nodehook-singleton";
+  int lease_duration_seconds = 15;          // client-go's defaults
+  int lease_renew_deadline_seconds = 10;
+  int lease_retry_period_seconds = 2;
+  int max_concurrent_checks = 1;            // check hooks running at once, on their own threads
 };
 
 struct Config {

@@ -16,6 +16,7 @@
 #include "agent/config/json_lines.h"
 #include "agent/config/knobs.h"
 #include "agent/config/resource_parser.h"
+#include "agent/config/selector_template.h"
 
 namespace nodehook {
 namespace {
@@ -77,6 +78,22 @@ void ReadResources(const rapidjson::Value* resources, Config* config, Diagnostic
   }
 }
 
+// {node} in selectors becomes this node's name, which is only final after the overrides.
+void ExpandSelectors(Config* config, Diagnostics& diag) {
+  for (size_t i = 0; i < config->resources.size(); ++i) {
+    ResourceRef& ref = config->resources[i].ref;
+    for (auto [key, selector] : {std::pair{"label_selector", &ref.label_selector},
+                                 std::pair{"field_selector", &ref.field_selector}}) {
+      if (!UsesNodePlaceholder(*selector)) continue;
+      if (config->node_name.empty()) {
+        diag.Error(ChildPath(ElementPath("resources", i), key), "uses {node}, but node_name is not set");
+        continue;
+      }
+      *selector = ExpandSelector(*selector, config->node_name);
+    }
+  }
+}
+
 void ReadDocument(const rapidjson::Value& doc, Config* config, KnobOrigins* origins, Diagnostics& diag) {
   if (!doc.IsObject()) {
     diag.Error("", std::string("expected a JSON object at the top level, got ") + JsonTypeName(doc));
@@ -118,6 +135,7 @@ ConfigResult ParseConfig(const std::string& text, const ConfigSources& sources) 
   ReadDocument(doc, &result.config, &origins, diag);
   ApplyKnobOverrides(sources, &result.config, &origins, diag);
   CheckMergedKnobs(&result.config, origins, diag);
+  ExpandSelectors(&result.config, diag);
   if (sources.check_program && !result.config.skip_hook_checks) {
     CheckHookPrograms(result.config, sources.check_program, diag);
   }

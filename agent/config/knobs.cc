@@ -203,6 +203,10 @@ const std::vector<KnobBinding>& KnobBindings() {
       Int("tuning.stall_seconds", &Tuning::stall_seconds, 1, kDay,
           "reopen a watch that sent nothing (not even a bookmark) for this long"),
       Int("tuning.resync_seconds", &Tuning::resync_seconds, 0, kWeek, "full relist interval; 0 = never"),
+      Text("tuning.list_strategy", &Tuning::list_strategy,
+           "how lists are read: paginated (consistent, from etcd); watch_cache (resourceVersion=0, from the API "
+           "server's watch cache); streaming (a watch with sendInitialEvents, falls back to paginated if refused)")
+          .OneOf({"paginated", "watch_cache", "streaming"}),
       Text("tuning.health_address", &Tuning::health_address,
            "HOST:PORT for /healthz, /readyz and /metrics (\":8090\" = every interface, IPv6 dual-stack; port 0 = any "
            "free port); empty = off"),
@@ -243,6 +247,17 @@ const std::vector<KnobBinding>& KnobBindings() {
           "objects nested deeper than this (brackets from their own top level) are quarantined"),
       Int("tuning.max_object_bytes", &Tuning::max_object_bytes, 1024, 256 * 1024 * 1024,
           "objects larger than this are quarantined"),
+      Text("tuning.lease_namespace", &Tuning::lease_namespace,
+           "namespace of the singleton Lease (default: the pod's namespace)"),
+      Text("tuning.lease_name", &Tuning::lease_name, "name of the Lease that elects the singleton leader"),
+      Int("tuning.lease_duration_seconds", &Tuning::lease_duration_seconds, 4, kHour,
+          "how long an unrenewed Lease stays its holder's before another agent takes it"),
+      Int("tuning.lease_renew_deadline_seconds", &Tuning::lease_renew_deadline_seconds, 1, kHour,
+          "a leader that could not renew for this long stops its singleton hooks"),
+      Int("tuning.lease_retry_period_seconds", &Tuning::lease_retry_period_seconds, 1, 10 * kMinute,
+          "how often the leader renews and the others try to acquire"),
+      Int("tuning.max_concurrent_checks", &Tuning::max_concurrent_checks, 1, 64,
+          "check hooks running at once, on threads of their own (never taking a worker)"),
   };
   return table;
 }
@@ -323,6 +338,26 @@ void CheckListenKnobs(const Tuning& tuning, const KnobOrigins& origins, Diagnost
   }
 }
 
+// A leader stops its hooks at the renew deadline and kills them 2 s later; that must be over
+// before the Lease can expire for the others (client-go also wants renew deadline > 1.2 x retry).
+void CheckLeaseKnobs(const Tuning& tuning, const KnobOrigins& origins, Diagnostics& diag) {
+  constexpr int kKillDelayAndMargin = 3;
+  KnobOrigin at = OriginOf(origins, "lease_renew_deadline_seconds");
+  if (tuning.lease_renew_deadline_seconds + kKillDelayAndMargin > tuning.lease_duration_seconds) {
+    diag.ErrorAtLine(at.path, at.line,
+                     "lease_renew_deadline_seconds (" + std::to_string(tuning.lease_renew_deadline_seconds) +
+                         ") must be at least 3 below lease_duration_seconds (" +
+                         std::to_string(tuning.lease_duration_seconds) +
+                         "), so a leader's hooks are killed before another agent can take over");
+  }
+  if (tuning.lease_renew_deadline_seconds * 10 <= tuning.lease_retry_period_seconds * 12) {
+    diag.ErrorAtLine(at.path, at.line,
+                     "lease_renew_deadline_seconds (" + std::to_string(tuning.lease_renew_deadline_seconds) +
+                         ") must be more than 1.2 x lease_retry_period_seconds (" +
+                         std::to_string(tuning.lease_retry_period_seconds) + ")");
+  }
+}
+
 }  // namespace
 
 void CheckMergedKnobs(Config* config, const KnobOrigins& origins, Diagnostics& diag) {
@@ -334,6 +369,9 @@ void CheckMergedKnobs(Config* config, const KnobOrigins& origins, Diagnostics& d
   }
   const Tuning& tuning = config->tuning;
   CheckListenKnobs(tuning, origins, diag);
+  bool singleton = false;
+  for (const WatchedResource& r : config->resources) singleton = singleton || r.singleton;
+  if (singleton) CheckLeaseKnobs(tuning, origins, diag);  // the Lease knobs matter only then
   if (tuning.retry_base_seconds > tuning.retry_max_seconds) {
     auto max_origin = origins.find("retry_max_seconds");
     auto base_origin = origins.find("retry_base_seconds");

@@ -60,7 +60,8 @@ void ReadFileKnobs(const rapidjson::Value& object, const std::string& path, Conf
 // Applies the environment, then flags (so flags win). Empty environment values count as unset.
 void ApplyKnobOverrides(const ConfigSources& sources, Config* config, KnobOrigins* origins, Diagnostics& diag);
 
-// Checks that need the merged result: required knobs are set, retry_base <= retry_max.
+// Checks that need the merged result: required knobs are set, retry_base <= retry_max, and
+// (with a singleton resource) the lease renew deadline fits the lease duration.
 // Takes a mutable Config only because the table's accessors do; nothing is changed.
 void CheckMergedKnobs(Config* config, const KnobOrigins& origins, Diagnostics& diag);
 

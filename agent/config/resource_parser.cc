@@ -1,5 +1,7 @@
 #include "agent/config/resource_parser.h"
 
+#include "agent/config/selector_template.h"
+
 namespace nodehook {
 namespace {
 
@@ -7,10 +9,12 @@ namespace {
 constexpr int kMaxHookTimeoutSeconds = 7 * 24 * 3600;
 constexpr int kMaxHookRetries = 1'000'000;
 constexpr int kMaxHookTotalSeconds = 365 * 24 * 3600;
+constexpr int kMaxCheckIntervalSeconds = 365 * 24 * 3600;
+constexpr int kMaxCheckJitterPercent = 50;
 
 const std::vector<std::string>& HookReasons() {
   static const std::vector<std::string> reasons = {kReasonCreate, kReasonUpdate, kReasonDelete, kReasonResume,
-                                                        kReasonEvent};
+                                                        kReasonEvent,  kReasonCheck,  kReasonSnapshot};
   return reasons;
 }
 
@@ -26,6 +30,21 @@ bool IsDottedPath(const std::string& path) {
   return !path.empty() && path.front() != '.' && path.back() != '.' && path.find("..") == std::string::npos;
 }
 
+// A label or field selector, which may name this node as {node} (expanded once node_name is known).
+void ReadSelector(const rapidjson::Value& object, const std::string& path, const char* key, std::string* out,
+                  Diagnostics& diag) {
+  const rapidjson::Value* value = FindMember(object, key);
+  if (value == nullptr) return;
+  std::string key_path = ChildPath(path, key);
+  if (!ReadString(*value, key_path, false, out, diag)) return;
+  std::string problem = SelectorTemplateProblem(*out);
+  if (!problem.empty()) {
+    diag.Error(key_path, "expected a selector, optionally with {node} for this node's name, e.g. "
+                         "\"example.com/node in ({node},all)\"; " + problem);
+    out->clear();
+  }
+}
+
 bool ReadBool(const rapidjson::Value& value, const std::string& path, bool* out, Diagnostics& diag) {
   if (!value.IsBool()) {
     diag.Error(path, std::string("expected true or false, got ") + JsonTypeName(value));
@@ -35,9 +54,34 @@ bool ReadBool(const rapidjson::Value& value, const std::string& path, bool* out,
   return true;
 }
 
-void ReadHook(const rapidjson::Value& value, const std::string& path, HookSpec* out, Diagnostics& diag) {
+// The keys only some reasons take: check's timing, snapshot's start behaviour.
+std::vector<std::string> HookKeys(const std::string& reason) {
+  std::vector<std::string> keys = {"argv", "timeout_seconds", "max_retries", "max_total_seconds"};
+  if (reason == kReasonCheck) keys.insert(keys.end(), {"interval_seconds", "jitter_percent"});
+  if (reason == kReasonSnapshot) keys.emplace_back("run_on_start");
+  return keys;
+}
+
+void ReadCheckTiming(const rapidjson::Value& value, const std::string& path, HookSpec* out, Diagnostics& diag) {
+  if (auto* interval = Member(value, path, "interval_seconds", true,
+                              "seconds between two checks of an object, at least 1, e.g. 300", diag)) {
+    ReadIntInRange(*interval, ChildPath(path, "interval_seconds"), 1, kMaxCheckIntervalSeconds,
+                   &out->interval_seconds, diag);
+  }
+  if (auto* jitter = FindMember(value, "jitter_percent")) {
+    ReadIntInRange(*jitter, ChildPath(path, "jitter_percent"), 0, kMaxCheckJitterPercent, &out->jitter_percent, diag);
+  }
+}
+
+void ReadHook(const rapidjson::Value& value, const std::string& path, const std::string& reason, HookSpec* out,
+              Diagnostics& diag) {
   if (!ExpectObject(value, path, diag)) return;
-  ReportUnknownKeys(value, path, {"argv", "timeout_seconds", "max_retries", "max_total_seconds"}, diag);
+  ReportUnknownKeys(value, path, HookKeys(reason), diag);
+  if (reason == kReasonCheck) ReadCheckTiming(value, path, out, diag);
+  auto* on_start = reason == kReasonSnapshot ? FindMember(value, "run_on_start") : nullptr;
+  if (on_start) {
+    ReadBool(*on_start, ChildPath(path, "run_on_start"), &out->run_on_start, diag);
+  }
   if (auto* argv = Member(value, path, "argv", true, "the hook's program and arguments, e.g. [\"/hooks/run\"]", diag)) {
     std::string argv_path = ChildPath(path, "argv");
     // Absolute, so the program does not depend on the agent's PATH or working directory.
@@ -66,10 +110,28 @@ void ReadHooks(const rapidjson::Value& value, const std::string& path, WatchedRe
   ReportUnknownKeys(value, path, HookReasons(), diag);
   for (const std::string& reason : HookReasons()) {
     if (const rapidjson::Value* hook = FindMember(value, reason.c_str())) {
-      ReadHook(*hook, ChildPath(path, reason), &out->hooks[reason], diag);
+      ReadHook(*hook, ChildPath(path, reason), reason, &out->hooks[reason], diag);
     }
   }
   if (out->hooks.empty()) diag.Error(path, "expected at least one of: " + JoinNames(HookReasons()));
+}
+
+// One agent in the cluster handles a singleton resource, with progress on the object itself: what
+// is per node (targeting, per-node finalizers, per-node event logs, resume at a node's start)
+// does not apply.
+void CheckSingleton(const std::string& path, WatchedResource* out, Diagnostics& diag) {
+  if (out->finalizer) diag.Error(path, "cannot be combined with \"finalizer\" (per-node finalizers)");
+  if (!out->node_selector_path.empty()) {
+    diag.Error(path, "cannot be combined with \"node_selector_path\" (node targeting)");
+  }
+  for (const char* reason : {kReasonResume, kReasonEvent}) {
+    if (out->hooks.count(reason)) {
+      diag.Error(path, std::string("a singleton resource takes only create, update and delete hooks, not \"") +
+                           reason + "\"");
+    }
+  }
+  // Writing the annotation must not look like a change of the object.
+  out->ignored_paths.push_back(std::string("metadata.annotations.") + kSingletonHandledAnnotation);
 }
 
 }  // namespace
@@ -78,8 +140,8 @@ void ReadWatchedResource(const rapidjson::Value& value, const std::string& path,
                          Diagnostics& diag) {
   if (!ExpectObject(value, path, diag)) return;
   ReportUnknownKeys(value, path,
-                    {"group", "version", "plural", "namespace", "label_selector", "ignored_paths", "node_selector_path",
-                     "finalizer", "success_events", "hooks"},
+                    {"group", "version", "plural", "namespace", "label_selector", "field_selector", "ignored_paths", "node_selector_path",
+                     "finalizer", "success_events", "singleton", "hooks"},
                     diag);
   ResourceRef& ref = out->ref;
   if (auto* group = FindMember(value, "group")) ReadString(*group, ChildPath(path, "group"), false, &ref.group, diag);
@@ -92,9 +154,8 @@ void ReadWatchedResource(const rapidjson::Value& value, const std::string& path,
   if (auto* ns = FindMember(value, "namespace")) {
     ReadString(*ns, ChildPath(path, "namespace"), false, &ref.namespace_name, diag);
   }
-  if (auto* selector = FindMember(value, "label_selector")) {
-    ReadString(*selector, ChildPath(path, "label_selector"), false, &ref.label_selector, diag);
-  }
+  ReadSelector(value, path, "label_selector", &ref.label_selector, diag);
+  ReadSelector(value, path, "field_selector", &ref.field_selector, diag);
   if (auto* ignored = FindMember(value, "ignored_paths")) {
     std::string list_path = ChildPath(path, "ignored_paths");
     if (ReadStringList(*ignored, list_path, true, &out->ignored_paths, diag)) {
@@ -124,6 +185,10 @@ void ReadWatchedResource(const rapidjson::Value& value, const std::string& path,
   if (auto* hooks = Member(value, path, "hooks", true, "an object with at least one of: " + JoinNames(HookReasons()),
                            diag)) {
     ReadHooks(*hooks, ChildPath(path, "hooks"), out, diag);
+  }
+  if (auto* singleton = FindMember(value, "singleton")) {
+    std::string key_path = ChildPath(path, "singleton");
+    if (ReadBool(*singleton, key_path, &out->singleton, diag) && out->singleton) CheckSingleton(key_path, out, diag);
   }
 }
 

@@ -1,10 +1,12 @@
 // Agent: wires one node's pipeline together and runs it.
 //   Watcher (one thread per watched resource) -> ResourceTracker -> WorkQueue -> workers -> Reconciler
+//   and beside the workers, PeriodicHooks: check threads and a snapshot thread
 // Owns the threads, trackers, queue and reconciler; borrows the client, store, runner and clock,
 // which must outlive it. Run() blocks; HealthSnapshot() may be called from any thread.
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -15,24 +17,30 @@
 #include "agent/config/config.h"
 #include "agent/core/kube_event_recorder.h"
 #include "agent/core/kube_node_targeting.h"
-#include "agent/core/node_directory.h"
+#include "agent/core/finalizer_keeper.h"
+#include "agent/core/leader_election.h"
 #include "agent/core/node_labels.h"
+#include "agent/core/node_roster.h"
 #include "agent/core/object_views_publisher.h"
+#include "agent/core/periodic_hooks.h"
 #include "agent/core/reconciler.h"
 #include "agent/core/resource_tracker.h"
 #include "agent/core/retry_inbox.h"
 #include "agent/core/state_metrics.h"
+#include "agent/core/watch_sink_tee.h"
 #include "agent/core/watcher.h"
 #include "agent/core/work_queue.h"
 #include "agent/http/health.h"
 #include "agent/kube/kube_client.h"
+#include "storage/schedule_store.h"
 #include "storage/state_store.h"
 
 namespace nodehook {
 
 class Agent {
  public:
-  Agent(Config config, KubeClient& client, StateStore& store, ActionRunner& runner, Clock& clock);
+  Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore& schedule, ActionRunner& runner,
+        Clock& clock);
   ~Agent();
 
   // Watches and reconciles until `stop` is cancelled. Then takes no new work, gives running
@@ -55,6 +63,11 @@ class Agent {
   // tuning.objects_endpoint is off. Thread-safe; never touches the store.
   Result<ObjectViewsPtr> ObjectViews() const;
 
+  // Cluster-singleton resources: takes part in the election for the Lease
+  // tuning.lease_namespace/lease_name (which must be resolved) with `options`' identity and
+  // timings. Call before Run(); without it singleton hooks never run on this agent.
+  void EnableLeaderElection(const LeaderElectionOptions& options);
+
   // A Warning Event on this node's Node object, e.g. after its state file was found damaged.
   void ReportNodeProblem(const std::string& what, const std::string& message);
 
@@ -70,7 +83,15 @@ class Agent {
   // Node targeting: this node's labels changed, so every object of a targeted resource is
   // looked at again (one that stopped matching is handled as deleted here).
   void RequeueTargeted();
-  void SetUpNodeTargeting();
+  // Finalizer mode: a node left, so objects still being deleted that carry its finalizer are
+  // looked at again now (a resync does not requeue unchanged objects).
+  void RequeueDeletingWith(const std::string& finalizer);
+  // One Node watcher for whatever needs it: this node's labels (targeting; only this Node is
+  // watched when that is all) and the cluster's nodes (finalizer mode).
+  void SetUpNodeWatch();
+  // A term started: every object of a singleton resource is looked at again.
+  void RequeueSingletons();
+  void RequeueWhere(const std::function<bool(const WatchedResource&)>& which);
   // nodehook_hook_runs_total at zero for every configured hook, nodehook_objects_cached.
   void RegisterMetrics();
   // The store's counts for StateMetrics, at most once a second (housekeeping thread).
@@ -84,11 +105,14 @@ class Agent {
   Reconciler reconciler_;
   std::vector<std::unique_ptr<ResourceTracker>> trackers_;
   std::vector<std::unique_ptr<Watcher>> watchers_;
-  NodeDirectory nodes_;
   KubeEventRecorder events_;
   // Set only when some resource targets nodes by selector.
   std::unique_ptr<NodeLabels> node_labels_;
   std::unique_ptr<NodeLabelsSink> node_sink_;
+  // Set only when some resource is in finalizer mode.
+  std::unique_ptr<NodeRoster> node_roster_;
+  std::unique_ptr<FinalizerKeeper> finalizers_;
+  std::unique_ptr<WatchSinkTee> node_tee_;  // both of the above
   std::unique_ptr<Watcher> node_watcher_;
   std::unique_ptr<KubeNodeTargeting> targeting_;
   std::mutex housekeeping_mu_;
@@ -98,6 +122,11 @@ class Agent {
   StateMetrics state_metrics_;
   Metrics::CollectorId cache_collector_ = 0;  // reads trackers_: removed in ~Agent
   ObjectViewsPublisher object_views_;
+  // Set only by EnableLeaderElection().
+  std::unique_ptr<KubeLeaseClient> lease_client_;
+  std::unique_ptr<LeaderElector> elector_;
+  // Periodic checks and node snapshots, on threads of their own (set up after node targeting).
+  std::unique_ptr<PeriodicHooks> periodic_;
 };
 
 // Where hook input files go when the config does not say: next to the state file.

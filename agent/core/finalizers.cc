@@ -72,4 +72,15 @@ std::string RemoveFinalizerPatch(const std::vector<std::string>& current, const 
          R"({"op":"replace","path":"/metadata/finalizers","value":)" + JsonList(remaining) + "}]";
 }
 
+std::vector<std::string> UidsDeletingWith(const ObjectCache& cache, const std::string& finalizer) {
+  std::vector<std::string> uids;
+  for (const auto& uid : cache.Uids()) {
+    auto entry = cache.Get(uid);
+    if (!entry || entry->gone || !entry->object || !entry->object->meta.deleting) continue;
+    auto list = ReadFinalizers(entry->object->json);
+    if (list.ok() && std::find(list->begin(), list->end(), finalizer) != list->end()) uids.push_back(uid);
+  }
+  return uids;
+}
+
 }  // namespace nodehook

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agent/base/status.h"
+#include "agent/core/object_cache.h"
 
 namespace nodehook {
 
@@ -27,5 +28,9 @@ std::string AddFinalizerPatch(const std::vector<std::string>& current, const std
                               const std::string& finalizer);
 // Empty when `finalizer` is not in `current`.
 std::string RemoveFinalizerPatch(const std::vector<std::string>& current, const std::string& finalizer);
+
+// The uids of cached objects that are being deleted (and not yet gone) and carry `finalizer`:
+// what a node's departure must make the agent look at again.
+std::vector<std::string> UidsDeletingWith(const ObjectCache& cache, const std::string& finalizer);
 
 }  // namespace nodehook

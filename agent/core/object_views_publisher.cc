@@ -34,6 +34,8 @@ void ObjectViewsPublisher::RefreshIfDue() {
   snapshot->objects = std::move(views).value();
   for (ObjectView& o : snapshot->objects) {
     for (HandlerRecord& h : o.handlers) h.last_object.clear();  // never served; not kept in memory
+    // Only when it was handled is served: the view already holds the identity, once.
+    if (o.diffbase) o.diffbase = ObjectRecord{"", "", "", "", "", "", o.diffbase->handled_at_ms};
   }
   std::lock_guard<std::mutex> lock(mu_);
   latest_ = std::move(snapshot);

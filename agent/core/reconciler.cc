@@ -7,8 +7,8 @@
 #include "agent/base/duration_math.h"
 #include "agent/base/log.h"
 #include "agent/core/essence.h"
-#include "agent/core/finalizers.h"
 #include "agent/core/hook_call.h"
+#include "agent/core/singleton_progress.h"
 
 namespace nodehook {
 namespace {
@@ -17,6 +17,11 @@ const char* const kDeletedTarget = "deleted";
 const char* const kPermanentFailure = "permanent_failure";
 const char* const kRunning = "running";
 const char* const kInterrupted = "interrupted";
+// Finalizer mode: the delete hook succeeded and this node's finalizer is still to come off. Never
+// runs the hook again, whatever the object does meanwhile.
+const char* const kFinalizerPending = "finalizer_pending";
+// How soon to look again when a finalizer edit or a Node read failed.
+constexpr Duration kFinalizerRetry{1000};
 // Not a hook: stores the diffbase of an object this node handled before its state was lost.
 const char* const kReasonAdopt = "adopt";
 
@@ -119,13 +124,35 @@ std::optional<Duration> Reconciler::Reconcile(const WatchedResource& resource, O
   return Earliest(events_again, ReconcileLevel(resource, cache, uid, stop));
 }
 
+void Reconciler::DropBytes(const WatchedResource& resource, ObjectCache& cache, const ObjectMeta& handled) {
+  // Finalizer mode, node targeting, check and snapshot hooks act on the live object (its
+  // finalizers, its node selector against changed Node labels, the periodic and the whole-set
+  // runs) without a change to it: those keep the bytes.
+  if (resource.finalizer || !resource.node_selector_path.empty() || resource.hooks.count(kReasonCheck) > 0 ||
+      resource.hooks.count(kReasonSnapshot) > 0 || handled.deleting) {
+    return;
+  }
+  cache.DropBytes(handled.uid, handled.resource_version);
+}
+
 std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resource, ObjectCache& cache,
                                                    const std::string& uid, const CancelToken& stop) {
   std::optional<CachedObject> entry = cache.Get(uid);
   if (!entry) return std::nullopt;
-  if (resource.finalizer && entry->object && entry->object->meta.deleting && !entry->gone) {
-    RemoveDepartedFinalizers(resource, *entry->object);
+  std::shared_ptr<const CancelToken> term;
+  if (resource.singleton) {
+    term = leadership_ ? leadership_->TermIfMayStart() : nullptr;
+    // Not the leader: the agent looks at every object again when a term starts.
+    if (!term) return entry->gone ? KeepGoneSingleton(cache, uid) : std::nullopt;
   }
+  // A singleton hook stops when the agent stops or the term ends, whichever comes first.
+  CancelToken hook_stop;
+  std::optional<CancelRegistration> on_stop, on_term_end;
+  if (term) {
+    on_stop.emplace(stop, [&hook_stop] { hook_stop.Cancel(); });
+    on_term_end.emplace(*term, [&hook_stop] { hook_stop.Cancel(); });
+  }
+  std::optional<Duration> sweep_again = SweepDepartedFinalizers(resource, *entry);
 
   auto record = store_.GetObject(uid);
   auto progress = store_.ListHandlers(uid);
@@ -136,23 +163,42 @@ std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resour
          {"next", "retry in " + Seconds(options_.store_retry)}});
     return options_.store_retry;
   }
+  if (entry->handled_meta) {
+    // Its bytes were dropped once handled: the diffbase, of the same essence, stands in.
+    if (!*record) {
+      Log(LogLevel::kError, "object bytes missing",
+          {{"resource", resource.ref.Id()}, {"object", entry->handled_meta->Key()}, {"uid", uid},
+           {"error", "no diffbase stands in for the dropped bytes"}, {"next", "wait for the next change"}});
+      return std::nullopt;
+    }
+    entry->object = std::make_shared<const KubeObject>(KubeObject{*entry->handled_meta, (*record)->last_object});
+  }
   std::optional<Plan> plan = Decide(resource, *entry, *record, *progress);
   if (!plan) {
     if (entry->gone) cache.EraseIfGone(uid);
+    if (*record && entry->object && !entry->gone) DropBytes(resource, cache, entry->object->meta);
     // Our finalizer on an object this node has no memory of (state lost): nothing to clean up,
     // but the finalizer must not block the deletion.
-    if (resource.finalizer && entry->object && entry->object->meta.deleting && !entry->gone &&
-        !RemoveOwnFinalizer(resource, *entry->object)) {
-      return Duration(1000);
+    if (resource.finalizer && finalizers_ && entry->object && entry->object->meta.deleting && !entry->gone &&
+        !finalizers_->Release(resource, *entry->object).ok()) {
+      return kFinalizerRetry;
     }
-    return std::nullopt;
+    return sweep_again;
   }
   // This handler's stored progress comes from the list read above, not from another read.
   std::optional<HandlerRecord> previous;
   for (const HandlerRecord& p : *progress) {
     if (p.handler == plan->reason) previous = p;
   }
-  return Execute(resource, cache, *plan, previous, stop);
+  return Earliest(sweep_again, Execute(resource, cache, *plan, previous, term ? hook_stop : stop));
+}
+
+std::optional<Duration> Reconciler::SweepDepartedFinalizers(const WatchedResource& resource, const CachedObject& entry) {
+  if (!resource.finalizer || !finalizers_ || !entry.object || !entry.object->meta.deleting || entry.gone) {
+    return std::nullopt;
+  }
+  if (finalizers_->SweepDeparted(resource, *entry.object).ok()) return std::nullopt;
+  return kFinalizerRetry;
 }
 
 std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resource, const CachedObject& entry,
@@ -184,8 +230,10 @@ std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resour
   // An object that does not target this node is, for this node, as good as deleted.
   bool targeted = !object || !targeting_ || targeting_->Matches(resource, *object);
   if (entry.gone || object->meta.deleting || !targeted) {
-    // Only what this node handled (or started handling) needs a delete here.
-    if (!record && !has_progress) return std::nullopt;
+    // Only what this node handled (or started handling) needs a delete here; for a singleton
+    // resource, also what another leader handled.
+    bool leader_handled = resource.singleton && object && !SingletonHandledDigest(object->json).empty();
+    if (!record && !has_progress && !leader_handled) return std::nullopt;
     plan.reason = kReasonDelete;
     plan.old_object = object ? object->json : remembered;
     plan.old_essence = record ? record->essence : "";
@@ -210,6 +258,11 @@ std::optional<Reconciler::Plan> Reconciler::Decide(const WatchedResource& resour
   plan.live_object = entry.object;
   plan.new_essence = *essence;
   plan.target = EssenceDigest(*essence);
+  if (resource.singleton && (!record || record->essence != *essence) &&
+      SingletonHandledDigest(object->json) == plan.target) {
+    plan.reason = kReasonAdopt;  // the leader before this one handled exactly this state
+    return plan;
+  }
   if (!record) {
     plan.reason = TakeAdoption(plan.meta.uid) ? kReasonAdopt : kReasonCreate;
     return plan;
@@ -234,6 +287,9 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   const std::string resource_id = resource.ref.Id();
   TimePoint now = clock_.Now();
 
+  if (plan.reason == kReasonDelete && previous && previous->last_outcome == kFinalizerPending) {
+    return FinishDeleteWithFinalizer(resource, plan, cache, *previous, "delete hook succeeded earlier", false, 0);
+  }
   HandlerRecord progress;
   progress.uid = uid;
   progress.handler = plan.reason;
@@ -251,13 +307,20 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
     if (FromMillis(progress.next_attempt_ms) > now) return FromMillis(progress.next_attempt_ms) - now;
   }
 
-  if (resource.finalizer && plan.live_object && plan.reason != kReasonDelete &&
-      !EnsureOwnFinalizer(resource, *plan.live_object)) {
-    return Duration(1000);  // the watch brings the fresh object; try again with it
+  if (resource.finalizer && finalizers_ && plan.live_object && plan.reason != kReasonDelete &&
+      !finalizers_->Claim(resource, *plan.live_object).ok()) {
+    return kFinalizerRetry;  // the watch brings the fresh object; try again with it
   }
+  const bool release_finalizer = plan.reason == kReasonDelete && resource.finalizer && finalizers_ && plan.live_object;
   auto hook = resource.hooks.find(plan.reason);
-  if (plan.reason == kReasonAdopt) return Finish(resource, plan, cache, "adopted after state recovery", false);
-  if (hook == resource.hooks.end()) return Finish(resource, plan, cache, "nothing to run", false);
+  if (plan.reason == kReasonAdopt) {
+    return Finish(resource, plan, cache,
+                  resource.singleton ? "handled by the previous leader" : "adopted after state recovery", false);
+  }
+  if (hook == resource.hooks.end()) {
+    return release_finalizer ? FinishDeleteWithFinalizer(resource, plan, cache, progress, "nothing to run", false, 0)
+                             : Finish(resource, plan, cache, "nothing to run", false);
+  }
 
   auto diff = DiffEssences(plan.old_essence, plan.new_essence);
   HookInput input{plan.reason, options_.node_name, resource_id, plan.meta,
@@ -268,18 +331,33 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   progress.last_message = "started";
   progress.next_attempt_ms = ToMillis(now);
   progress.last_object = plan.new_object.empty() ? plan.old_object : plan.new_object;
+  // Checked against the clock right before the start: a leader paused past its renew deadline
+  // must not start a hook when it resumes, before it has renewed.
+  if (resource.singleton && !MayStartSingleton(resource, plan.meta)) return std::nullopt;
   Status marked = store_.RecordAttempt(progress);
   Log(LogLevel::kInfo, "hook started",
       {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason},
        {"retry", std::to_string(progress.retries)},
        {"next", marked.ok() ? "wait for the hook" : "wait for the hook (start not saved: " + marked.ToString() + ")"}});
-  HookOutcome outcome = RunHook(runner_, hook->second, input, scratch_, stop);
+  HookSpec spec = hook->second;
+  if (resource.singleton) spec.argv.insert(spec.argv.begin(), singleton_fence_.begin(), singleton_fence_.end());
+  HookOutcome outcome = RunHook(runner_, spec, input, scratch_, stop);
+  // A singleton hook that failed after the term ended was most likely stopped for it (by the
+  // agent, or by the fence while the agent was paused): not the hook's failure, no retry counted.
+  if (resource.singleton && outcome.verdict != HookVerdict::kDone &&
+      (stop.cancelled() || !leadership_ || !leadership_->TermIfMayStart())) {
+    outcome.verdict = HookVerdict::kCancelled;
+  }
   switch (outcome.verdict) {
     case HookVerdict::kDone:
       hook_metrics_.Ran(resource_id, plan.reason, outcome, false);
+      if (release_finalizer) {
+        return FinishDeleteWithFinalizer(resource, plan, cache, progress, outcome.LogMessage(), true, earlier_failures);
+      }
+      if (resource.singleton && plan.reason != kReasonDelete) RecordSingletonHandled(resource, plan);
       return Finish(resource, plan, cache, outcome.LogMessage(), true, earlier_failures);
     case HookVerdict::kCancelled:
-      return Interrupted(plan, progress);
+      return Interrupted(plan, progress, resource.singleton);
     default: {
       auto again = Postpone(resource, plan, hook->second, outcome, progress);
       hook_metrics_.Ran(resource_id, plan.reason, outcome, !again);  // only a permanent failure never comes back
@@ -288,10 +366,47 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   }
 }
 
-std::optional<Duration> Reconciler::Interrupted(const Plan& plan, HandlerRecord progress) {
+std::optional<Duration> Reconciler::KeepGoneSingleton(ObjectCache& cache, const std::string& uid) {
+  TimePoint now = clock_.Now();
+  TimePoint forget_at;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    forget_at = singleton_gone_.emplace(uid, now).first->second + options_.singleton_delete_window;
+  }
+  if (now < forget_at) return forget_at - now;
+  // The leader handled it long ago (or nobody will): this agent forgets it too.
+  Status forgotten = store_.Forget(uid);
+  if (!forgotten.ok()) return options_.store_retry;
+  cache.EraseIfGone(uid);
+  std::lock_guard<std::mutex> lock(mu_);
+  singleton_gone_.erase(uid);
+  return std::nullopt;
+}
+
+bool Reconciler::MayStartSingleton(const WatchedResource& resource, const ObjectMeta& meta) const {
+  if (leadership_ && leadership_->TermIfMayStart()) return true;
+  Log(LogLevel::kInfo, "singleton hook not started",
+      {{"resource", resource.ref.Id()}, {"object", meta.Key()}, {"uid", meta.uid},
+       {"reason", "this agent does not hold the lease (or has not renewed it within the renew deadline)"},
+       {"next", "run it if this agent leads again; else the leader runs it"}});
+  return false;
+}
+
+void Reconciler::RecordSingletonHandled(const WatchedResource& resource, const Plan& plan) {
+  Status st = client_ ? client_->Patch(ObjectRef{resource.ref, plan.meta.namespace_name, plan.meta.name},
+                                       PatchType::kMerge, SingletonHandledPatch(plan.target))
+                      : InternalError("singleton resources need a Kubernetes client");
+  if (st.ok() || st.code() == StatusCode::kNotFound) return;  // gone: nothing left to remember
+  Log(LogLevel::kWarn, "singleton progress not written",
+      {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason},
+       {"annotation", kSingletonHandledAnnotation}, {"error", st.ToString()},
+       {"next", "keep it in this node's state; a later leader runs the hook again (at least once)"}});
+}
+
+std::optional<Duration> Reconciler::Interrupted(const Plan& plan, HandlerRecord progress, bool singleton) {
   // The agent is stopping, not the hook failing: due again at once, no retry counted.
   progress.last_outcome = kInterrupted;
-  progress.last_message = "stopped at agent shutdown";
+  progress.last_message = singleton ? "stopped at agent shutdown or loss of leadership" : "stopped at agent shutdown";
   progress.next_attempt_ms = ToMillis(clock_.Now());
   Status stored = store_.RecordAttempt(progress);
   Log(LogLevel::kWarn, "hook interrupted",
@@ -306,10 +421,6 @@ std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, cons
                                            const std::string& message, bool ran_hook, int earlier_failures) {
   const std::string& uid = plan.meta.uid;
   const std::string resource_id = resource.ref.Id();
-  if (plan.reason == kReasonDelete && resource.finalizer && plan.live_object &&
-      !RemoveOwnFinalizer(resource, *plan.live_object)) {
-    return Duration(1000);  // the delete hook runs again: hooks are at-least-once
-  }
   Status stored = plan.reason == kReasonDelete
                       ? store_.Forget(uid)
                       : store_.RecordHandled(ObjectRecord{uid, resource_id, plan.meta.namespace_name, plan.meta.name,
@@ -324,80 +435,58 @@ std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, cons
   if (plan.reason == kReasonDelete) {
     cache.EraseIfGone(uid);
     Unsee(uid);
+    if (resource.singleton) {
+      std::lock_guard<std::mutex> lock(mu_);
+      singleton_gone_.erase(uid);
+    }
   } else {
     MarkSeen(uid);
+    DropBytes(resource, cache, plan.meta);
   }
-  // Adoptions and reasons without a hook only move the diffbase: say so, not "hook succeeded".
-  Log(LogLevel::kInfo, ran_hook ? "hook succeeded" : "handled without a hook",
-      {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"outcome", message},
-       {"next", "idle until the object changes"}});
-  if (ran_hook && events_ && resource.success_events) events_->Succeeded(resource.ref, plan.meta, plan.reason);
-  if (ran_hook && events_ && earlier_failures > 0) {
-    events_->Recovered(resource.ref, plan.meta, plan.reason, earlier_failures);
+  if (ran_hook) {
+    ReportSuccess(resource, plan, message, earlier_failures, "idle until the object changes");
+  } else {
+    // Adoptions and reasons without a hook only move the diffbase: say so, not "hook succeeded".
+    Log(LogLevel::kInfo, "handled without a hook",
+        {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"outcome", message},
+         {"next", "idle until the object changes"}});
   }
   return std::nullopt;
 }
 
-Status Reconciler::PatchFinalizers(const WatchedResource& resource, const ObjectMeta& meta, const std::string& patch) {
-  if (!client_) return InternalError("finalizer mode needs a Kubernetes client");
-  ObjectRef ref{resource.ref, meta.namespace_name, meta.name};
-  return client_->Patch(ref, PatchType::kJson, patch);
+void Reconciler::ReportSuccess(const WatchedResource& resource, const Plan& plan, const std::string& message,
+                               int earlier_failures, const std::string& next) {
+  Log(LogLevel::kInfo, "hook succeeded",
+      {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason}, {"outcome", message},
+       {"next", next}});
+  if (events_ && resource.success_events) events_->Succeeded(resource.ref, plan.meta, plan.reason);
+  if (events_ && earlier_failures > 0) events_->Recovered(resource.ref, plan.meta, plan.reason, earlier_failures);
 }
 
-bool Reconciler::EnsureOwnFinalizer(const WatchedResource& resource, const KubeObject& object) {
-  std::string mine = FinalizerName(options_.node_name);
-  auto current = ReadFinalizers(object.json);
-  if (!current.ok()) return false;
-  if (std::find(current->begin(), current->end(), mine) != current->end()) return true;
-  Status st = PatchFinalizers(resource, object.meta, AddFinalizerPatch(*current, object.meta.resource_version, mine));
-  Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, st.ok() ? "finalizer added" : "finalizer not added",
-      {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", mine}, {"error", st.ToString()},
-       {"next", st.ok() ? "run the hook" : "retry with the fresh object"}});
-  return st.ok();
-}
-
-bool Reconciler::RemoveOwnFinalizer(const WatchedResource& resource, const KubeObject& object) {
-  std::string mine = FinalizerName(options_.node_name);
-  auto current = ReadFinalizers(object.json);
-  if (!current.ok()) return false;
-  std::string patch = RemoveFinalizerPatch(*current, mine);
-  if (patch.empty()) return true;
-  Status st = PatchFinalizers(resource, object.meta, patch);
-  if (st.code() == StatusCode::kNotFound) return true;  // already gone
-  Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, st.ok() ? "finalizer removed" : "finalizer not removed",
-      {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", mine}, {"error", st.ToString()},
-       {"next", st.ok() ? "forget the object" : "run the delete hook again and retry"}});
-  return st.ok();
-}
-
-void Reconciler::RemoveDepartedFinalizers(const WatchedResource& resource, const KubeObject& object) {
-  auto current = ReadFinalizers(object.json);
-  if (!current.ok() || !nodes_) return;
-  std::vector<std::string> ours;
-  for (const auto& f : *current) {
-    if (f.rfind(kFinalizerPrefix, 0) == 0 && f != FinalizerName(options_.node_name)) ours.push_back(f);
+std::optional<Duration> Reconciler::FinishDeleteWithFinalizer(const WatchedResource& resource, const Plan& plan,
+                                                              ObjectCache& cache, HandlerRecord progress,
+                                                              const std::string& message, bool ran_hook,
+                                                              int earlier_failures) {
+  if (progress.last_outcome != kFinalizerPending) {
+    progress.last_outcome = kFinalizerPending;
+    progress.last_message = "delete hook succeeded; removing this node's finalizer";
+    progress.retries = 0;  // done, not failing
+    progress.next_attempt_ms = ToMillis(clock_.Now());
+    if (progress.last_object.empty()) progress.last_object = plan.old_object;
+    Status stored = store_.RecordAttempt(progress);
+    if (!stored.ok()) {
+      Log(LogLevel::kError, "state store write failed",
+          {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason}, {"error", stored.ToString()},
+           {"next", "run the hook again in " + Seconds(options_.store_retry)}});
+      return options_.store_retry;
+    }
   }
-  if (ours.empty()) return;
-  auto names = nodes_->Names();
-  if (!names.ok()) {
-    Log(LogLevel::kWarn, "cannot list nodes",
-        {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"error", names.status().ToString()},
-         {"next", "check departed nodes' finalizers on the next change"}});
-    return;
+  if (plan.live_object && finalizers_ && !finalizers_->Release(resource, *plan.live_object).ok()) {
+    // Report the success now: the retried removal does not run (or report) the hook again.
+    if (ran_hook) ReportSuccess(resource, plan, message, earlier_failures, "retry removing this node's finalizer");
+    return kFinalizerRetry;
   }
-  std::set<std::string> present;
-  for (const auto& n : *names) present.insert(FinalizerName(n));
-  std::vector<std::string> list = *current;
-  for (const auto& f : ours) {
-    if (present.count(f)) continue;
-    // One at a time, each guarded by a test of the whole list: a concurrent edit makes it fail.
-    Status st = PatchFinalizers(resource, object.meta, RemoveFinalizerPatch(list, f));
-    Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, "departed node's finalizer",
-        {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", f},
-         {"error", st.ToString()}, {"next", st.ok() ? "removed" : "retry on the next change"}});
-    if (!st.ok()) return;
-    list.erase(std::find(list.begin(), list.end(), f));
-  }
+  return Finish(resource, plan, cache, message, ran_hook, earlier_failures);
 }
 
 bool Reconciler::OutOfRetries(const HookSpec& hook, int retries, TimePoint first_start) const {

@@ -14,6 +14,7 @@
 // (the WorkQueue guarantees that).
 #pragma once
 
+#include <map>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -27,11 +28,13 @@
 #include "agent/base/clock.h"
 #include "agent/config/config.h"
 #include "agent/core/event_recorder.h"
+#include "agent/core/finalizer_keeper.h"
 #include "agent/core/hook_metrics.h"
 #include "agent/core/hook_outcome.h"
-#include "agent/core/node_directory.h"
+#include "agent/core/leadership.h"
 #include "agent/core/node_targeting.h"
 #include "agent/core/object_cache.h"
+#include "agent/core/retry_policy.h"
 #include "storage/state_store.h"
 
 namespace nodehook {
@@ -50,9 +53,12 @@ struct ReconcilerOptions {
   // How soon to try again when the state store itself failed.
   Duration store_retry{5000};
   Metrics* metrics = nullptr;  // nodehook_hook_* (HookMetrics); null = not recorded
+  // Singleton resources: how long an agent that does not lead keeps a deleted object that some
+  // leader handled, so that if the leader fell before its delete hook ran, the next one runs it.
+  Duration singleton_delete_window{0};
 };
 
-class Reconciler {
+class Reconciler final : public RetryPolicy {
  public:
   Reconciler(StateStore& store, ActionRunner& runner, Clock& clock, ReconcilerOptions options);
 
@@ -64,10 +70,18 @@ class Reconciler {
   // Optional collaborators, set before the first Reconcile(); both must outlive the reconciler.
   void SetEventRecorder(EventRecorder* events) { events_ = events; }
   void SetNodeTargeting(const NodeTargeting* targeting) { targeting_ = targeting; }
-  // Needed by resources in finalizer mode: patches finalizers, and finds departed nodes.
-  void SetFinalizerSupport(KubeClient* client, NodeDirectory* nodes) {
-    client_ = client;
-    nodes_ = nodes;
+  // Needed by resources in finalizer mode: every finalizer edit goes through it.
+  void SetFinalizerKeeper(FinalizerKeeper* finalizers) { finalizers_ = finalizers; }
+  // Needed by cluster-singleton resources: writes their handled-state annotation.
+  void SetKubeClient(KubeClient* client) { client_ = client; }
+
+  // Needed by cluster-singleton resources: their hooks run only while `leadership` grants a term,
+  // and stop when it ends. Without it they never run. Must outlive the reconciler.
+  // `fence` is put in front of each singleton hook's argv (e.g. `nodehook fence FILE 2000 --`,
+  // fence_command.h), so the hook also stops when the agent cannot stop it; {} = none.
+  void SetLeadership(const Leadership* leadership, std::vector<std::string> fence = {}) {
+    leadership_ = leadership;
+    singleton_fence_ = std::move(fence);
   }
 
   // After a damaged state file was replaced by an empty one: these objects (the first list's) get
@@ -79,17 +93,20 @@ class Reconciler {
 
   // The delay before retry number `retries` (1-based): base * factor^(retries-1), capped,
   // then jittered.
-  Duration RetryDelay(int retries);
+  Duration RetryDelay(int retries) override;
+  bool OutOfRetries(const HookSpec& hook, int retries, TimePoint first_start) const override;
+  Duration InProgressDelay() const override { return options_.in_progress_delay; }
 
  private:
   struct Plan;
-  // Finalizer mode: adds this node's finalizer before the first hook, removes it after the
-  // delete hook finished, and removes finalizers of nodes that left the cluster. False when a
-  // patch failed (logged); the caller retries soon.
-  bool EnsureOwnFinalizer(const WatchedResource& resource, const KubeObject& object);
-  bool RemoveOwnFinalizer(const WatchedResource& resource, const KubeObject& object);
-  void RemoveDepartedFinalizers(const WatchedResource& resource, const KubeObject& object);
-  Status PatchFinalizers(const WatchedResource& resource, const ObjectMeta& meta, const std::string& patch);
+  // Finalizer mode: the object's departed nodes' finalizers come off (when it is being deleted);
+  // returns when to look again if some could not be checked.
+  std::optional<Duration> SweepDepartedFinalizers(const WatchedResource& resource, const CachedObject& entry);
+  // Finalizer mode, the delete hook succeeded: stores that (so neither a restart nor a failed
+  // removal runs it again) before this node's finalizer comes off; then finishes.
+  std::optional<Duration> FinishDeleteWithFinalizer(const WatchedResource& resource, const Plan& plan,
+                                                    ObjectCache& cache, HandlerRecord progress, const std::string& message,
+                                                    bool ran_hook, int earlier_failures);
 
   // The level-triggered part: create, update, delete, resume.
   std::optional<Duration> ReconcileLevel(const WatchedResource& resource, ObjectCache& cache, const std::string& uid,
@@ -99,18 +116,26 @@ class Reconciler {
   // `previous`: the stored progress of plan.reason's handler, if any.
   std::optional<Duration> Execute(const WatchedResource& resource, ObjectCache& cache, const Plan& plan,
                                   const std::optional<HandlerRecord>& previous, const CancelToken& stop);
+  // The object `handled` is stored as the diffbase: its bytes may leave the cache (object_cache.h).
+  void DropBytes(const WatchedResource& resource, ObjectCache& cache, const ObjectMeta& handled);
   // `ran_hook`: a hook ran (and may be reported), rather than nothing to run or an adoption.
   // `earlier_failures`: failed attempts before this success (> 0 reports a recovery).
   std::optional<Duration> Finish(const WatchedResource& resource, const Plan& plan, ObjectCache& cache,
                                  const std::string& message, bool ran_hook, int earlier_failures = 0);
-  // The hook was stopped because the agent is shutting down: recorded as due again, no retry counted.
-  std::optional<Duration> Interrupted(const Plan& plan, HandlerRecord progress);
+  // "hook succeeded" and the Events that go with it.
+  void ReportSuccess(const WatchedResource& resource, const Plan& plan, const std::string& message,
+                     int earlier_failures, const std::string& next);
+  // The hook was stopped because the agent is shutting down (or, for a singleton resource, lost
+  // its leadership): recorded as due again, no retry counted.
+  std::optional<Duration> Interrupted(const Plan& plan, HandlerRecord progress, bool singleton);
+  // Singleton resources: whether a hook may start now (logged when not).
+  bool MayStartSingleton(const WatchedResource& resource, const ObjectMeta& meta) const;
+  // Singleton resources: writes the handled state's digest onto the object for the next leader.
+  void RecordSingletonHandled(const WatchedResource& resource, const Plan& plan);
   // Runs the "event" hook for the object's stored events, oldest first; stops at the first that
   // is not due or does not succeed, so events are handled in order.
   std::optional<Duration> HandleEvents(const WatchedResource& resource, const HookSpec& hook, const std::string& uid,
                                        const CancelToken& stop);
-  // Whether a failure after `retries` retries since `first_start` exhausted the hook's limits.
-  bool OutOfRetries(const HookSpec& hook, int retries, TimePoint first_start) const;
   std::optional<Duration> Postpone(const WatchedResource& resource, const Plan& plan, const HookSpec& hook,
                                    const HookOutcome& outcome, HandlerRecord progress);
   bool FirstSight(const std::string& uid);
@@ -120,9 +145,11 @@ class Reconciler {
   StateStore& store_;
   ActionRunner& runner_;
   EventRecorder* events_ = nullptr;
+  FinalizerKeeper* finalizers_ = nullptr;
   KubeClient* client_ = nullptr;
-  NodeDirectory* nodes_ = nullptr;
   const NodeTargeting* targeting_ = nullptr;
+  const Leadership* leadership_ = nullptr;
+  std::vector<std::string> singleton_fence_;
   Clock& clock_;
   const ReconcilerOptions options_;
   HookMetrics hook_metrics_;
@@ -132,6 +159,10 @@ class Reconciler {
   std::set<std::string> seen_;  // uids handled or found unchanged since start: no resume for them
   std::mt19937_64 rng_;         // retry jitter; guarded by mu_
   std::set<std::string> adopt_;  // guarded by mu_
+  std::map<std::string, TimePoint> singleton_gone_;  // guarded by mu_: when a non-leader first saw it gone
+  // Not leading: keeps a deleted singleton object within the window; returns when to look again,
+  // or nullopt once it is forgotten.
+  std::optional<Duration> KeepGoneSingleton(ObjectCache& cache, const std::string& uid);
   int adopt_lists_pending_ = 0;  // guarded by mu_
   bool TakeAdoption(const std::string& uid);
 };

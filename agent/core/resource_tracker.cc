@@ -143,7 +143,9 @@ void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items, const std::v
   // retries pending. Missing from the list means deleted.
   std::set<std::string> remembered;
   if (!unidentified) {  // an item without a readable uid could be any object the store remembers
-    auto objects = store_.ListObjects(resource_id_);
+    // Summaries: only uids are needed here, and whole diffbases of every object would double
+    // the memory a big list takes.
+    auto objects = store_.ListObjectSummaries();
     auto handlers = store_.ListAllHandlers();
     if (!objects.ok() || !handlers.ok()) {
       Log(LogLevel::kError, "state store read failed",
@@ -151,7 +153,9 @@ void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items, const std::v
            {"error", (!objects.ok() ? objects.status() : handlers.status()).ToString()},
            {"next", "deletions made while the agent was down are found at the next relist"}});
     } else {
-      for (const auto& o : *objects) remembered.insert(o.uid);
+      for (const auto& o : *objects) {
+        if (o.resource == resource_id_) remembered.insert(o.uid);
+      }
       for (const auto& h : *handlers) {
         if (h.resource == resource_id_) remembered.insert(h.uid);
       }
@@ -182,6 +186,7 @@ void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items, const std::v
     }
   }
   listed_once_ = true;
+  if (on_change_) on_change_();
 }
 
 void ResourceTracker::OnObject(ObjectPtr object) {

@@ -53,12 +53,19 @@ class ResourceTracker final : public WatchSink {
 
   ObjectCache& cache() { return cache_; }
 
+  // Called on the watcher thread after every list and after each change it queues (the node
+  // snapshot hook's trigger). Set before the watcher starts.
+  void SetOnChange(std::function<void()> on_change) { on_change_ = std::move(on_change); }
+
   // Queue keys are "<resource index>/<uid>".
   static std::string QueueKey(size_t index, const std::string& uid);
   static bool ParseQueueKey(const std::string& key, size_t* index, std::string* uid);
 
  private:
-  void Enqueue(const std::string& uid) { queue_.Add(QueueKey(index_, uid)); }
+  void Enqueue(const std::string& uid) {
+    queue_.Add(QueueKey(index_, uid));
+    if (on_change_) on_change_();
+  }
   // Records when the object was seen gone, so garbage collection can purge what is left of it.
   void MarkGone(const std::string& uid);
 
@@ -79,6 +86,7 @@ class ResourceTracker final : public WatchSink {
   StateStore& store_;
   Clock& clock_;
   FirstListFn on_first_list_;  // called once, before the first list's objects are queued
+  std::function<void()> on_change_;
   ObjectCache cache_;
   std::set<std::string> quarantined_;  // uids of objects skipped as bad, while they stay bad
   ResourceRef resource_;

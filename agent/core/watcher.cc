@@ -45,6 +45,7 @@ Watcher::Watcher(KubeClient& client, ResourceRef resource, WatchSink& sink, Cloc
       sink_(sink),
       clock_(clock),
       options_(options),
+      list_strategy_(options.list_strategy),
       backoff_(options.backoff, clock, SeedOrRandom(options.seed)),
       rng_(SeedOrRandom(options.seed) + 1),
       metrics_(options.metrics, resource_id_) {
@@ -89,7 +90,9 @@ void Watcher::Run(const CancelToken& stop) {
     wait_cv_.notify_all();
   });
   while (!stop.cancelled()) {
-    if (state() == State::kEmpty) {
+    if (state() == State::kEmpty && list_strategy_ == ListStrategy::kStreaming) {
+      WatchStep(stop, /*streaming_list=*/true);
+    } else if (state() == State::kEmpty) {
       ListStep();
       if (state() == State::kEmpty && !stop.cancelled()) WaitBackoff(stop, last_error_, "list");
     } else if (ResyncDue()) {
@@ -97,7 +100,7 @@ void Watcher::Run(const CancelToken& stop) {
           {{"resource", resource_id_}, {"resource_version", resource_version_}, {"next", "relist"}});
       SetState(State::kEmpty);
     } else {
-      WatchStep(stop);
+      WatchStep(stop, /*streaming_list=*/false);
     }
   }
 }
@@ -113,41 +116,85 @@ void Watcher::SetProblem(std::string problem) {
 }
 
 void Watcher::ListStep() {
-  auto list = ListAll(client_, resource_, options_.page_size);
+  auto list = ListWith(client_, resource_, list_strategy_, options_.page_size);
   if (!list.ok()) {
-    last_error_ = list.status();
-    if (list.status().code() == StatusCode::kNotFound) {
-      // A 404 on a collection: the API server does not serve this group/version/plural.
-      std::string hint = "resource not found: the API server serves no " + resource_.plural + " in " +
-                         (resource_.group.empty() ? "the core group" : "group " + resource_.group) + " version " +
-                         resource_.version + "; is the CRD installed (check group, version and plural)?";
-      last_error_ = NotFoundError(list.status().message() + "; " + hint);
-      SetProblem(hint);
-    }
+    last_error_ = ListError(list.status());
     return;
   }
-  SetProblem("");
   std::vector<ObjectPtr> items;
   items.reserve(list->items.size());
   for (auto& item : list->items) items.push_back(std::make_shared<const KubeObject>(std::move(item)));
-  Log(LogLevel::kInfo, "listed", {{"resource", resource_id_}, {"objects", std::to_string(items.size())},
-                                  {"resource_version", list->resource_version}, {"next", "watch"}});
+  list->items = {};  // the moved-from shells: freed before the sink builds its state
+  Listed(items, list->quarantined, list->resource_version);
+}
+
+Status Watcher::ListError(const Status& st) {
+  if (st.code() != StatusCode::kNotFound) return st;
+  // A 404 on a collection: the API server does not serve this group/version/plural.
+  std::string hint = "resource not found: the API server serves no " + resource_.plural + " in " +
+                     (resource_.group.empty() ? "the core group" : "group " + resource_.group) + " version " +
+                     resource_.version + "; is the CRD installed (check group, version and plural)?";
+  SetProblem(hint);
+  return NotFoundError(st.message() + "; " + hint);
+}
+
+void Watcher::Listed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined,
+                     const std::string& resource_version) {
+  SetProblem("");
+  Log(LogLevel::kInfo, "listed",
+      {{"resource", resource_id_}, {"objects", std::to_string(items.size())},
+       {"strategy", ListStrategyName(list_strategy_)}, {"resource_version", resource_version}, {"next", "watch"}});
   if (synced_.load()) metrics_.Relisted();
-  sink_.OnListed(items, list->quarantined);
-  resource_version_ = list->resource_version;
+  sink_.OnListed(items, quarantined);
+  resource_version_ = resource_version;
   last_list_ = clock_.Now();
   MarkActivity();
   SetState(State::kListed);
   synced_.store(true);
 }
 
-void Watcher::WatchStep(const CancelToken& stop) {
-  SetState(State::kWatching);
+void Watcher::StreamingListFailed(const CancelToken& stop, const Status& st, bool expired) {
+  if (st.code() == StatusCode::kInvalid) {
+    // Refused (a server without WatchList answers 400/422), or an answer we cannot read: the
+    // paginated list is the path every server supports.
+    list_strategy_ = ListStrategy::kPaginated;
+    Log(LogLevel::kWarn, "streaming list refused",
+        {{"resource", resource_id_}, {"error", st.ToString()}, {"next", "use paginated lists from now on"}});
+    return;
+  }
+  Status cause = expired || st.code() == StatusCode::kGone
+                     ? Status(StatusCode::kGone, "streaming list expired (410) before its initial-events-end bookmark")
+                 : st.ok() ? UnavailableError("streaming list ended before its initial-events-end bookmark")
+                           : ListError(st);
+  last_error_ = cause;
+  WaitBackoff(stop, cause, "streaming list");
+}
+
+void Watcher::WatchStep(const CancelToken& stop, bool streaming_list) {
+  if (!streaming_list) SetState(State::kWatching);
   bool expired = false;
   int events = 0;
   Status stream_error;
+  // A streaming list's initial state, until its initial-events-end bookmark.
+  bool listing = streaming_list;
+  std::vector<ObjectPtr> initial;
+  std::vector<BadObject> initial_bad;
   auto on_event = [&](WatchEvent ev) {
     ++events;
+    if (listing && ev.type != WatchEventType::kError) {
+      if (ev.type == WatchEventType::kBookmark && ev.initial_events_end) {
+        listing = false;
+        Listed(initial, initial_bad, ev.object.meta.resource_version);
+        initial = {};
+        initial_bad = {};
+        SetState(State::kWatching);
+      } else if (ev.quarantined) {
+        initial_bad.push_back(std::move(*ev.quarantined));
+      } else if (ev.type != WatchEventType::kBookmark) {
+        initial.push_back(std::make_shared<const KubeObject>(std::move(ev.object)));
+      }
+      return;
+    }
     if (ev.type != WatchEventType::kError) MarkActivity();
     if (ev.quarantined) {
       if (!ev.object.meta.resource_version.empty()) resource_version_ = ev.object.meta.resource_version;
@@ -179,11 +226,13 @@ void Watcher::WatchStep(const CancelToken& stop) {
   };
 
   WatchOptions watch_options;
-  watch_options.resource_version = resource_version_;
+  watch_options.resource_version = streaming_list ? "" : resource_version_;  // "": the latest state, read consistently
+  watch_options.send_initial_events = streaming_list;
   watch_options.timeout_seconds = NextWatchTimeout();
   TimePoint started = clock_.Now();
   Status st = client_.Watch(resource_, watch_options, on_event, stop);
   if (stop.cancelled()) return;
+  if (listing) return StreamingListFailed(stop, stream_error.ok() ? st : stream_error, expired);
 
   if (expired || st.code() == StatusCode::kGone) {
     metrics_.Restarted("expired");

@@ -1,6 +1,10 @@
 // Watcher: keeps one watched resource's objects flowing into a WatchSink, forever.
 // An explicit state machine, as in kube-rs:
 //   kEmpty --list--> kListed --watch--> kWatching
+//   kEmpty --streaming list: a watch whose initial events end at the initial-events-end
+//            bookmark--> kListed, and the same stream goes on as kWatching
+//   streaming list ends before that bookmark -> kEmpty (wait, then list again)
+//   streaming list refused (HTTP 4xx or an unusable answer) -> paginated lists from then on
 //   clean end of stream        -> kListed (watch again from the last resourceVersion)
 //   410 (in-stream or HTTP)    -> kEmpty  (full relist)
 //   a malformed line           -> wait (jittered backoff), then relist: watching again from the
@@ -25,6 +29,7 @@
 #include "agent/base/clock.h"
 #include "agent/base/metrics.h"
 #include "agent/core/backoff.h"
+#include "agent/core/list_strategy.h"
 #include "agent/core/watch_metrics.h"
 #include "agent/kube/kube_client.h"
 
@@ -51,6 +56,7 @@ struct WatcherOptions {
   int watch_timeout_seconds = 300;
   Duration resync_interval{0};  // 0 = never
   int page_size = 500;
+  ListStrategy list_strategy = ListStrategy::kPaginated;
   BackoffPolicy backoff;
   uint64_t seed = 0;  // jitter seed; 0 = random
   Metrics* metrics = nullptr;  // nodehook_watch_* (WatchMetrics); null = not recorded
@@ -78,7 +84,15 @@ class Watcher {
 
  private:
   void ListStep();
-  void WatchStep(const CancelToken& stop);
+  // A failed list's error; a 404 also sets problem() to a hint about the CRD.
+  Status ListError(const Status& st);
+  // Hands a complete list to the sink and moves to kListed.
+  void Listed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined,
+              const std::string& resource_version);
+  // Watches from resource_version_; with `streaming_list`, first reads the state as initial events.
+  void WatchStep(const CancelToken& stop, bool streaming_list);
+  // After a streaming list ended before its initial-events-end bookmark.
+  void StreamingListFailed(const CancelToken& stop, const Status& st, bool expired);
   void WaitBackoff(const CancelToken& stop, const Status& cause, const char* during);
   void SetProblem(std::string problem);
   void SetState(State s);
@@ -98,6 +112,7 @@ class Watcher {
   std::atomic<bool> synced_{false};
   std::atomic<int64_t> last_activity_ms_{0};
   std::atomic<int> consecutive_failures_{0};
+  ListStrategy list_strategy_;     // only touched by Run()'s thread; falls back to kPaginated
   std::string resource_version_;  // only touched by Run()'s thread
   Status last_error_;              // likewise
   TimePoint last_list_{};          // likewise

@@ -174,6 +174,13 @@ std::optional<std::string> WorkQueue::Get() {
   }
 }
 
+bool WorkQueue::TryClaim(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shut_down_ || processing_.count(key) || queued_.count(key)) return false;
+  processing_.emplace(key, clock_.Now());
+  return true;
+}
+
 void WorkQueue::Done(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   TimePoint now = clock_.Now();

@@ -50,6 +50,11 @@ class WorkQueue {
   std::optional<std::string> Get();
   // Must be called once for every key Get() returned.
   void Done(const std::string& key);
+  // For work outside the queue's own workers (periodic checks): takes `key` as if Get() had
+  // returned it, unless a worker has it or it is ready for one (false: try again later). A
+  // delayed schedule of the key stays as it is. Done() must follow a successful claim; changes
+  // that arrive meanwhile are merged into one run after it, as for any key being processed.
+  bool TryClaim(const std::string& key);
 
   void ShutDown();
 

@@ -46,6 +46,7 @@ std::string ListPath(const ResourceRef& r, const ListOptions& o) {
     AddParam(&path, "continue", o.continue_token);
   } else if (!o.resource_version.empty()) {
     AddParam(&path, "resourceVersion", o.resource_version);
+    if (!o.resource_version_match.empty()) AddParam(&path, "resourceVersionMatch", o.resource_version_match);
   }
   AddSelectors(&path, r);
   return path;
@@ -55,7 +56,11 @@ std::string WatchPath(const ResourceRef& r, const WatchOptions& o) {
   std::string path = r.CollectionPath();
   AddParam(&path, "watch", "1");
   if (!o.resource_version.empty()) AddParam(&path, "resourceVersion", o.resource_version);
-  if (o.allow_bookmarks) AddParam(&path, "allowWatchBookmarks", "true");
+  if (o.allow_bookmarks || o.send_initial_events) AddParam(&path, "allowWatchBookmarks", "true");
+  if (o.send_initial_events) {
+    AddParam(&path, "sendInitialEvents", "true");
+    AddParam(&path, "resourceVersionMatch", "NotOlderThan");
+  }
   if (o.timeout_seconds > 0) AddParam(&path, "timeoutSeconds", std::to_string(o.timeout_seconds));
   AddSelectors(&path, r);
   return path;

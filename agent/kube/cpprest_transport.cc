@@ -22,6 +22,7 @@
 // caller's CancelToken for the duration of the request (CancelRegistration) through a weak
 // reference, so a callback that fires late touches nothing freed.
 #include <cpprest/http_client.h>
+#include <pplx/threadpool.h>
 
 #include <boost/asio/ssl.hpp>
 #include <algorithm>
@@ -44,6 +45,24 @@ namespace http = web::http;
 using ChunkSink = std::function<void(std::string_view)>;
 
 constexpr size_t kReadBufferBytes = 64 * 1024;
+
+// cpprest's pool only runs asio completions and short continuations (callers block on their own
+// threads), so two threads keep up with every watch and request; its default of 40 threads cost
+// about 7 MB of RSS (stacks and malloc arenas) for nothing.
+constexpr size_t kIoThreads = 2;
+
+// Must run before cpprest's first use, which would start the default pool.
+void SizeIoThreadPool() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    try {
+      crossplat::threadpool::initialize_with_threads(kIoThreads);
+    } catch (const std::exception& e) {
+      Log(LogLevel::kWarn, "HTTP thread pool already started",
+          {{"error", e.what()}, {"next", "keep its size"}});
+    }
+  });
+}
 
 // Loads CA (as the only trust anchors), client certificate and key from memory. Returns the
 // first failure.
@@ -317,6 +336,7 @@ class CpprestTransport final : public HttpTransport {
 }  // namespace
 
 std::unique_ptr<HttpTransport> NewCpprestTransport(TransportConfig config) {
+  SizeIoThreadPool();
   return std::make_unique<CpprestTransport>(std::move(config));
 }
 

@@ -31,6 +31,12 @@ class KubeClient {
     (void)collection, (void)namespace_name, (void)body;
     return Status(StatusCode::kInternal, "Create is not supported by this client");
   }
+  // PUTs `body` (a whole object; its metadata.resourceVersion makes a stale write fail with
+  // kConflict) and returns the object as stored.
+  virtual Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) {
+    (void)o, (void)body;
+    return Status(StatusCode::kInternal, "Replace is not supported by this client");
+  }
 };
 
 // Lists every page (limit + continue) and returns all items with the final resourceVersion.

@@ -66,6 +66,9 @@ struct ListOptions {
   int limit = 500;
   std::string continue_token;
   std::string resource_version;  // "" = most recent (quorum read)
+  // "NotOlderThan" with resource_version "0": any state at least that new, served from the API
+  // server's watch cache instead of etcd. "" = not sent.
+  std::string resource_version_match{};
 };
 
 struct ObjectList {
@@ -79,6 +82,10 @@ struct WatchOptions {
   std::string resource_version;
   int timeout_seconds = 300;  // server-side timeoutSeconds
   bool allow_bookmarks = true;
+  // A streaming list (WatchList): the server first sends the current state as ADDED events,
+  // then a BOOKMARK marked initial_events_end, then changes (sendInitialEvents=true,
+  // resourceVersionMatch=NotOlderThan).
+  bool send_initial_events = false;
 };
 
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
@@ -93,6 +100,9 @@ struct WatchEvent {
   std::string error_message;
   // Set when the object is bad: `object` then holds only the metadata that could be read.
   std::optional<BadObject> quarantined;
+  // A BOOKMARK annotated "k8s.io/initial-events-end": "true": a streaming list's initial state
+  // is complete.
+  bool initial_events_end = false;
 };
 
 enum class PatchType { kMerge, kJson };

@@ -75,6 +75,18 @@ Status ReadMeta(std::string_view what, const JsonScan& object, bool full_object,
   return Status::Ok();
 }
 
+// metadata.annotations["k8s.io/initial-events-end"] == "true" on a BOOKMARK object.
+bool IsInitialEventsEnd(const JsonScan& bookmark) {
+  const JsonPart* md = bookmark.Find("metadata");
+  if (!md || md->value.front() != '{') return false;
+  auto meta = ScanJson(md->value);
+  const JsonPart* annotations = meta.ok() ? meta->Find("annotations") : nullptr;
+  if (!annotations || annotations->value.front() != '{') return false;
+  auto scan = ScanJson(annotations->value);
+  const JsonPart* end = scan.ok() ? scan->Find("k8s.io/initial-events-end") : nullptr;
+  return end && end->value == "\"true\"";
+}
+
 // Checks one ADDED/MODIFIED/DELETED or list object against the limits and reads its metadata.
 // Returns the problem as a BadObject, or nullopt when the object is good; then *scan holds the
 // object's members, so the caller need not scan it again.
@@ -244,6 +256,7 @@ Result<WatchEvent> ParseWatchEvent(std::string_view line, const ObjectLimits& li
   } else if (event.type == WatchEventType::kBookmark) {
     auto bookmark = ScanJson(object->value);
     NODEHOOK_RETURN_IF_ERROR(ReadMeta(kWhat, *bookmark, /*full_object=*/false, &event.object.meta));
+    event.initial_events_end = IsInitialEventsEnd(*bookmark);
   } else {
     event.quarantined = CheckObject(kWhat, *object, limits, &event.object.meta);
     if (event.quarantined) return event;

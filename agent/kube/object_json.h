@@ -34,7 +34,8 @@ Result<KubeObject> ParseObject(std::string_view json, const ObjectLimits& limits
 Result<ObjectList> ParseObjectList(std::string_view json, const ObjectLimits& limits = {});
 
 // One watch line: {"type":"ADDED","object":{...}}. BOOKMARK objects need only
-// metadata.resourceVersion; ERROR objects are Status objects whose code/message are copied
+// metadata.resourceVersion; one annotated "k8s.io/initial-events-end": "true" sets
+// initial_events_end; ERROR objects are Status objects whose code/message are copied
 // into error_code/error_message. An ADDED/MODIFIED/DELETED object beyond `limits` or with
 // unreadable metadata comes back as an event with `quarantined` set; only a malformed line
 // (not JSON, no type, no object) fails.

@@ -133,16 +133,24 @@ Status RestKubeClient::Watch(const ResourceRef& r, const WatchOptions& o,
   return Status::Ok();
 }
 
-Result<KubeObject> RestKubeClient::Get(const ObjectRef& o) {
-  std::string what = "get " + o.resource.Id() + " " + o.namespace_name + "/" + o.name;
-  auto request = requests_.Start("get", o.resource.Id());
-  auto resp = transport_->Send(JsonRequest("GET", ObjectPath(o)));
+Result<KubeObject> RestKubeClient::SendForObject(const char* verb, const ObjectRef& o, const HttpRequest& req) {
+  std::string what = std::string(verb) + " " + o.resource.Id() + " " + o.namespace_name + "/" + o.name;
+  auto request = requests_.Start(verb, o.resource.Id());
+  auto resp = transport_->Send(req);
   RecordSend(request, resp);
   if (!resp.ok()) return resp.status();
   if (!IsHttpSuccess(resp->status)) return ErrorFromResponse(*resp, what);
   auto obj = ParseObject(resp->body, limits_);
   if (!obj.ok()) return InvalidError(what + ": " + obj.status().message());
   return obj;
+}
+
+Result<KubeObject> RestKubeClient::Get(const ObjectRef& o) {
+  return SendForObject("get", o, JsonRequest("GET", ObjectPath(o)));
+}
+
+Result<KubeObject> RestKubeClient::Replace(const ObjectRef& o, const std::string& body) {
+  return SendForObject("replace", o, JsonRequest("PUT", ObjectPath(o), "application/json", body));
 }
 
 Status RestKubeClient::Patch(const ObjectRef& o, PatchType type, const std::string& body) {

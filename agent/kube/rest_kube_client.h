@@ -1,4 +1,4 @@
-// RestKubeClient: KubeClient over an HttpTransport (JSON REST: list, watch, get, patch, create).
+// RestKubeClient: KubeClient over an HttpTransport (JSON REST: list, watch, get, patch, create, replace).
 // Owns its transport. Thread-safe as long as the transport is (HttpTransport promises it):
 // the client itself keeps no mutable state, so several watches may run at once.
 #pragma once
@@ -35,8 +35,12 @@ class RestKubeClient final : public KubeClient {
   Result<KubeObject> Get(const ObjectRef& o) override;
   Status Patch(const ObjectRef& o, PatchType type, const std::string& body) override;
   Status Create(const ResourceRef& collection, const std::string& namespace_name, const std::string& body) override;
+  Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) override;
 
  private:
+  // Sends `req` and parses the object in a 2xx answer; `verb` names the request in errors and metrics.
+  Result<KubeObject> SendForObject(const char* verb, const ObjectRef& o, const HttpRequest& req);
+
   std::unique_ptr<HttpTransport> transport_;
   const ObjectLimits limits_;
   const ApiRequestMetrics requests_;

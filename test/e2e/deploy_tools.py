@@ -56,12 +56,28 @@ def shipped_config(objects):
 
 
 def nodehook_rbac(config_text, tmp_path):
-    """`nodehook rbac --config` for a config given as text, parsed."""
+    """`nodehook rbac --config` for a config given as text, parsed: the ClusterRole."""
+    return nodehook_rbac_documents(config_text, tmp_path)[0]
+
+
+def nodehook_rbac_documents(config_text, tmp_path):
+    """Every document `nodehook rbac --config` prints: the ClusterRole, then the Lease Role when the
+    config has a singleton resource."""
     config = tmp_path / "rbac-config.json"
     config.write_text(config_text)
     binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
     out = subprocess.run([str(binary), "rbac", "--config", str(config)], capture_output=True, text=True, check=True)
-    return yaml.safe_load(out.stdout)
+    return list(yaml.safe_load_all(out.stdout))
+
+
+def grant_in_namespace(kube, namespace, name, role):
+    """Binds the ServiceAccount `name` (made by grant) to `role` (a Role object) in `namespace`."""
+    role = dict(role, metadata={"name": name})
+    kube.request("POST", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/roles", role)
+    kube.request("POST", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]})
 
 
 def grant(kube, namespace, name, role):

@@ -69,6 +69,10 @@ class Widgets:
         return self.kube.request("PATCH", f"{self.base}/{name}", {"spec": spec},
                                  "application/merge-patch+json")
 
+    def patch_labels(self, name, labels):
+        return self.kube.request("PATCH", f"{self.base}/{name}", {"metadata": {"labels": labels}},
+                                 "application/merge-patch+json")
+
     def patch_status(self, name, status):
         return self.kube.request("PATCH", f"{self.base}/{name}/status", {"status": status},
                                  "application/merge-patch+json")

@@ -10,8 +10,8 @@ import subprocess
 import pytest
 
 from conftest import REPO, _binary
-from deploy_tools import (DEPLOY, configmap_of_volume, find, kubectl, kubectl_binary, nodehook_rbac, pod_spec,
-                          render, shipped_config)
+from deploy_tools import (DEPLOY, configmap_of_volume, find, kubectl, kubectl_binary, nodehook_rbac,
+                          nodehook_rbac_documents, pod_spec, render, shipped_config)
 from kube import ApiError
 
 OVERLAYS = ["restricted", "host"]
@@ -50,6 +50,21 @@ def test_the_shipped_clusterrole_is_what_nodehook_rbac_derives_from_the_shipped_
         objects = render(DEPLOY / "overlays" / overlay)
         derived = nodehook_rbac(shipped_config(objects), tmp_path)
         assert find(objects, "ClusterRole") == derived, overlay
+
+
+def test_the_shipped_lease_role_is_what_nodehook_rbac_derives_for_a_singleton_resource(tmp_path):
+    objects = render(DEPLOY / "base")
+    config = json.loads(shipped_config(objects))
+    for resource in config["resources"]:
+        resource["singleton"] = True
+        resource["hooks"].pop("resume", None)
+    derived = nodehook_rbac_documents(json.dumps(config), tmp_path)[1]
+    role = find(objects, "Role")
+    assert role == dict(derived, metadata={**derived["metadata"], "namespace": "nodehook"})
+    binding = find(objects, "RoleBinding")
+    assert binding["metadata"]["namespace"] == "nodehook"
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "nodehook", "namespace": "nodehook"}]
 
 
 def test_the_shipped_config_passes_check_config(tmp_path):

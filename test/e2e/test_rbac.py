@@ -8,7 +8,7 @@ import re
 import types
 
 from conftest import Agent, parse_log_line, wait_until
-from deploy_tools import grant, nodehook_rbac, revoke
+from deploy_tools import grant, grant_in_namespace, nodehook_rbac, nodehook_rbac_documents, revoke
 from kube import create_node, set_node_labels
 
 
@@ -41,7 +41,8 @@ def test_the_agent_with_the_derived_role_is_never_refused(cluster, widgets, tmp_
                   ("create", "update", "delete"), {"retry_limit": 1}, resource_options=options)
     role = nodehook_rbac(agent.config_file.read_text(), tmp_path)
     verbs = {(r["apiGroups"][0], r["resources"][0]): r["verbs"] for r in role["rules"]}
-    assert verbs == {("example.com", "widgets"): ["list", "watch", "patch"], ("", "nodes"): ["list", "watch"],
+    assert verbs == {("example.com", "widgets"): ["get", "list", "watch", "patch"],
+                     ("", "nodes"): ["get", "list", "watch"],
                      ("events.k8s.io", "events"): ["create"]}
 
     name = f"nodehook-rbac-{os.getpid()}"
@@ -81,6 +82,39 @@ def test_the_agent_with_the_derived_role_is_never_refused(cluster, widgets, tmp_
         agent.stop()
         revoke(kube, name)
         kube.request("DELETE", f"/api/v1/nodes/{node}")
+
+
+def test_a_singleton_agent_with_the_derived_roles_leads_and_is_never_refused(cluster, widgets, tmp_path):
+    kube = cluster.kube
+    kubeconfig = tmp_path / "sa-kubeconfig"
+    tuning = {"lease_namespace": widgets.namespace, "lease_name": "rbac-lease"}
+    agent = Agent("rbac-singleton", tmp_path / "agent", types.SimpleNamespace(kubeconfig=str(kubeconfig)),
+                  widgets.namespace, ("create", "update", "delete"), tuning, resource_options={"singleton": True})
+    cluster_role, lease_role = nodehook_rbac_documents(agent.config_file.read_text(), tmp_path)
+    verbs = {(r["apiGroups"][0], r["resources"][0]): r["verbs"] for r in cluster_role["rules"]}
+    assert verbs == {("example.com", "widgets"): ["list", "watch", "patch"], ("events.k8s.io", "events"): ["create"]}
+    assert lease_role["kind"] == "Role"
+    assert [(r["verbs"], r.get("resourceNames")) for r in lease_role["rules"]] == [
+        (["create"], None), (["get", "update"], ["rbac-lease"])]
+
+    name = f"nodehook-rbac-singleton-{os.getpid()}"
+    token = grant(kube, widgets.namespace, name, cluster_role)
+    grant_in_namespace(kube, widgets.namespace, name, lease_role)
+    kubeconfig_with_token(cluster.kubeconfig, token, kubeconfig)
+    try:
+        agent.start()
+        widgets.create("once", {"size": 1})
+        agent.wait_for("once", "create")
+        widgets.patch_spec("once", {"size": 2})
+        agent.wait_for("once", "update")
+        widgets.delete("once")
+        agent.wait_for("once", "delete")
+        lease = kube.request("GET", f"/apis/coordination.k8s.io/v1/namespaces/{widgets.namespace}/leases/rbac-lease")
+        assert lease["spec"]["holderIdentity"] == "rbac-singleton"
+        assert refusals(agent) == []
+    finally:
+        agent.stop()
+        revoke(kube, name)
 
 
 def events(kube, namespace):

@@ -229,7 +229,7 @@ void FakeApiServer::Serve(int fd) {
     bool has_fault = false;
     bool keep_open;
     if (!TakeScripted(req, &response, &fault, &has_fault)) {
-      keep_open = ServeFromMemory(fd, req, false, false);
+      keep_open = ServeFromMemory(fd, req, WatchFault::kNone);
     } else if (has_fault) {
       keep_open = ServeFault(fd, req, fault);
     } else {
@@ -287,8 +287,9 @@ bool FakeApiServer::ServeFault(int fd, const RecordedRequest& req, const FakeFau
                      StatusJson(410, "Expired", "too old resource version: injected fault") + "}\n"};
       return Respond(fd, gone);
     }
-    case FakeFault::Kind::kCutMidEvent: return ServeFromMemory(fd, req, true, false);
-    case FakeFault::Kind::kGarbageLine: return ServeFromMemory(fd, req, false, true);
+    case FakeFault::Kind::kCutMidEvent: return ServeFromMemory(fd, req, WatchFault::kCutMidEvent);
+    case FakeFault::Kind::kGarbageLine: return ServeFromMemory(fd, req, WatchFault::kGarbageFirst);
+    case FakeFault::Kind::kNoInitialEventsEnd: return ServeFromMemory(fd, req, WatchFault::kNoInitialEventsEnd);
   }
   return false;
 }

@@ -4,7 +4,9 @@
 //   2. InjectFault(): the next request the fault targets (list, watch or any) gets the fault.
 //   3. Enqueue(): scripted responses, FIFO, for any request.
 //   4. ServeCollection(): an in-memory resource (list with resourceVersion, limit/continue, and
-//      watch streams with replay from a resourceVersion, bookmarks and 410 after compaction),
+//      watch streams with replay from a resourceVersion, bookmarks and 410 after compaction;
+//      sendInitialEvents=true sends the state as ADDED events, then the BOOKMARK annotated
+//      k8s.io/initial-events-end, then changes, as a streaming list does),
 //      changed by the test through PutObject()/DeleteObject().
 // Anything else gets a 500 naming the request.
 // GoOffline()/GoOnline() close the port (refusing connections) and reopen the SAME port with
@@ -51,6 +53,8 @@ struct FakeFault {
     kStallBeforeHeaders,  // nothing at all is sent; the connection is held open
     kStallAfterHeaders,   // watch: 200 headers, then nothing, whatever changes
     kGarbageLine,         // watch: 200, a line that is not JSON, then served normally
+    kNoInitialEventsEnd,  // streaming list (sendInitialEvents): the initial ADDED events, then a
+                          // clean end of stream without the initial-events-end bookmark
   };
   enum class Target { kAny, kList, kWatch };
 
@@ -154,10 +158,11 @@ class FakeApiServer {
   // What to do with a request (layers 1-3); false when it falls through to layer 4.
   bool TakeScripted(const RecordedRequest& req, FakeResponse* response, FakeFault* fault, bool* has_fault);
   bool ServeFault(int fd, const RecordedRequest& req, const FakeFault& fault);
-  bool ServeFromMemory(int fd, const RecordedRequest& req, bool cut_mid_event, bool garbage_first);
+  // How a watch served from memory misbehaves (FakeFault kinds that need the collection).
+  enum class WatchFault { kNone, kCutMidEvent, kGarbageFirst, kNoInitialEventsEnd };
+  bool ServeFromMemory(int fd, const RecordedRequest& req, WatchFault fault);
   bool ServeList(int fd, const std::string& collection, const std::string& query);
-  bool ServeWatch(int fd, const std::string& collection, const std::string& query, bool cut_mid_event,
-                  bool garbage_first);
+  bool ServeWatch(int fd, const std::string& collection, const std::string& query, WatchFault fault);
   // Holds the connection until the client hangs up, the server stops or goes offline.
   void HoldOpen(int fd);
   bool ClientHungUp(int fd) const;

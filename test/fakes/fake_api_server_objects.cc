@@ -113,7 +113,7 @@ bool FakeApiServer::WaitForOpenWatches(int n, std::chrono::milliseconds timeout)
   return cv_.wait_for(lock, timeout, [&] { return open_watches_ >= n; });
 }
 
-bool FakeApiServer::ServeFromMemory(int fd, const RecordedRequest& req, bool cut_mid_event, bool garbage_first) {
+bool FakeApiServer::ServeFromMemory(int fd, const RecordedRequest& req, WatchFault fault) {
   size_t q = req.target.find('?');
   std::string path = req.target.substr(0, q);
   std::string query = q == std::string::npos ? "" : req.target.substr(q + 1);
@@ -125,7 +125,7 @@ bool FakeApiServer::ServeFromMemory(int fd, const RecordedRequest& req, bool cut
                              "\r\n\r\n" + body);
     }
   }
-  if (req.is_watch()) return ServeWatch(fd, path, query, cut_mid_event, garbage_first);
+  if (req.is_watch()) return ServeWatch(fd, path, query, fault);
   return ServeList(fd, path, query);
 }
 
@@ -165,8 +165,10 @@ bool FakeApiServer::ServeList(int fd, const std::string& collection, const std::
                          "\r\n\r\n" + body);
 }
 
-bool FakeApiServer::ServeWatch(int fd, const std::string& collection, const std::string& query, bool cut_mid_event,
-                               bool garbage_first) {
+bool FakeApiServer::ServeWatch(int fd, const std::string& collection, const std::string& query, WatchFault fault) {
+  const bool cut_mid_event = fault == WatchFault::kCutMidEvent;
+  const bool garbage_first = fault == WatchFault::kGarbageFirst;
+  const bool initial_events = QueryParam(query, "sendInitialEvents") == "true";
   std::string rv_param = QueryParam(query, "resourceVersion");
   bool bookmarks = QueryParam(query, "allowWatchBookmarks") == "true";
   uint64_t timeout_seconds = ToNumber(QueryParam(query, "timeoutSeconds"));
@@ -188,6 +190,13 @@ bool FakeApiServer::ServeWatch(int fd, const std::string& collection, const std:
       deadline = SteadyClock::now();  // one event, then a clean end, as the real server does
     } else if (from_now) {
       for (const auto& [key, object] : collections_[collection].objects) pending.push_back(EventLine("ADDED", object.json));
+      if (initial_events && fault == WatchFault::kNoInitialEventsEnd) {
+        deadline = SteadyClock::now();  // the initial events, then a clean end without the bookmark
+      } else if (initial_events) {
+        pending.push_back(EventLine("BOOKMARK", R"({"kind":"Bookmark","metadata":{"resourceVersion":")" +
+                                                    std::to_string(last_rv_) +
+                                                    R"(","annotations":{"k8s.io/initial-events-end":"true"}}})"));
+      }
     } else {
       uint64_t from = ToNumber(rv_param);
       position = 0;

@@ -1,6 +1,7 @@
 // FakeKubeClient: a scripted KubeClient. Each List() and Watch() call takes the next scripted
 // answer; with no script left, Watch() blocks until cancelled, like a quiet healthy watch.
-// Records every call's options. Get() answers from objects given to PutObject(); Create() records
+// Records every call's options. Get() answers from objects given to PutObject() (not found once
+// removed; FailGets injects errors) and records what it was asked for; Create() records
 // its calls, answers with queued results (Ok when none) and can be held to simulate a slow server.
 // Thread-safe.
 #pragma once
@@ -84,6 +85,8 @@ class FakeKubeClient final : public KubeClient {
   Result<KubeObject> Get(const ObjectRef& o) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++get_calls_;
+    get_refs_.push_back(o);
+    if (!get_error_.ok()) return get_error_;
     auto it = objects_.find(o.namespace_name + "/" + o.name);
     if (it == objects_.end()) return NotFoundError("fake");
     return it->second;
@@ -127,9 +130,24 @@ class FakeKubeClient final : public KubeClient {
     std::lock_guard<std::mutex> lock(mu_);
     objects_[object.meta.namespace_name + "/" + object.meta.name] = std::move(object);
   }
+  // Get() answers "not found" from now on, as after the object (or Node) was deleted.
+  void RemoveObject(const std::string& namespace_name, const std::string& name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    objects_.erase(namespace_name + "/" + name);
+  }
+  // While not Ok, every Get() fails with `error` (e.g. the server is unavailable).
+  void FailGets(Status error) {
+    std::lock_guard<std::mutex> lock(mu_);
+    get_error_ = std::move(error);
+  }
   size_t get_call_count() const {
     std::lock_guard<std::mutex> lock(mu_);
     return get_calls_;
+  }
+  // What each Get() asked for, in order.
+  std::vector<ObjectRef> get_refs() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return get_refs_;
   }
   void QueueCreateResult(Status result) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -183,6 +201,8 @@ class FakeKubeClient final : public KubeClient {
   std::vector<WatchOptions> watch_calls_;
   std::map<std::string, KubeObject> objects_;  // by "namespace/name"
   size_t get_calls_ = 0;
+  std::vector<ObjectRef> get_refs_;
+  Status get_error_;
   std::deque<Status> create_results_;
   std::vector<CreateCall> create_calls_;
   std::vector<PatchCall> patches_;

@@ -39,12 +39,12 @@ TEST_CASE("a plain config gets list and watch on its resource and events create,
   CHECK(Lines(rules) == std::vector<std::string>{"example.com/widgets: list watch", "events.k8s.io/events: create"});
 }
 
-TEST_CASE("finalizer mode adds patch on that resource only, and list on nodes for departed nodes' finalizers") {
+TEST_CASE("finalizer mode adds get and patch on that resource only, and get, list, watch on nodes for departures") {
   WatchedResource gadgets = Watched("example.com", "gadgets");
   gadgets.finalizer = true;
   auto rules = LeastPrivilegeRules(WithResources({Watched("example.com", "widgets"), gadgets}));
   CHECK(Lines(rules) == std::vector<std::string>{"example.com/widgets: list watch",
-                                                 "example.com/gadgets: list watch patch", "/nodes: list",
+                                                 "example.com/gadgets: get list watch patch", "/nodes: get list watch",
                                                  "events.k8s.io/events: create"});
 }
 
@@ -62,7 +62,8 @@ TEST_CASE("a resource watched twice (two selectors) gets one rule with the union
   in_b.finalizer = true;
   auto rules = LeastPrivilegeRules(WithResources({in_a, in_b}));
   CHECK(Lines(rules) ==
-        std::vector<std::string>{"/configmaps: list watch patch", "/nodes: list", "events.k8s.io/events: create"});
+        std::vector<std::string>{"/configmaps: get list watch patch", "/nodes: get list watch",
+                                 "events.k8s.io/events: create"});
 }
 
 TEST_CASE("the ClusterRole YAML names every rule with quoted groups, resources and verbs") {

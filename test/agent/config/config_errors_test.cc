@@ -31,7 +31,7 @@ TEST_CASE("an unknown key is reported with its path, its line and the keys allow
   REQUIRE(e != nullptr);
   REQUIRE(e->line == 9);
   REQUIRE(e->ToString("config.json") ==
-          "config.json:9: resources[0].hooks.craete: unknown key (expected one of: create, update, delete, resume, event)");
+          "config.json:9: resources[0].hooks.craete: unknown key (expected one of: create, update, delete, resume, event, check, snapshot)");
 }
 
 TEST_CASE("a value of the wrong type is reported with its line and what was expected") {
@@ -127,7 +127,7 @@ TEST_CASE("hooks must name at least one reason") {
       ParseConfig(R"({"state_file": "/s", "resources": [{"version": "v1", "plural": "w", "hooks": {}}]})", kNode);
   const ConfigError* e = FindError(result, "resources[0].hooks");
   REQUIRE(e != nullptr);
-  REQUIRE(e->message == "expected at least one of: create, update, delete, resume, event");
+  REQUIRE(e->message == "expected at least one of: create, update, delete, resume, event, check, snapshot");
 }
 
 TEST_CASE("hooks with only a misspelt reason also say that no hook is configured") {

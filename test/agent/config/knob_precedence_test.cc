@@ -85,7 +85,7 @@ TEST_CASE("every knob can be set by a flag named after it") {
         {"log_level", "error"}, {"log_format", "json"}, {"retry_max_seconds", "50"}, {"after_state_recovery", "rerun"},
         {"allow_volatile_state", "true"}, {"skip_hook_checks", "true"},
         {"health_address", ":40"}, {"admin_address", "127.0.0.1:40"}, {"max_object_bytes", "4096"},
-        {"objects_endpoint", "no_messages"}};
+        {"objects_endpoint", "no_messages"}, {"list_strategy", "streaming"}};
     sources.flags[knob.name] = special.count(knob.name) ? special.at(knob.name) : "40";
   }
   sources.flags["node_name"] = "flag-node";
@@ -102,6 +102,7 @@ TEST_CASE("every knob can be set by a flag named after it") {
   REQUIRE(c.tuning.retry_max_seconds == 50);
   REQUIRE(c.tuning.hook_work_dir == "40");
   REQUIRE(c.tuning.objects_endpoint == "no_messages");
+  REQUIRE(c.tuning.list_strategy == "streaming");
   REQUIRE(c.allow_volatile_state);
   REQUIRE(c.skip_hook_checks);
 }

@@ -70,6 +70,6 @@ TEST_CASE("a misspelt resource key lists the new keys among those allowed") {
   const ConfigError* e = FindError(result, "resources[0].finaliser");
   REQUIRE(e != nullptr);
   CHECK(e->message ==
-        "unknown key (expected one of: group, version, plural, namespace, label_selector, ignored_paths, "
-        "node_selector_path, finalizer, success_events, hooks)");
+        "unknown key (expected one of: group, version, plural, namespace, label_selector, field_selector, ignored_paths, "
+        "node_selector_path, finalizer, success_events, singleton, hooks)");
 }

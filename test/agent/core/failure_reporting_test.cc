@@ -9,30 +9,12 @@
 #include "agent/core/reconciler.h"
 #include "storage/sqlite_state_store.h"
 #include "test/fakes/fake_clock.h"
+#include "test/fakes/report_log.h"
 #include "test/fakes/fake_runner.h"
 
 using namespace nodehook;
 
 namespace {
-
-// Every report, as "<kind> <handler> <number>" ("failing create 2", "recovered create 3").
-struct ReportLog : EventRecorder {
-  std::vector<std::string> reports;
-  void PermanentFailure(const ResourceRef&, const ObjectMeta&, const std::string& handler,
-                        const std::string&) override {
-    reports.push_back("permanent " + handler);
-  }
-  void Succeeded(const ResourceRef&, const ObjectMeta&, const std::string& handler) override {
-    reports.push_back("succeeded " + handler);
-  }
-  void Failing(const ResourceRef&, const ObjectMeta&, const std::string& handler, int attempt,
-               const std::string& message) override {
-    reports.push_back("failing " + handler + " " + std::to_string(attempt) + ": " + message);
-  }
-  void Recovered(const ResourceRef&, const ObjectMeta&, const std::string& handler, int failures) override {
-    reports.push_back("recovered " + handler + " " + std::to_string(failures));
-  }
-};
 
 ObjectPtr Gadget(const std::string& uid, int size) {
   auto o = std::make_shared<KubeObject>();

@@ -128,6 +128,11 @@ TEST_CASE("the snapshot holds progress and identity but no stored object bodies"
   REQUIRE(a.diffbase.has_value());
   CHECK(a.diffbase->essence.empty());
   CHECK(a.diffbase->last_object.empty());
+  // The view says whose diffbase it is; the copy inside would be a second set of strings per object.
+  CHECK(a.uid == "uid-a");
+  CHECK(a.diffbase->uid.empty());
+  CHECK(a.diffbase->resource.empty());
+  CHECK(a.diffbase->handled_at_ms == ToMillis(f.clock.Now()));
   const ObjectView& b = snapshot->objects[1];
   REQUIRE(b.handlers.size() == 1);
   CHECK(b.handlers[0].retries == 2);

@@ -1,72 +1,11 @@
 #include <catch2/catch.hpp>
 
-#include <filesystem>
 #include <fstream>
-#include <sstream>
 
-#include <unistd.h>
-
-#include "agent/core/reconciler.h"
-#include "storage/sqlite_state_store.h"
+#include "test/agent/core/reconciler_fixture.h"
 #include "test/storage/store_samples.h"
-#include "test/fakes/fake_clock.h"
-#include "test/fakes/fake_kube_client.h"
-#include "test/fakes/fake_runner.h"
 
 using namespace nodehook;
-
-namespace {
-
-ObjectPtr Widget(const std::string& uid, const std::string& rv, int size, const std::string& phase = "Ready",
-                 bool deleting = false) {
-  auto o = std::make_shared<KubeObject>();
-  o->meta = {uid, "ns", "w-" + uid, rv, deleting};
-  o->json = R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w-)" + uid +
-            R"(","namespace":"ns","uid":")" + uid + R"(","resourceVersion":")" + rv + R"("},"spec":{"size":)" +
-            std::to_string(size) + R"(},"status":{"phase":")" + phase + R"("}})";
-  return o;
-}
-
-WatchedResource Resource(std::vector<std::string> reasons) {
-  WatchedResource r;
-  r.ref = {"example.com", "v1", "widgets", "", ""};
-  for (const auto& reason : reasons) r.hooks[reason] = HookSpec{{"/hooks/" + reason}, std::chrono::seconds(5)};
-  return r;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-struct Fixture {
-  FakeClock clock;
-  FakeRunner runner;
-  std::unique_ptr<SqliteStateStore> store = std::move(SqliteStateStore::Open(":memory:", "node-a", {})).value();
-  ObjectCache cache;
-  CancelToken stop;
-  std::string work_dir = "/tmp/nodehook-reconciler-test-" + std::to_string(::getpid());
-  std::unique_ptr<Reconciler> reconciler = MakeReconciler();
-
-  ~Fixture() { std::filesystem::remove_all(work_dir); }
-
-  std::unique_ptr<Reconciler> MakeReconciler() {
-    ReconcilerOptions o;
-    o.node_name = "node-a";
-    o.work_dir = work_dir;
-    o.retry_base = Duration(1000);
-    o.retry_max = Duration(8000);
-    return std::make_unique<Reconciler>(*store, runner, clock, o);
-  }
-  std::optional<Duration> Reconcile(const WatchedResource& r, const std::string& uid) {
-    return reconciler->Reconcile(r, cache, uid, stop);
-  }
-  std::string LastReason() { return FakeRunner::Env(runner.calls().back(), "NODEHOOK_REASON"); }
-};
-
-}  // namespace
 
 TEST_CASE("a new object runs the create hook once and stores its diffbase") {
   Fixture f;
@@ -436,100 +375,6 @@ TEST_CASE("a failing event hook is retried durably and later events wait for it"
   f.clock.Advance(Duration(2000));
   REQUIRE_FALSE(f.Reconcile(r, "u1"));
   REQUIRE(EventsSeen(f.runner) == std::vector<std::string>{"ADDED/0", "MODIFIED/0", "MODIFIED/1", "MODIFIED/2"});
-}
-
-namespace {
-ObjectPtr WithFinalizers(ObjectPtr o, const std::string& finalizers_json, bool deleting) {
-  auto copy = std::make_shared<KubeObject>(*o);
-  copy->meta.deleting = deleting;
-  std::string meta = R"("metadata":{)";
-  copy->json.replace(copy->json.find(meta), meta.size(),
-                     meta + R"("finalizers":)" + finalizers_json + "," +
-                         (deleting ? R"("deletionTimestamp":"2026-11-29T17:00:00Z",)" : ""));
-  return copy;
-}
-}  // namespace
-
-TEST_CASE("finalizer mode: the finalizer goes on before the first hook and comes off after delete") {
-  Fixture f;
-  FakeKubeClient client;
-  f.reconciler->SetFinalizerSupport(&client, nullptr);
-  auto r = Resource({"create", "delete"});
-  r.finalizer = true;
-  f.cache.Upsert(Widget("u1", "1", 1));
-  REQUIRE_FALSE(f.Reconcile(r, "u1"));
-  REQUIRE(client.patches().size() == 1);
-  REQUIRE(client.patches()[0].body.find(R"("add","path":"/metadata/finalizers","value":["nodehook.io/node-a"])") !=
-          std::string::npos);
-  REQUIRE(f.LastReason() == "create");
-
-  // Multi-step deletion: in progress twice, then done; the finalizer stays until then.
-  f.runner.QueueExitCodes({100, 100, 0});
-  f.cache.Upsert(WithFinalizers(Widget("u1", "2", 1), R"(["nodehook.io/node-a","nodehook.io/node-b"])", true));
-  REQUIRE(f.Reconcile(r, "u1") == Duration(10'000));
-  f.clock.Advance(Duration(10'000));
-  REQUIRE(f.Reconcile(r, "u1") == Duration(10'000));
-  REQUIRE(client.patches().size() == 1);  // nothing removed while in progress
-  f.clock.Advance(Duration(10'000));
-  REQUIRE_FALSE(f.Reconcile(r, "u1"));
-  REQUIRE(client.patches().size() == 2);
-  REQUIRE(client.patches()[1].body ==
-          R"([{"op":"test","path":"/metadata/finalizers","value":["nodehook.io/node-a","nodehook.io/node-b"]},)"
-          R"({"op":"replace","path":"/metadata/finalizers","value":["nodehook.io/node-b"]}])");
-  REQUIRE_FALSE(f.store->GetObject("u1")->has_value());
-}
-
-TEST_CASE("finalizer mode: a change during deletion runs the delete hook again at once") {
-  Fixture f;
-  FakeKubeClient client;
-  f.reconciler->SetFinalizerSupport(&client, nullptr);
-  auto r = Resource({"create", "delete"});
-  r.finalizer = true;
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
-  f.runner.QueueExitCodes({100});
-  f.cache.Upsert(WithFinalizers(Widget("u1", "2", 1), R"(["nodehook.io/node-a"])", true));
-  REQUIRE(f.Reconcile(r, "u1") == Duration(10'000));
-  f.cache.Upsert(WithFinalizers(Widget("u1", "3", 5), R"(["nodehook.io/node-a"])", true));
-  REQUIRE_FALSE(f.Reconcile(r, "u1"));  // not due, but the object changed: runs now and finishes
-  REQUIRE(f.runner.call_count() == 3);
-}
-
-TEST_CASE("finalizer mode: a failed finalizer patch holds the hook back and retries soon") {
-  Fixture f;
-  FakeKubeClient client;
-  client.QueuePatchResult(Status(StatusCode::kConflict, "the object has been modified"));
-  f.reconciler->SetFinalizerSupport(&client, nullptr);
-  auto r = Resource({"create"});
-  r.finalizer = true;
-  f.cache.Upsert(Widget("u1", "1", 1));
-  REQUIRE(f.Reconcile(r, "u1") == Duration(1000));
-  REQUIRE(f.runner.call_count() == 0);
-  REQUIRE_FALSE(f.Reconcile(r, "u1"));
-  REQUIRE(f.runner.call_count() == 1);
-}
-
-TEST_CASE("finalizer mode: finalizers of nodes that left the cluster are removed, others kept") {
-  Fixture f;
-  FakeKubeClient client;
-  ObjectList nodes;
-  for (const char* name : {"node-a", "node-b"}) {
-    KubeObject n;
-    n.meta.name = name;
-    nodes.items.push_back(n);
-  }
-  client.QueueList(nodes);
-  NodeDirectory directory(client, f.clock);
-  f.reconciler->SetFinalizerSupport(&client, &directory);
-  auto r = Resource({"delete"});
-  r.finalizer = true;
-  f.cache.Upsert(WithFinalizers(Widget("u1", "2", 1), R"(["nodehook.io/node-b","nodehook.io/node-gone","x"])", true));
-  REQUIRE_FALSE(f.Reconcile(r, "u1"));
-  REQUIRE(client.patches().size() == 1);
-  REQUIRE(client.patches()[0].body ==
-          R"([{"op":"test","path":"/metadata/finalizers","value":["nodehook.io/node-b","nodehook.io/node-gone","x"]},)"
-          R"({"op":"replace","path":"/metadata/finalizers","value":["nodehook.io/node-b","x"]}])");
-  REQUIRE(f.runner.call_count() == 0);  // this node never handled it: no delete hook here
 }
 
 TEST_CASE("a hook's start is stored before it runs, with the object it works on") {

@@ -52,16 +52,20 @@ class AgentHarness {
     config.tuning.hook_work_dir = dir.File("scratch");
   }
 
-  ~AgentHarness() {
-    stop.Cancel();
-    if (thread.joinable()) thread.join();
-  }
+  ~AgentHarness() { Stop(); }
 
   void Start() { Start(runner, SystemClock::Instance()); }
   // With another runner and clock (both must outlive the harness).
   void Start(ActionRunner& hooks, Clock& clock) {
-    agent = std::make_unique<Agent>(config, *client, *store, hooks, clock);
-    thread = std::thread([this] { agent->Run(stop); });
+    agent = std::make_unique<Agent>(config, *client, *store, *store, hooks, clock);
+    thread = std::thread([this] { agent->Run(*stop); });
+  }
+  // Stops the agent, as a shutdown does; Start() runs a new one on the same state file.
+  void Stop() {
+    stop->Cancel();
+    if (thread.joinable()) thread.join();
+    agent.reset();
+    stop = std::make_unique<CancelToken>();
   }
 
   void Put(const std::string& name, int size) {
@@ -119,7 +123,7 @@ class AgentHarness {
   std::unique_ptr<RestKubeClient> client;
   Config config;
   std::unique_ptr<Agent> agent;
-  CancelToken stop;
+  std::unique_ptr<CancelToken> stop = std::make_unique<CancelToken>();
   std::thread thread;
 
  private:

@@ -47,7 +47,7 @@ struct HookRunningAtStop {
 TEST_CASE("a hook running at the stop signal may finish within the grace, and its result is stored") {
   HookRunningAtStop s("slow");
 
-  s.h.stop.Cancel();
+  s.h.stop->Cancel();
   s.clock.Advance(Duration(kGraceSeconds * 1000 - 1));
   s.hooks.ReleaseAll();
   s.h.thread.join();
@@ -60,7 +60,7 @@ TEST_CASE("a hook running at the stop signal may finish within the grace, and it
 TEST_CASE("a hook still running when the grace is over is stopped, and runs again after a restart without a retry counted") {
   HookRunningAtStop s("stuck");
 
-  s.h.stop.Cancel();
+  s.h.stop->Cancel();
   s.clock.Advance(Duration(kGraceSeconds * 1000));
   s.h.thread.join();
 
@@ -74,7 +74,7 @@ TEST_CASE("a hook still running when the grace is over is stopped, and runs agai
 
   // The restart: the interrupted create runs again at once, as its first attempt.
   FakeRunner again;
-  Agent restarted(s.h.config, *s.h.client, *s.h.store, again, s.clock);
+  Agent restarted(s.h.config, *s.h.client, *s.h.store, *s.h.store, again, s.clock);
   CancelToken stop_restarted;
   std::thread run([&] { restarted.Run(stop_restarted); });
   bool ran = again.WaitFor([](const std::vector<ActionRequest>& calls) { return !calls.empty(); }, 30s);

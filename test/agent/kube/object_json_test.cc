@@ -115,6 +115,22 @@ TEST_CASE("a bookmark needs only a resourceVersion") {
   CHECK(ev->object.meta.resource_version == "555");
 }
 
+TEST_CASE("the bookmark that ends a streaming list's initial events is marked, others are not") {
+  auto end = ParseWatchEvent(
+      R"({"type":"BOOKMARK","object":{"kind":"Widget","metadata":{"resourceVersion":"9",)"
+      R"("annotations":{"k8s.io/initial-events-end":"true"}}}})");
+  REQUIRE(end.ok());
+  CHECK(end->initial_events_end);
+  CHECK(end->object.meta.resource_version == "9");
+  auto plain = ParseWatchEvent(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})");
+  REQUIRE(plain.ok());
+  CHECK_FALSE(plain->initial_events_end);
+  auto other = ParseWatchEvent(
+      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"false"}}}})");
+  REQUIRE(other.ok());
+  CHECK_FALSE(other->initial_events_end);
+}
+
 TEST_CASE("an ERROR event exposes the Status code and message") {
   auto ev = ParseWatchEvent(
       R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"

@@ -85,6 +85,30 @@ TEST_CASE("watch requests bookmarks, resourceVersion, timeout and the label sele
         "&labelSelector=role%3Dworker");
 }
 
+TEST_CASE("a watch-cache list asks for resourceVersion 0, not older than it, without a limit") {
+  ClientFixture f;
+  f.transport->PushResponse(200, WidgetListJson("10", "", WidgetJson("a", "9")));
+  ListOptions o;
+  o.limit = 0;
+  o.resource_version = "0";
+  o.resource_version_match = "NotOlderThan";
+  REQUIRE(f.client.List(WidgetsRef(), o).ok());
+  CHECK(Path(f, 0) == "/apis/example.com/v1/widgets?resourceVersion=0&resourceVersionMatch=NotOlderThan");
+}
+
+TEST_CASE("a streaming list is a watch with initial events, bookmarks and NotOlderThan") {
+  ClientFixture f;
+  f.transport->PushStream({});
+  WatchOptions o;
+  o.allow_bookmarks = false;  // a streaming list needs them anyway: its end is one
+  o.send_initial_events = true;
+  o.timeout_seconds = 290;
+  REQUIRE(f.Watch(WidgetsRef(), o).ok());
+  CHECK(Path(f, 0) ==
+        "/apis/example.com/v1/widgets?watch=1&allowWatchBookmarks=true&sendInitialEvents=true"
+        "&resourceVersionMatch=NotOlderThan&timeoutSeconds=290");
+}
+
 TEST_CASE("list and watch send a field selector, e.g. to follow one Node") {
   ClientFixture f;
   f.transport->PushResponse(200, WidgetListJson("10", "", ""));

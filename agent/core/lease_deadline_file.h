@@ -1,0 +1,20 @@
+// The fence between a leader's term and the hook processes it started: a small file holding the
+// CLOCK_MONOTONIC instant (milliseconds, decimal) by which singleton hooks must stop. The leader
+// moves it forward on every renew and sets it to 0 when its term ends; `nodehook fence`
+// (fence_command.h), which wraps every singleton hook, kills the hook when the instant passes,
+// even while the agent itself is stopped (SIGSTOP) and cannot. CLOCK_MONOTONIC is the same for
+// every process on the host. Writes are atomic (temporary file + rename). Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "agent/base/status.h"
+
+namespace nodehook {
+
+Status WriteLeaseDeadline(const std::string& path, int64_t monotonic_ms);
+// 0 (already passed) when the file is missing or unreadable: no proof of a term, no hook.
+int64_t ReadLeaseDeadline(const std::string& path);
+
+}  // namespace nodehook

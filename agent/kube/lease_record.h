@@ -1,0 +1,40 @@
+// LeaseRecord: the fields of a coordination.k8s.io/v1 Lease that leader election reads and
+// writes, and their JSON form. The wall-clock times are written for people reading the Lease
+// (kubectl get lease -o yaml); the election itself never compares them with a local clock.
+// Value type and pure functions; thread-safe.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "agent/base/status.h"
+
+namespace nodehook {
+
+struct LeaseRecord {
+  std::string holder;               // spec.holderIdentity; "" = released
+  int lease_duration_seconds = 0;   // spec.leaseDurationSeconds
+  std::string acquire_time;         // spec.acquireTime, RFC 3339 with microseconds
+  std::string renew_time;           // spec.renewTime
+  int transitions = 0;              // spec.leaseTransitions
+  std::string resource_version;     // metadata.resourceVersion: the precondition of an update
+
+  // Whether two reads show the same record (what client-go compares to notice a change).
+  bool SameAs(const LeaseRecord& other) const {
+    return holder == other.holder && lease_duration_seconds == other.lease_duration_seconds &&
+           acquire_time == other.acquire_time && renew_time == other.renew_time &&
+           transitions == other.transitions && resource_version == other.resource_version;
+  }
+};
+
+// Reads a Lease object's JSON. kInvalid names what is missing or of the wrong type.
+Result<LeaseRecord> ParseLease(std::string_view json);
+
+// The whole Lease object as JSON, with metadata.resourceVersion when the record has one.
+std::string LeaseJson(const std::string& namespace_name, const std::string& name, const LeaseRecord& record);
+
+// "2026-11-30T16:44:24.123456Z": a metav1.MicroTime.
+std::string MicroTime(std::chrono::system_clock::time_point t);
+
+}  // namespace nodehook
