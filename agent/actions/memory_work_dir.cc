@@ -89,9 +89,9 @@ std::optional<std::string> ChooseMemoryWorkDir(const std::vector<std::string>& r
 std::vector<std::string> DefaultMemoryRoots() {
   std::vector<std::string> roots;
   if (const char* runtime = getenv("XDG_RUNTIME_DIR"); runtime != nullptr && runtime[0] == '/') {
-    roots.push_back(runtime);
+    roots.emplace_back(runtime);
   }
-  roots.push_back("/dev/shm");
+  roots.emplace_back("/dev/shm");
   return roots;
 }
 

@@ -7,7 +7,7 @@
 namespace nodehook {
 
 // Returns the process exit code: 0 after a clean stop, 1 when the agent could not start.
-int RunAgent(const Config& config);
+int RunAgent(const Config& given);
 
 // Loads the API connection the config names (kubeconfig or in-cluster files), as `run` would;
 // what `check-config` reports.

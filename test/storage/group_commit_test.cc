@@ -99,7 +99,7 @@ struct Lineup {
         return i == failing_writer ? InvalidError("sqlite RecordHandled: constraint failed") : Status::Ok();
       };
       results[i] = group.Submit(i % 2 == 0 ? "RecordAttempt" : "RecordHandled", write);
-      committed_at_return[i] = runner.Committed(group_of[i]);
+      committed_at_return[i] = runner.Committed(group_of[i]) ? 1 : 0;
     });
   }
   void Finish() {
