@@ -125,8 +125,8 @@ TEST_CASE("health: ready after the first list, live while the watch is fine") {
   h.Put("a", 1);
   h.Start();
   REQUIRE(h.WaitForRun("a", kReasonCreate));
+  REQUIRE(h.WaitForSynced());
   auto health = h.agent->HealthSnapshot();
   REQUIRE(health.size() == 1);
-  REQUIRE(health[0].synced);
   REQUIRE(health[0].consecutive_failures == 0);
 }

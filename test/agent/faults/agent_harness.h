@@ -107,6 +107,16 @@ class AgentHarness {
     return WatchRequests() > seen;
   }
 
+  // Polls the agent's own health view until its first list is complete. A hook may run before
+  // that: the list's objects reach the queue (and a worker) before the watcher marks itself synced.
+  bool WaitForSynced() {
+    for (int i = 0; i < 600; ++i) {
+      if (agent->HealthSnapshot()[0].synced) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling a condition, with a deadline
+    }
+    return false;
+  }
+
   // Polls the agent's own health view until its watch has failed `n` times in a row.
   bool WaitForFailures(int n) {
     for (int i = 0; i < 600; ++i) {

@@ -39,7 +39,7 @@ TEST_CASE("a poison widget in the first list is skipped and the rest is handled"
   REQUIRE(h.WaitForRun("b", kReasonCreate));
   REQUIRE(h.Settle());
   CHECK(h.Runs("poison", kReasonCreate) == 0);
-  CHECK(h.agent->HealthSnapshot()[0].synced);
+  CHECK(h.WaitForSynced());
 }
 
 TEST_CASE("a poison event between two good events neither restarts the watch nor holds back the good ones") {
