@@ -2,55 +2,13 @@
 // inputs stay what they were with whole objects, the diffbase standing in for the bytes.
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-
-#include <unistd.h>
-
-#include "agent/core/reconciler.h"
-#include "storage/sqlite_state_store.h"
-#include "test/fakes/fake_clock.h"
-#include "test/fakes/fake_runner.h"
+#include "test/agent/core/reconciler_fixture.h"
 
 using namespace nodehook;
 
 namespace {
 
-ObjectPtr Widget(const std::string& uid, const std::string& rv, int size) {
-  auto o = std::make_shared<KubeObject>();
-  o->meta = {uid, "ns", "w-" + uid, rv, false};
-  o->json = R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w-)" + uid +
-            R"(","namespace":"ns","uid":")" + uid + R"(","resourceVersion":")" + rv + R"("},"spec":{"size":)" +
-            std::to_string(size) + "}}";
-  return o;
-}
-
-WatchedResource Resource() {
-  WatchedResource r;
-  r.ref = {"example.com", "v1", "widgets", "", ""};
-  for (const char* reason : {kReasonCreate, kReasonUpdate, kReasonDelete}) {
-    r.hooks[reason] = HookSpec{{std::string("/hooks/") + reason}, std::chrono::seconds(5)};
-  }
-  return r;
-}
-
-struct Fixture {
-  FakeClock clock;
-  FakeRunner runner;
-  std::unique_ptr<SqliteStateStore> store = std::move(SqliteStateStore::Open(":memory:", "node-a", {})).value();
-  ObjectCache cache;
-  CancelToken stop;
-  std::string work_dir = "/tmp/nodehook-dropped-bytes-test-" + std::to_string(::getpid());
-  Reconciler reconciler{*store, runner, clock, [this] {
-                          ReconcilerOptions o;
-                          o.node_name = "node-a";
-                          o.work_dir = work_dir;
-                          return o;
-                        }()};
-
-  ~Fixture() { std::filesystem::remove_all(work_dir); }
-  void Reconcile(const WatchedResource& r, const std::string& uid) { (void)reconciler.Reconcile(r, cache, uid, stop); }
-  std::string LastReason() { return FakeRunner::Env(runner.calls().back(), "NODEHOOK_REASON"); }
-};
+WatchedResource Resource() { return nodehook::Resource({kReasonCreate, kReasonUpdate, kReasonDelete}); }
 
 }  // namespace
 
