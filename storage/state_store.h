@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agent/base/status.h"
+#include "storage/stored_outcome.h"
 
 namespace nodehook {
 
@@ -24,9 +25,6 @@ struct ObjectRecord {
   int64_t handled_at_ms = 0;
 };
 
-// Stored outcomes the store itself acts on (HandlerRecord::last_outcome).
-inline constexpr const char* kOutcomePermanentFailure = "permanent_failure";  // retry limits reached
-inline constexpr const char* kOutcomeRetryRequested = "retry_requested";      // revived by RequestRetry
 
 // Progress of one handler (create, update, delete, resume, event) for one object.
 struct HandlerRecord {
@@ -38,9 +36,7 @@ struct HandlerRecord {
   int retries = 0;               // failed attempts so far
   int64_t first_start_ms = 0;    // when the first attempt for this target started
   int64_t next_attempt_ms = 0;   // not before this time
-  std::string last_outcome;      // "running", "failed", "in_progress", "retry_later", "permanent_failure",
-                                 // "retry_requested", "finalizer_pending" (finalizer mode: the delete
-                                 // hook succeeded, this node's finalizer is still to come off)
+  std::string last_outcome;      // a StoredOutcomeName (stored_outcome.h)
   std::string last_message;
   std::string target;            // digest of the essence this handler is working towards
   // The object as this handler last saw it: the delete hook's input when the object vanished

@@ -3,7 +3,7 @@
 # headers they include from there), configured by the top-level .clang-tidy, which also says why
 # each excluded check is excluded. Compiles with clang's -Wthread-safety (GUARDED_BY). Fails on any
 # finding. Needs only a configured build directory (build-lint; nothing is compiled).
-#   test/lint.sh [FILE_REGEX]    e.g. test/lint.sh 'agent/core/.*'
+#   test/lint.sh [FILE_REGEX]    e.g. test/lint.sh 'agent/reconcile/.*'
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${NODEHOOK_LINT_BUILD_DIR:-$repo/build-lint}

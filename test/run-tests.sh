@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds, runs the Catch2 unit and fault-injection
 # tests (ctest); the unit tests again under ASan+UBSan with every fuzz seed corpus replayed, and
-# core/storage/faults under TSan (test/sanitize.sh); clang-tidy (test/lint.sh); builds the local
+# the agent, storage and faults tests under TSan (test/sanitize.sh); clang-tidy (test/lint.sh); builds the local
 # API server once (cached), then the end-to-end tests (pytest); last, the smoke runs of the
 # fleet simulation (5 agents on one API server) and of the nodehook vs kopf benchmark
 # (test/bench/compare.sh --smoke); both fail only when something is broken, never on timing.
@@ -16,7 +16,7 @@ echo "== unit tests"
 (cd "${NODEHOOK_BUILD_DIR:-$repo/build}" && ctest --output-on-failure -j 2)
 echo "== unit tests and fuzz corpora under ASan+UBSan"
 test/sanitize.sh asan
-echo "== core, storage and faults tests under TSan"
+echo "== agent, storage and faults tests under TSan"
 test/sanitize.sh tsan
 echo "== static analysis (clang-tidy)"
 test/lint.sh

@@ -3,7 +3,7 @@
 #
 #   test/sanitize.sh asan   build-asan: every target with ASan+UBSan and the libFuzzer targets;
 #                           runs every unit test and replays each fuzz seed corpus (ctest).
-#   test/sanitize.sh tsan   build-tsan: TSan; runs the core, storage and faults tests.
+#   test/sanitize.sh tsan   build-tsan: TSan; runs the agent pipeline, storage and faults tests.
 #
 # Suppressions, and why each one is there: test/sanitizers/*.supp.
 set -euo pipefail
@@ -37,9 +37,9 @@ case "${1:-}" in
     ;;
   tsan)
     dir=${NODEHOOK_TSAN_BUILD_DIR:-$repo/build-tsan}
-    configure_and_build "$dir" -DNODEHOOK_SANITIZE=thread -- core_test storage_test faults_test
+    configure_and_build "$dir" -DNODEHOOK_SANITIZE=thread -- object_test queue_test hooks_test events_test watch_test targeting_test finalizers_test election_test reconcile_test periodic_test pipeline_test storage_test faults_test
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp
-    (cd "$dir" && ctest --output-on-failure -j "$jobs" -R '^(core|storage|faults)_test$')
+    (cd "$dir" && ctest --output-on-failure -j "$jobs" -R '^(object|queue|hooks|events|watch|targeting|finalizers|election|reconcile|periodic|pipeline|storage|faults)_test$')
     ;;
   *)
     sed -n '2,8p' "$0" >&2

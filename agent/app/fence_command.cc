@@ -15,7 +15,7 @@
 #include <ctime>
 #include <string>
 
-#include "agent/core/lease_deadline_file.h"
+#include "agent/election/lease_deadline_file.h"
 
 namespace nodehook {
 namespace {

@@ -23,7 +23,7 @@
 #include <string>
 
 #include "agent/base/status.h"
-#include "agent/core/agent.h"
+#include "agent/pipeline/agent.h"
 #include "agent/http/bearer_token.h"
 #include "agent/http/kept_server.h"
 

@@ -11,8 +11,8 @@
 #include "agent/base/heap.h"
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
-#include "agent/core/agent.h"
-#include "agent/core/election_setup.h"
+#include "agent/pipeline/agent.h"
+#include "agent/election/election_setup.h"
 #include "agent/kube/connection_config.h"
 #include "agent/kube/rest_kube_client.h"
 #include "storage/state_file.h"
@@ -161,11 +161,12 @@ int RunAgent(const Config& given) {
   ProcessRunner runner;
   signals.OnSecondSignal([&runner] { runner.KillAllNow(); });
 
-  Agent agent(effective, client, *store, *store, runner, SystemClock::Instance());
+  std::optional<LeaderElectionOptions> election;
   if (HasSingletonResources(effective)) {
     const char* pod_uid = std::getenv("POD_UID");
-    agent.EnableLeaderElection(ElectionOptionsFor(effective, pod_uid ? pod_uid : ""));
+    election = ElectionOptionsFor(effective, pod_uid ? pod_uid : "");
   }
+  Agent agent(effective, client, *store, *store, runner, SystemClock::Instance(), std::move(election));
   if (state->recovered_from_corruption) {
     // Loud in three places: the log (OpenStateForAgent), the metrics and an Event on the Node.
     DefaultMetrics().GetCounter("state_file_recoveries_total", "damaged state files moved aside at start").Increment();

@@ -2,7 +2,7 @@
 //  - It blocks both in the calling thread (create it before any other thread, which inherits
 //    the mask), so only its own thread ever receives them, through sigwait().
 //  - The first signal cancels stop(): the agent stops watching and taking work, and running
-//    hooks get the shutdown grace (see agent/core/shutdown_grace.h).
+//    hooks get the shutdown grace (see agent/pipeline/shutdown_grace.h).
 //  - A second signal runs the OnSecondSignal() action (SIGKILL every hook's process group) and
 //    exits 128 + the signal at once.
 // Its state is shared with the signal thread, which is never joined, so a late signal during

@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "agent/base/clock.h"
@@ -36,6 +38,13 @@ inline std::string SecondsText(Duration d) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(d.count()) / 1000.0);
   return buf;
+}
+
+// The sooner of two "look again in" delays; nullopt (never) only when both are.
+inline std::optional<Duration> Earliest(std::optional<Duration> a, std::optional<Duration> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::min(*a, *b);
 }
 
 }  // namespace nodehook

@@ -115,7 +115,8 @@ void AppendJsonString(std::string& out, std::string_view v) {
   out.push_back('"');
 }
 
-std::string FormatLogfmt(LogLevel level, std::string_view event, std::initializer_list<LogField> fields) {
+template <typename Fields>
+std::string FormatLogfmt(LogLevel level, std::string_view event, const Fields& fields) {
   std::string line = "ts=" + Timestamp();
   line.append(" level=").append(LevelName(level)).append(" event=");
   AppendValue(line, event);
@@ -127,7 +128,8 @@ std::string FormatLogfmt(LogLevel level, std::string_view event, std::initialize
   return line;
 }
 
-std::string FormatJson(LogLevel level, std::string_view event, std::initializer_list<LogField> fields) {
+template <typename Fields>
+std::string FormatJson(LogLevel level, std::string_view event, const Fields& fields) {
   std::string line = "{\"ts\":\"" + Timestamp() + "\",\"level\":\"" + LevelName(level) + "\",\"event\":";
   AppendJsonString(line, event);
   for (const auto& f : fields) {
@@ -151,9 +153,9 @@ std::string FormatLogLine(LogLevel level, std::string_view event, std::initializ
   return FormatLogLine(static_cast<LogFormat>(g_format.load(std::memory_order_relaxed)), level, event, fields);
 }
 
-void Log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields) {
-  if (static_cast<int>(level) < g_min_level.load(std::memory_order_relaxed)) return;
-  std::string line = FormatLogLine(level, event, fields);
+namespace {
+
+void Write(std::string line) {
   std::lock_guard<std::mutex> lock(g_sink_mu);
   if (g_sink) {
     g_sink(line);
@@ -162,6 +164,23 @@ void Log(LogLevel level, std::string_view event, std::initializer_list<LogField>
     std::fwrite(line.data(), 1, line.size(), stderr);
     std::fflush(stderr);
   }
+}
+
+template <typename Fields>
+void LogFields(LogLevel level, std::string_view event, const Fields& fields) {
+  if (static_cast<int>(level) < g_min_level.load(std::memory_order_relaxed)) return;
+  auto format = static_cast<LogFormat>(g_format.load(std::memory_order_relaxed));
+  Write(format == LogFormat::kJson ? FormatJson(level, event, fields) : FormatLogfmt(level, event, fields));
+}
+
+}  // namespace
+
+void Log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields) {
+  LogFields(level, event, fields);
+}
+
+void Log(LogLevel level, std::string_view event, const std::vector<LogField>& fields) {
+  LogFields(level, event, fields);
 }
 
 bool ParseLogLevel(std::string_view text, LogLevel* out) {

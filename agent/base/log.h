@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,8 @@ struct LogField {
 };
 
 void Log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields = {});
+// The same, for lines whose fields are put together at run time.
+void Log(LogLevel level, std::string_view event, const std::vector<LogField>& fields);
 
 // Formats one line without writing it (exposed for tests).
 std::string FormatLogLine(LogLevel level, std::string_view event, std::initializer_list<LogField> fields);

@@ -81,4 +81,30 @@ std::string EscapeForTerminal(std::string_view text) {
   return out;
 }
 
+namespace {
+
+bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+}  // namespace
+
+std::string Abbreviate(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  static constexpr std::string_view kMarker = " … ";
+  size_t head = limit / 4;
+  size_t tail_start = text.size() - (limit - head);
+  while (head > 0 && IsContinuationByte(text[head])) --head;
+  while (tail_start < text.size() && IsContinuationByte(text[tail_start])) ++tail_start;
+  std::string out(text.substr(0, head));
+  out.append(kMarker);
+  out.append(text.substr(tail_start));
+  return out;
+}
+
+std::string CutToLimit(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  size_t cut = limit - 3;
+  while (cut > 0 && IsContinuationByte(text[cut])) --cut;
+  return std::string(text.substr(0, cut)) + "...";
+}
+
 }  // namespace nodehook

@@ -17,4 +17,12 @@ namespace nodehook {
 // Everything else, including valid UTF-8, is copied as is.
 std::string EscapeForTerminal(std::string_view text);
 
+// At most `limit` bytes of `text` (plus the marker): the start and the end with " … " between,
+// cut on UTF-8 character boundaries. For messages whose end says most (a hook's last words).
+std::string Abbreviate(std::string_view text, size_t limit);
+
+// At most `limit` bytes of `text`, its end cut off and marked "...", on a UTF-8 character
+// boundary. For fields with a size limit of their own (Kubernetes Event fields).
+std::string CutToLimit(std::string_view text, size_t limit);
+
 }  // namespace nodehook

@@ -60,7 +60,7 @@ std::string FormatFailingTable(const std::vector<NodeAnswer>& answers, int64_t n
     for (const ObjectView& o : a.objects.objects) {
       for (const HandlerRecord& h : o.handlers) {
         // A permanent failure waits for a change of the object, not for a time.
-        std::string next = h.last_outcome == "permanent_failure" ? "-" : RelativeTime(h.next_attempt_ms, now_ms);
+        std::string next = ParseStoredOutcome(h.last_outcome) == StoredOutcome::kPermanentFailure ? "-" : RelativeTime(h.next_attempt_ms, now_ms);
         std::string message = a.objects.messages_hidden ? "(hidden by the agent)" : OneLine(h.last_message, kMessageWidth);
         table.push_back({a.NodeName(), o.Key(), o.resource, h.handler, h.last_outcome, std::to_string(h.retries), next,
                          message});

@@ -149,8 +149,9 @@ LocalResponse Answer(const ObjectViewsSnapshot& snapshot, const ObjectQuery& q, 
 }  // namespace
 
 bool IsFailing(const HandlerRecord& h) {
-  return h.last_outcome == "failed" || h.last_outcome == "retry_later" || h.last_outcome == "permanent_failure" ||
-         (h.last_outcome == "running" && h.retries > 0);
+  // A run that started after failures is still failing until it succeeds.
+  return IsFailingOutcome(h.last_outcome) ||
+         (ParseStoredOutcome(h.last_outcome) == StoredOutcome::kRunning && h.retries > 0);
 }
 
 void RegisterObjectsEndpoints(LocalServer& server, ObjectViewsSource source, Clock& clock,

@@ -1,7 +1,7 @@
 // POST /v1/retry?uid=UID[&handler=NAME]: an outside system says multi-step work it was waiting
 // for has moved on. The request is only queued (`sink` must return at once and never touch the
 // state store); the agent's housekeeping thread applies it, rate-limited per object
-// (agent/core/retry_inbox.h). Answers:
+// (agent/queue/retry_inbox.h). Answers:
 //   202  queued; said for any well-formed uid, so the answer never tells whether the uid has
 //        pending work on this node (the log says what happened);
 //   401  with `token` set, a missing or wrong bearer token, before the query is even looked at;

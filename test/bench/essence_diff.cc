@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/core/essence.h"
+#include "agent/object/essence.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/core/event_recorder.h"
+#include "agent/events/event_recorder.h"
 
 namespace nodehook {
 

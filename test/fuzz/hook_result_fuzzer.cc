@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "agent/core/hook_outcome.h"
+#include "agent/hooks/hook_outcome.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

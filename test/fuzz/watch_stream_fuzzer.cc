@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/core/essence.h"
+#include "agent/object/essence.h"
 #include "agent/kube/object_json.h"
 #include "agent/kube/watch_line_splitter.h"
 

@@ -9,7 +9,7 @@
 #include <thread>
 #include <tuple>
 
-#include "agent/core/agent.h"
+#include "agent/pipeline/agent.h"
 #include "agent/kube/file_source.h"
 #include "agent/kube/rest_kube_client.h"
 #include "storage/sqlite_state_store.h"

@@ -1,0 +1,224 @@
+#include "agent/election/leader_election.h"
+
+#include <thread>
+
+#include "agent/base/log.h"
+
+namespace nodehook {
+namespace {
+
+// client-go's JitterFactor for acquire attempts: each waits retry_period * [1, 2.2).
+constexpr double kAcquireJitter = 1.2;
+
+std::string Millis(Duration d) { return std::to_string(d.count()) + "ms"; }
+
+}  // namespace
+
+LeaderElector::LeaderElector(LeaseClient& lease, Clock& clock, LeaderElectionOptions options)
+    : lease_(lease),
+      clock_(clock),
+      options_(std::move(options)),
+      term_(std::make_shared<CancelToken>()),
+      rng_(options_.seed != 0 ? options_.seed : std::random_device{}()) {
+  term_->Cancel();  // no term before the first acquisition
+}
+
+void LeaderElector::SetOnChange(std::function<void(bool)> on_change) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_change_ = std::move(on_change);
+}
+
+void LeaderElector::SetOnStopBy(std::function<void(TimePoint)> on_stop_by) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_stop_by_ = std::move(on_stop_by);
+}
+
+bool LeaderElector::IsLeader() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return leading_;
+}
+
+std::shared_ptr<const CancelToken> LeaderElector::TermIfMayStart() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Checked against the clock, not only the flag: after a SIGSTOP the fence thread may not
+  // have run yet, but the time since the last renew is already too long.
+  if (!leading_ || clock_.Now() >= renewed_at_ + options_.renew_deadline) return nullptr;
+  return term_;
+}
+
+void LeaderElector::Observe(const LeaseRecord& record) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!observed_ || !observed_->SameAs(record)) {
+    observed_ = record;
+    observed_at_ = clock_.Now();
+  }
+}
+
+bool LeaderElector::TryAcquireOrRenew() {
+  const std::string wall_now = MicroTime(std::chrono::system_clock::now());
+  const int duration_seconds = static_cast<int>((options_.lease_duration.count() + 999) / 1000);
+  auto current = lease_.Get();
+  if (!current.ok() && current.status().code() == StatusCode::kNotFound) {
+    LeaseRecord fresh{options_.identity, duration_seconds, wall_now, wall_now, 0, ""};
+    TimePoint sent = clock_.Now();
+    auto created = lease_.Create(fresh);
+    if (!created.ok()) {
+      Log(LogLevel::kDebug, "lease not created",
+          {{"lease", lease_.Describe()}, {"error", created.status().ToString()}, {"next", "try again"}});
+      return false;
+    }
+    StartTerm(sent, *created, true);
+    return true;
+  }
+  if (!current.ok()) {
+    Log(IsLeader() ? LogLevel::kWarn : LogLevel::kDebug, "lease not read",
+        {{"lease", lease_.Describe()}, {"error", current.status().ToString()},
+         {"next", "try again in " + Millis(options_.retry_period)}});
+    return false;
+  }
+  Observe(*current);
+  bool mine = current->holder == options_.identity;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Duration held_for = std::chrono::seconds(current->lease_duration_seconds);
+    if (!mine && !current->holder.empty() && clock_.Now() < observed_at_ + held_for) return false;
+  }
+  LeaseRecord next = *current;
+  next.holder = options_.identity;
+  next.lease_duration_seconds = duration_seconds;
+  next.renew_time = wall_now;
+  if (!mine) {
+    next.acquire_time = wall_now;
+    next.transitions = current->transitions + 1;
+  }
+  TimePoint sent = clock_.Now();
+  auto updated = lease_.Update(next);
+  if (!updated.ok()) {
+    bool lost_race = updated.status().code() == StatusCode::kConflict;
+    Log(IsLeader() ? LogLevel::kWarn : LogLevel::kDebug, lost_race ? "lease race lost" : "lease not written",
+        {{"lease", lease_.Describe()}, {"holder", current->holder}, {"error", updated.status().ToString()},
+         {"next", "read it again in " + Millis(options_.retry_period)}});
+    return false;
+  }
+  StartTerm(sent, *updated, !mine);
+  return true;
+}
+
+void LeaderElector::StartTerm(TimePoint renew_sent, const LeaseRecord& stored, bool takeover) {
+  std::function<void(bool)> notify;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    observed_ = stored;
+    observed_at_ = renew_sent;
+    renewed_at_ = renew_sent;
+    cv_.notify_all();
+    if (on_stop_by_) on_stop_by_(renewed_at_ + options_.renew_deadline);
+    if (leading_) return;
+    leading_ = true;
+    term_ = std::make_shared<CancelToken>();
+    notify = on_change_;
+  }
+  Log(LogLevel::kInfo, "leadership acquired",
+      {{"lease", lease_.Describe()}, {"holder", options_.identity}, {"takeover", takeover ? "true" : "false"},
+       {"transitions", std::to_string(stored.transitions)},
+       {"next", "run singleton hooks; renew every " + Millis(options_.retry_period)}});
+  if (notify) notify(true);
+}
+
+void LeaderElector::EndTerm(const char* why) {
+  std::function<void(bool)> notify;
+  std::shared_ptr<CancelToken> term;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!leading_) return;
+    leading_ = false;
+    if (on_stop_by_) on_stop_by_(TimePoint{});
+    term = term_;
+    notify = on_change_;
+    cv_.notify_all();
+  }
+  Log(LogLevel::kWarn, "leadership lost",
+      {{"lease", lease_.Describe()}, {"holder", options_.identity}, {"reason", why},
+       {"next", "stop singleton hooks (SIGTERM, then SIGKILL); try to acquire again"}});
+  term->Cancel();
+  if (notify) notify(false);
+}
+
+TimePoint LeaderElector::EnforceRenewDeadline() {
+  TimePoint deadline;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!leading_) return TimePoint::max();
+    deadline = renewed_at_ + options_.renew_deadline;
+    if (clock_.Now() < deadline) return deadline;
+  }
+  EndTerm("no renew succeeded within the renew deadline");
+  return TimePoint::max();
+}
+
+void LeaderElector::FenceLoop(const bool& done) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!done) {
+    lock.unlock();
+    TimePoint next = EnforceRenewDeadline();
+    lock.lock();
+    if (done) break;
+    TimePoint renewed = renewed_at_;
+    bool leading = leading_;
+    clock_.WaitUntil(cv_, lock, next,
+                     [&] { return done || renewed_at_ != renewed || leading_ != leading; });
+  }
+}
+
+Duration LeaderElector::AcquireWait() {
+  std::lock_guard<std::mutex> lock(mu_);
+  double factor = std::uniform_real_distribution<double>(1.0, 1.0 + kAcquireJitter)(rng_);
+  return Duration(static_cast<int64_t>(static_cast<double>(options_.retry_period.count()) * factor));
+}
+
+void LeaderElector::Run(const CancelToken& stop) {
+  bool done = false;  // guarded by mu_
+  std::thread fence([this, &done] { FenceLoop(done); });
+  std::mutex wait_mu;
+  std::condition_variable wait_cv;
+  CancelRegistration wake(stop, [&] {
+    std::lock_guard<std::mutex> lock(wait_mu);
+    wait_cv.notify_all();
+  });
+  Log(LogLevel::kInfo, "leader election started",
+      {{"lease", lease_.Describe()}, {"holder", options_.identity}, {"next", "try to acquire the lease"}});
+  while (!stop.cancelled()) {
+    bool leading = TryAcquireOrRenew();
+    Duration wait = leading ? options_.retry_period : AcquireWait();
+    std::unique_lock<std::mutex> lock(wait_mu);
+    clock_.WaitUntil(wait_cv, lock, clock_.Now() + wait, [&] { return stop.cancelled(); });
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done = true;
+    cv_.notify_all();
+  }
+  fence.join();
+  EndTerm("agent stopping");
+  Release();
+}
+
+void LeaderElector::Release() {
+  LeaseRecord released;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!observed_ || observed_->holder != options_.identity) return;
+    released = *observed_;
+  }
+  released.holder.clear();
+  released.lease_duration_seconds = 1;
+  released.renew_time = MicroTime(std::chrono::system_clock::now());
+  auto stored = lease_.Update(released);
+  Log(stored.ok() ? LogLevel::kInfo : LogLevel::kWarn, "lease released",
+      {{"lease", lease_.Describe()}, {"holder", options_.identity},
+       {"error", stored.ok() ? "" : stored.status().ToString()},
+       {"next", stored.ok() ? "another agent may take over at once" : "it expires after its lease duration"}});
+  if (stored.ok()) Observe(*stored);
+}
+
+}  // namespace nodehook

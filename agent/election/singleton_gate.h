@@ -1,0 +1,54 @@
+// SingletonGate: the HookGate of a cluster-singleton resource. Hooks start only while this agent
+// holds the Lease (Leadership) and stop when the term ends; each runs behind a fence (`nodehook
+// fence FILE MS --`, fence_command.h), so it also stops when the agent cannot stop it. A handled
+// create or update writes its digest to the object (singleton_progress.h) for the next leader.
+// Outside a term, a deleted object some leader handled is kept for `delete_window`, so that if
+// the leader fell before its delete hook ran, the next one runs it.
+// Thread-safe. Borrows the leadership, client and store, which must outlive it.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/base/thread_annotations.h"
+#include "agent/election/leadership.h"
+#include "agent/hooks/hook_gate.h"
+#include "agent/kube/kube_client.h"
+#include "storage/state_store.h"
+
+namespace nodehook {
+
+struct SingletonGateOptions {
+  std::vector<std::string> fence;  // put in front of each hook's argv; {} = none
+  Duration delete_window{0};
+  Duration store_retry{5000};
+};
+
+class SingletonGate final : public HookGate {
+ public:
+  SingletonGate(const Leadership& leadership, KubeClient& client, StateStore& store, Clock& clock,
+                SingletonGateOptions options);
+
+  bool gated() const override { return true; }
+  std::shared_ptr<const CancelToken> Term() const override { return leadership_.TermIfMayStart(); }
+  bool MayStart(const WatchedResource& resource, const ObjectMeta& object) const override;
+  HookSpec Prepare(const HookSpec& hook) const override;
+  bool StoppedByTerm(const CancelToken& stop) const override;
+  void Handled(const WatchedResource& resource, const ObjectMeta& object, const std::string& handler,
+               const std::string& target) override;
+  std::optional<Duration> AwaitHolder(ObjectCache& cache, const std::string& uid) override;
+  void Forgotten(const std::string& uid) override;
+
+ private:
+  const Leadership& leadership_;
+  KubeClient& client_;
+  StateStore& store_;
+  Clock& clock_;
+  const SingletonGateOptions options_;
+  std::mutex mu_;
+  std::map<std::string, TimePoint> gone_since_;  // guarded by mu_: when a non-leader first saw it gone
+};
+
+}  // namespace nodehook

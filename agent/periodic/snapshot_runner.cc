@@ -1,0 +1,150 @@
+#include "agent/periodic/snapshot_runner.h"
+
+#include "agent/base/duration_math.h"
+#include "agent/base/log.h"
+#include "agent/object/essence.h"  // EssenceDigest
+#include "agent/hooks/hook_call.h"
+#include "agent/periodic/live_objects.h"
+
+namespace nodehook {
+namespace {
+
+struct Snapshot {
+  std::string json;    // the objects as one JSON array, byte for byte as the API server sent them
+  std::string digest;  // of every uid and essence
+  size_t count = 0;
+};
+
+Snapshot Take(const WatchedResource& resource, const ObjectCache& cache, const NodeTargeting& targeting) {
+  Snapshot s;
+  std::string essences;
+  s.json = "[";
+  for (const CachedObject& entry : LiveObjects(resource, cache, targeting)) {
+    const KubeObject& object = *entry.object;
+    if (s.count++ > 0) s.json += ",";
+    s.json += object.json;
+    // An unreadable essence still counts by its bytes: a change to it must run the hook.
+    essences += object.meta.uid + "\n" + (entry.facts->readable.ok() ? entry.facts->essence : object.json) + "\n";
+  }
+  s.json += "]";
+  s.digest = EssenceDigest(essences);
+  return s;
+}
+
+// Snapshot Events go on this node's Node object: the run is about the node, not one object.
+const ResourceRef kNodes{"", "v1", "nodes", "", ""};
+
+}  // namespace
+
+SnapshotRunner::SnapshotRunner(ScheduleStore& schedule, ActionRunner& runner, RetryPolicy& policy, Clock& clock,
+                               SnapshotRunnerOptions options)
+    : schedule_(schedule),
+      runner_(runner),
+      policy_(policy),
+      clock_(clock),
+      options_(std::move(options)),
+      scratch_(options_.work_dir),
+      targeting_(options_.targeting ? *options_.targeting : EveryNodeTargeting()),
+      reporter_(options_.metrics, options_.events ? *options_.events : NoEvents()) {}
+
+std::optional<Duration> SnapshotRunner::Run(const WatchedResource& resource, const ObjectCache& cache,
+                                            bool first_since_start, const CancelToken& stop) {
+  const HookSpec& hook = resource.hooks.at(kReasonSnapshot);
+  const std::string resource_id = resource.ref.Id();
+  const TimePoint now = clock_.Now();
+  auto stored = schedule_.GetSnapshot(resource_id);
+  if (!stored.ok()) {
+    Log(LogLevel::kError, "state store read failed",
+        {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"error", stored.status().ToString()},
+         {"next", "try again in " + SecondsText(options_.store_retry)}});
+    return options_.store_retry;
+  }
+  Snapshot snapshot = Take(resource, cache, targeting_);
+  SnapshotRecord progress;
+  progress.resource = resource_id;
+  if (*stored) progress = **stored;
+  const bool forced = first_since_start && hook.run_on_start;
+  if (progress.done_digest == snapshot.digest && !forced) {
+    if (!progress.target.empty()) {  // back to the set that succeeded: the failing attempt is moot
+      progress.target.clear();
+      progress.retries = 0;
+      progress.last_outcome = "done";
+      Status cleared = schedule_.PutSnapshot(progress);
+      if (!cleared.ok()) return options_.store_retry;
+    }
+    Log(LogLevel::kDebug, "snapshot unchanged",
+        {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"objects", std::to_string(snapshot.count)},
+         {"next", "wait for a change"}});
+    return std::nullopt;
+  }
+  if (progress.target == snapshot.digest) {
+    if (progress.last_outcome == kOutcomePermanentFailure && !forced) return std::nullopt;
+    if (FromMillis(progress.next_attempt_ms) > now) return FromMillis(progress.next_attempt_ms) - now;
+  } else {
+    progress.target = snapshot.digest;
+    progress.retries = 0;
+    progress.first_start_ms = ToMillis(now);
+  }
+  const int earlier_failures = progress.retries;
+
+  ObjectMeta none{"", resource.ref.namespace_name, "", "", false};
+  HookInput input{kReasonSnapshot, options_.node_name, resource_id, none, "", snapshot.json, "[]",
+                  progress.retries, ""};
+  Log(LogLevel::kInfo, "snapshot hook started",
+      {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"objects", std::to_string(snapshot.count)},
+       {"retry", std::to_string(progress.retries)}, {"next", "wait for the hook"}});
+  HookOutcome outcome = RunHook(runner_, hook, input, scratch_, stop);
+  if (outcome.verdict == HookVerdict::kCancelled) return std::nullopt;  // not done: runs after the restart
+
+  std::optional<Duration> again;
+  bool permanent = false;
+  progress.last_message = outcome.message;
+  if (outcome.verdict == HookVerdict::kDone) {
+    progress.done_digest = snapshot.digest;
+    progress.target.clear();
+    progress.retries = 0;
+    progress.next_attempt_ms = 0;
+    progress.last_outcome = "done";
+  } else {
+    NextAttempt after =
+        AfterUnfinishedRun(policy_, hook, outcome, progress.retries, FromMillis(progress.first_start_ms));
+    permanent = after.permanent;
+    progress.retries = after.retries;
+    progress.last_outcome = after.outcome;
+    progress.next_attempt_ms = permanent ? 0 : ToMillis(now + after.delay);
+    if (!permanent) again = std::max(FromMillis(progress.next_attempt_ms) - clock_.Now(), Duration::zero());
+  }
+  Status saved = schedule_.PutSnapshot(progress);
+  if (!saved.ok()) {
+    Log(LogLevel::kError, "state store write failed",
+        {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"error", saved.ToString()},
+         {"next", "run the snapshot hook again in " + SecondsText(options_.store_retry)}});
+    return options_.store_retry;
+  }
+  Report(resource, progress, outcome, again, earlier_failures);
+  return again;
+}
+
+void SnapshotRunner::Report(const WatchedResource& resource, const SnapshotRecord& progress,
+                            const HookOutcome& outcome, std::optional<Duration> again, int earlier_failures) {
+  ObjectMeta node{"", "", options_.node_name, "", false};
+  ReportSubject subject{kNodes, node, std::string(kReasonSnapshot) + " " + resource.ref.Id(), progress.resource,
+                        kReasonSnapshot, {{"resource", progress.resource}, {"handler", kReasonSnapshot}},
+                        resource.success_events};
+  if (outcome.verdict == HookVerdict::kDone) {
+    reporter_.Succeeded(subject, kSnapshotWords, outcome, earlier_failures,
+                        {{"outcome", progress.last_outcome}, {"message", outcome.LogMessage()},
+                         {"retries", std::to_string(progress.retries)},
+                         {"next", "idle until an object of the resource changes"}});
+    return;
+  }
+  NextAttempt after{progress.last_outcome, progress.retries, again.value_or(Duration::zero()),
+                    progress.last_outcome == kOutcomePermanentFailure};
+  bool in_progress = outcome.verdict == HookVerdict::kInProgress;
+  std::string next = after.permanent ? "give up until an object of the resource changes"
+                                     : (in_progress ? "run again in " : "retry in ") + SecondsText(after.delay) +
+                                           ", or on a change";
+  reporter_.Unfinished(subject, kSnapshotWords, outcome, after, next);
+}
+
+}  // namespace nodehook

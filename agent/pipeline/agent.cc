@@ -1,0 +1,317 @@
+#include "agent/pipeline/agent.h"
+
+#include <thread>
+
+#include "agent/base/heap.h"
+#include "agent/base/log.h"
+#include "agent/base/metrics.h"
+#include "agent/hooks/hook_metrics.h"
+#include "agent/pipeline/shutdown_grace.h"
+
+namespace nodehook {
+
+namespace {
+
+// Free heap worth handing back to the kernel; below this the trim is not worth its walk.
+constexpr size_t kReleasedHeapBytes = size_t{1} << 20;
+
+std::vector<std::string> ResourceIds(const Config& config) {
+  std::vector<std::string> ids;
+  for (const auto& r : config.resources) ids.push_back(r.ref.Id());
+  return ids;
+}
+
+RetryOptions MakeRetryOptions(const Config& config) {
+  RetryOptions o;
+  o.base = std::chrono::seconds(config.tuning.retry_base_seconds);
+  o.max = std::chrono::seconds(config.tuning.retry_max_seconds);
+  o.factor = config.tuning.retry_factor;
+  o.jitter = config.tuning.retry_jitter_percent / 100.0;
+  o.limit = config.tuning.retry_limit;
+  o.total = std::chrono::seconds(config.tuning.retry_total_seconds);
+  o.in_progress = std::chrono::seconds(config.tuning.in_progress_delay_seconds);
+  return o;
+}
+
+WatcherOptions MakeWatcherOptions(const Config& config) {
+  WatcherOptions o;
+  o.watch_timeout_seconds = config.tuning.watch_timeout_seconds;
+  o.resync_interval = std::chrono::seconds(config.tuning.resync_seconds);
+  o.backoff.initial = std::chrono::milliseconds(config.tuning.reconnect_initial_ms);
+  o.backoff.max = std::chrono::milliseconds(config.tuning.reconnect_max_ms);
+  o.metrics = &DefaultMetrics();
+  // The config parser accepts only known names.
+  o.list_strategy = ListStrategyFromName(config.tuning.list_strategy).value_or(ListStrategy::kPaginated);
+  return o;
+}
+
+}  // namespace
+
+Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore& schedule, ActionRunner& runner,
+             Clock& clock, std::optional<LeaderElectionOptions> election)
+    : config_(std::move(config)),
+      client_(client),
+      store_(store),
+      clock_(clock),
+      queue_(clock, QueueOptions{std::chrono::milliseconds(config_.tuning.batch_window_ms),
+                                 std::chrono::milliseconds(config_.tuning.max_latency_ms), &DefaultMetrics()}),
+      events_(client, clock, EventRecorderOptions{config_.node_name}),
+      retry_policy_(clock, MakeRetryOptions(config_)),
+      reporter_(&DefaultMetrics(), events_),
+      reconciler_(store, runner, clock, retry_policy_, reporter_,
+                  ReconcilerOptions{config_.node_name, HookWorkDir(config_)}),
+      modes_(config_, client, store, clock, std::move(election)),
+      retry_inbox_(clock, RetryInboxOptions{}),
+      state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)),
+      object_views_(store, clock, ObjectViewsPublisherOptions{}),
+      requeue_(queue_, pipelines_, [this](size_t index) { periodic_->Changed(index); }) {
+  WatcherOptions watcher_options = MakeWatcherOptions(config_);
+  ResourceTracker::FirstListFn on_first_list = AdoptionAfterRecovery();
+  for (size_t i = 0; i < config_.resources.size(); ++i) {
+    const WatchedResource& resource = config_.resources[i];
+    pipelines_.push_back(std::make_unique<ResourcePipeline>(i, resource, client_, queue_, store, clock_, modes_,
+                                                            watcher_options, on_first_list));
+    pipelines_.back()->tracker.SetQuarantineReporting(resource.ref, &events_);
+    if (resource.hooks.count(kReasonSnapshot)) {
+      pipelines_.back()->tracker.SetOnChange([this, i] { periodic_->Changed(i); });
+    }
+  }
+  requeue_.RegisterOn(modes_);
+  std::vector<ObjectCache*> caches;
+  for (auto& p : pipelines_) caches.push_back(&p->tracker.cache());
+  periodic_ = std::make_unique<PeriodicHooks>(
+      config_, std::move(caches), HookWorkDir(config_),
+      PeriodicHooksDeps{store, schedule, runner, retry_policy_, clock_, queue_, &events_, &modes_.Targeting(),
+                        &DefaultMetrics()});
+  RegisterMetrics();
+}
+
+ResourceTracker::FirstListFn Agent::AdoptionAfterRecovery() {
+  auto adopt = store_.AdoptExistingPending();
+  if (!adopt.ok() || !*adopt) return nullptr;
+  if (config_.tuning.after_state_recovery != "adopt") {
+    // Configured to rerun create hooks instead. If clearing the mark fails, the next start
+    // decides again with the same setting, so a failure only needs saying.
+    Status cleared = store_.SetAdoptExisting(false);
+    Log(LogLevel::kWarn, "not adopting existing objects",
+        {{"node", config_.node_name}, {"error", cleared.ToString()},
+         {"next", "run create hooks for every object (after_state_recovery=rerun)"}});
+    return nullptr;
+  }
+  reconciler_.ExpectAdoption(static_cast<int>(config_.resources.size()));
+  Log(LogLevel::kWarn, "adopting existing objects",
+      {{"node", config_.node_name}, {"next", "store the first list's objects as handled, without create hooks"}});
+  return [this](const std::vector<ObjectPtr>& items) {
+    std::vector<std::string> uids;
+    uids.reserve(items.size());
+    for (const auto& item : items) uids.push_back(item->meta.uid);
+    reconciler_.AdoptOnce(uids);
+  };
+}
+
+void Agent::RegisterMetrics() {
+  HookMetrics hooks(&DefaultMetrics());
+  for (const auto& r : config_.resources) {
+    for (const auto& [reason, spec] : r.hooks) hooks.Declare(r.ref.Id(), reason);
+  }
+  cache_collector_ = DefaultMetrics().AddCollector([this](Metrics& m) {
+    for (const auto& p : pipelines_) {
+      m.GetGauge("objects_cached", "Objects in the agent's cache (tombstones awaiting their delete hook included)",
+                 {{"resource", p->config.ref.Id()}})
+          .Set(static_cast<double>(p->tracker.cache().size()));
+      m.GetGauge("objects_cached_with_bytes",
+                 "Cached objects holding their whole object (not yet handled, or kept for finalizers or targeting)",
+                 {{"resource", p->config.ref.Id()}})
+          .Set(static_cast<double>(p->tracker.cache().with_bytes()));
+    }
+  });
+}
+
+void Agent::RefreshStateMetrics(TimePoint* next_refresh) {
+  if (clock_.Now() < *next_refresh) return;
+  *next_refresh = clock_.Now() + std::chrono::seconds(1);
+  auto summary = store_.Summarize();
+  if (summary.ok()) {
+    state_metrics_.Refresh(std::move(summary).value());
+  } else {
+    Log(LogLevel::kWarn, "state metrics not refreshed",
+        {{"error", summary.status().ToString()}, {"next", "keep the previous counts; try again in 2s"}});
+  }
+}
+
+Agent::~Agent() { DefaultMetrics().RemoveCollector(cache_collector_); }
+
+std::vector<WatchHealth> Agent::HealthSnapshot() const {
+  std::vector<WatchHealth> out;
+  if (const Watcher* node = modes_.node_watcher()) {
+    out.push_back(WatchHealth{modes_.NodeWatchName(), node->synced(), node->last_activity(),
+                              node->consecutive_failures(), WatcherStateName(node->state())});
+  }
+  for (const auto& p : pipelines_) {
+    const Watcher& w = p->watcher;
+    std::string state = WatcherStateName(w.state());
+    std::string problem = w.problem();
+    if (!problem.empty()) state += "; " + problem;
+    out.push_back(WatchHealth{w.resource().Id(), w.synced(), w.last_activity(), w.consecutive_failures(), state});
+  }
+  return out;
+}
+
+void Agent::Run(const CancelToken& stop) {
+  Log(LogLevel::kInfo, "agent started",
+      {{"node", config_.node_name}, {"resources", std::to_string(pipelines_.size())},
+       {"workers", std::to_string(config_.tuning.workers)}, {"next", "list and watch"}});
+  CancelRegistration shut_down(stop, [this] {
+    queue_.ShutDown();
+    periodic_->ShutDown();
+  });
+  std::vector<std::thread> threads;
+  for (auto& p : pipelines_) threads.emplace_back([&p, &stop] { p->watcher.Run(stop); });
+  Watcher* node_watcher = modes_.node_watcher();
+  if (node_watcher) threads.emplace_back([node_watcher, &stop] { node_watcher->Run(stop); });
+  if (modes_.waits_for_node_labels()) {
+    // Until this node's labels are known, no targeted object could match: acting then would
+    // run delete hooks for objects this node does own. So workers wait for the Node's first list.
+    std::unique_lock<std::mutex> lock(housekeeping_mu_);
+    while (!node_watcher->synced() && !stop.cancelled()) {
+      clock_.WaitUntil(housekeeping_cv_, lock, clock_.Now() + Duration(200), [&] { return stop.cancelled(); });
+    }
+  }
+  // `stop` ends the watches and the workers' dequeuing; running hooks see only `hooks`, which
+  // the grace cancels if they are still running when it is over.
+  CancelToken hooks;
+  ShutdownGrace grace(clock_, std::chrono::seconds(config_.tuning.shutdown_grace_seconds), stop);
+  std::thread grace_thread([&] { grace.Run(hooks); });
+  for (int i = 0; i < config_.tuning.workers; ++i) {
+    threads.emplace_back([this, &stop, &hooks] { WorkerLoop(stop, hooks); });
+  }
+  periodic_->Start(threads, hooks);
+  threads.emplace_back([this, &stop] { HousekeepingLoop(stop); });
+  // The election outlives the workers: the Lease is released only once no singleton hook runs.
+  CancelToken election_stop;
+  std::thread election;
+  if (LeaderElector* elector = modes_.elector()) {
+    election = std::thread([elector, &election_stop] { elector->Run(election_stop); });
+  }
+  for (auto& t : threads) t.join();
+  grace.WorkersDone();
+  grace_thread.join();
+  election_stop.Cancel();
+  if (election.joinable()) election.join();
+  Log(LogLevel::kInfo, "agent stopped", {{"node", config_.node_name}, {"next", "exit"}});
+}
+
+void Agent::ReportNodeProblem(const std::string& what, const std::string& message) {
+  ObjectMeta node{"", "", config_.node_name, "", false};
+  events_.PermanentFailure(ResourceRef{"", "v1", "nodes", "", ""}, node, what, message);
+}
+
+Result<ObjectViewsPtr> Agent::ObjectViews() const {
+  if (config_.tuning.objects_endpoint == "off") return UnavailableError("objects_endpoint is off");
+  return object_views_.Latest();
+}
+
+Status Agent::RetryNow(const std::string& uid, const std::string& handler) {
+  return retry_inbox_.Offer(uid, handler);
+}
+
+void Agent::ApplyRetryInbox(TimePoint* next_due) {
+  for (const RetryAsk& ask : retry_inbox_.TakeDue(next_due)) {
+    // Recorded like `nodehook state retry`, so TakeRetryRequests below enqueues it.
+    auto retried = store_.RequestRetry(ask.uid, ask.handler, ToMillis(clock_.Now()));
+    if (retried.ok()) {
+      for (const RetriedHandler& r : *retried) {
+        if (!r.revived) continue;
+        Log(LogLevel::kInfo, "permanent failure revived",
+            {{"uid", ask.uid}, {"handler", r.handler}, {"retries", std::to_string(r.retries)},
+             {"next", "run it once more; a new failure gives up again"}});
+      }
+      continue;
+    }
+    const Status& st = retried.status();
+    bool nothing = st.code() == StatusCode::kNotFound;
+    Log(nothing ? LogLevel::kInfo : LogLevel::kWarn, nothing ? "retry request ignored" : "retry request not applied",
+        {{"uid", ask.uid}, {"handler", ask.handler.empty() ? "all" : ask.handler}, {"error", st.ToString()},
+         {"next", nothing ? "nothing pending or failed that could run for it on this node" : "try again shortly"}});
+    if (!nothing) retry_inbox_.PutBack(ask);
+  }
+}
+
+void Agent::EnqueueUid(const std::string& uid) {
+  for (const auto& p : pipelines_) {
+    if (!p->tracker.cache().Contains(uid)) continue;
+    queue_.AddNow(p->Key(uid));
+    periodic_->RunSoon(p->index, uid);
+  }
+}
+
+void Agent::HousekeepingLoop(const CancelToken& stop) {
+  CancelRegistration wake(stop, [this] {
+    std::lock_guard<std::mutex> lock(housekeeping_mu_);
+    housekeeping_cv_.notify_all();
+  });
+  retry_inbox_.SetWaker([this] {
+    std::lock_guard<std::mutex> lock(housekeeping_mu_);
+    retry_offered_ = true;
+    housekeeping_cv_.notify_all();
+  });
+  const Duration retry_poll = std::chrono::seconds(2);
+  const Duration gc_interval = std::chrono::seconds(config_.tuning.gc_interval_seconds);
+  TimePoint next_gc = clock_.Now() + gc_interval;
+  TimePoint next_metrics = clock_.Now();
+  while (!stop.cancelled()) {
+    TimePoint wake_at = clock_.Now() + retry_poll;
+    RefreshStateMetrics(&next_metrics);
+    ApplyRetryInbox(&wake_at);
+    auto requests = store_.TakeRetryRequests();
+    if (requests.ok() && !requests->empty()) object_views_.MarkChanged();
+    if (requests.ok()) {
+      for (const auto& r : *requests) {
+        Log(LogLevel::kInfo, "retry requested",
+            {{"uid", r.uid}, {"handler", r.handler.empty() ? "all" : r.handler}, {"next", "handle now"}});
+        EnqueueUid(r.uid);
+      }
+    }
+    if (clock_.Now() >= next_gc) {
+      next_gc = clock_.Now() + gc_interval;
+      if (config_.tuning.tombstone_ttl_seconds > 0) {
+        auto expired =
+            store_.ExpireTombstones(ToMillis(clock_.Now()), int64_t{config_.tuning.tombstone_ttl_seconds} * 1000);
+        for (const auto& uid : expired.ok() ? *expired : std::vector<std::string>()) {
+          Log(LogLevel::kError, "deletion given up",
+              {{"uid", uid}, {"handler", kReasonDelete},
+               {"reason", "gone for longer than tombstone_ttl_seconds with its delete hook failing"},
+               {"next", "forget the object"}});
+        }
+      }
+      auto stats = store_.CollectGarbage(ToMillis(clock_.Now()), int64_t{config_.tuning.gone_ttl_seconds} * 1000);
+      if (stats.ok()) state_metrics_.GarbageCollected(stats->objects_purged);
+      Log(stats.ok() ? LogLevel::kInfo : LogLevel::kWarn, "state garbage collected",
+          {{"objects_purged", stats.ok() ? std::to_string(stats->objects_purged) : "0"},
+           {"error", stats.ok() ? "" : stats.status().ToString()},
+           {"next", "collect again in " + std::to_string(config_.tuning.gc_interval_seconds) + "s"}});
+      object_views_.MarkChanged();
+    }
+    if (config_.tuning.objects_endpoint != "off") object_views_.RefreshIfDue();
+    // After a big list, or once a backlog's bytes left the cache (object_cache.h).
+    ReleaseFreeHeap(kReleasedHeapBytes);
+    std::unique_lock<std::mutex> lock(housekeeping_mu_);
+    clock_.WaitUntil(housekeeping_cv_, lock, wake_at, [&] { return stop.cancelled() || retry_offered_; });
+    retry_offered_ = false;
+  }
+  retry_inbox_.SetWaker(nullptr);
+}
+
+void Agent::WorkerLoop(const CancelToken& stop, const CancelToken& hooks) {
+  while (auto key = queue_.Get()) {
+    if (key->resource < pipelines_.size()) {
+      auto again = reconciler_.Reconcile(pipelines_[key->resource]->context, key->uid, hooks);
+      object_views_.MarkChanged();
+      periodic_->Reconciled(key->resource, key->uid);
+      if (again && !stop.cancelled()) queue_.AddAfter(*key, *again);
+    }
+    queue_.Done(*key);
+  }
+}
+
+}  // namespace nodehook

@@ -1,0 +1,130 @@
+#include "agent/pipeline/mode_set.h"
+
+#include "agent/base/log.h"
+#include "agent/base/metrics.h"
+#include "agent/election/election_setup.h"
+#include "agent/election/lease_deadline_file.h"
+#include "agent/finalizers/finalizers.h"
+#include "agent/pipeline/hook_work_dir.h"
+
+namespace nodehook {
+namespace {
+
+// For singleton resources on an agent that takes no part in the election: never a term.
+class NeverLeading final : public Leadership {
+ public:
+  std::shared_ptr<const CancelToken> TermIfMayStart() const override { return nullptr; }
+};
+
+// Long enough for a leader that fell right after a deletion to be replaced (lease duration plus
+// jittered retries), with room to spare: deletions in it may run twice, never not at all.
+Duration SingletonDeleteWindow(const Config& config) {
+  return std::chrono::seconds(2 * config.tuning.lease_duration_seconds + 3 * config.tuning.lease_retry_period_seconds);
+}
+
+}  // namespace
+
+ModeSet::ModeSet(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
+                 std::optional<LeaderElectionOptions> election)
+    : node_name_(config.node_name) {
+  SetUpNodeWatch(config, client, clock);
+  if (election) {
+    SetUpElection(config, client, store, clock, *election);
+  } else if (HasSingletonResources(config)) {
+    never_leading_ = std::make_unique<NeverLeading>();
+    SingletonGateOptions gate;
+    gate.delete_window = SingletonDeleteWindow(config);
+    singleton_gate_ = std::make_unique<SingletonGate>(*never_leading_, client, store, clock, gate);
+  }
+}
+
+void ModeSet::SetUpNodeWatch(const Config& config, KubeClient& client, Clock& clock) {
+  bool targeting = false;
+  bool finalizers = false;
+  for (const auto& r : config.resources) {
+    targeting = targeting || !r.node_selector_path.empty();
+    finalizers = finalizers || r.finalizer;
+  }
+  if (!targeting && !finalizers) return;
+  std::vector<WatchSink*> sinks;
+  ResourceRef node_ref{"", "v1", "nodes", "", ""};
+  if (targeting) {
+    node_labels_ = std::make_unique<NodeLabels>();
+    node_sink_ = std::make_unique<NodeLabelsSink>(config.node_name, *node_labels_);
+    targeting_ = std::make_unique<KubeNodeTargeting>(*node_labels_);
+    sinks.push_back(node_sink_.get());
+    node_ref.field_selector = "metadata.name=" + config.node_name;  // widened below for finalizers
+  }
+  if (finalizers) {
+    node_roster_ = std::make_unique<NodeRoster>();
+    finalizers_ = std::make_unique<FinalizerKeeper>(client, config.node_name, node_roster_.get());
+    sinks.push_back(node_roster_.get());
+    node_ref.field_selector.clear();  // every Node: departures matter wherever they happen
+  }
+  node_tee_ = std::make_unique<WatchSinkTee>(sinks);
+  WatcherOptions options;
+  options.watch_timeout_seconds = config.tuning.watch_timeout_seconds;
+  options.metrics = &DefaultMetrics();
+  node_watcher_ = std::make_unique<Watcher>(client, node_ref, *node_tee_, clock, options);
+}
+
+void ModeSet::SetUpElection(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
+                            const LeaderElectionOptions& options) {
+  lease_client_ = std::make_unique<KubeLeaseClient>(client, config.tuning.lease_namespace, config.tuning.lease_name);
+  elector_ = std::make_unique<LeaderElector>(*lease_client_, MonotonicClock::Instance(), options);
+  // Singleton hooks run under `nodehook fence`, which reads the term's deadline from this file.
+  std::string deadline_file = HookWorkDir(config) + "/lease-deadline";
+  elector_->SetOnStopBy([deadline_file](TimePoint stop_by) {
+    Status written = WriteLeaseDeadline(deadline_file, ToMillis(stop_by));
+    if (!written.ok()) {
+      Log(LogLevel::kError, "lease deadline not written",
+          {{"file", deadline_file}, {"error", written.ToString()},
+           {"next", "singleton hooks stop at the old deadline, at the latest"}});
+    }
+  });
+  SingletonGateOptions gate;
+  gate.fence = {"/proc/self/exe", "fence", deadline_file, std::to_string(kSingletonKillDelayMs), "--"};
+  gate.delete_window = SingletonDeleteWindow(config);
+  singleton_gate_ = std::make_unique<SingletonGate>(*elector_, client, store, clock, gate);
+  Gauge& leader = DefaultMetrics().GetGauge(
+      "leader", "1 while this agent holds the singleton Lease and may run singleton hooks",
+      {{"lease", lease_client_->Describe()}});
+  leader.Set(0);
+  elector_->SetOnChange([this, &leader](bool leading) {
+    leader.Set(leading ? 1 : 0);
+    if (on_leadership_) on_leadership_(leading);
+  });
+}
+
+const NodeTargeting& ModeSet::TargetingFor(const WatchedResource& resource) const {
+  return resource.node_selector_path.empty() ? EveryNodeTargeting() : Targeting();
+}
+
+const NodeTargeting& ModeSet::Targeting() const {
+  return targeting_ ? static_cast<const NodeTargeting&>(*targeting_) : EveryNodeTargeting();
+}
+
+FinalizerSteps& ModeSet::FinalizersFor(const WatchedResource& resource) {
+  if (resource.finalizer && finalizers_) return *finalizers_;
+  return no_finalizers_;
+}
+
+HookGate& ModeSet::GateFor(const WatchedResource& resource) {
+  if (resource.singleton && singleton_gate_) return *singleton_gate_;
+  return open_gate_;
+}
+
+void ModeSet::OnNodeLabelsChanged(std::function<void()> fn) {
+  if (node_labels_) node_labels_->SetOnChange([fn = std::move(fn)](uint64_t) { fn(); });
+}
+
+void ModeSet::OnNodeDeparted(std::function<void(const std::string& finalizer)> fn) {
+  if (!node_roster_) return;
+  node_roster_->SetOnDeparted([fn = std::move(fn)](const std::string& node) { fn(FinalizerName(node)); });
+}
+
+void ModeSet::OnLeadershipChanged(std::function<void(bool leading)> fn) { on_leadership_ = std::move(fn); }
+
+std::string ModeSet::NodeWatchName() const { return node_roster_ ? "nodes" : "node " + node_name_; }
+
+}  // namespace nodehook

@@ -1,0 +1,87 @@
+// ModeSet: the modes of one agent, built once at start from the config and handed to each
+// resource that uses them; resources that do not get the plain arms.
+//   node targeting      NodeLabels from this Node's watch -> KubeNodeTargeting   (else EveryNode)
+//   finalizer mode      NodeRoster from the Nodes' watch -> FinalizerKeeper      (else NoFinalizers)
+//   cluster singleton   the Lease's LeaderElector -> SingletonGate               (else OpenGate)
+// One Node watcher serves the first two (only this Node is watched when targeting is all).
+// The sources of requeue triggers are exposed for the wiring (requeue_triggers.h) to register
+// map functions on; nothing here calls back into the Agent.
+// Owns everything it builds; borrows the client, store and clock. Thread-safe once built.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/base/clock.h"
+#include "agent/config/config.h"
+#include "agent/election/leader_election.h"
+#include "agent/election/singleton_gate.h"
+#include "agent/finalizers/finalizer_keeper.h"
+#include "agent/finalizers/node_roster.h"
+#include "agent/hooks/hook_gate.h"
+#include "agent/kube/kube_client.h"
+#include "agent/kube/lease_client.h"
+#include "agent/reconcile/finalizer_steps.h"
+#include "agent/targeting/kube_node_targeting.h"
+#include "agent/targeting/node_labels.h"
+#include "agent/targeting/node_targeting.h"
+#include "agent/watch/watch_sink_tee.h"
+#include "agent/watch/watcher.h"
+#include "storage/state_store.h"
+
+namespace nodehook {
+
+class ModeSet {
+ public:
+  // `election`: set when the agent takes part in the singleton Lease's election (the resources'
+  // singleton hooks never run without it).
+  ModeSet(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
+          std::optional<LeaderElectionOptions> election);
+
+  const NodeTargeting& TargetingFor(const WatchedResource& resource) const;
+  FinalizerSteps& FinalizersFor(const WatchedResource& resource);
+  HookGate& GateFor(const WatchedResource& resource);
+  // What the periodic lanes judge "this node's object" by.
+  const NodeTargeting& Targeting() const;
+
+  // Requeue trigger sources; set before Run().
+  void OnNodeLabelsChanged(std::function<void()> fn);
+  void OnNodeDeparted(std::function<void(const std::string& finalizer)> fn);
+  void OnLeadershipChanged(std::function<void(bool leading)> fn);
+
+  // The Node watcher, when some mode needs it (null otherwise), and what it watches.
+  Watcher* node_watcher() { return node_watcher_.get(); }
+  const Watcher* node_watcher() const { return node_watcher_.get(); }
+  std::string NodeWatchName() const;
+  bool waits_for_node_labels() const { return node_labels_ != nullptr; }
+  LeaderElector* elector() { return elector_.get(); }
+
+ private:
+  void SetUpNodeWatch(const Config& config, KubeClient& client, Clock& clock);
+  void SetUpElection(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
+                     const LeaderElectionOptions& options);
+
+  const std::string node_name_;
+  OpenGate open_gate_;
+  NoFinalizers no_finalizers_;
+  // Node targeting.
+  std::unique_ptr<NodeLabels> node_labels_;
+  std::unique_ptr<NodeLabelsSink> node_sink_;
+  std::unique_ptr<KubeNodeTargeting> targeting_;
+  // Finalizer mode.
+  std::unique_ptr<NodeRoster> node_roster_;
+  std::unique_ptr<FinalizerKeeper> finalizers_;
+  std::unique_ptr<WatchSinkTee> node_tee_;
+  std::unique_ptr<Watcher> node_watcher_;
+  // Cluster singletons.
+  std::unique_ptr<KubeLeaseClient> lease_client_;
+  std::unique_ptr<LeaderElector> elector_;
+  std::unique_ptr<Leadership> never_leading_;  // singleton resources on an agent without election
+  std::unique_ptr<SingletonGate> singleton_gate_;
+  std::function<void(bool)> on_leadership_;
+};
+
+}  // namespace nodehook

@@ -1,0 +1,47 @@
+// ResourcePipeline: everything one watched resource runs on, built once at start:
+//   watcher -> tracker (its ObjectCache, and the queue's keys) -> the reconcile context
+//   (the resource's config, cache and modes, see resource_context.h).
+// One per watched resource, in config order; owned by the Agent and never moved once built.
+// The parts are thread-safe as documented in their headers.
+#pragma once
+
+#include <string>
+
+#include "agent/config/config.h"
+#include "agent/pipeline/mode_set.h"
+#include "agent/queue/queue_key.h"
+#include "agent/reconcile/resource_context.h"
+#include "agent/watch/resource_tracker.h"
+#include "agent/watch/watcher.h"
+
+namespace nodehook {
+
+struct ResourcePipeline {
+  ResourcePipeline(size_t index, const WatchedResource& config, KubeClient& client, WorkQueue& queue,
+                   StateStore& store, Clock& clock, ModeSet& modes, const WatcherOptions& watcher_options,
+                   ResourceTracker::FirstListFn on_first_list)
+      : index(index),
+        config(config),
+        tracker(index, config.ref.Id(), queue, store, clock, std::move(on_first_list),
+                config.hooks.count(kReasonEvent) > 0, FactsSpecOf(config)),
+        watcher(client, config.ref, tracker, clock, watcher_options),
+        context{config,
+                tracker.cache(),
+                modes.TargetingFor(config),
+                modes.FinalizersFor(config),
+                modes.GateFor(config),
+                KeepsObjectBytes(config)} {}
+
+  ResourcePipeline(const ResourcePipeline&) = delete;
+  ResourcePipeline& operator=(const ResourcePipeline&) = delete;
+
+  QueueKey Key(const std::string& uid) const { return QueueKey{index, uid}; }
+
+  const size_t index;
+  const WatchedResource& config;
+  ResourceTracker tracker;
+  Watcher watcher;
+  const ResourceContext context;
+};
+
+}  // namespace nodehook

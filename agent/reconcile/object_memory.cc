@@ -1,0 +1,51 @@
+#include "agent/reconcile/object_memory.h"
+
+#include "agent/base/log.h"
+
+namespace nodehook {
+
+bool ObjectMemory::FirstSight(const std::string& uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return seen_.count(uid) == 0;
+}
+
+void ObjectMemory::MarkSeen(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  seen_.insert(uid);
+}
+
+void ObjectMemory::Unsee(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  seen_.erase(uid);
+}
+
+void ObjectMemory::ExpectAdoption(int lists) {
+  std::lock_guard<std::mutex> lock(mu_);
+  adopt_lists_pending_ = lists;
+}
+
+void ObjectMemory::AdoptOnce(const std::vector<std::string>& uids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  adopt_.insert(uids.begin(), uids.end());
+  if (adopt_lists_pending_ > 0) --adopt_lists_pending_;
+}
+
+bool ObjectMemory::AdoptionPending(const std::string& uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return adopt_.count(uid) > 0;
+}
+
+void ObjectMemory::Adopted(const std::string& uid, StateStore& store) {
+  bool done = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!adopt_.erase(uid)) return;
+    done = adopt_.empty() && adopt_lists_pending_ == 0;
+  }
+  if (!done) return;
+  Status cleared = store.SetAdoptExisting(false);
+  Log(cleared.ok() ? LogLevel::kInfo : LogLevel::kError, "adoption finished",
+      {{"error", cleared.ToString()}, {"next", "handle new objects with create again"}});
+}
+
+}  // namespace nodehook

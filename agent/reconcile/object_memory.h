@@ -1,0 +1,39 @@
+// ObjectMemory: what the reconciler remembers about objects between calls, in memory only:
+//   seen      uids handled or found unchanged since the agent started (no resume for them);
+//   adoption  after a damaged state file was replaced by an empty one, the uids of the first
+//             lists (one per watched resource) get their diffbase stored without running create,
+//             since this node most likely handled them before; when the last one is adopted, the
+//             store's "adopt existing" mark is cleared.
+// Thread-safe.
+#pragma once
+
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "storage/state_store.h"
+
+namespace nodehook {
+
+class ObjectMemory {
+ public:
+  bool FirstSight(const std::string& uid) const;
+  void MarkSeen(const std::string& uid);
+  void Unsee(const std::string& uid);
+
+  // `lists` first lists will each call AdoptOnce().
+  void ExpectAdoption(int lists);
+  void AdoptOnce(const std::vector<std::string>& uids);
+  bool AdoptionPending(const std::string& uid) const;
+  // `uid` was adopted; clears the store's mark after the last one (`store` is borrowed).
+  void Adopted(const std::string& uid, StateStore& store);
+
+ private:
+  mutable std::mutex mu_;
+  std::set<std::string> seen_;   // guarded by mu_
+  std::set<std::string> adopt_;  // guarded by mu_
+  int adopt_lists_pending_ = 0;  // guarded by mu_
+};
+
+}  // namespace nodehook

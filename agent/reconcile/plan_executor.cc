@@ -1,0 +1,256 @@
+#include "agent/reconcile/plan_executor.h"
+
+#include "agent/base/duration_math.h"
+#include "agent/base/log.h"
+#include "agent/hooks/hook_call.h"
+#include "agent/object/essence.h"
+
+namespace nodehook {
+struct PlanExecutor::Execution {
+  const ResourceContext& ctx;
+  Plan plan;
+  const CancelToken& stop;
+  std::string resource_id;
+  std::optional<Duration> again;  // when to look again, once the plan stops
+  bool ran_hook = false;          // a hook ran to success (and is reported)
+  std::string message;            // the hook's outcome for the success line
+  bool reported = false;          // the success was reported already (a retried release follows)
+  HookOutcome outcome;            // the successful run's
+};
+
+PlanExecutor::PlanExecutor(StateStore& store, ActionRunner& runner, Clock& clock, RetryPolicy& policy,
+                           OutcomeReporter& reporter, ObjectMemory& memory, ExecutorOptions options)
+    : store_(store),
+      runner_(runner),
+      clock_(clock),
+      policy_(policy),
+      reporter_(reporter),
+      memory_(memory),
+      options_(std::move(options)),
+      scratch_(options_.work_dir) {}
+
+std::optional<Duration> PlanExecutor::Run(const ResourceContext& ctx, Plan plan, const CancelToken& stop) {
+  Execution run{ctx, std::move(plan), stop, ctx.resource.ref.Id(), std::nullopt, false, "", false, HookOutcome{}};
+  const Plan& p = run.plan;
+  const std::string& uid = p.meta.uid;
+  for (Step step : p.steps) {
+    switch (step) {
+      case Step::kSweepDeparted:
+        if (!ctx.finalizers.SweepDeparted(ctx.resource, *p.live_object, *p.live_facts).ok()) {
+          run.again = Earliest(run.again, kFinalizerRetry);
+        }
+        break;
+      case Step::kAwaitLeader:
+        return ctx.gate.AwaitHolder(ctx.cache, uid);
+      case Step::kReleaseStrayFinalizer:
+        if (!ctx.finalizers.Release(ctx.resource, *p.live_object, *p.live_facts).ok()) return kFinalizerRetry;
+        break;
+      case Step::kClaimFinalizer:
+        // On failure the watch brings the fresh object; try again with it.
+        if (!ctx.finalizers.Claim(ctx.resource, *p.live_object, *p.live_facts).ok()) {
+          return Earliest(run.again, kFinalizerRetry);
+        }
+        break;
+      case Step::kRecordStart:
+        if (!RecordStart(run)) return run.again;
+        break;
+      case Step::kRunHook:
+        if (!RunHook(run)) return run.again;
+        break;
+      case Step::kRecordLeaderHandled:
+        ctx.gate.Handled(ctx.resource, p.meta, p.reason, p.target);
+        break;
+      case Step::kMarkFinalizerPending:
+        if (!MarkFinalizerPending(run)) return run.again;
+        break;
+      case Step::kReleaseFinalizer:
+        if (!ReleaseFinalizer(run)) return run.again;
+        break;
+      case Step::kStoreHandled:
+        if (!StoreHandled(run)) return run.again;
+        break;
+      case Step::kForget:
+        if (!Forget(run)) return run.again;
+        break;
+      case Step::kMarkSeen:
+        memory_.MarkSeen(uid);
+        break;
+      case Step::kDropBytes:
+        // Those hooks that act on the live object keep its bytes; so does a deleting object.
+        if (!ctx.keeps_bytes && !p.meta.deleting) ctx.cache.DropBytes(uid, p.meta.resource_version);
+        break;
+      case Step::kEraseTombstone:
+        ctx.cache.EraseIfGone(uid);
+        break;
+    }
+  }
+  if (!p.problem.ok()) {
+    Log(LogLevel::kError, "object unreadable",
+        {{"resource", run.resource_id}, {"object", p.meta.Key()}, {"uid", uid}, {"error", p.problem.ToString()},
+         {"next", "wait for the next change"}});
+  }
+  if (p.wait_until) return Earliest(run.again, std::max(*p.wait_until - clock_.Now(), Duration::zero()));
+  if (p.reason.empty()) return run.again;
+  if (run.ran_hook) {
+    if (!run.reported) ReportSuccess(run, "idle until the object changes");
+  } else {
+    // Adoptions and reasons without a hook only move the diffbase: say so, not "hook succeeded".
+    Log(LogLevel::kInfo, "handled without a hook",
+        {{"object", p.meta.Key()}, {"uid", uid}, {"handler", p.reason}, {"outcome", p.without_hook},
+         {"next", "idle until the object changes"}});
+  }
+  return run.again;
+}
+
+bool PlanExecutor::RecordStart(Execution& run) {
+  Plan& p = run.plan;
+  if (!run.ctx.gate.MayStart(run.ctx.resource, p.meta)) return false;
+  // Stored before the hook runs: if the agent dies meanwhile, a restart knows this node touched
+  // the object (and its state), so a deletion while it was down still reaches the delete hook.
+  HandlerRecord& progress = p.progress;
+  progress.last_outcome = kOutcomeRunning;
+  progress.last_message = "started";
+  progress.next_attempt_ms = ToMillis(clock_.Now());
+  progress.last_object = p.new_object.empty() ? p.old_object : p.new_object;
+  Status marked = store_.RecordAttempt(progress);
+  Log(LogLevel::kInfo, "hook started",
+      {{"object", p.meta.Key()}, {"uid", p.meta.uid}, {"handler", p.reason},
+       {"retry", std::to_string(progress.retries)},
+       {"next", marked.ok() ? "wait for the hook" : "wait for the hook (start not saved: " + marked.ToString() + ")"}});
+  return true;
+}
+
+bool PlanExecutor::RunHook(Execution& run) {
+  const Plan& p = run.plan;
+  const HookSpec& hook = run.ctx.resource.hooks.at(p.reason);
+  auto diff = DiffEssences(p.old_essence, p.new_essence);  // the one parse a hook run adds
+  HookInput input{p.reason,     options_.node_name, run.resource_id, p.meta,
+                  p.old_object, p.new_object,       diff.ok() ? *diff : "[]", p.progress.retries, ""};
+  HookOutcome outcome = nodehook::RunHook(runner_, run.ctx.gate.Prepare(hook), input, scratch_, run.stop);
+  if (outcome.verdict != HookVerdict::kDone && outcome.verdict != HookVerdict::kCancelled &&
+      run.ctx.gate.StoppedByTerm(run.stop)) {
+    outcome.verdict = HookVerdict::kCancelled;
+  }
+  switch (outcome.verdict) {
+    case HookVerdict::kDone:
+      run.ran_hook = true;
+      run.message = outcome.LogMessage();
+      run.outcome = outcome;
+      return true;
+    case HookVerdict::kCancelled:
+      Interrupted(run);
+      return false;
+    default:
+      run.again = Earliest(run.again, Postpone(run, hook, outcome));
+      return false;
+  }
+}
+
+bool PlanExecutor::MarkFinalizerPending(Execution& run) {
+  HandlerRecord& progress = run.plan.progress;
+  if (progress.last_outcome == kOutcomeFinalizerPending) return true;
+  progress.last_outcome = kOutcomeFinalizerPending;
+  progress.last_message = "delete hook succeeded; removing this node's finalizer";
+  progress.retries = 0;  // done, not failing
+  progress.next_attempt_ms = ToMillis(clock_.Now());
+  if (progress.last_object.empty()) progress.last_object = run.plan.old_object;
+  Status stored = store_.RecordAttempt(progress);
+  if (stored.ok()) return true;
+  run.again = StoreFailed(run, stored);
+  return false;
+}
+
+bool PlanExecutor::ReleaseFinalizer(Execution& run) {
+  const Plan& p = run.plan;
+  if (!p.live_object) return true;  // gone: nothing holds it
+  if (run.ctx.finalizers.Release(run.ctx.resource, *p.live_object, *p.live_facts).ok()) return true;
+  // Report the success now: the retried removal does not run (or report) the hook again.
+  if (run.ran_hook) ReportSuccess(run, "retry removing this node's finalizer");
+  run.again = kFinalizerRetry;
+  return false;
+}
+
+bool PlanExecutor::StoreHandled(Execution& run) {
+  const Plan& p = run.plan;
+  Status stored = store_.RecordHandled(ObjectRecord{p.meta.uid, run.resource_id, p.meta.namespace_name, p.meta.name,
+                                                    p.new_essence, p.new_object, ToMillis(clock_.Now())},
+                                       p.reason);
+  if (!stored.ok()) {
+    run.again = StoreFailed(run, stored);
+    return false;
+  }
+  if (p.reason == kReasonAdopt) memory_.Adopted(p.meta.uid, store_);
+  return true;
+}
+
+bool PlanExecutor::Forget(Execution& run) {
+  const std::string& uid = run.plan.meta.uid;
+  Status forgotten = store_.Forget(uid);
+  if (!forgotten.ok()) {
+    run.again = StoreFailed(run, forgotten);
+    return false;
+  }
+  run.ctx.cache.EraseIfGone(uid);
+  memory_.Unsee(uid);
+  run.ctx.gate.Forgotten(uid);
+  return true;
+}
+
+Duration PlanExecutor::StoreFailed(Execution& run, const Status& st) {
+  const Plan& p = run.plan;
+  // The hook did succeed: say so (and count it), though it runs again since that was not saved.
+  if (run.ran_hook && !run.reported) ReportSuccess(run, "run it again: its success was not saved");
+  Log(LogLevel::kError, "state store write failed",
+      {{"object", p.meta.Key()}, {"uid", p.meta.uid}, {"handler", p.reason}, {"error", st.ToString()},
+       {"next", "run the hook again in " + SecondsText(options_.store_retry)}});
+  return options_.store_retry;
+}
+
+void PlanExecutor::ReportSuccess(Execution& run, const std::string& next) {
+  const Plan& p = run.plan;
+  ReportSubject subject{run.ctx.resource.ref, p.meta, p.reason, run.resource_id, p.reason,
+                        {{"object", p.meta.Key()}, {"uid", p.meta.uid}, {"handler", p.reason}},
+                        run.ctx.resource.success_events};
+  reporter_.Succeeded(subject, kHookWords, run.outcome, p.earlier_failures,
+                      {{"outcome", run.message}, {"next", next}});
+  run.reported = true;
+}
+
+void PlanExecutor::Interrupted(Execution& run) {
+  // The agent is stopping (or the term ended), not the hook failing: due again at once.
+  HandlerRecord progress = run.plan.progress;
+  progress.last_outcome = kOutcomeInterrupted;
+  progress.last_message = run.ctx.gate.gated() ? "stopped at agent shutdown or loss of leadership"
+                                               : "stopped at agent shutdown";
+  progress.next_attempt_ms = ToMillis(clock_.Now());
+  Status stored = store_.RecordAttempt(progress);
+  Log(LogLevel::kWarn, "hook interrupted",
+      {{"object", run.plan.meta.Key()}, {"uid", run.plan.meta.uid}, {"handler", run.plan.reason},
+       {"retries", std::to_string(progress.retries)},
+       {"next", stored.ok() ? "run again after restart, not counted as a retry"
+                            : "run again after restart (not saved: " + stored.ToString() + ")"}});
+}
+
+std::optional<Duration> PlanExecutor::Postpone(Execution& run, const HookSpec& hook, const HookOutcome& outcome) {
+  const Plan& p = run.plan;
+  HandlerRecord progress = p.progress;
+  NextAttempt after = AfterUnfinishedRun(policy_, hook, outcome, progress.retries, FromMillis(progress.first_start_ms));
+  progress.retries = after.retries;
+  progress.last_outcome = after.outcome;
+  progress.last_message = outcome.message;
+  progress.next_attempt_ms = after.permanent ? 0 : ToMillis(clock_.Now() + after.delay);
+  Status stored = store_.RecordAttempt(progress);
+  std::string next = after.permanent ? "wait for the object to change"
+                     : outcome.verdict == HookVerdict::kInProgress
+                         ? "run again in " + SecondsText(after.delay) + " or on the next change"
+                         : "retry in " + SecondsText(after.delay);
+  if (!stored.ok()) next += " (progress not saved: " + stored.ToString() + ")";
+  ReportSubject subject{run.ctx.resource.ref, p.meta, p.reason, run.resource_id, p.reason,
+                        {{"object", p.meta.Key()}, {"uid", p.meta.uid}, {"handler", p.reason}},
+                        run.ctx.resource.success_events};
+  reporter_.Unfinished(subject, kHookWords, outcome, after, next);
+  if (after.permanent) return std::nullopt;
+  return after.delay;
+}
+
+}  // namespace nodehook

@@ -1,0 +1,257 @@
+// LeaderElector against an in-memory Lease with the API server's optimistic concurrency, on a
+// FakeClock: each test drives the rounds (TryAcquireOrRenew) and the fence
+// (EnforceRenewDeadline) itself, so every instant is exact.
+#include "agent/election/leader_election.h"
+
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <thread>
+
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_lease_server.h"
+
+namespace nodehook {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+LeaderElectionOptions Options(const std::string& identity) {
+  LeaderElectionOptions o;
+  o.identity = identity;
+  o.lease_duration = seconds(15);
+  o.renew_deadline = seconds(10);
+  o.retry_period = seconds(2);
+  o.seed = 7;
+  return o;
+}
+
+struct Agent {
+  Agent(FakeLeaseServer& server, FakeClock& clock, const std::string& identity)
+      : connection(server.Connect()), elector(*connection, clock, Options(identity)) {}
+  bool MayStart() const { return elector.TermIfMayStart() != nullptr; }
+  std::unique_ptr<FakeLeaseServer::Connection> connection;
+  LeaderElector elector;
+};
+
+// node-a leads; node-b has read the lease once and waits.
+struct LeaderAndWaiter {
+  LeaderAndWaiter() {
+    REQUIRE(a.elector.TryAcquireOrRenew());
+    REQUIRE_FALSE(b.elector.TryAcquireOrRenew());
+  }
+  FakeClock clock;
+  FakeLeaseServer server;
+  Agent a{server, clock, "node-a"};
+  Agent b{server, clock, "node-b"};
+};
+
+TEST_CASE("the first agent creates the missing lease and holds it") {
+  FakeClock clock;
+  FakeLeaseServer server;
+  Agent a(server, clock, "node-a");
+  CHECK_FALSE(a.MayStart());
+  REQUIRE(a.elector.TryAcquireOrRenew());
+  CHECK(a.MayStart());
+  auto record = server.record();
+  REQUIRE(record);
+  CHECK(record->holder == "node-a");
+  CHECK(record->lease_duration_seconds == 15);
+  CHECK(record->transitions == 0);
+  CHECK_FALSE(record->renew_time.empty());
+}
+
+TEST_CASE("a leader that renews every retry period keeps one term") {
+  FakeClock clock;
+  FakeLeaseServer server;
+  Agent a(server, clock, "node-a");
+  REQUIRE(a.elector.TryAcquireOrRenew());
+  auto term = a.elector.TermIfMayStart();
+  for (int i = 0; i < 20; ++i) {
+    clock.Advance(seconds(2));
+    REQUIRE(a.elector.TryAcquireOrRenew());
+    a.elector.EnforceRenewDeadline();
+  }
+  CHECK(a.elector.TermIfMayStart() == term);
+  CHECK_FALSE(term->cancelled());
+  CHECK(server.record()->transitions == 0);
+  CHECK(server.writes().size() == 21);
+}
+
+TEST_CASE("a held lease is taken only after it did not change for its duration on the local clock") {
+  FakeClock clock;
+  FakeLeaseServer server;
+  // A holder whose renewTime, by the wall clock, is long past: that must not matter.
+  server.Overwrite(LeaseRecord{"node-gone", 15, "2000-01-01T00:00:00.000000Z", "2000-01-01T00:00:00.000000Z", 3, ""});
+  Agent b(server, clock, "node-b");
+  CHECK_FALSE(b.elector.TryAcquireOrRenew());  // first sight: the local clock starts here
+  clock.Advance(milliseconds(14'999));
+  CHECK_FALSE(b.elector.TryAcquireOrRenew());
+  CHECK(server.record()->holder == "node-gone");
+  clock.Advance(milliseconds(1));
+  REQUIRE(b.elector.TryAcquireOrRenew());
+  CHECK(server.record()->holder == "node-b");
+  CHECK(server.record()->transitions == 4);
+  CHECK(server.record()->acquire_time != "2000-01-01T00:00:00.000000Z");
+}
+
+TEST_CASE("a renewal seen by a waiting agent restarts its wait") {
+  LeaderAndWaiter t;
+  t.clock.Advance(seconds(10));
+  REQUIRE(t.a.elector.TryAcquireOrRenew());
+  t.clock.Advance(seconds(6));  // 16 s since b first saw the lease, 6 s since it changed
+  CHECK_FALSE(t.b.elector.TryAcquireOrRenew());
+  CHECK(t.server.record()->holder == "node-a");
+}
+
+TEST_CASE("a write with a stale resourceVersion loses the race") {
+  FakeClock clock;
+  FakeLeaseServer server;
+  Agent a(server, clock, "node-a");
+  REQUIRE(a.elector.TryAcquireOrRenew());
+  Agent b(server, clock, "node-b");
+  CHECK_FALSE(b.elector.TryAcquireOrRenew());
+  clock.Advance(seconds(16));
+  // Between b's read and its write, another agent takes the expired lease.
+  auto seen = server.record();
+  server.Overwrite(LeaseRecord{"node-c", 15, "", "", seen->transitions + 1, ""});
+  LeaseRecord stale = *seen;
+  stale.holder = "node-b";
+  CHECK(b.connection->Update(stale).status().code() == StatusCode::kConflict);
+  // b's own round reads the new holder, which it has just seen change: it waits again.
+  CHECK_FALSE(b.elector.TryAcquireOrRenew());
+  CHECK_FALSE(b.MayStart());
+  CHECK(server.record()->holder == "node-c");
+}
+
+TEST_CASE("two agents creating the lease at once: the second create is a lost race") {
+  FakeClock clock;
+  FakeLeaseServer server;
+  Agent a(server, clock, "node-a");
+  auto conn = server.Connect();
+  REQUIRE(a.elector.TryAcquireOrRenew());
+  CHECK(conn->Create(LeaseRecord{"node-b", 15, "", "", 0, ""}).status().code() == StatusCode::kConflict);
+  CHECK(server.record()->holder == "node-a");
+}
+
+TEST_CASE("a leader whose renewals fail stops starting hooks at the renew deadline and ends its term") {
+  FakeClock clock;
+  FakeLeaseServer server;
+  Agent a(server, clock, "node-a");
+  bool lost = false;
+  a.elector.SetOnChange([&](bool leading) { lost = !leading; });
+  REQUIRE(a.elector.TryAcquireOrRenew());
+  auto term = a.elector.TermIfMayStart();
+  a.connection->Cut(true);
+  clock.Advance(milliseconds(9'999));
+  CHECK_FALSE(a.elector.TryAcquireOrRenew());
+  CHECK(a.MayStart());
+  CHECK(a.elector.EnforceRenewDeadline() == clock.Now() + milliseconds(1));
+  clock.Advance(milliseconds(1));
+  CHECK_FALSE(a.MayStart());  // before the fence ran: the clock alone says no
+  a.elector.EnforceRenewDeadline();
+  CHECK(term->cancelled());
+  CHECK(lost);
+  CHECK_FALSE(a.elector.IsLeader());
+}
+
+TEST_CASE("a paused leader that resumes starts nothing until it has renewed again") {
+  FakeClock clock;
+  FakeLeaseServer server;
+  Agent a(server, clock, "node-a");
+  REQUIRE(a.elector.TryAcquireOrRenew());
+  clock.Advance(seconds(60));  // SIGSTOP: no round, no fence ran
+  CHECK_FALSE(a.MayStart());
+  Agent b(server, clock, "node-b");  // meanwhile b saw the lease and waited it out
+  CHECK_FALSE(b.elector.TryAcquireOrRenew());
+  clock.Advance(seconds(15));
+  REQUIRE(b.elector.TryAcquireOrRenew());
+  // SIGCONT: a's next round reads b's lease.
+  CHECK_FALSE(a.elector.TryAcquireOrRenew());
+  CHECK_FALSE(a.MayStart());
+  CHECK(server.record()->holder == "node-b");
+  CHECK(server.record()->transitions == 1);
+}
+
+TEST_CASE("a leader that lost its term rejoins when the lease is still its own") {
+  FakeClock clock;
+  FakeLeaseServer server;
+  Agent a(server, clock, "node-a");
+  REQUIRE(a.elector.TryAcquireOrRenew());
+  a.connection->Cut(true);
+  clock.Advance(seconds(11));
+  a.elector.EnforceRenewDeadline();
+  REQUIRE_FALSE(a.elector.IsLeader());
+  a.connection->Cut(false);
+  REQUIRE(a.elector.TryAcquireOrRenew());
+  CHECK(a.MayStart());
+  CHECK(server.record()->transitions == 0);  // still the same holder: no transition
+}
+
+TEST_CASE("releasing the lease lets another agent take over at once") {
+  LeaderAndWaiter t;
+  t.a.elector.Release();
+  CHECK(t.server.record()->holder.empty());
+  REQUIRE(t.b.elector.TryAcquireOrRenew());
+  CHECK(t.server.record()->transitions == 1);
+}
+
+TEST_CASE("under random outages and pauses there are never two agents that may start singleton hooks") {
+  FakeClock clock;
+  FakeLeaseServer server;
+  std::vector<std::unique_ptr<Agent>> agents;
+  for (const char* name : {"node-a", "node-b", "node-c"}) agents.push_back(std::make_unique<Agent>(server, clock, name));
+  std::mt19937 rng(12345);  // NOLINT(cert-msc32-c,cert-msc51-cpp): a fixed schedule, so a failure replays
+  std::vector<int> paused_until(agents.size(), 0);
+  int takeovers = 0;
+  std::string last_holder;
+  for (int step = 0; step < 20'000; ++step) {
+    clock.Advance(milliseconds(250));
+    for (size_t i = 0; i < agents.size(); ++i) {
+      Agent& agent = *agents[i];
+      if (rng() % 400 == 0) agent.connection->Cut(true);
+      if (rng() % 40 == 0) agent.connection->Cut(false);
+      if (rng() % 1000 == 0) paused_until[i] = step + static_cast<int>(rng() % 200);
+      if (step < paused_until[i]) continue;  // SIGSTOP: neither rounds nor the fence run
+      agent.elector.EnforceRenewDeadline();
+      if (step % 8 == static_cast<int>(i)) agent.elector.TryAcquireOrRenew();
+    }
+    int may_start = 0;
+    for (auto& agent : agents) may_start += agent->MayStart() ? 1 : 0;
+    REQUIRE(may_start <= 1);
+    auto record = server.record();
+    if (record && record->holder != last_holder) {
+      ++takeovers;
+      last_holder = record->holder;
+    }
+  }
+  CHECK(takeovers > 10);  // the schedule really moved the lease around
+}
+
+TEST_CASE("Run acquires, and releases the lease when stopped") {
+  FakeLeaseServer server;
+  auto conn = server.Connect();
+  LeaderElector elector(*conn, MonotonicClock::Instance(), Options("node-a"));
+  std::mutex mu;
+  std::condition_variable cv;
+  bool leading = false;
+  elector.SetOnChange([&](bool now) {
+    std::lock_guard<std::mutex> lock(mu);
+    leading = now;
+    cv.notify_all();
+  });
+  CancelToken stop;
+  std::thread run([&] { elector.Run(stop); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return leading; });
+  }
+  stop.Cancel();
+  run.join();
+  CHECK_FALSE(leading);
+  CHECK(server.record()->holder.empty());
+}
+
+}  // namespace
+}  // namespace nodehook

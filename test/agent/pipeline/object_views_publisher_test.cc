@@ -1,0 +1,144 @@
+// ObjectViewsPublisher: the snapshot behind GET /v1/objects is read on the housekeeping thread,
+// only when the store changed (or it is old), and never carries stored object bodies.
+#include <catch2/catch.hpp>
+
+#include "agent/pipeline/object_views_publisher.h"
+#include "storage/sqlite_state_store.h"
+#include "test/fakes/fake_clock.h"
+#include "test/storage/temp_dir.h"
+
+namespace nodehook {
+namespace {
+
+using std::chrono::seconds;
+
+struct Fixture {
+  TempDir dir;
+  FakeClock clock;
+  std::unique_ptr<SqliteStateStore> store =
+      std::move(SqliteStateStore::Open(dir.File("state.db"), "node-a", {})).value();
+  ObjectViewsPublisher publisher{*store, clock, ObjectViewsPublisherOptions{seconds(1), seconds(30)}};
+
+  void Handle(const std::string& name) {
+    ObjectRecord o{"uid-" + name, "widgets.example.com/v1", "ns", name, R"({"spec":{"secret":"essence"}})",
+                   R"({"spec":{"secret":"last object"}})", ToMillis(clock.Now())};
+    REQUIRE(store->RecordHandled(o, kCreate).ok());
+  }
+  void Fail(const std::string& name) {
+    HandlerRecord h;
+    h.uid = "uid-" + name;
+    h.handler = kCreate;
+    h.resource = "widgets.example.com/v1";
+    h.namespace_name = "ns";
+    h.name = name;
+    h.retries = 2;
+    h.last_outcome = "failed";
+    h.last_message = "exit 1";
+    h.last_object = R"({"spec":{"secret":"handler object"}})";
+    REQUIRE(store->RecordAttempt(h).ok());
+  }
+  size_t Count() { return publisher.Latest().value()->objects.size(); }
+
+  static constexpr const char* kCreate = "create";
+};
+
+TEST_CASE("until the first refresh there is no snapshot, and the answer says why") {
+  Fixture f;
+  auto latest = f.publisher.Latest();
+  REQUIRE_FALSE(latest.ok());
+  CHECK(latest.status().code() == StatusCode::kUnavailable);
+}
+
+TEST_CASE("a snapshot is read again only after a change, and at most once per min_interval") {
+  Fixture f;
+  f.Handle("a");
+  f.publisher.RefreshIfDue();
+  CHECK(f.Count() == 1);
+
+  f.Handle("b");  // not announced: the snapshot stays as it was
+  f.publisher.RefreshIfDue();
+  CHECK(f.Count() == 1);
+
+  f.publisher.MarkChanged();
+  f.publisher.RefreshIfDue();  // still within min_interval of the last read
+  CHECK(f.Count() == 1);
+  f.clock.Advance(seconds(1));
+  f.publisher.RefreshIfDue();
+  CHECK(f.Count() == 2);
+}
+
+TEST_CASE("an unannounced change (nodehook state forget from outside) shows once the snapshot is max_age old") {
+  Fixture f;
+  f.Handle("a");
+  f.publisher.RefreshIfDue();
+  REQUIRE(f.store->Forget("uid-a").ok());
+  f.clock.Advance(seconds(29));
+  f.publisher.RefreshIfDue();
+  CHECK(f.Count() == 1);
+  f.clock.Advance(seconds(1));
+  f.publisher.RefreshIfDue();
+  CHECK(f.Count() == 0);
+}
+
+// A clock whose every reading is `step` later than the one before: each store read "takes" a step.
+class TickingClock final : public Clock {
+ public:
+  explicit TickingClock(Duration step) : step_(step) {}
+  TimePoint Now() const override {
+    TimePoint now = now_;
+    now_ += step_;
+    return now;
+  }
+  bool WaitUntil(std::condition_variable&, std::unique_lock<std::mutex>&, TimePoint,
+                 const std::function<bool()>&) override {
+    return false;
+  }
+  void Advance(Duration d) { now_ += d; }
+
+ private:
+  Duration step_;
+  mutable TimePoint now_ = FromMillis(1'700'000'000'000);
+};
+
+TEST_CASE("after a slow read, the store is read again only when 1/max_busy_share times as long has passed") {
+  TempDir dir;
+  auto store = std::move(SqliteStateStore::Open(dir.File("state.db"), "node-a", {})).value();
+  TickingClock clock(std::chrono::milliseconds(100));  // every read takes 100 ms
+  ObjectViewsPublisher publisher(*store, clock, ObjectViewsPublisherOptions{seconds(1), seconds(30), 0.05});
+  publisher.RefreshIfDue();
+  TimePoint first = publisher.Latest().value()->taken_at;
+  publisher.MarkChanged();
+  clock.Advance(std::chrono::milliseconds(1500));  // past min_interval, short of 20 x 100 ms
+  publisher.RefreshIfDue();
+  CHECK(publisher.Latest().value()->taken_at == first);
+  clock.Advance(std::chrono::milliseconds(500));
+  publisher.RefreshIfDue();
+  CHECK(publisher.Latest().value()->taken_at > first);
+}
+
+TEST_CASE("the snapshot holds progress and identity but no stored object bodies") {
+  Fixture f;
+  f.Handle("a");
+  f.Fail("b");
+  f.publisher.RefreshIfDue();
+  auto snapshot = f.publisher.Latest().value();
+  REQUIRE(snapshot->objects.size() == 2);
+  CHECK(snapshot->node == "node-a");
+  const ObjectView& a = snapshot->objects[0];
+  REQUIRE(a.diffbase.has_value());
+  CHECK(a.diffbase->essence.empty());
+  CHECK(a.diffbase->last_object.empty());
+  // The view says whose diffbase it is; the copy inside would be a second set of strings per object.
+  CHECK(a.uid == "uid-a");
+  CHECK(a.diffbase->uid.empty());
+  CHECK(a.diffbase->resource.empty());
+  CHECK(a.diffbase->handled_at_ms == ToMillis(f.clock.Now()));
+  const ObjectView& b = snapshot->objects[1];
+  REQUIRE(b.handlers.size() == 1);
+  CHECK(b.handlers[0].retries == 2);
+  CHECK(b.handlers[0].last_message == "exit 1");
+  CHECK(b.handlers[0].last_object.empty());
+}
+
+}  // namespace
+}  // namespace nodehook

@@ -1,0 +1,80 @@
+#include <catch2/catch.hpp>
+
+#include "agent/watch/object_cache.h"
+
+using namespace nodehook;
+
+namespace {
+
+ObjectPtr Obj(const std::string& uid, const std::string& rv) {
+  auto o = std::make_shared<KubeObject>();
+  o->meta = {uid, "ns", "w-" + uid, rv, false};
+  o->json = R"({"metadata":{"uid":")" + uid + R"("},"spec":{"rv":")" + rv + R"("}})";
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a handled object's bytes leave the cache, its metadata stays") {
+  ObjectCache cache;
+  cache.Upsert(Obj("a", "1"));
+  REQUIRE(cache.with_bytes() == 1);
+  cache.DropBytes("a", "1");
+  REQUIRE(cache.with_bytes() == 0);
+  auto entry = cache.Get("a");
+  REQUIRE(entry);
+  REQUIRE(entry->object == nullptr);
+  REQUIRE_FALSE(entry->gone);
+  REQUIRE(entry->handled_meta);
+  REQUIRE(entry->handled_meta->uid == "a");
+  REQUIRE(entry->handled_meta->Key() == "ns/w-a");
+  REQUIRE(entry->handled_meta->resource_version == "1");
+}
+
+TEST_CASE("bytes are not dropped when a newer state arrived after the one that was handled") {
+  ObjectCache cache;
+  cache.Upsert(Obj("a", "1"));
+  cache.Upsert(Obj("a", "2"));
+  cache.DropBytes("a", "1");
+  auto entry = cache.Get("a");
+  REQUIRE(entry->object);
+  REQUIRE(entry->object->meta.resource_version == "2");
+  REQUIRE_FALSE(entry->handled_meta);
+}
+
+TEST_CASE("a changed object brings its bytes back, an unchanged one does not") {
+  ObjectCache cache;
+  cache.Upsert(Obj("a", "1"));
+  cache.DropBytes("a", "1");
+  REQUIRE_FALSE(cache.Upsert(Obj("a", "1")));  // the same resourceVersion again (a replayed event)
+  REQUIRE(cache.with_bytes() == 0);
+  REQUIRE(cache.Upsert(Obj("a", "2")));
+  auto entry = cache.Get("a");
+  REQUIRE(entry->object);
+  REQUIRE(entry->object->meta.resource_version == "2");
+  REQUIRE_FALSE(entry->handled_meta);
+}
+
+TEST_CASE("a relist keeps unchanged handled objects without their bytes and reports only changes") {
+  ObjectCache cache;
+  cache.Replace({Obj("a", "1"), Obj("b", "1"), Obj("c", "1")});
+  cache.DropBytes("a", "1");
+  cache.DropBytes("b", "1");
+  cache.DropBytes("c", "1");
+  auto changed = cache.Replace({Obj("a", "1"), Obj("b", "2")});
+  std::sort(changed.begin(), changed.end());
+  REQUIRE(changed == std::vector<std::string>{"b", "c"});
+  REQUIRE(cache.with_bytes() == 1);  // b, changed
+  REQUIRE(cache.Get("a")->handled_meta);
+  REQUIRE(cache.Get("c")->gone);
+}
+
+TEST_CASE("a tombstone keeps its bytes, and a gone object's bytes are never dropped") {
+  ObjectCache cache;
+  cache.Upsert(Obj("a", "1"));
+  cache.MarkGone("a", Obj("a", "2"));
+  cache.DropBytes("a", "2");
+  REQUIRE(cache.Get("a")->object);
+  REQUIRE(cache.Contains("a"));
+  REQUIRE_FALSE(cache.Contains("b"));
+}
