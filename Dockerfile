@@ -19,7 +19,7 @@ FROM ${BASE}
 COPY deploy/image/ /tmp/image/
 RUN /tmp/image/install-runtime.sh && rm -rf /tmp/image
 COPY --from=build /nodehook /usr/local/bin/nodehook
-# Hooks are not part of the image: they come from a ConfigMap or a hostPath (deploy/, README).
+# Hooks are not part of the image: they come from a ConfigMap or a hostPath (deploy/, docs/install.md).
 USER 65532:65532
 # tini as PID 1 reaps every orphan and forwards signals; nodehook reaps what hooks leave behind
 # itself too (a child subreaper), so it is also safe when run as PID 1 without tini.

@@ -155,8 +155,9 @@ class Agent:
 
     @property
     def hook_work_dir(self):
-        """Where the agent puts hook scratch directories by default (README: tuning.hook_work_dir):
-        /dev/shm/nodehook-<FNV-1a 64 of the absolute state file path, 16 hex digits>."""
+        """Where the agent puts hook scratch directories by default (docs/configuration.md,
+        tuning.hook_work_dir): /dev/shm/nodehook-<FNV-1a 64 of the absolute state file path, 16 hex
+        digits>."""
         digest = 14695981039346656037
         for byte in str(self.state_file.absolute()).encode():
             digest = ((digest ^ byte) * 1099511628211) % 2**64

@@ -83,7 +83,7 @@ def agent_pods(cluster):
 
 @pytest.fixture
 def kubectl_nodehook(cluster, tmp_path):
-    """Runs `kubectl nodehook ARGS` with the plugin installed as the README says: the nodehook
+    """Runs `kubectl nodehook ARGS` with the plugin installed as docs/fleet.md says: the nodehook
     binary on PATH as kubectl-nodehook. Returns (exit code, stdout, stderr)."""
     plugins = tmp_path / "plugins"
     plugins.mkdir()

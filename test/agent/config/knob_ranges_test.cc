@@ -151,14 +151,15 @@ TEST_CASE("per-hook timeouts and limits have ranges too") {
   CHECK(FindError(result, hook + "max_total_seconds")->message == "expected an integer from 1 to 31536000, got 1e+40");
 }
 
-TEST_CASE("the README lists every knob's valid values") {
-  std::ifstream in(std::string(NODEHOOK_SOURCE_DIR) + "/README.md");
+TEST_CASE("docs/configuration.md lists every knob's valid values") {
+  std::ifstream in(std::string(NODEHOOK_SOURCE_DIR) + "/docs/configuration.md");
+  REQUIRE(in.good());
   std::stringstream text;
   text << in.rdbuf();
   for (const KnobInfo& knob : Knobs()) {
     if (knob.range.empty()) continue;
     std::string row = "| `" + knob.name + "` | " + knob.range + " |";
-    INFO("README.md should have the row: " << row);
+    INFO("docs/configuration.md should have the row: " << row);
     CHECK(text.str().find(row) != std::string::npos);
   }
 }
