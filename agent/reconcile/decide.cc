@@ -44,7 +44,7 @@ bool ChooseReason(const DecideInput& in, Plan& plan, bool* unreadable) {
   }
   const bool singleton = in.leadership != Leadership::kNotNeeded;
   // An object that does not target this node is, for this node, as good as deleted.
-  if (in.gone || in.object->meta.deleting || !in.targeted) {
+  if (in.gone || !in.object || in.object->meta.deleting || !in.targeted) {
     // Only what this node handled (or started handling) needs a delete here; for a singleton
     // resource, also what another leader handled.
     bool leader_handled = singleton && in.facts && !in.facts->singleton_digest.empty();

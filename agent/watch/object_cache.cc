@@ -23,8 +23,9 @@ std::vector<ObjectCache::Taken> ObjectCache::ReadNew(const std::vector<ObjectPtr
     MutexLock lock(&mu_);
     for (size_t i = 0; i < objects.size(); ++i) {
       auto it = entries_.find(objects[i]->meta.uid);
-      known[i] = it != entries_.end() && it->second.facts &&
-                 it->second.object->meta.resource_version == objects[i]->meta.resource_version;
+      // A version held already keeps its facts; one whose bytes were dropped stays without them.
+      const bool held = it != entries_.end() && !it->second.gone && (it->second.facts || it->second.dropped);
+      known[i] = held && it->second.resource_version() == objects[i]->meta.resource_version;
     }
   }
   for (size_t i = 0; i < objects.size(); ++i) {
