@@ -295,9 +295,10 @@ void Agent::Run(const CancelToken& stop) {
   Log(LogLevel::kInfo, "agent stopped", {{"node", config_.node_name}, {"next", "exit"}});
 }
 
-void Agent::ReportNodeProblem(const std::string& what, const std::string& message) {
+void Agent::ReportNodeEvent(const std::string& action, const std::string& reason, bool warning,
+                            const std::string& note) {
   ObjectMeta node{"", "", config_.node_name, "", false};
-  events_.PermanentFailure(ResourceRef{"", "v1", "nodes", "", ""}, node, what, message);
+  events_.Report(ResourceRef{"", "v1", "nodes", "", ""}, node, action, reason, warning, note);
 }
 
 Result<ObjectViewsPtr> Agent::ObjectViews() const {

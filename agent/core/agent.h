@@ -68,8 +68,13 @@ class Agent {
   // timings. Call before Run(); without it singleton hooks never run on this agent.
   void EnableLeaderElection(const LeaderElectionOptions& options);
 
-  // A Warning Event on this node's Node object, e.g. after its state file was found damaged.
-  void ReportNodeProblem(const std::string& what, const std::string& message);
+  // An Event on this node's Node object about the agent itself, e.g. reason StateRecovered after
+  // its state file was found damaged (KubeEventRecorder::Report). Thread-safe.
+  void ReportNodeEvent(const std::string& action, const std::string& reason, bool warning, const std::string& note);
+
+  // How soon the reconciler tries again after a state store write failed, asked each time
+  // (e.g. StoreHealth::RetryDelay); without it, a fixed 5 s. Call before Run().
+  void SetStoreRetryDelay(std::function<Duration()> delay) { reconciler_.SetStoreRetryDelay(std::move(delay)); }
 
  private:
   // Handles queued objects until `stop`; `hooks` stops the hooks it is running.

@@ -160,8 +160,8 @@ std::optional<Duration> Reconciler::ReconcileLevel(const WatchedResource& resour
     const Status& st = !record.ok() ? record.status() : progress.status();
     Log(LogLevel::kError, "state store read failed",
         {{"resource", resource.ref.Id()}, {"uid", uid}, {"error", st.ToString()},
-         {"next", "retry in " + Seconds(options_.store_retry)}});
-    return options_.store_retry;
+         {"next", "retry in " + Seconds(StoreRetry())}});
+    return StoreRetry();
   }
   if (entry->handled_meta) {
     // Its bytes were dropped once handled: the diffbase, of the same essence, stands in.
@@ -376,7 +376,7 @@ std::optional<Duration> Reconciler::KeepGoneSingleton(ObjectCache& cache, const 
   if (now < forget_at) return forget_at - now;
   // The leader handled it long ago (or nobody will): this agent forgets it too.
   Status forgotten = store_.Forget(uid);
-  if (!forgotten.ok()) return options_.store_retry;
+  if (!forgotten.ok()) return StoreRetry();
   cache.EraseIfGone(uid);
   std::lock_guard<std::mutex> lock(mu_);
   singleton_gone_.erase(uid);
@@ -429,8 +429,8 @@ std::optional<Duration> Reconciler::Finish(const WatchedResource& resource, cons
   if (!stored.ok()) {
     Log(LogLevel::kError, "state store write failed",
         {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason}, {"error", stored.ToString()},
-         {"next", "run the hook again in " + Seconds(options_.store_retry)}});
-    return options_.store_retry;
+         {"next", "run the hook again in " + Seconds(StoreRetry())}});
+    return StoreRetry();
   }
   if (plan.reason == kReasonDelete) {
     cache.EraseIfGone(uid);
@@ -477,8 +477,8 @@ std::optional<Duration> Reconciler::FinishDeleteWithFinalizer(const WatchedResou
     if (!stored.ok()) {
       Log(LogLevel::kError, "state store write failed",
           {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason}, {"error", stored.ToString()},
-           {"next", "run the hook again in " + Seconds(options_.store_retry)}});
-      return options_.store_retry;
+           {"next", "run the hook again in " + Seconds(StoreRetry())}});
+      return StoreRetry();
     }
   }
   if (plan.live_object && finalizers_ && !finalizers_->Release(resource, *plan.live_object).ok()) {
@@ -501,8 +501,8 @@ std::optional<Duration> Reconciler::HandleEvents(const WatchedResource& resource
   if (!pending.ok()) {
     Log(LogLevel::kError, "state store read failed",
         {{"uid", uid}, {"handler", kReasonEvent}, {"error", pending.status().ToString()},
-         {"next", "retry in " + Seconds(options_.store_retry)}});
-    return options_.store_retry;
+         {"next", "retry in " + Seconds(StoreRetry())}});
+    return StoreRetry();
   }
   const std::string resource_id = resource.ref.Id();
   for (const EventRecord& e : *pending) {
@@ -525,7 +525,7 @@ std::optional<Duration> Reconciler::HandleEvents(const WatchedResource& resource
           {{"object", meta.Key()}, {"uid", uid}, {"handler", kReasonEvent}, {"event", e.type},
            {"outcome", outcome.LogMessage()},
            {"next", done.ok() ? "next event" : "run again: not saved (" + done.ToString() + ")"}});
-      if (!done.ok()) return options_.store_retry;
+      if (!done.ok()) return StoreRetry();
       if (events_ && e.retries > 0) events_->Recovered(resource.ref, meta, kReasonEvent, e.retries);
       continue;
     }

@@ -14,6 +14,7 @@
 // (the WorkQueue guarantees that).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -74,6 +75,8 @@ class Reconciler final : public RetryPolicy {
   void SetFinalizerKeeper(FinalizerKeeper* finalizers) { finalizers_ = finalizers; }
   // Needed by cluster-singleton resources: writes their handled-state annotation.
   void SetKubeClient(KubeClient* client) { client_ = client; }
+  // Asked how soon to try again after a state store write failed; unset = options.store_retry.
+  void SetStoreRetryDelay(std::function<Duration()> delay) { store_retry_delay_ = std::move(delay); }
 
   // Needed by cluster-singleton resources: their hooks run only while `leadership` grants a term,
   // and stop when it ends. Without it they never run. Must outlive the reconciler.
@@ -138,6 +141,7 @@ class Reconciler final : public RetryPolicy {
                                        const CancelToken& stop);
   std::optional<Duration> Postpone(const WatchedResource& resource, const Plan& plan, const HookSpec& hook,
                                    const HookOutcome& outcome, HandlerRecord progress);
+  Duration StoreRetry() const { return store_retry_delay_ ? store_retry_delay_() : options_.store_retry; }
   bool FirstSight(const std::string& uid);
   void MarkSeen(const std::string& uid);
   void Unsee(const std::string& uid);
@@ -150,6 +154,7 @@ class Reconciler final : public RetryPolicy {
   const NodeTargeting* targeting_ = nullptr;
   const Leadership* leadership_ = nullptr;
   std::vector<std::string> singleton_fence_;
+  std::function<Duration()> store_retry_delay_;
   Clock& clock_;
   const ReconcilerOptions options_;
   HookMetrics hook_metrics_;
