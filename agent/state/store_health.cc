@@ -35,7 +35,7 @@ void StoreHealth::Observe(const char* operation, const Status& result) {
   if (!result.ok()) FailuresOf(operation).Increment();
   StoreHealthChange change;
   // Told under the lock, so a failing and the recovery that follows are never heard reversed.
-  MutexLock lock(mu_);
+  MutexLock lock(&mu_);
   bool was_failing = consecutive_ > 0;
   if (result.ok()) {
     if (!was_failing) return;
@@ -64,12 +64,12 @@ void StoreHealth::Observe(const char* operation, const Status& result) {
 }
 
 void StoreHealth::SetListener(Listener listener) {
-  MutexLock lock(mu_);
+  MutexLock lock(&mu_);
   listener_ = std::move(listener);
 }
 
 std::string StoreHealth::ReadinessProblem() const {
-  MutexLock lock(mu_);
+  MutexLock lock(&mu_);
   if (consecutive_ == 0) return "";
   return "state file " + options_.state_file + ": writes failing for " +
          std::to_string(SecondsBetween(failing_since_, clock_.Now())) + "s (" + std::to_string(consecutive_) +
@@ -77,19 +77,19 @@ std::string StoreHealth::ReadinessProblem() const {
 }
 
 Duration StoreHealth::RetryDelay() const {
-  MutexLock lock(mu_);
+  MutexLock lock(&mu_);
   if (consecutive_ == 0) return options_.retry_base;
   Duration age = std::chrono::duration_cast<Duration>(clock_.Now() - failing_since_);
   return std::clamp(age, options_.retry_base, std::max(options_.retry_base, options_.retry_max));
 }
 
 bool StoreHealth::failing() const {
-  MutexLock lock(mu_);
+  MutexLock lock(&mu_);
   return consecutive_ > 0;
 }
 
 int64_t StoreHealth::consecutive_failures() const {
-  MutexLock lock(mu_);
+  MutexLock lock(&mu_);
   return consecutive_;
 }
 
