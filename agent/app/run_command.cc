@@ -185,6 +185,7 @@ int RunAgent(const Config& given) {
   StoreHealthOptions health_options;
   health_options.state_file = config.state_file;
   health_options.retry_max = std::chrono::seconds(config.tuning.retry_max_seconds);
+  health_options.forget_after = 2 * health_options.retry_max;
   StoreHealth store_health(SystemClock::Instance(), health_options);
   ObservedStateStore store(*state->store, *state->store, store_health);
   RestKubeClient client(NewCpprestTransport(std::move(connection).value()),

@@ -1,6 +1,7 @@
 #include "agent/state/store_health.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "agent/base/log.h"
@@ -33,24 +34,27 @@ Counter& StoreHealth::FailuresOf(const char* operation) {
 void StoreHealth::Observe(const char* operation, const Status& result) {
   if (!result.ok() && SaysNothingAboutTheFile(result.code())) return;
   if (!result.ok()) FailuresOf(operation).Increment();
+  const TimePoint now = clock_.Now();
   StoreHealthChange change;
   // Told under the lock, so a failing and the recovery that follows are never heard reversed.
   MutexLock lock(&mu_);
-  bool was_failing = consecutive_ > 0;
+  bool was_failing = !failing_.empty();
   if (result.ok()) {
     if (!was_failing) return;
-    change.note = "state file " + options_.state_file + " takes writes again after " +
-                  std::to_string(consecutive_) + " failed in " +
-                  std::to_string(SecondsBetween(failing_since_, clock_.Now())) + "s (last error: " + last_error_ + ")";
-    consecutive_ = 0;
+    failing_.erase(operation);
+    ForgetOldFailures(now);
+    if (!failing_.empty()) return;
+    change.note = "state file " + options_.state_file + " takes writes again after " + std::to_string(failures_) +
+                  " failed in " + std::to_string(SecondsBetween(failing_since_, now)) + "s (last error: " + last_error_ +
+                  ")";
+    failures_ = 0;
     last_error_.clear();
-    last_operation_.clear();
   } else {
-    ++consecutive_;
-    last_operation_ = operation;
+    failing_[operation] = now;
+    ++failures_;
     last_error_ = result.message();
     if (was_failing) return;  // told once, when the streak began
-    failing_since_ = clock_.Now();
+    failing_since_ = now;
     change.failing = true;
     change.note = "state file " + options_.state_file + " does not take writes (" + operation + "): " + last_error_ +
                   "; hook outcomes are not kept and the work is retried with backoff";
@@ -59,8 +63,20 @@ void StoreHealth::Observe(const char* operation, const Status& result) {
   Log(change.failing ? LogLevel::kWarn : LogLevel::kInfo,
       change.failing ? "state store writes failing" : "state store writes recovered",
       {{"state_file", options_.state_file}, {"detail", change.note},
-       {"next", change.failing ? "not ready until a write succeeds; retry with backoff" : "ready again"}});
+       {"next", change.failing ? "not ready until writes succeed; retry with backoff" : "ready again"}});
   if (listener_) listener_(change);
+}
+
+void StoreHealth::ForgetOldFailures(TimePoint now) {
+  for (auto it = failing_.begin(); it != failing_.end();) {
+    it = now - it->second >= options_.forget_after ? failing_.erase(it) : std::next(it);
+  }
+}
+
+std::string StoreHealth::FailingOperations() const {
+  std::string names;
+  for (const auto& [operation, last] : failing_) names += (names.empty() ? "" : ", ") + operation;
+  return names;
 }
 
 void StoreHealth::SetListener(Listener listener) {
@@ -70,27 +86,27 @@ void StoreHealth::SetListener(Listener listener) {
 
 std::string StoreHealth::ReadinessProblem() const {
   MutexLock lock(&mu_);
-  if (consecutive_ == 0) return "";
+  if (failing_.empty()) return "";
   return "state file " + options_.state_file + ": writes failing for " +
-         std::to_string(SecondsBetween(failing_since_, clock_.Now())) + "s (" + std::to_string(consecutive_) +
-         " in a row; last " + last_operation_ + "): " + last_error_;
+         std::to_string(SecondsBetween(failing_since_, clock_.Now())) + "s (" + std::to_string(failures_) +
+         " failed; failing: " + FailingOperations() + "): " + last_error_;
 }
 
 Duration StoreHealth::RetryDelay() const {
   MutexLock lock(&mu_);
-  if (consecutive_ == 0) return options_.retry_base;
+  if (failing_.empty()) return options_.retry_base;
   Duration age = std::chrono::duration_cast<Duration>(clock_.Now() - failing_since_);
   return std::clamp(age, options_.retry_base, std::max(options_.retry_base, options_.retry_max));
 }
 
 bool StoreHealth::failing() const {
   MutexLock lock(&mu_);
-  return consecutive_ > 0;
+  return !failing_.empty();
 }
 
-int64_t StoreHealth::consecutive_failures() const {
+int64_t StoreHealth::failures_in_streak() const {
   MutexLock lock(&mu_);
-  return consecutive_;
+  return failures_;
 }
 
 }  // namespace nodehook

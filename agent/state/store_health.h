@@ -1,10 +1,15 @@
 // StoreHealth: whether this node's state file still takes writes, judged from every write's
-// Status (ObservedStateStore reports them), and what follows from that:
+// Status (ObservedStateStore reports them), and what follows from that. The store is failing
+// while some operation's last write failed: on a full disk small writes (a "running" mark, a
+// housekeeping pass that changes nothing) may still succeed while every hook's outcome fails,
+// so one operation's success does not clear another's failure. An operation that has not failed
+// again for `forget_after` while other writes succeed is let go: whatever failed has been
+// retried by then (the retry delay is capped at `retry_max`), or its caller stopped trying.
 //   metrics   nodehook_state_write_failures_total{operation}  failed writes by StateStore method
 //             nodehook_state_write_failing{state_file}        1 while the last write failed
 //   readiness ReadinessProblem(): "" while writes work, else a line naming the file and the error
-//   Events    the listener hears each change once: failing (the first failure after a success)
-//             and recovered (the first success after failures), never once per write
+//   Events    the listener hears each change once: failing (the first failure while healthy)
+//             and recovered (no operation failing any more), never once per write
 //   cadence   RetryDelay(): how soon work that failed on a store write should try again
 //
 // Why RetryDelay follows the failing streak's age, not a failure count: every object's retry
@@ -24,6 +29,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "agent/base/clock.h"
@@ -37,6 +43,7 @@ struct StoreHealthOptions {
   std::string state_file;
   Duration retry_base{5000};   // the first retry after a failed write
   Duration retry_max{300'000};  // the cap (tuning.retry_max_seconds)
+  Duration forget_after{600'000};  // twice retry_max, see above
 };
 
 // One change of the store's health, for an Event and a log line.
@@ -60,15 +67,19 @@ class StoreHealth {
   void SetListener(Listener listener) EXCLUDES(mu_);
 
   // "" while writes work; else e.g. "state file /var/lib/nodehook/state.db: writes failing for
-  // 42s (17 in a row; last RecordHandled): sqlite RecordHandled: no space left on ...".
+  // 42s (17 failed; failing: RecordAttempt, RecordHandled): sqlite RecordHandled: no space left on ...".
   std::string ReadinessProblem() const EXCLUDES(mu_);
   // How soon to try again after a failed write (see the header comment); retry_base when healthy.
   Duration RetryDelay() const EXCLUDES(mu_);
   bool failing() const EXCLUDES(mu_);
-  int64_t consecutive_failures() const EXCLUDES(mu_);
+  // Failed writes since the store started failing; 0 while healthy.
+  int64_t failures_in_streak() const EXCLUDES(mu_);
 
  private:
   Counter& FailuresOf(const char* operation);
+  // Drops the operations that have not failed for forget_after.
+  void ForgetOldFailures(TimePoint now) REQUIRES(mu_);
+  std::string FailingOperations() const REQUIRES(mu_);
 
   Clock& clock_;
   const StoreHealthOptions options_;
@@ -76,9 +87,9 @@ class StoreHealth {
   Gauge& failing_gauge_;
 
   mutable Mutex mu_;
-  int64_t consecutive_ GUARDED_BY(mu_) = 0;
+  std::map<std::string, TimePoint> failing_ GUARDED_BY(mu_);  // operation -> its last failure
+  int64_t failures_ GUARDED_BY(mu_) = 0;                        // in this streak
   TimePoint failing_since_ GUARDED_BY(mu_);
-  std::string last_operation_ GUARDED_BY(mu_);
   std::string last_error_ GUARDED_BY(mu_);
   Listener listener_ GUARDED_BY(mu_);
 };

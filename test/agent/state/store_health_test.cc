@@ -75,7 +75,7 @@ TEST_CASE("failed writes are counted by operation and the change is told once, n
 
   CHECK(o.Failures("RecordHandled") == 2);
   CHECK(o.FailingGauge() == 1);
-  CHECK(o.health.consecutive_failures() == 2);
+  CHECK(o.health.failures_in_streak() == 2);
   REQUIRE(o.changes.size() == 1);
   CHECK(o.changes[0].failing);
   CHECK(o.changes[0].note == "state file /var/lib/nodehook/state.db does not take writes (RecordHandled): " +
@@ -91,7 +91,7 @@ TEST_CASE("readiness names the file, how long and the last error while writes ke
   REQUIRE_FALSE(o.store.RecordHandled(BigObject("u1"), "create").ok());
 
   CHECK(o.health.ReadinessProblem() ==
-        "state file /var/lib/nodehook/state.db: writes failing for 42s (2 in a row; last RecordHandled): " +
+        "state file /var/lib/nodehook/state.db: writes failing for 42s (2 failed; failing: RecordHandled): " +
             failed.message());
 }
 
@@ -114,6 +114,38 @@ TEST_CASE("the first write that succeeds again clears readiness and is told once
   CHECK_FALSE(o.changes[1].failing);
   CHECK(o.changes[1].note == "state file /var/lib/nodehook/state.db takes writes again after 2 failed in 7s (last error: " +
                                  failed.message() + ")");
+}
+
+TEST_CASE("small writes that still fit do not clear the failure of the writes that do not") {
+  Observed o;
+  REQUIRE(o.store.RecordHandled(SampleObject("u1"), "create").ok());
+  o.Fill();
+  REQUIRE_FALSE(o.store.RecordHandled(BigObject("u2"), "create").ok());
+  o.clock.Advance(seconds(3));
+  REQUIRE(o.store.TakeRetryRequests().ok());  // a housekeeping pass that changes nothing
+  REQUIRE(o.store.Forget("u1").ok());         // frees pages: a small write fits
+
+  CHECK(o.health.failing());
+  CHECK(o.health.RetryDelay() == seconds(5));
+  CHECK(o.changes.size() == 1);  // still only the failing change
+  CHECK_THAT(o.health.ReadinessProblem(), Catch::Contains("failing: RecordHandled)"));
+}
+
+TEST_CASE("an operation that stopped failing long ago is let go once other writes succeed") {
+  StoreHealthOptions options = Observed::Options();
+  options.forget_after = seconds(120);
+  Observed o(options);
+  o.Fill();
+  REQUIRE_FALSE(o.store.RecordHandled(BigObject("u1"), "create").ok());  // and never tried again
+  o.Free();
+  o.clock.Advance(seconds(119));
+  REQUIRE(o.store.RecordAttempt(SampleHandler("u2", "create")).ok());
+  CHECK(o.health.failing());  // not long enough: its retry may still be due
+  o.clock.Advance(seconds(1));
+  REQUIRE(o.store.RecordAttempt(SampleHandler("u2", "create")).ok());
+  CHECK_FALSE(o.health.failing());
+  REQUIRE(o.changes.size() == 2);
+  CHECK_FALSE(o.changes[1].failing);
 }
 
 TEST_CASE("answers that say nothing about the file are not write failures") {
@@ -157,7 +189,7 @@ TEST_CASE("many objects failing at once do not push the delay to the cap in one 
   Observed o;
   o.Fill();
   for (int i = 0; i < 40; ++i) REQUIRE_FALSE(o.store.RecordHandled(BigObject("u" + std::to_string(i)), "create").ok());
-  CHECK(o.health.consecutive_failures() == 40);
+  CHECK(o.health.failures_in_streak() == 40);
   CHECK(o.health.RetryDelay() == seconds(5));
 }
 
