@@ -238,7 +238,8 @@ def test_a_damaged_state_file_posts_state_recovered_naming_where_it_went(make_ag
     agent.state_file.write_bytes(b"this is not a SQLite database" * 100)
 
     agent.start()
-    agent.settle(widgets)
+    # (Not settle(): a sentinel created now would be adopted with everything in the first list.)
+    wait_until(lambda: agent.log_events("adoption finished"), f"adoption after the recovery ({agent.log_path})")
     assert len(agent.records("w1", "create")) == 1  # adopted, not created again
     event = wait_until(lambda: events_with(cluster.kube, node, "StateRecovered"), "a StateRecovered Event")
     moved = agent.log_events("state file is damaged; moved it aside and starting with an empty state")[0]["moved_to"]
