@@ -1,5 +1,6 @@
 #include "agent/app/run_command.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "agent/actions/memory_work_dir.h"
@@ -185,7 +186,8 @@ int RunAgent(const Config& given) {
   StoreHealthOptions health_options;
   health_options.state_file = config.state_file;
   health_options.retry_max = std::chrono::seconds(config.tuning.retry_max_seconds);
-  health_options.forget_after = 2 * health_options.retry_max;
+  // Past the longest retry delay (store_health.h), so a failure still being retried is never let go.
+  health_options.forget_after = 2 * std::max(health_options.retry_base, health_options.retry_max);
   StoreHealth store_health(SystemClock::Instance(), health_options);
   ObservedStateStore store(*state->store, *state->store, store_health);
   RestKubeClient client(NewCpprestTransport(std::move(connection).value()),

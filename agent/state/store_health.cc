@@ -23,7 +23,7 @@ StoreHealth::StoreHealth(Clock& clock, StoreHealthOptions options, Metrics& metr
     : clock_(clock),
       options_(std::move(options)),
       metrics_(metrics),
-      failing_gauge_(metrics.GetGauge("state_write_failing", "1 while the last write to the state file failed",
+      failing_gauge_(metrics.GetGauge("state_write_failing", "1 while writes to the state file are failing",
                                       {{"state_file", options_.state_file}})) {}
 
 Counter& StoreHealth::FailuresOf(const char* operation) {

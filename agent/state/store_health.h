@@ -6,7 +6,7 @@
 // again for `forget_after` while other writes succeed is let go: whatever failed has been
 // retried by then (the retry delay is capped at `retry_max`), or its caller stopped trying.
 //   metrics   nodehook_state_write_failures_total{operation}  failed writes by StateStore method
-//             nodehook_state_write_failing{state_file}        1 while the last write failed
+//             nodehook_state_write_failing{state_file}        1 while failing (above)
 //   readiness ReadinessProblem(): "" while writes work, else a line naming the file and the error
 //   Events    the listener hears each change once: failing (the first failure while healthy)
 //             and recovered (no operation failing any more), never once per write
@@ -43,7 +43,7 @@ struct StoreHealthOptions {
   std::string state_file;
   Duration retry_base{5000};   // the first retry after a failed write
   Duration retry_max{300'000};  // the cap (tuning.retry_max_seconds)
-  Duration forget_after{600'000};  // twice retry_max, see above
+  Duration forget_after{600'000};  // twice the longest retry delay, see above
 };
 
 // One change of the store's health, for an Event and a log line.
