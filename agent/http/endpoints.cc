@@ -15,7 +15,7 @@ LocalResponse FromReport(const HealthReport& report) {
 }  // namespace
 
 void RegisterStandardEndpoints(LocalServer& server, const HealthSnapshot& snapshot, Clock& clock, HealthBounds bounds,
-                               Metrics& metrics, ReadinessProblems problems) {
+                               Metrics& metrics, const ReadinessProblems& problems) {
   server.Handle("/healthz", [snapshot, &clock, bounds](const LocalRequest&) {
     return FromReport(CheckLiveness(snapshot(), clock.Now(), bounds));
   });

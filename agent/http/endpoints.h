@@ -21,6 +21,6 @@ using HealthSnapshot = std::function<std::vector<WatchHealth>()>;
 using ReadinessProblems = std::function<std::vector<std::string>()>;
 
 void RegisterStandardEndpoints(LocalServer& server, const HealthSnapshot& snapshot, Clock& clock, HealthBounds bounds,
-                               Metrics& metrics, ReadinessProblems problems = nullptr);
+                               Metrics& metrics, const ReadinessProblems& problems = nullptr);
 
 }  // namespace nodehook
