@@ -66,7 +66,7 @@ void ReportStateAtStart(const OpenedState& state, const std::string& state_file,
     DefaultMetrics().GetCounter("state_file_recoveries_total", "damaged state files moved aside at start").Increment();
     agent.ReportNodeEvent("state", "StateRecovered", true,
                           "state file " + state_file + " was damaged (" + state.corruption_detail + "); moved to " +
-                              state.moved_aside_to + " and started fresh, adopting existing objects");
+                              state.moved_aside_to + " and started fresh");
   }
   if (state.state_file_missing) {
     DefaultMetrics()
