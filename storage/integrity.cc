@@ -8,6 +8,9 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include "storage/disk_space.h"
+#include "storage/local_fs.h"
+
 namespace nodehook {
 namespace {
 
@@ -26,6 +29,12 @@ bool MeansDamaged(int rc) {
 Result<IntegrityVerdict> Failure(sqlite3* db, const std::string& path, int rc) {
   std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   if (MeansDamaged(rc)) return IntegrityVerdict{true, message};
+  // "disk I/O error" is what SQLite says when a full disk keeps it from growing the -shm file.
+  int primary = rc & 0xff;
+  if (primary == SQLITE_IOERR || primary == SQLITE_FULL) {
+    std::string full = NoSpaceIfFull(StateDirectoryOf(path), db != nullptr ? sqlite3_system_errno(db) : 0);
+    if (!full.empty()) message = full;
+  }
   return UnavailableError("cannot check state file " + path + ": " + message);
 }
 
@@ -68,16 +77,17 @@ Result<IntegrityVerdict> QuickCheck(const std::string& path) {
   return IntegrityVerdict{false, "ok"};
 }
 
-Result<std::string> MoveAside(const std::string& path, TimePoint now) {
-  std::string target = path + ".corrupt-" + UtcStamp(now);
-  for (int n = 2; Exists(target); ++n) target = path + ".corrupt-" + UtcStamp(now) + "." + std::to_string(n);
+Result<std::string> MoveAside(const std::string& path, TimePoint now, const std::string& label) {
+  std::string stem = path + "." + label + "-" + UtcStamp(now);
+  std::string target = stem;
+  for (int n = 2; Exists(target) || Exists(target + "-wal"); ++n) target = stem + "." + std::to_string(n);
   // The WAL and shared-memory files go first: a main file without its old WAL is harmless,
   // an old WAL next to a fresh main file is not (SQLite would try to apply it).
   for (const char* suffix : {"-wal", "-shm", ""}) {
     std::string from = path + suffix;
     if (!Exists(from)) continue;
     if (std::rename(from.c_str(), (target + suffix).c_str()) != 0) {
-      return UnavailableError("cannot move damaged state file " + from + " aside to " + target + suffix + ": " +
+      return UnavailableError("cannot move state file " + from + " aside to " + target + suffix + ": " +
                               std::strerror(errno));
     }
   }

@@ -23,8 +23,9 @@ struct IntegrityVerdict {
 Result<IntegrityVerdict> QuickCheck(const std::string& path);
 
 // Renames `path` and its -wal and -shm companions (those that exist) to
-// "<path>.corrupt-<UTC YYYYmmddTHHMMSSZ>" (+ "-wal"/"-shm"), adding ".N" if that name is taken.
-// Returns the new name of the main file.
-Result<std::string> MoveAside(const std::string& path, TimePoint now);
+// "<path>.<label>-<UTC YYYYmmddTHHMMSSZ>" (+ "-wal"/"-shm"), adding ".N" if that name is taken.
+// Returns the new name of the main file (which need not exist: a -wal left without its main file
+// is moved aside with label "orphan", so it is never applied to a new, empty file).
+Result<std::string> MoveAside(const std::string& path, TimePoint now, const std::string& label = "corrupt");
 
 }  // namespace nodehook

@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 
 #include "agent/base/private_file.h"
+#include "storage/disk_space.h"
+#include "storage/local_fs.h"
 
 namespace nodehook {
 
@@ -130,7 +132,13 @@ Status SqliteDb::RunCached(const std::string& operation, const std::string& sql)
 
 Status SqliteDb::Error(const std::string& operation, int rc) const {
   std::string message = "sqlite " + operation + ": " + sqlite3_errmsg(db_.get());
-  switch (rc & 0xff) {  // the primary code; extended codes only refine it
+  int primary = rc & 0xff;  // extended codes only refine it
+  // SQLite says "database or disk is full", or "disk I/O error" when the -shm file cannot grow.
+  if ((primary == SQLITE_FULL || primary == SQLITE_IOERR) && !in_memory()) {
+    std::string full = NoSpaceIfFull(StateDirectoryOf(path_), sqlite3_system_errno(db_.get()));
+    if (!full.empty()) message = "sqlite " + operation + ": " + full;
+  }
+  switch (primary) {
     case SQLITE_FULL:
     case SQLITE_READONLY:
     case SQLITE_IOERR:

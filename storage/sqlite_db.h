@@ -10,6 +10,8 @@
 //
 // Errors become Status "sqlite <operation>: <SQLite message>": full disk, read-only file, I/O
 // errors and lock timeouts are kUnavailable (retry later); a corrupt or foreign file is kInternal.
+// A full file system reads "sqlite <operation>: no space left on <dir> (<N> bytes free)"
+// (disk_space.h) instead of SQLite's "database or disk is full" or "disk I/O error".
 #pragma once
 
 #include <chrono>

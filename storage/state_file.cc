@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "agent/base/log.h"
+#include "storage/disk_space.h"
 #include "storage/integrity.h"
 #include "storage/state_permissions.h"
 
@@ -14,6 +15,38 @@ std::string Join(const std::vector<std::string>& items) {
   std::string joined;
   for (const std::string& item : items) joined += (joined.empty() ? "" : ", ") + item;
   return joined;
+}
+
+bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+}  // namespace
+
+// A full disk refuses the start whatever the last stop was. After a clean stop SQLite could not
+// create its -shm and -wal files ("disk I/O error"); after a kill it would write into the WAL it
+// kept until that is full too. One answer for both, and no hook runs whose outcome cannot be kept.
+Status CheckStateFreeSpace(const std::string& path) {
+  const std::string dir = StateDirectoryOf(path);
+  Result<uint64_t> free_bytes = FreeBytes(dir);
+  if (!free_bytes.ok() || *free_bytes >= kStateLowSpaceBytes) return Status::Ok();
+  return UnavailableError(NoSpaceMessage(dir, *free_bytes) + "; the agent needs " +
+                          std::to_string(kStateLowSpaceBytes) + " bytes free to start");
+}
+
+namespace {
+
+// The state file is gone although an agent held its lock before: say so, and move aside a WAL
+// left without its main file, which SQLite would otherwise apply to the new, empty one.
+Status NoteMissingFile(const std::string& path, const PriorUse& prior, const Clock& clock) {
+  Log(LogLevel::kWarn, "state file is gone; starting with an empty state: every create hook runs again",
+      {{"state_file", path}, {"lock_file", path + ".lock"},
+       {"last_holder", prior.last_holder.empty() ? "unknown (stopped cleanly)" : prior.last_holder},
+       {"next", "start with an empty state"}});
+  if (!Exists(path + "-wal") && !Exists(path + "-shm")) return Status::Ok();
+  Result<std::string> moved = MoveAside(path, clock.Now(), "orphan");
+  if (!moved.ok()) return moved.status();
+  Log(LogLevel::kWarn, "state file's WAL left without it; moved it aside",
+      {{"state_file", path}, {"moved_to", *moved + "-wal"}, {"next", "start with an empty state"}});
+  return Status::Ok();
 }
 
 }  // namespace
@@ -44,10 +77,14 @@ Status PrepareStateDirectory(const std::string& state_file, const std::string& s
 
 Result<OpenedState> OpenStateForAgent(const std::string& path, const std::string& node_name,
                                       const StoreOptions& options, const Clock& clock,
-                                      const StateDirectoryRules& rules) {
+                                      const StateDirectoryRules& rules, const PriorUse& prior) {
   NODEHOOK_RETURN_IF_ERROR(CheckStateDirectory(path, rules));
+  NODEHOOK_RETURN_IF_ERROR(CheckStateFreeSpace(path));
   OpenedState opened;
-  if (access(path.c_str(), F_OK) == 0) {
+  if (!Exists(path) && prior.lock_file_existed) {
+    opened.state_file_missing = true;
+    NODEHOOK_RETURN_IF_ERROR(NoteMissingFile(path, prior, clock));
+  } else if (Exists(path)) {
     Result<IntegrityVerdict> verdict = QuickCheck(path);
     if (!verdict.ok()) return verdict.status();
     if (verdict->damaged) {

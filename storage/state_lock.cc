@@ -26,6 +26,15 @@ std::string SelfDescription() {
   return "pid " + std::to_string(getpid()) + " on host " + host;
 }
 
+// The first line of what the lock file holds; "" when it is empty or unreadable.
+std::string ReadHolder(int fd) {
+  char buf[512];
+  ssize_t n = pread(fd, buf, sizeof buf, 0);
+  if (n <= 0) return "";
+  std::string text(buf, static_cast<size_t>(n));
+  return text.substr(0, text.find('\n'));
+}
+
 // Replaces the lock file's content with who holds it; only the holder writes, so no race.
 void WriteHolder(int fd) {
   std::string text = SelfDescription() + "\n";
@@ -48,6 +57,7 @@ std::string StateLock::DescribeHolder(const std::string& state_file) {
 
 Result<std::optional<StateLock>> StateLock::TryAcquire(const std::string& state_file) {
   std::string path = LockPathFor(state_file);
+  bool existed = access(path.c_str(), F_OK) == 0;
   // Private like the state: the holder's pid and host are nobody else's business.
   Result<int> opened = OpenPrivateFile(path, O_RDWR);
   if (!opened.ok()) return opened.status();
@@ -58,8 +68,11 @@ Result<std::optional<StateLock>> StateLock::TryAcquire(const std::string& state_
     if (err == EWOULDBLOCK) return std::optional<StateLock>();
     return ErrnoStatus("cannot lock", path, err);
   }
+  StateLock lock(fd, path);
+  lock.lock_file_existed_ = existed;
+  lock.previous_holder_ = ReadHolder(fd);
   WriteHolder(fd);
-  return std::optional<StateLock>(StateLock(fd, path));
+  return std::optional<StateLock>(std::move(lock));
 }
 
 Result<StateLock> StateLock::Acquire(const std::string& state_file, const CancelToken& cancel,
@@ -88,7 +101,11 @@ Result<StateLock> StateLock::Acquire(const std::string& state_file, const Cancel
   }
 }
 
-StateLock::StateLock(StateLock&& other) noexcept : fd_(other.fd_), lock_path_(std::move(other.lock_path_)) {
+StateLock::StateLock(StateLock&& other) noexcept
+    : fd_(other.fd_),
+      lock_path_(std::move(other.lock_path_)),
+      lock_file_existed_(other.lock_file_existed_),
+      previous_holder_(std::move(other.previous_holder_)) {
   other.fd_ = -1;
 }
 
@@ -97,6 +114,8 @@ StateLock& StateLock::operator=(StateLock&& other) noexcept {
     Release();
     fd_ = other.fd_;
     lock_path_ = std::move(other.lock_path_);
+    lock_file_existed_ = other.lock_file_existed_;
+    previous_holder_ = std::move(other.previous_holder_);
     other.fd_ = -1;
   }
   return *this;

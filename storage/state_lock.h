@@ -49,6 +49,12 @@ class StateLock {
   ~StateLock();
 
   const std::string& lock_path() const { return lock_path_; }
+  // Whether the lock file was there before this lock was taken: an agent held it before, so a
+  // state file should be there too (the lock is taken just before the state file is opened).
+  bool lock_file_existed() const { return lock_file_existed_; }
+  // What the lock file said when this lock was taken: the last holder's "pid N on host H" when
+  // it was killed; "" after a clean stop (a holder clears it on release) or for a new lock file.
+  const std::string& previous_holder() const { return previous_holder_; }
 
  private:
   StateLock(int fd, std::string lock_path) : fd_(fd), lock_path_(std::move(lock_path)) {}
@@ -56,6 +62,8 @@ class StateLock {
 
   int fd_ = -1;
   std::string lock_path_;
+  bool lock_file_existed_ = false;
+  std::string previous_holder_;
 };
 
 }  // namespace nodehook

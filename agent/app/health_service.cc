@@ -42,7 +42,7 @@ Result<std::unique_ptr<HealthService>> HealthService::Start(const LocalEndpoints
     const std::string objects = config.objects_endpoint;
     auto probe = KeptServer::Start("health endpoints", config.health_address, *options, [self, bounds, objects](LocalServer& s) {
       RegisterStandardEndpoints(s, [self] { return self->Snapshot(); }, SystemClock::Instance(), bounds,
-                                DefaultMetrics());
+                                DefaultMetrics(), [self] { return self->ReadinessProblems(); });
       if (objects == "off") return;
       ObjectsEndpointOptions view;
       view.show_messages = objects != "no_messages";
@@ -86,9 +86,10 @@ void HealthService::SetWaiting(const std::string& what) {
   waiting_ = what;
 }
 
-void HealthService::Attach(Agent* agent) {
+void HealthService::Attach(Agent* agent, std::function<std::string()> readiness_problem) {
   std::lock_guard<std::mutex> lock(mu_);
   agent_ = agent;
+  readiness_problem_ = std::move(readiness_problem);
 }
 
 void HealthService::Detach() { Attach(nullptr); }
@@ -105,6 +106,14 @@ Result<ObjectViewsPtr> HealthService::ObjectViews() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!agent_) return UnavailableError("not running yet: " + waiting_);
   return agent_->ObjectViews();
+}
+
+std::vector<std::string> HealthService::ReadinessProblems() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!readiness_problem_) return {};
+  std::string problem = readiness_problem_();
+  if (problem.empty()) return {};
+  return {problem};
 }
 
 std::vector<WatchHealth> HealthService::Snapshot() const {

@@ -18,6 +18,7 @@
 // thread attaches).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,7 +48,9 @@ class HealthService {
   HealthService& operator=(const HealthService&) = delete;
 
   void SetWaiting(const std::string& what);
-  void Attach(Agent* agent);
+  // Probes judge `agent` from now on; `readiness_problem` ("" = none, e.g.
+  // StoreHealth::ReadinessProblem) also fails /readyz. Both must stay valid until Detach().
+  void Attach(Agent* agent, std::function<std::string()> readiness_problem = nullptr);
   void Detach();
   // The ports listened on; 0 while an address is still taken or the listener is off.
   int port() const;
@@ -56,12 +59,14 @@ class HealthService {
  private:
   HealthService() = default;
   std::vector<WatchHealth> Snapshot() const;
+  std::vector<std::string> ReadinessProblems() const;
   Status Retry(const std::string& uid, const std::string& handler);
   Result<ObjectViewsPtr> ObjectViews() const;
 
   std::unique_ptr<BearerTokenFile> token_;  // null: no authentication (loopback only)
   mutable std::mutex mu_;
   Agent* agent_ = nullptr;            // guarded by mu_
+  std::function<std::string()> readiness_problem_;  // guarded by mu_
   std::string waiting_ = "starting";  // guarded by mu_
   // Last, so they stop (joining their threads) before what their handlers use goes away.
   std::unique_ptr<KeptServer> probe_;

@@ -1,5 +1,6 @@
 #include "agent/app/run_command.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "agent/actions/memory_work_dir.h"
@@ -15,6 +16,8 @@
 #include "agent/election/election_setup.h"
 #include "agent/kube/connection_config.h"
 #include "agent/kube/rest_kube_client.h"
+#include "agent/state/observed_state_store.h"
+#include "agent/state/store_health.h"
 #include "storage/state_file.h"
 #include "storage/state_lock.h"
 
@@ -55,6 +58,24 @@ std::string ResolveHookWorkDir(const Config& config) {
   Log(LogLevel::kInfo, "hook work directory chosen",
       {{"dir", dir}, {"in_memory", memory ? "true" : "false"}, {"next", "sweep it"}});
   return dir;
+}
+
+// Loud in three places: the log (OpenStateForAgent), the metrics and an Event on the Node.
+void ReportStateAtStart(const OpenedState& state, const std::string& state_file, Agent& agent) {
+  if (state.recovered_from_corruption) {
+    DefaultMetrics().GetCounter("state_file_recoveries_total", "damaged state files moved aside at start").Increment();
+    agent.ReportNodeEvent("state", "StateRecovered", true,
+                          "state file " + state_file + " was damaged (" + state.corruption_detail + "); moved to " +
+                              state.moved_aside_to + " and started fresh");
+  }
+  if (state.state_file_missing) {
+    DefaultMetrics()
+        .GetCounter("state_file_missing_total", "state files found missing at start where an agent had run before")
+        .Increment();
+    agent.ReportNodeEvent("state", "StateFileMissing", true,
+                          "state file " + state_file + " is gone (its lock file shows an agent ran here before); "
+                          "started with an empty state: every create hook runs again");
+  }
 }
 
 }  // namespace
@@ -121,6 +142,12 @@ int RunAgent(const Config& given) {
     Log(LogLevel::kError, "unusable state directory", {{"error", dir.ToString()}, {"next", "exit 1"}});
     return 1;
   }
+  // A full disk is refused the same way whether the last stop was clean or a kill (state_file.h).
+  if (Status space = CheckStateFreeSpace(config.state_file); !space.ok()) {
+    Log(LogLevel::kError, "cannot open the state file",
+        {{"state_file", config.state_file}, {"error", space.ToString()}, {"next", "exit 1"}});
+    return 1;
+  }
   // One writer per state file: a second copy on this node waits here, not ready and not acting.
   auto lock = StateLock::Acquire(config.state_file, stop, [&](const std::string& holder) {
     Log(LogLevel::kWarn, "state file locked by another agent",
@@ -147,35 +174,44 @@ int RunAgent(const Config& given) {
   // Integrity check; a damaged file is moved aside (logged there) and the store starts fresh.
   StoreOptions store_options;
   store_options.metrics = &DefaultMetrics();
-  auto state =
-      OpenStateForAgent(config.state_file, config.node_name, store_options, SystemClock::Instance(), dir_rules);
+  PriorUse prior{lock->lock_file_existed(), lock->previous_holder()};
+  auto state = OpenStateForAgent(config.state_file, config.node_name, store_options, SystemClock::Instance(),
+                                 dir_rules, prior);
   if (!state.ok()) {
     Log(LogLevel::kError, "cannot open the state file",
         {{"state_file", config.state_file}, {"error", state.status().ToString()}, {"next", "exit 1"}});
     return 1;
   }
-  auto& store = state->store;
+  // Every write's Status feeds the store's health: metrics, readiness, Events, retry cadence.
+  StoreHealthOptions health_options;
+  health_options.state_file = config.state_file;
+  health_options.retry_max = std::chrono::seconds(config.tuning.retry_max_seconds);
+  // Past the longest retry delay (store_health.h), so a failure still being retried is never let go.
+  health_options.forget_after = 2 * std::max(health_options.retry_base, health_options.retry_max);
+  StoreHealth store_health(SystemClock::Instance(), health_options);
+  ObservedStateStore store(*state->store, *state->store, store_health);
   RestKubeClient client(NewCpprestTransport(std::move(connection).value()),
                         ObjectLimits{config.tuning.max_object_depth, static_cast<size_t>(config.tuning.max_object_bytes)},
                         &DefaultMetrics());
   ProcessRunner runner;
   signals.OnSecondSignal([&runner] { runner.KillAllNow(); });
 
-  std::optional<LeaderElectionOptions> election;
+  AgentOptions agent_options;
+  agent_options.store_retry_delay = [&store_health] { return store_health.RetryDelay(); };
   if (HasSingletonResources(effective)) {
     const char* pod_uid = std::getenv("POD_UID");
-    election = ElectionOptionsFor(effective, pod_uid ? pod_uid : "");
+    agent_options.election = ElectionOptionsFor(effective, pod_uid ? pod_uid : "");
   }
-  Agent agent(effective, client, *store, *store, runner, SystemClock::Instance(), std::move(election));
-  if (state->recovered_from_corruption) {
-    // Loud in three places: the log (OpenStateForAgent), the metrics and an Event on the Node.
-    DefaultMetrics().GetCounter("state_file_recoveries_total", "damaged state files moved aside at start").Increment();
-    agent.ReportNodeProblem("state", "state file " + config.state_file + " was damaged (" + state->corruption_detail +
-                                         "); moved to " + state->moved_aside_to + " and started fresh");
-  }
-  if (health) health->Attach(&agent);
+  Agent agent(effective, client, store, store, runner, SystemClock::Instance(), std::move(agent_options));
+  store_health.SetListener([&agent](const StoreHealthChange& change) {
+    agent.ReportNodeEvent("state", change.failing ? "StateWritesFailing" : "StateWritesRecovered", change.failing,
+                          change.note);
+  });
+  ReportStateAtStart(*state, config.state_file, agent);
+  if (health) health->Attach(&agent, [&store_health] { return store_health.ReadinessProblem(); });
   agent.Run(stop);
   if (health) health->Detach();
+  store_health.SetListener(nullptr);
   // Nothing may touch the runner once it is gone; until the process exits, a second signal
   // still exits at once.
   signals.OnSecondSignal(nullptr);

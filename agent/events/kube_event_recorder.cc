@@ -172,6 +172,11 @@ void KubeEventRecorder::Quarantined(const ResourceRef& resource, const ObjectMet
   Enqueue(std::move(event));
 }
 
+void KubeEventRecorder::Report(const ResourceRef& resource, const ObjectMeta& object, const std::string& action,
+                               const std::string& reason, bool warning, const std::string& note) {
+  Enqueue(EventSpec{"", resource, object, "", action, warning, note, clock_.Now(), reason});
+}
+
 void KubeEventRecorder::WaitIdle() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return stopping_ || (queue_.empty() && !posting_); });

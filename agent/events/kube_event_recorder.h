@@ -98,6 +98,10 @@ class KubeEventRecorder final : public EventRecorder {
                  int failures) override;
   // Reason ObjectQuarantined, action "quarantine".
   void Quarantined(const ResourceRef& resource, const ObjectMeta& object, const std::string& message) override;
+  // An Event that is not a hook's outcome (e.g. about the node's state file): `reason`, type and
+  // note as given, `action` as its action. Rate-limited like the others.
+  void Report(const ResourceRef& resource, const ObjectMeta& object, const std::string& action,
+              const std::string& reason, bool warning, const std::string& note);
 
   // Blocks until nothing is queued or being posted. For tests and orderly shutdown.
   void WaitIdle();

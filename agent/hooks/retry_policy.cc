@@ -7,7 +7,7 @@
 namespace nodehook {
 
 BackoffRetryPolicy::BackoffRetryPolicy(Clock& clock, RetryOptions options)
-    : clock_(clock), options_(options), rng_(options_.seed != 0 ? options_.seed : std::random_device{}()) {}
+    : clock_(clock), options_(std::move(options)), rng_(options_.seed != 0 ? options_.seed : std::random_device{}()) {}
 
 Duration BackoffRetryPolicy::RetryDelay(int retries) {
   const double max = static_cast<double>(options_.max.count());

@@ -5,6 +5,7 @@
 // Implementations are thread-safe.
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <random>
 #include <string>
@@ -25,6 +26,8 @@ class RetryPolicy {
   virtual bool OutOfRetries(const HookSpec& hook, int retries, TimePoint first_start) const = 0;
   // When an "in progress" hook asks for no delay.
   virtual Duration InProgressDelay() const = 0;
+  // How soon to run again when the state store itself failed (a full disk, say).
+  virtual Duration StoreRetryDelay() const = 0;
 };
 
 struct RetryOptions {
@@ -36,6 +39,10 @@ struct RetryOptions {
   Duration total{0};              // give up this long after the first attempt; 0 = never
   Duration in_progress{10'000};   // when an "in progress" hook asks for no delay
   uint64_t seed = 0;              // jitter seed; 0 = random
+  // After a failed state store write: asked each time (StoreHealth backs off while the store
+  // keeps failing); unset = a fixed `store`.
+  std::function<Duration()> store_backoff;
+  Duration store{5000};
 };
 
 // The agent's policy: exponential backoff with jitter, limits from the hook or the defaults.
@@ -48,6 +55,7 @@ class BackoffRetryPolicy final : public RetryPolicy {
   Duration RetryDelay(int retries) override;
   bool OutOfRetries(const HookSpec& hook, int retries, TimePoint first_start) const override;
   Duration InProgressDelay() const override { return options_.in_progress; }
+  Duration StoreRetryDelay() const override { return options_.store_backoff ? options_.store_backoff() : options_.store; }
 
  private:
   Clock& clock_;

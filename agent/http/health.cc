@@ -33,8 +33,10 @@ HealthReport CheckLiveness(const std::vector<WatchHealth>& resources, TimePoint 
   return report;
 }
 
-HealthReport CheckReadiness(const std::vector<WatchHealth>& resources) {
+HealthReport CheckReadiness(const std::vector<WatchHealth>& resources, const std::vector<std::string>& problems) {
   HealthReport report;
+  std::string failing;
+  for (const std::string& problem : problems) failing += "not ready: " + problem + "\n";
   for (const WatchHealth& r : resources) {
     if (r.synced) {
       report.body += r.id + " ok: synced" + StateSuffix(r) + "\n";
@@ -44,6 +46,10 @@ HealthReport CheckReadiness(const std::vector<WatchHealth>& resources) {
     }
   }
   if (resources.empty()) report.body = "ok: no resources watched\n";
+  if (!problems.empty()) {
+    report.ok = false;
+    report.body = failing + report.body;
+  }
   return report;
 }
 

@@ -7,7 +7,9 @@
 // cut and then reopened successfully has no failures. Restarting the agent cannot fix an API
 // server that is down either, but kubelet restarting us after a long outage is harmless, and a
 // wedged agent is the case this is here to catch.
-// /readyz passes once every resource completed its first list.
+// /readyz passes once every resource completed its first list, and while nothing else named in
+// `problems` keeps the agent from doing its work (e.g. a state file that does not take writes:
+// readiness fails, liveness does not, since a restart would not free the disk).
 #pragma once
 
 #include <chrono>
@@ -42,7 +44,8 @@ struct HealthReport {
 //   "widgets.example.com/v1 stale: no activity for 312s and 7 reconnects failed (state listing)"
 HealthReport CheckLiveness(const std::vector<WatchHealth>& resources, TimePoint now, const HealthBounds& bounds);
 
-// Readiness. Lines read e.g. "widgets.example.com/v1 not synced: first list not complete (state listing)".
-HealthReport CheckReadiness(const std::vector<WatchHealth>& resources);
+// Readiness. Lines read e.g. "widgets.example.com/v1 not synced: first list not complete (state listing)";
+// each of `problems` is one more line (first) and makes the report fail.
+HealthReport CheckReadiness(const std::vector<WatchHealth>& resources, const std::vector<std::string>& problems = {});
 
 }  // namespace nodehook

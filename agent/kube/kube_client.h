@@ -40,6 +40,8 @@ class KubeClient {
 };
 
 // Lists every page (limit + continue) and returns all items with the final resourceVersion.
+// A 410 on a continued page (an expired continue token) falls back to one list without limit,
+// as client-go's pager does (FullListIfExpired), logged at warn ("list continue token expired").
 Result<ObjectList> ListAll(KubeClient& client, const ResourceRef& r, int page_size = 500);
 
 }  // namespace nodehook

@@ -72,8 +72,8 @@ std::optional<Duration> CheckRunner::Run(const WatchedResource& resource, Object
     const Status& st = !record.ok() ? record.status() : previous.status();
     Log(LogLevel::kError, "state store read failed",
         {{"object", object.meta.Key()}, {"uid", uid}, {"handler", kReasonCheck}, {"error", st.ToString()},
-         {"next", "check again in " + SecondsText(options_.store_retry)}});
-    return options_.store_retry;
+         {"next", "check again in " + SecondsText(policy_.StoreRetryDelay())}});
+    return policy_.StoreRetryDelay();
   }
   if (!*record || !facts.readable.ok() || (*record)->essence != facts.essence) {
     // Not handled yet, or changed since: create/update comes first; check one interval later.

@@ -36,7 +36,6 @@ namespace nodehook {
 struct CheckRunnerOptions {
   std::string node_name;
   std::string work_dir;            // scratch space for hook input files
-  Duration store_retry{5000};      // how soon to try again when the state store failed
   uint64_t seed = 0;               // interval jitter seed; 0 = random
   Metrics* metrics = nullptr;      // nodehook_hook_* with handler="check"; null = not recorded
   EventRecorder* events = nullptr;            // borrowed; null = no Events (NoEvents())

@@ -12,10 +12,10 @@ std::vector<const ObjectCache*> ReadOnly(const std::vector<ObjectCache*>& caches
 PeriodicHooks::PeriodicHooks(const Config& config, std::vector<ObjectCache*> caches, const std::string& work_dir,
                              PeriodicHooksDeps deps)
     : check_runner_(deps.store, deps.schedule, deps.runner, deps.policy, deps.clock,
-                    CheckRunnerOptions{config.node_name, work_dir, Duration(5000), 0, deps.metrics, deps.events,
+                    CheckRunnerOptions{config.node_name, work_dir, 0, deps.metrics, deps.events,
                                        deps.targeting}),
       snapshot_runner_(deps.schedule, deps.runner, deps.policy, deps.clock,
-                       SnapshotRunnerOptions{config.node_name, work_dir, Duration(5000), deps.metrics, deps.events,
+                       SnapshotRunnerOptions{config.node_name, work_dir, deps.metrics, deps.events,
                                              deps.targeting}) {
   snapshots_ = std::make_unique<SnapshotLane>(
       config.resources, ReadOnly(caches), snapshot_runner_, deps.clock,

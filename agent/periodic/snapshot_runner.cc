@@ -56,8 +56,8 @@ std::optional<Duration> SnapshotRunner::Run(const WatchedResource& resource, con
   if (!stored.ok()) {
     Log(LogLevel::kError, "state store read failed",
         {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"error", stored.status().ToString()},
-         {"next", "try again in " + SecondsText(options_.store_retry)}});
-    return options_.store_retry;
+         {"next", "try again in " + SecondsText(policy_.StoreRetryDelay())}});
+    return policy_.StoreRetryDelay();
   }
   Snapshot snapshot = Take(resource, cache, targeting_);
   SnapshotRecord progress;
@@ -70,7 +70,7 @@ std::optional<Duration> SnapshotRunner::Run(const WatchedResource& resource, con
       progress.retries = 0;
       progress.last_outcome = "done";
       Status cleared = schedule_.PutSnapshot(progress);
-      if (!cleared.ok()) return options_.store_retry;
+      if (!cleared.ok()) return policy_.StoreRetryDelay();
     }
     Log(LogLevel::kDebug, "snapshot unchanged",
         {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"objects", std::to_string(snapshot.count)},
@@ -118,8 +118,8 @@ std::optional<Duration> SnapshotRunner::Run(const WatchedResource& resource, con
   if (!saved.ok()) {
     Log(LogLevel::kError, "state store write failed",
         {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"error", saved.ToString()},
-         {"next", "run the snapshot hook again in " + SecondsText(options_.store_retry)}});
-    return options_.store_retry;
+         {"next", "run the snapshot hook again in " + SecondsText(policy_.StoreRetryDelay())}});
+    return policy_.StoreRetryDelay();
   }
   Report(resource, progress, outcome, again, earlier_failures);
   return again;

@@ -30,7 +30,6 @@ namespace nodehook {
 struct SnapshotRunnerOptions {
   std::string node_name;
   std::string work_dir;                      // scratch space for hook input files
-  Duration store_retry{5000};                // how soon to try again when the state store failed
   Metrics* metrics = nullptr;                // nodehook_hook_* with handler="snapshot"; null = not recorded
   EventRecorder* events = nullptr;           // borrowed; null = no Events
   const NodeTargeting* targeting = nullptr;  // borrowed; null = every object is this node's

@@ -21,8 +21,9 @@ std::vector<std::string> ResourceIds(const Config& config) {
   return ids;
 }
 
-RetryOptions MakeRetryOptions(const Config& config) {
+RetryOptions MakeRetryOptions(const Config& config, std::function<Duration()> store_backoff) {
   RetryOptions o;
+  o.store_backoff = std::move(store_backoff);
   o.base = std::chrono::seconds(config.tuning.retry_base_seconds);
   o.max = std::chrono::seconds(config.tuning.retry_max_seconds);
   o.factor = config.tuning.retry_factor;
@@ -48,7 +49,7 @@ WatcherOptions MakeWatcherOptions(const Config& config) {
 }  // namespace
 
 Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore& schedule, ActionRunner& runner,
-             Clock& clock, std::optional<LeaderElectionOptions> election)
+             Clock& clock, AgentOptions options)
     : config_(std::move(config)),
       client_(client),
       store_(store),
@@ -56,11 +57,11 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
       queue_(clock, QueueOptions{std::chrono::milliseconds(config_.tuning.batch_window_ms),
                                  std::chrono::milliseconds(config_.tuning.max_latency_ms), &DefaultMetrics()}),
       events_(client, clock, EventRecorderOptions{config_.node_name}),
-      retry_policy_(clock, MakeRetryOptions(config_)),
+      retry_policy_(clock, MakeRetryOptions(config_, std::move(options.store_retry_delay))),
       reporter_(&DefaultMetrics(), events_),
       reconciler_(store, runner, clock, retry_policy_, reporter_,
                   ReconcilerOptions{config_.node_name, HookWorkDir(config_)}),
-      modes_(config_, client, store, clock, std::move(election)),
+      modes_(config_, client, store, clock, std::move(options.election)),
       retry_inbox_(clock, RetryInboxOptions{}),
       state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)),
       object_views_(store, clock, ObjectViewsPublisherOptions{}),
@@ -201,9 +202,10 @@ void Agent::Run(const CancelToken& stop) {
   Log(LogLevel::kInfo, "agent stopped", {{"node", config_.node_name}, {"next", "exit"}});
 }
 
-void Agent::ReportNodeProblem(const std::string& what, const std::string& message) {
+void Agent::ReportNodeEvent(const std::string& action, const std::string& reason, bool warning,
+                            const std::string& note) {
   ObjectMeta node{"", "", config_.node_name, "", false};
-  events_.PermanentFailure(ResourceRef{"", "v1", "nodes", "", ""}, node, what, message);
+  events_.Report(ResourceRef{"", "v1", "nodes", "", ""}, node, action, reason, warning, note);
 }
 
 Result<ObjectViewsPtr> Agent::ObjectViews() const {

@@ -38,13 +38,21 @@
 
 namespace nodehook {
 
-class Agent {
- public:
-  // `election`: cluster-singleton resources take part in the election for the Lease
+// What an agent may be given besides its config and collaborators.
+struct AgentOptions {
+  // Cluster-singleton resources take part in the election for the Lease
   // tuning.lease_namespace/lease_name (which must be resolved) with this identity and these
   // timings; without it their hooks never run on this agent.
+  std::optional<LeaderElectionOptions> election;
+  // How soon every lane tries again after a state store write failed, asked each time (e.g.
+  // StoreHealth::RetryDelay); unset: a fixed 5 s.
+  std::function<Duration()> store_retry_delay;
+};
+
+class Agent {
+ public:
   Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore& schedule, ActionRunner& runner,
-        Clock& clock, std::optional<LeaderElectionOptions> election = std::nullopt);
+        Clock& clock, AgentOptions options = {});
   ~Agent();
 
   // Watches and reconciles until `stop` is cancelled. Then takes no new work, gives running
@@ -67,8 +75,9 @@ class Agent {
   // tuning.objects_endpoint is off. Thread-safe; never touches the store.
   Result<ObjectViewsPtr> ObjectViews() const;
 
-  // A Warning Event on this node's Node object, e.g. after its state file was found damaged.
-  void ReportNodeProblem(const std::string& what, const std::string& message);
+  // An Event on this node's Node object about the agent itself, e.g. reason StateRecovered after
+  // its state file was found damaged (KubeEventRecorder::Report). Thread-safe.
+  void ReportNodeEvent(const std::string& action, const std::string& reason, bool warning, const std::string& note);
 
  private:
   // Handles queued objects until `stop`; `hooks` stops the hooks it is running.

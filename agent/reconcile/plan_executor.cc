@@ -200,10 +200,11 @@ Duration PlanExecutor::StoreFailed(Execution& run, const Status& st) {
   const Plan& p = run.plan;
   // The hook did succeed: say so (and count it), though it runs again since that was not saved.
   if (run.ran_hook && !run.reported) ReportSuccess(run, "run it again: its success was not saved");
+  Duration delay = policy_.StoreRetryDelay();
   Log(LogLevel::kError, "state store write failed",
       {{"object", p.meta.Key()}, {"uid", p.meta.uid}, {"handler", p.reason}, {"error", st.ToString()},
-       {"next", "run the hook again in " + SecondsText(options_.store_retry)}});
-  return options_.store_retry;
+       {"next", "run the hook again in " + SecondsText(delay)}});
+  return delay;
 }
 
 void PlanExecutor::ReportSuccess(Execution& run, const std::string& next) {

@@ -1,7 +1,7 @@
 // PlanExecutor: runs a Plan's steps (plan.h) for one object, in order, and is the one place that
 // handles their failures:
 //   a finalizer edit or Node read that fails     -> look again in kFinalizerRetry
-//   a state store write that fails               -> run again in store_retry
+//   a state store write that fails               -> the retry policy's store delay
 //   the hook not done                            -> retry policy (hooks/retry_policy.h): retry,
 //                                                   in progress, or give up; durable progress
 //   the hook stopped by the agent or term's end  -> "interrupted": due again at once, no retry
@@ -31,8 +31,7 @@ inline constexpr Duration kFinalizerRetry{1000};
 
 struct ExecutorOptions {
   std::string node_name;
-  std::string work_dir;          // scratch space for hook input files
-  Duration store_retry{5000};    // how soon to try again when the state store itself failed
+  std::string work_dir;  // scratch space for hook input files
 };
 
 class PlanExecutor {

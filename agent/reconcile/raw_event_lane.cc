@@ -22,8 +22,8 @@ std::optional<Duration> RawEventLane::Run(const WatchedResource& resource, const
   if (!pending.ok()) {
     Log(LogLevel::kError, "state store read failed",
         {{"uid", uid}, {"handler", kReasonEvent}, {"error", pending.status().ToString()},
-         {"next", "retry in " + SecondsText(options_.store_retry)}});
-    return options_.store_retry;
+         {"next", "retry in " + SecondsText(policy_.StoreRetryDelay())}});
+    return policy_.StoreRetryDelay();
   }
   const std::string resource_id = resource.ref.Id();
   for (const EventRecord& e : *pending) {
@@ -43,7 +43,7 @@ std::optional<Duration> RawEventLane::Run(const WatchedResource& resource, const
       reporter_.Succeeded(subject, kHookWords, outcome, e.retries,
                           {{"outcome", outcome.LogMessage()},
                            {"next", done.ok() ? "next event" : "run again: not saved (" + done.ToString() + ")"}});
-      if (!done.ok()) return options_.store_retry;
+      if (!done.ok()) return policy_.StoreRetryDelay();
       continue;
     }
     NextAttempt after = AfterUnfinishedRun(policy_, hook, outcome, e.retries, FromMillis(e.observed_at_ms));

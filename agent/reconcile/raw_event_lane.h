@@ -22,8 +22,7 @@ namespace nodehook {
 
 struct RawEventLaneOptions {
   std::string node_name;
-  std::string work_dir;        // scratch space for hook input files
-  Duration store_retry{5000};  // how soon to try again when the state store failed
+  std::string work_dir;  // scratch space for hook input files
 };
 
 class RawEventLane {

@@ -14,11 +14,12 @@ Reconciler::Reconciler(StateStore& store, ActionRunner& runner, Clock& clock, Re
                        OutcomeReporter& reporter, ReconcilerOptions options)
     : store_(store),
       clock_(clock),
+      policy_(policy),
       options_(std::move(options)),
       raw_events_(store, runner, clock, policy, reporter,
-                  RawEventLaneOptions{options_.node_name, options_.work_dir, options_.store_retry}),
+                  RawEventLaneOptions{options_.node_name, options_.work_dir}),
       executor_(store, runner, clock, policy, reporter, memory_,
-                ExecutorOptions{options_.node_name, options_.work_dir, options_.store_retry}) {}
+                ExecutorOptions{options_.node_name, options_.work_dir}) {}
 
 std::optional<Duration> Reconciler::Reconcile(const ResourceContext& ctx, const std::string& uid,
                                               const CancelToken& stop) {
@@ -52,8 +53,8 @@ std::optional<Duration> Reconciler::ReconcileLevel(const ResourceContext& ctx, c
     const Status& st = !record.ok() ? record.status() : progress.status();
     Log(LogLevel::kError, "state store read failed",
         {{"resource", in.resource_id}, {"uid", uid}, {"error", st.ToString()},
-         {"next", "retry in " + SecondsText(options_.store_retry)}});
-    return options_.store_retry;
+         {"next", "retry in " + SecondsText(policy_.StoreRetryDelay())}});
+    return policy_.StoreRetryDelay();
   }
   in.record = std::move(record).value();
   in.progress = std::move(progress).value();

@@ -33,8 +33,7 @@ namespace nodehook {
 
 struct ReconcilerOptions {
   std::string node_name;
-  std::string work_dir;        // scratch space for hook input files
-  Duration store_retry{5000};  // how soon to try again when the state store itself failed
+  std::string work_dir;  // scratch space for hook input files
 };
 
 class Reconciler {
@@ -57,6 +56,7 @@ class Reconciler {
 
   StateStore& store_;
   Clock& clock_;
+  RetryPolicy& policy_;
   const ReconcilerOptions options_;
   ObjectMemory memory_;
   RawEventLane raw_events_;

@@ -128,6 +128,26 @@ TEST_CASE("an Event on this node's Node is posted with kind Node without reading
   CHECK(Str(f.Body(0)["regarding"], "kind") == "Node");
 }
 
+TEST_CASE("an Event about the node's state file carries its own reason and note, not a hook's") {
+  Fixture f;
+  const ResourceRef nodes{"", "v1", "nodes", "", ""};
+  const ObjectMeta node{"", "", "node-a", "", false};
+  f.Recorder().Report(nodes, node, "state", "StateRecovered", true,
+                      "state file /s/state.db was damaged (file is not a database); moved to /s/state.db.corrupt-1");
+  f.Recorder().Report(nodes, node, "state", "StateWritesRecovered", false, "state file /s/state.db takes writes again");
+  f.Recorder().WaitIdle();
+  REQUIRE(f.client.create_calls().size() == 2);
+  rapidjson::Document recovered = f.Body(0);
+  CHECK(Str(recovered, "reason") == "StateRecovered");
+  CHECK(Str(recovered, "type") == "Warning");
+  CHECK(Str(recovered, "action") == "state");
+  CHECK(Str(recovered, "note") ==
+        "state file /s/state.db was damaged (file is not a database); moved to /s/state.db.corrupt-1");
+  CHECK(Str(recovered["regarding"], "kind") == "Node");
+  CHECK(Str(f.Body(1), "reason") == "StateWritesRecovered");
+  CHECK(Str(f.Body(1), "type") == "Normal");
+}
+
 TEST_CASE("an object that cannot be read is still reported, without a kind") {
   Fixture f;
   f.Recorder().PermanentFailure(kWidgets, Meta("gone"), "delete", "boom");

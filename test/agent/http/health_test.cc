@@ -76,6 +76,18 @@ TEST_CASE("readiness waits for every resource's first list and names the ones mi
   CHECK(CheckReadiness(resources).ok);
 }
 
+TEST_CASE("readiness fails while another problem stands, naming it first, and liveness does not care") {
+  std::vector<WatchHealth> resources = {Resource("widgets.example.com/v1", seconds(1), 0, true)};
+  std::string store = "state file /var/lib/nodehook/state.db: writes failing for 42s (3 failed; failing: RecordHandled): "
+                      "sqlite RecordHandled: no space left on /var/lib/nodehook (0 bytes free)";
+  auto report = CheckReadiness(resources, {store});
+  CHECK_FALSE(report.ok);
+  CHECK(report.http_status() == 503);
+  CHECK(report.body == "not ready: " + store + "\nwidgets.example.com/v1 ok: synced (state watching)\n");
+  CHECK(CheckLiveness(resources, kNow, HealthBounds{}).ok);
+  CHECK(CheckReadiness(resources, {}).ok);
+}
+
 TEST_CASE("the standard endpoints serve health, readiness and metrics from live snapshots") {
   FakeClock clock(kNow);
   Metrics metrics;

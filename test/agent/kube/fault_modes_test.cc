@@ -2,6 +2,7 @@
 // the in-memory list/watch the agent tests build on.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <string>
@@ -12,6 +13,7 @@
 #include "agent/kube/rest_kube_client.h"
 #include "test/agent/kube/kube_test_data.h"
 #include "test/agent/kube/temp_dir.h"
+#include "test/fakes/captured_log.h"
 #include "test/fakes/fake_api_server.h"
 #include "test/fakes/fake_clock.h"
 
@@ -90,6 +92,53 @@ TEST_CASE("fake cluster: a list pages with limit/continue and carries the resour
   CHECK(all->items[2].meta.name == "c");
   CHECK(all->resource_version == c.server.resource_version());
   CHECK(c.server.requests().size() == 2);
+}
+
+// Lets the test act between the pages of one list: `after_page` runs after every page that
+// promises more.
+class BetweenPages final : public KubeClient {
+ public:
+  BetweenPages(KubeClient& inner, std::function<void()> after_page) : inner_(inner), after_page_(std::move(after_page)) {}
+  Result<ObjectList> List(const ResourceRef& r, const ListOptions& o) override {
+    auto page = inner_.List(r, o);
+    if (page.ok() && !page->continue_token.empty()) after_page_();
+    return page;
+  }
+  Status Watch(const ResourceRef& r, const WatchOptions& o, const std::function<void(WatchEvent)>& on_event,
+               const CancelToken& cancel) override {
+    return inner_.Watch(r, o, on_event, cancel);
+  }
+  Result<KubeObject> Get(const ObjectRef& o) override { return inner_.Get(o); }
+  Status Patch(const ObjectRef& o, PatchType type, const std::string& body) override {
+    return inner_.Patch(o, type, body);
+  }
+
+ private:
+  KubeClient& inner_;
+  std::function<void()> after_page_;
+};
+
+TEST_CASE("fake cluster: a continue token that expires mid-list falls back to one list without pages") {
+  Cluster c;
+  for (const char* name : {"a", "b", "c", "d", "e"}) c.server.PutObject(kWidgets, Widget(name));
+  // Every continue token expires before it is used, as on a busy etcd with a list slower than
+  // the compaction interval: starting over in pages would never finish.
+  BetweenPages expiring(*c.client, [&] {
+    c.server.PutObject(kWidgets, Widget("a", "2"));
+    c.server.CompactHistory();
+  });
+  CapturedLog log;
+
+  auto all = ListAll(expiring, WidgetsRef(), /*page_size=*/2);
+
+  REQUIRE(all.ok());
+  CHECK(all->items.size() == 5);  // the whole list once, not the first page twice
+  CHECK(all->resource_version == c.server.resource_version());
+  auto requests = c.server.requests();
+  REQUIRE(requests.size() == 3);  // page 1, page 2 refused with 410, then everything at once
+  CHECK_THAT(requests[1].target, Catch::Contains("continue="));
+  CHECK_THAT(requests[2].target, !Catch::Contains("limit=") && !Catch::Contains("continue="));
+  CHECK(log.Count("list continue token expired") == 1);
 }
 
 TEST_CASE("fake cluster: a watch replays changes after its resourceVersion, then streams live ones") {

@@ -60,13 +60,34 @@ TEST_CASE("ListAll follows continue tokens and returns every item with the final
   CHECK(Path(f, 1) == "/apis/example.com/v1/widgets?limit=2&continue=tok%2F1%3D");
 }
 
-TEST_CASE("an expired continue token (HTTP 410) ends ListAll with kGone") {
+TEST_CASE("an expired continue token (HTTP 410) makes ListAll fall back to one list without pages") {
   ClientFixture f;
   f.transport->PushResponse(200, WidgetListJson("10", "c", WidgetJson("a", "9")));
   f.transport->PushResponse(410, R"({"kind":"Status","code":410,"reason":"Expired","message":"continue expired"})");
+  f.transport->PushResponse(200, WidgetListJson("12", "", WidgetJson("a", "11") + "," + WidgetJson("b", "12")));
+  auto all = ListAll(f.client, WidgetsRef());
+  REQUIRE(all.ok());
+  REQUIRE(all->items.size() == 2);  // the whole list once, not page one twice
+  CHECK(all->items[0].meta.resource_version == "11");
+  CHECK(all->resource_version == "12");
+  CHECK(Path(f, 2) == "/apis/example.com/v1/widgets");
+}
+
+TEST_CASE("a 410 on the first page, or on the fallback list, ends ListAll with kGone") {
+  ClientFixture first;
+  first.transport->PushResponse(410, R"({"kind":"Status","code":410,"reason":"Expired","message":"too old"})");
+  auto refused = ListAll(first.client, WidgetsRef());
+  REQUIRE(refused.status().code() == StatusCode::kGone);
+  CHECK(first.transport->requests().size() == 1);
+
+  ClientFixture f;
+  f.transport->PushResponse(200, WidgetListJson("10", "c", WidgetJson("a", "9")));
+  f.transport->PushResponse(410, R"({"kind":"Status","code":410,"reason":"Expired","message":"continue expired"})");
+  f.transport->PushResponse(410, R"({"kind":"Status","code":410,"reason":"Expired","message":"still expired"})");
   auto all = ListAll(f.client, WidgetsRef());
   REQUIRE(all.status().code() == StatusCode::kGone);
-  CHECK_THAT(all.status().message(), Catch::Contains("continue expired"));
+  CHECK_THAT(all.status().message(), Catch::Contains("still expired"));
+  CHECK(f.transport->requests().size() == 3);
 }
 
 TEST_CASE("watch requests bookmarks, resourceVersion, timeout and the label selector") {

@@ -429,6 +429,30 @@ TEST_CASE("with the disk full no hook is reported done; once there is room the c
   REQUIRE(f.store->GetObject("u1")->has_value());
 }
 
+TEST_CASE("after a failed store write the reconciler waits as long as the store-retry delay it is given says") {
+  Fixture f;
+  auto r = Resource({"create"});
+  std::string big(64 * 1024, 'x');
+  auto widget = std::make_shared<KubeObject>(*Widget("u1", "1", 1));
+  widget->json.insert(widget->json.size() - 1, R"(,"data":")" + big + "\"");
+  f.cache.Upsert(widget);
+  Duration asked{20'000};
+  int asks = 0;
+  RetryOptions retry = TestRetryOptions();
+  retry.store_backoff = [&] {
+    ++asks;
+    return asked;
+  };
+  BackoffRetryPolicy policy(f.clock, retry);
+  f.reconciler = std::make_unique<Reconciler>(*f.store, f.runner, f.clock, policy, f.reporter,
+                                              ReconcilerOptions{"node-a", f.work_dir});
+  REQUIRE(f.store->SetMaxPageCountForTesting(1).ok());
+  CHECK(f.Reconcile(r, "u1") == Duration(20'000));  // not the fixed 5 s
+  CHECK(asks >= 1);
+  asked = Duration(40'000);
+  CHECK(f.Reconcile(r, "u1") == Duration(40'000));  // asked again each time: it may back off
+}
+
 TEST_CASE("a hook asking for an absurd delay waits a day, never a negative time in a hot loop") {
   Fixture f;
   auto r = Resource({"create"});

@@ -1,0 +1,82 @@
+// ObservedStateStore: a forwarding decorator (in the manner of leveldb's EnvWrapper) over a
+// StateStore and ScheduleStore that tells StoreHealth the Status of every write. Reads are
+// passed through unobserved: a failing file shows in its writes first, and a read that fails is
+// already reported by its caller.
+//
+// Writes observed, by the operation label they get: RecordAttempt, RecordHandled, Forget,
+// MarkGone, CollectGarbage, ExpireTombstones, SetAdoptExisting, RequestRetry, TakeRetryRequests,
+// AppendEvent, RecordEventAttempt, CompleteEvent, SetCheckDue, DropCheck, PutSnapshot.
+//
+// Borrows the stores and the health object, which must outlive it. Thread-safe as the stores are.
+#pragma once
+
+#include "agent/state/store_health.h"
+#include "storage/schedule_store.h"
+#include "storage/state_store.h"
+
+namespace nodehook {
+
+class ObservedStateStore final : public StateStore, public ScheduleStore {
+ public:
+  ObservedStateStore(StateStore& store, ScheduleStore& schedule, StoreHealth& health)
+      : store_(store), schedule_(schedule), health_(health) {}
+
+  const std::string& node_name() const override { return store_.node_name(); }
+
+  Result<std::optional<ObjectRecord>> GetObject(const std::string& uid) override { return store_.GetObject(uid); }
+  Result<std::vector<ObjectRecord>> ListObjects(const std::string& resource) override {
+    return store_.ListObjects(resource);
+  }
+  Result<std::optional<HandlerRecord>> GetHandler(const std::string& uid, const std::string& handler) override {
+    return store_.GetHandler(uid, handler);
+  }
+  Result<std::vector<HandlerRecord>> ListHandlers(const std::string& uid) override { return store_.ListHandlers(uid); }
+  Result<std::vector<HandlerRecord>> ListAllHandlers() override { return store_.ListAllHandlers(); }
+  Result<StoreSummary> Summarize() override { return store_.Summarize(); }
+  Result<std::vector<ObjectRecord>> ListObjectSummaries() override { return store_.ListObjectSummaries(); }
+  Result<std::vector<ObjectRecord>> ListAllObjects() override { return store_.ListAllObjects(); }
+  Result<bool> AdoptExistingPending() override { return store_.AdoptExistingPending(); }
+  Result<std::vector<EventRecord>> PendingEvents(const std::string& uid) override { return store_.PendingEvents(uid); }
+  Result<std::vector<std::string>> UidsWithPendingEvents(const std::string& resource) override {
+    return store_.UidsWithPendingEvents(resource);
+  }
+
+  Status RecordAttempt(const HandlerRecord& record) override;
+  Status RecordHandled(const ObjectRecord& object, const std::string& handler) override;
+  Status Forget(const std::string& uid) override;
+  Status MarkGone(const std::string& uid, int64_t gone_at_ms) override;
+  Result<GarbageStats> CollectGarbage(int64_t now_ms, int64_t ttl_ms) override;
+  Result<std::vector<std::string>> ExpireTombstones(int64_t now_ms, int64_t ttl_ms) override;
+  Status SetAdoptExisting(bool pending) override;
+  Result<std::vector<RetriedHandler>> RequestRetry(const std::string& uid, const std::string& handler,
+                                                   int64_t now_ms) override;
+  Result<std::vector<RetryRequest>> TakeRetryRequests() override;
+  Status AppendEvent(const EventRecord& event) override;
+  Status RecordEventAttempt(int64_t seq, int retries, int64_t next_attempt_ms, const std::string& message) override;
+  Status CompleteEvent(int64_t seq) override;
+
+  Result<std::map<std::string, int64_t>> CheckSchedule(const std::string& resource) override {
+    return schedule_.CheckSchedule(resource);
+  }
+  Result<std::optional<SnapshotRecord>> GetSnapshot(const std::string& resource) override {
+    return schedule_.GetSnapshot(resource);
+  }
+  Status SetCheckDue(const std::string& uid, const std::string& resource, int64_t due_ms) override;
+  Status DropCheck(const std::string& uid) override;
+  Status PutSnapshot(const SnapshotRecord& record) override;
+
+ private:
+  // Tells health_ how the write went and hands its result back unchanged.
+  Status Seen(const char* operation, Status result);
+  template <typename T>
+  Result<T> Seen(const char* operation, Result<T> result) {
+    health_.Observe(operation, result.status());
+    return result;
+  }
+
+  StateStore& store_;
+  ScheduleStore& schedule_;
+  StoreHealth& health_;
+};
+
+}  // namespace nodehook
