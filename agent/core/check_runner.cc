@@ -139,7 +139,7 @@ std::optional<Duration> CheckRunner::Run(const WatchedResource& resource, Object
   if (!stored.ok()) plan += " (progress not saved: " + stored.ToString() + ")";
   Log(in_progress ? LogLevel::kInfo : after.permanent ? LogLevel::kError : LogLevel::kWarn, what,
       {{"object", object.meta.Key()}, {"uid", uid}, {"handler", kReasonCheck}, {"outcome", after.outcome},
-       {"message", outcome.LogMessage()}, {"retries", std::to_string(progress.retries)}, {"next", plan}});
+       {"message", outcome.LogMessage()}, {"retries", progress.retries}, {"next", plan}});
   return next;
 }
 

@@ -337,7 +337,7 @@ std::optional<Duration> Reconciler::Execute(const WatchedResource& resource, Obj
   Status marked = store_.RecordAttempt(progress);
   Log(LogLevel::kInfo, "hook started",
       {{"object", plan.meta.Key()}, {"uid", uid}, {"handler", plan.reason},
-       {"retry", std::to_string(progress.retries)},
+       {"retry", progress.retries},
        {"next", marked.ok() ? "wait for the hook" : "wait for the hook (start not saved: " + marked.ToString() + ")"}});
   HookSpec spec = hook->second;
   if (resource.singleton) spec.argv.insert(spec.argv.begin(), singleton_fence_.begin(), singleton_fence_.end());
@@ -411,7 +411,7 @@ std::optional<Duration> Reconciler::Interrupted(const Plan& plan, HandlerRecord 
   Status stored = store_.RecordAttempt(progress);
   Log(LogLevel::kWarn, "hook interrupted",
       {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason},
-       {"retries", std::to_string(progress.retries)},
+       {"retries", progress.retries},
        {"next", stored.ok() ? "run again after restart, not counted as a retry"
                             : "run again after restart (not saved: " + stored.ToString() + ")"}});
   return std::nullopt;
@@ -533,7 +533,7 @@ std::optional<Duration> Reconciler::HandleEvents(const WatchedResource& resource
       Status dropped = store_.CompleteEvent(e.seq);
       Log(LogLevel::kError, "hook failed permanently",
           {{"object", meta.Key()}, {"uid", uid}, {"handler", kReasonEvent}, {"event", e.type},
-           {"message", outcome.LogMessage()}, {"retries", std::to_string(retries)},
+           {"message", outcome.LogMessage()}, {"retries", retries},
            {"next", dropped.ok() ? "drop this event, go on with the next" : "retry: " + dropped.ToString()}});
       if (events_) events_->PermanentFailure(resource.ref, meta, kReasonEvent, outcome.message);
       continue;
@@ -546,7 +546,7 @@ std::optional<Duration> Reconciler::HandleEvents(const WatchedResource& resource
     Log(progressing ? LogLevel::kInfo : LogLevel::kWarn, progressing ? "hook in progress" : "hook failed",
         {{"object", meta.Key()}, {"uid", uid}, {"handler", kReasonEvent}, {"event", e.type},
          {"outcome", HookVerdictName(outcome.verdict)}, {"message", outcome.LogMessage()},
-         {"retries", std::to_string(retries)},
+         {"retries", retries},
          {"next", "retry this event in " + Seconds(delay) + (stored.ok() ? "" : " (not saved: " + stored.ToString() + ")")}});
     return delay;
   }
@@ -577,7 +577,7 @@ std::optional<Duration> Reconciler::Postpone(const WatchedResource& resource, co
       Status stored = store_.RecordAttempt(progress);
       Log(LogLevel::kError, "hook failed permanently",
           {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason},
-           {"message", outcome.LogMessage()}, {"retries", std::to_string(progress.retries)},
+           {"message", outcome.LogMessage()}, {"retries", progress.retries},
            {"next", stored.ok() ? "wait for the object to change"
                                 : "wait for the object to change (not saved: " + stored.ToString() + ")"}});
       if (events_) events_->PermanentFailure(resource.ref, plan.meta, plan.reason, outcome.message);
@@ -596,7 +596,7 @@ std::optional<Duration> Reconciler::Postpone(const WatchedResource& resource, co
   Log(level, event,
       {{"object", plan.meta.Key()}, {"uid", plan.meta.uid}, {"handler", plan.reason},
        {"outcome", progress.last_outcome}, {"message", outcome.LogMessage()},
-       {"retries", std::to_string(progress.retries)}, {"next", next}});
+       {"retries", progress.retries}, {"next", next}});
   return delay;
 }
 

@@ -72,7 +72,7 @@ std::optional<Duration> SnapshotRunner::Run(const WatchedResource& resource, con
       if (!cleared.ok()) return options_.store_retry;
     }
     Log(LogLevel::kDebug, "snapshot unchanged",
-        {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"objects", std::to_string(snapshot.count)},
+        {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"objects", snapshot.count},
          {"next", "wait for a change"}});
     return std::nullopt;
   }
@@ -90,8 +90,8 @@ std::optional<Duration> SnapshotRunner::Run(const WatchedResource& resource, con
   HookInput input{kReasonSnapshot, options_.node_name, resource_id, none, "", snapshot.json, "[]",
                   progress.retries, ""};
   Log(LogLevel::kInfo, "snapshot hook started",
-      {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"objects", std::to_string(snapshot.count)},
-       {"retry", std::to_string(progress.retries)}, {"next", "wait for the hook"}});
+      {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"objects", snapshot.count},
+       {"retry", progress.retries}, {"next", "wait for the hook"}});
   HookOutcome outcome = RunHook(runner_, hook, input, scratch_, stop);
   if (outcome.verdict == HookVerdict::kCancelled) return std::nullopt;  // not done: runs after the restart
 
@@ -138,7 +138,7 @@ void SnapshotRunner::Report(const WatchedResource& resource, const SnapshotRecor
       done ? "snapshot hook succeeded" : in_progress ? "snapshot hook in progress"
                                        : permanent ? "snapshot hook failed permanently" : "snapshot hook failed",
       {{"resource", progress.resource}, {"handler", kReasonSnapshot}, {"outcome", progress.last_outcome},
-       {"message", outcome.LogMessage()}, {"retries", std::to_string(progress.retries)}, {"next", next}});
+       {"message", outcome.LogMessage()}, {"retries", progress.retries}, {"next", next}});
   if (!options_.events) return;
   ObjectMeta node{"", "", options_.node_name, "", false};
   std::string handler = std::string(kReasonSnapshot) + " " + resource.ref.Id();
