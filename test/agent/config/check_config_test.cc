@@ -103,8 +103,8 @@ TEST_CASE("check-config off the node says how to check the file alone when a hoo
 
 TEST_CASE("check-config --offline checks {node} selectors without NODE_NAME and still reports the file's problems") {
   TempDir dir;
-  std::string file = dir.Write("sel.json", R"({"state_file": "/s.db", "resources": [{"version": "v1", "plural": "w",
-    "label_selector": "n in ({node})", "hooks": {"create": {"argv": ["/h"], "timeout_seconds": 0}}}]})");
+  std::string file = dir.Write("sel.json", R"json({"state_file": "/s.db", "resources": [{"version": "v1", "plural": "w",
+    "label_selector": "n in ({node})", "hooks": {"create": {"argv": ["/h"], "timeout_seconds": 0}}}]})json");
   std::ostringstream out, err;
   REQUIRE(RunCheckConfig(file, OfflineSources(Sources({})), out, err) == 2);
   CHECK(err.str().find("timeout_seconds: expected an integer from 1 to ") != std::string::npos);
