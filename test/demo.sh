@@ -46,7 +46,9 @@ cleanup() {
 trap cleanup INT TERM EXIT
 
 step "starting the API server on loopback"
-coproc CLUSTER { exec "$cluster_bin" --dir "$demo/cluster" \
+# In a session of its own: Ctrl-C reaches the agents' driver first, and the API server is stopped
+# only after the agents (else they would log its absence while stopping).
+coproc CLUSTER { exec setsid -w "$cluster_bin" --dir "$demo/cluster" \
   --apply config/examples/widget-crd.yaml --apply config/examples/widgets.yaml 2>"$demo/cluster.log"; }
 cluster_pid=$CLUSTER_PID
 kubeconfig=""
@@ -57,7 +59,11 @@ done
 echo "API server ready; kubeconfig: $kubeconfig"
 
 # The example config points at /etc/nodehook/hooks, where the DaemonSet mounts the hooks ConfigMap.
-sed "s|/etc/nodehook/hooks|$repo/config/hooks|g" config/example.json >"$demo/config.json"
+# Without its resume hook (which runs for every object at each start, on purpose), so that what an
+# agent runs after a restart is only what it missed.
+sed "s|/etc/nodehook/hooks|$repo/config/hooks|g" config/example.json |
+  python3 -c 'import json, sys; c = json.load(sys.stdin); del c["resources"][0]["hooks"]["resume"]; print(json.dumps(c, indent=2))' \
+  >"$demo/config.json"
 
 python3 test/demo_steps.py --kubeconfig "$kubeconfig" --demo "$demo" --nodehook "$nodehook" --bin "$demo/bin" \
   "${interactive[@]}"

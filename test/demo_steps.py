@@ -172,6 +172,8 @@ class Demo:
 
         if self.addresses:
             step("the whole fleet: every node's progress, asked of each agent through the API server")
+            # Each agent's answer is a snapshot up to about 2 s old: wait for one that has alpha.
+            self.wait_until("the fleet view", lambda: "demo/alpha" in self.kubectl("nodehook", quiet=True))
             self.kubectl("nodehook")
 
         step("a hook that fails: its first 4 attempts fail on purpose (spec.failUntilRetry)")
@@ -180,6 +182,7 @@ class Demo:
                                                                and 'event="hook failed"' in self.agent_log(n)
                                                                for n in NODES))
         if self.addresses:
+            self.wait_until("the failing view", lambda: "demo/flaky" in self.kubectl("nodehook", "failing", quiet=True))
             self.kubectl("nodehook", "failing")
         self.wait_until("the Warning Event", lambda: "HandlerFailing" in self.kubectl(
             "get", "events", "-n", "demo", "--field-selector", "involvedObject.name=flaky", quiet=True))

@@ -4,9 +4,10 @@ are in the section that makes a hook fail on purpose."""
 
 import os
 import re
+import signal
 import subprocess
 
-from conftest import REPO, _binary
+from conftest import REPO, _binary, wait_until
 from deploy_tools import kubectl_binary
 
 WARNING = re.compile(r"level=(warn|error)|\bwarn(ing)?\b|\berror\b", re.I)
@@ -50,3 +51,31 @@ def test_the_warning_filter_catches_what_it_should():
     out = "== starting\n[node-a] ts=x level=warn event=\"health endpoints not listening\"\n" \
           "== a hook that fails: ...\n[node-a] level=warn event=\"hook failed\"\n== next\nall good\n"
     assert unasked_warnings(out) == ['== starting: [node-a] ts=x level=warn event="health endpoints not listening"']
+
+
+def test_ctrl_c_stops_the_interactive_demo_cleanly(tmp_path):
+    env = dict(os.environ, NODEHOOK_DEMO_DIR=str(tmp_path / "demo"),
+               NODEHOOK_BIN=str(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")),
+               NODEHOOK_TESTCLUSTER=str(_binary("NODEHOOK_TESTCLUSTER", REPO / "build" / "cache" / "nodehook-testcluster")),
+               NODEHOOK_KUBECTL=str(kubectl_binary()))
+    log = tmp_path / "demo.out"
+    with open(log, "w") as out:
+        # A session of its own, like a terminal's foreground job: Ctrl-C is SIGINT to its group.
+        demo = subprocess.Popen([str(REPO / "test" / "demo.sh")], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            wait_until(lambda: "Ctrl-C stops the agents" in log.read_text() or demo.poll() is not None,
+                       "the demo to finish its walkthrough", timeout=300)
+            assert demo.poll() is None, log.read_text()[-4000:]
+            os.killpg(demo.pid, signal.SIGINT)
+            assert demo.wait(timeout=120) == 0
+        finally:
+            if demo.poll() is None:
+                os.killpg(demo.pid, signal.SIGKILL)
+    output = log.read_text()
+    after = output[output.index("Ctrl-C stops the agents"):]
+    assert unasked_warnings(after) == [], after[-4000:]
+    assert '[node-a] ' in after and 'event="agent stopped"' in after
+    assert "-- what the hook recorded on node-b" in after
+    leftovers = subprocess.run(["pgrep", "-f", str(tmp_path / "demo")], capture_output=True, text=True).stdout
+    assert leftovers == ""
