@@ -244,7 +244,7 @@ class CpprestTransport final : public HttpTransport {
     int suppressed = 0;
     if (!credential_warnings_.Allow(&suppressed)) return;
     Log(LogLevel::kError, "API server rejected our credentials",
-        {{"server", config_.server}, {"request", req.method + " " + req.path_and_query}, {"status", "401"},
+        {{"server", config_.server}, {"request", req.method + " " + req.path_and_query}, {"status", 401},
          {"detail", detail}, {"suppressed", suppressed},
          {"next", "keep retrying with backoff; a fresh token is fetched after every 401"}});
   }
