@@ -13,7 +13,9 @@ import subprocess
 import yaml
 
 from conftest import REPO, _binary
-from deploy_tools import nodehook_rbac_documents, render
+from deploy_tools import grant, kubectl, nodehook_rbac_documents, render, revoke
+from test_deploy import ensure_namespace
+from test_rbac import kubeconfig_with_token
 
 CHART = REPO / "deploy" / "helm" / "nodehook"
 
@@ -176,3 +178,33 @@ def test_hooks_from_an_existing_configmap_or_a_host_path():
     assert volumes["hooks"]["hostPath"]["path"] == "/opt/hooks"
     assert volumes["config"]["configMap"]["name"] == "my-config"
     assert not any(o["kind"] == "ConfigMap" for o in hp)
+
+
+def test_the_chart_is_accepted_by_a_server_side_dry_run(cluster, tmp_path):
+    ensure_namespace(cluster.kube, "nodehook")  # a dry run creates nothing, not even the namespace
+    rendered = tmp_path / "chart.yaml"
+    rendered.write_text(yaml.safe_dump_all(template()))  # the uninstall Job and its RBAC included
+    out = kubectl("apply", "-f", str(rendered), "--server-side", "--dry-run=server", kubeconfig=cluster.kubeconfig)
+    assert "daemonset.apps/nodehook serverside-applied (server dry run)" in out
+    assert "job.batch/nodehook-release-finalizers serverside-applied (server dry run)" in out
+
+
+def test_the_uninstall_jobs_rights_are_enough_to_release_every_finalizer(cluster, widgets, tmp_path):
+    hooks = {o["kind"]: o for o in template() if is_helm_hook(o)}
+    name = f"release-{widgets.namespace}"
+    token = grant(cluster.kube, widgets.namespace, name, hooks["ClusterRole"])
+    try:
+        widgets.create("w1", {"size": 1})
+        widgets.set_finalizers("w1", ["nodehook.io/node-a", "nodehook.io/node-b"])
+        job = hooks["Job"]["spec"]["template"]["spec"]["containers"][0]
+        config = next(o for o in template() if o["kind"] == "ConfigMap" and "config.json" in o["data"])
+        (tmp_path / "config.json").write_text(config["data"]["config.json"])
+        args = [a.replace("/etc/nodehook/config/config.json", str(tmp_path / "config.json")) for a in job["args"]]
+        kubeconfig = kubeconfig_with_token(cluster.kubeconfig, token, tmp_path / "job-kubeconfig")
+        binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
+        done = subprocess.run([str(binary), *args, "--kubeconfig", str(kubeconfig)], capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert widgets.get("w1")["metadata"].get("finalizers", []) == []
+    finally:
+        revoke(cluster.kube, name)
