@@ -1,16 +1,18 @@
 """Uninstall in finalizer mode: once the agents are gone, `kubectl nodehook release-finalizers`
-(here `nodehook fleet release-finalizers`, the same binary) releases every nodehook.io/ finalizer,
+(run through kubectl, with the nodehook binary on PATH as kubectl-nodehook) releases every nodehook.io/ finalizer,
 and then the objects, their namespace and their CRD can all be deleted. Uses a CRD of its own so
 that deleting it does not touch the widgets other tests use. The timings are printed (run with
 -s to see them); they are figures for docs/install.md, not assertions."""
 
 import json
+import os
 import subprocess
 import time
 
 import pytest
 
 from conftest import REPO, _binary, wait_until
+from deploy_tools import kubectl_binary
 from kube import ApiError, create_namespace, create_node
 
 GROUP, PLURAL = "uninstall.example.com", "gadgets"
@@ -50,16 +52,19 @@ def gadget_crd(cluster):
         kube.request("DELETE", path)
 
 
-def release(cluster, config_file, *extra):
-    binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
-    return subprocess.run([str(binary), "fleet", "release-finalizers", "--config", str(config_file),
-                           "--kubeconfig", str(cluster.kubeconfig), *extra],
-                          capture_output=True, text=True, timeout=120)
+def release(cluster, plugins, config_file, *extra):
+    """`kubectl nodehook release-finalizers`, with the plugin installed as the README says."""
+    env = dict(os.environ, PATH=f"{plugins}:{os.environ.get('PATH', '')}", KUBECONFIG=cluster.kubeconfig)
+    return subprocess.run([str(kubectl_binary()), "nodehook", "release-finalizers", "--config", str(config_file),
+                           *extra], capture_output=True, text=True, timeout=120, env=env)
 
 
 def test_release_finalizers_lets_objects_namespace_and_crd_go_after_the_agents_are_gone(
-        cluster, make_agent, gadget_crd):
+        cluster, make_agent, gadget_crd, tmp_path):
     kube = cluster.kube
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "kubectl-nodehook").symlink_to(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook"))
     namespace = f"uninstall-{time.monotonic_ns()}"
     create_namespace(kube, namespace)
     base = f"/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}"
@@ -88,13 +93,13 @@ def test_release_finalizers_lets_objects_namespace_and_crd_go_after_the_agents_a
     stuck = kube.request("GET", f"{base}/g1")["metadata"]
     assert "deletionTimestamp" in stuck and sorted(stuck["finalizers"]) == ours
 
-    refused = release(cluster, agents[0].config_file)
+    refused = release(cluster, plugins, agents[0].config_file)
     assert refused.returncode == 2
     assert "No delete hook runs" in refused.stderr and "--yes" in refused.stderr
     assert not missing(kube, f"{base}/g1")  # nothing was changed
 
     t0 = time.monotonic()
-    done = release(cluster, agents[0].config_file, "--yes")
+    done = release(cluster, plugins, agents[0].config_file, "--yes")
     release_seconds = time.monotonic() - t0
     assert done.returncode == 0, done.stderr
     assert "No delete hook runs" in done.stdout
