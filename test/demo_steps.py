@@ -10,11 +10,13 @@ import argparse
 import json
 import os
 import random
+import re
 import shlex
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "e2e"))
@@ -140,6 +142,18 @@ class Demo:
                 raise SystemExit(f"demo: timed out waiting for {what}")
             time.sleep(0.1)
 
+    def settled(self, node):
+        """True once `node`'s state (its /v1/objects snapshot, read from the store) has every object
+        handled and nothing pending: what it has done is on disk, so a kill loses none of it."""
+        listening = [l for l in self.agent_log(node).splitlines() if 'event="health endpoints listening"' in l]
+        address = re.search(r"bound=(\S+)", listening[-1]).group(1) if listening else ""
+        try:
+            with urllib.request.urlopen(f"http://{address}/v1/objects", timeout=5) as answer:
+                objects = json.loads(answer.read())["objects"]
+        except (OSError, ValueError):
+            return False
+        return bool(objects) and all(o["handled"] and not o["handlers"] for o in objects)
+
     def agent_log(self, node):
         return (self.demo / f"{node}-agent.log").read_text() if (self.demo / f"{node}-agent.log").exists() else ""
 
@@ -196,6 +210,7 @@ class Demo:
                      "--sort-by=.metadata.creationTimestamp")
 
         step("an agent killed (SIGKILL) while widgets change: on restart it catches up, and reruns nothing")
+        self.wait_until("node-b to have stored all it did", lambda: self.settled("node-b"))
         before = len(self.records("node-b"))
         self.stop_agent("node-b", signal.SIGKILL)
         print("node-b killed")

@@ -24,7 +24,7 @@ echo "== local API server"
 cluster_bin=$(test/cluster/build.sh | tail -n 1)
 echo "== kubectl (renders deploy/, dry-runs it against the local API server)"
 kubectl_bin=$(test/cluster/build.sh kubectl | tail -n 1)
-echo "== helm (lints and renders deploy/helm/nodehook; first build ~10 min on 2 cores, then cached)"
+echo "== helm (lints and renders deploy/helm/nodehook; built after kubectl, whose packages it shares; cached)"
 helm_bin=$(test/cluster/build.sh helm | tail -n 1)
 echo "== end-to-end tests"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" NODEHOOK_KUBECTL="$kubectl_bin" \
