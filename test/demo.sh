@@ -1,29 +1,42 @@
 #!/usr/bin/env bash
 # The local demo: a real API server on loopback, the example Widget CRD and widgets, and two
 # nodehook agents acting as nodes node-a and node-b, each running config/hooks/widget-hook.
-# A few scripted changes follow (update, create, delete); then it keeps running so you can make
-# your own with the printed commands. Ctrl-C stops everything cleanly.
+# It walks through what nodehook does, printing each kubectl command it runs (test/demo_steps.py):
+# create and update hooks, the fleet view (`kubectl nodehook`, as root), a failing hook's Warning
+# Event and its recovery, an agent killed and catching up, a multi-step delete. Then it keeps
+# running so you can try your own; Ctrl-C stops everything cleanly.
+#   test/demo.sh [--non-interactive]   (--non-interactive: stop after the walkthrough; a test runs it)
+# $NODEHOOK_BIN, $NODEHOOK_TESTCLUSTER and $NODEHOOK_KUBECTL skip building those.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 demo=${NODEHOOK_DEMO_DIR:-/tmp/nodehook-demo}
+interactive=(); [[ ${1:-} == --non-interactive ]] && interactive=(--non-interactive)
 cd "$repo"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "installing what is missing"
-test/install-deps.sh
+if [[ -z ${NODEHOOK_BIN:-} || -z ${NODEHOOK_TESTCLUSTER:-} || -z ${NODEHOOK_KUBECTL:-} ]]; then
+  step "installing what is missing"
+  test/install-deps.sh
+fi
 step "building nodehook"
-nodehook=$(test/build.sh | tail -n 1)
-step "building the local API server (the first build takes several minutes; later runs reuse it)"
-cluster_bin=$(test/cluster/build.sh | tail -n 1)
+nodehook=${NODEHOOK_BIN:-$(test/build.sh | tail -n 1)}
+step "building the local API server and kubectl (the first build takes several minutes; later runs reuse them)"
+cluster_bin=${NODEHOOK_TESTCLUSTER:-$(test/cluster/build.sh | tail -n 1)}
+kubectl_bin=${NODEHOOK_KUBECTL:-$(test/cluster/build.sh kubectl | tail -n 1)}
 
 rm -rf "$demo"
-mkdir -p "$demo"
-pids=()
+mkdir -p -m 0700 "$demo"
+# kubectl, and nodehook as the kubectl plugin (`kubectl nodehook` runs kubectl-nodehook on PATH).
+mkdir -p "$demo/bin"
+ln -s "$kubectl_bin" "$demo/bin/kubectl"
+ln -s "$nodehook" "$demo/bin/kubectl-nodehook"
+
+cluster_pid=""
 cleanup() {
   trap - INT TERM EXIT
   step "stopping"
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  [[ -n $cluster_pid ]] && kill -TERM "$cluster_pid" 2>/dev/null || true
   wait 2>/dev/null || true
   for node in node-a node-b; do
     echo "-- what the hook recorded on $node ($demo/$node.log):"
@@ -33,9 +46,11 @@ cleanup() {
 trap cleanup INT TERM EXIT
 
 step "starting the API server on loopback"
-coproc CLUSTER { exec "$cluster_bin" --dir "$demo/cluster" \
+# In a session of its own: Ctrl-C reaches the agents' driver first, and the API server is stopped
+# only after the agents (else they would log its absence while stopping).
+coproc CLUSTER { exec setsid -w "$cluster_bin" --dir "$demo/cluster" \
   --apply config/examples/widget-crd.yaml --apply config/examples/widgets.yaml 2>"$demo/cluster.log"; }
-pids+=("$CLUSTER_PID")
+cluster_pid=$CLUSTER_PID
 kubeconfig=""
 while read -r line <&"${CLUSTER[0]}"; do
   case "$line" in ready*) kubeconfig=$(sed -n 's/.*kubeconfig=\([^ ]*\).*/\1/p' <<<"$line"); break ;; esac
@@ -44,26 +59,11 @@ done
 echo "API server ready; kubeconfig: $kubeconfig"
 
 # The example config points at /etc/nodehook/hooks, where the DaemonSet mounts the hooks ConfigMap.
-sed "s|/etc/nodehook/hooks|$repo/config/hooks|g" config/example.json >"$demo/config.json"
+# Without its resume hook (which runs for every object at each start, on purpose), so that what an
+# agent runs after a restart is only what it missed.
+sed "s|/etc/nodehook/hooks|$repo/config/hooks|g" config/example.json |
+  python3 -c 'import json, sys; c = json.load(sys.stdin); del c["resources"][0]["hooks"]["resume"]; print(json.dumps(c, indent=2))' \
+  >"$demo/config.json"
 
-port=8091
-for node in node-a node-b; do
-  step "starting the agent for $node (health and metrics on http://127.0.0.1:$port)"
-  mkdir -p "$demo/$node"
-  WIDGET_LOG="$demo/$node.log" "$nodehook" run --config "$demo/config.json" \
-    --node-name "$node" --kubeconfig "$kubeconfig" --state-file "$demo/$node/state.db" \
-    --health-address "127.0.0.1:$port" --admin-address "127.0.0.1:0" \
-    > >(sed -u "s/^/[$node] /") 2> >(sed -u "s/^/[$node] /" >&2) &
-  pids+=("$!")
-  port=$((port + 1))
-done
-
-python3 test/demo_steps.py "$kubeconfig" "$demo"
-step "running; Ctrl-C stops the agents and the API server"
-cat <<MSG
-Change widgets yourself, e.g.:
-  python3 test/demo_steps.py $kubeconfig $demo patch alpha '{"size": 7}'
-  python3 test/demo_steps.py $kubeconfig $demo create gamma '{"size": 1}'
-  python3 test/demo_steps.py $kubeconfig $demo delete gamma
-MSG
-wait
+python3 test/demo_steps.py --kubeconfig "$kubeconfig" --demo "$demo" --nodehook "$nodehook" --bin "$demo/bin" \
+  "${interactive[@]}"

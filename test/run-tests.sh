@@ -24,9 +24,11 @@ echo "== local API server"
 cluster_bin=$(test/cluster/build.sh | tail -n 1)
 echo "== kubectl (renders deploy/, dry-runs it against the local API server)"
 kubectl_bin=$(test/cluster/build.sh kubectl | tail -n 1)
+echo "== helm (lints and renders deploy/helm/nodehook; built after kubectl, whose packages it shares; cached)"
+helm_bin=$(test/cluster/build.sh helm | tail -n 1)
 echo "== end-to-end tests"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" NODEHOOK_KUBECTL="$kubectl_bin" \
-  python3 -m pytest test/e2e -v -p no:cacheprovider "$@"
+  NODEHOOK_HELM="$helm_bin" python3 -m pytest test/e2e -v -p no:cacheprovider "$@"
 echo "== fleet simulation, smoke (test/bench/fleet_sim.py --smoke)"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" test/bench/fleet_sim.py --smoke
 echo "== nodehook vs kopf benchmark, smoke (kopf in a venv under the build directory)"

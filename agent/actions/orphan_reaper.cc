@@ -70,7 +70,7 @@ void OrphanReaper::Loop() {
     for (const ReapedChild& child : ChildLedger::Instance().ReapUntracked()) {
       reaped_.fetch_add(1);
       Log(LogLevel::kDebug, "orphan reaped",
-          {{"pid", std::to_string(child.pid)}, {"outcome", HowItEnded(child)}, {"next", "wait for the next one"}});
+          {{"pid", child.pid}, {"outcome", HowItEnded(child)}, {"next", "wait for the next one"}});
     }
     sigtimedwait(&sigchld_, nullptr, &backstop);  // a SIGCHLD, a Wake(), or the backstop
   }

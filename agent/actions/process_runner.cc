@@ -95,8 +95,8 @@ void DebugSpawned(const ActionRequest& request, pid_t pid) {
        {"uid", EnvValue(request, "NODEHOOK_UID")},
        {"handler", EnvValue(request, "NODEHOOK_REASON")},
        {"argv", QuotedArgv(request.argv)},
-       {"pid", std::to_string(pid)},
-       {"timeout_ms", std::to_string(request.timeout.count())},
+       {"pid", pid},
+       {"timeout_ms", request.timeout.count()},
        {"next", "wait for it to exit"}});
 }
 

@@ -8,8 +8,6 @@
 #include "agent/kube/rest_kube_client.h"
 
 namespace nodehook {
-namespace {
-
 std::string KubeconfigPath(const std::string& flag) {
   if (!flag.empty()) return flag;
   const char* env = std::getenv("KUBECONFIG");
@@ -17,6 +15,8 @@ std::string KubeconfigPath(const std::string& flag) {
   const char* home = std::getenv("HOME");
   return std::string(home != nullptr ? home : "") + "/.kube/config";
 }
+
+namespace {
 
 std::string ObjectsPath(const FleetCommandArgs& args) {
   return "/v1/objects?limit=" + std::to_string(args.limit) + (args.action == "failing" ? "&failing=true" : "");

@@ -19,7 +19,7 @@
 namespace nodehook {
 
 struct FleetCommandArgs {
-  std::string action = "status";  // "status" or "failing"
+  std::string action = "status";  // "status", "failing" or "release-finalizers" (release_command.h)
   std::string kubeconfig;         // --kubeconfig, else $KUBECONFIG, else ~/.kube/config
   FleetTarget target;
   int limit = 500;       // objects per node
@@ -37,6 +37,9 @@ Result<std::unique_ptr<FleetSource>> KubeconfigFleetSource(const FleetCommandArg
 // not be listed or none matched; 2 no usable kubeconfig.
 int RunFleetCommand(const FleetCommandArgs& args, const FleetSourceFactory& make_source, std::ostream& out,
                     std::ostream& err, const Clock& clock);
+
+// --kubeconfig, else $KUBECONFIG, else ~/.kube/config.
+std::string KubeconfigPath(const std::string& flag);
 
 // "kubectl-nodehook ARGS" as "nodehook fleet ARGS": true when argv[0]'s file name is the plugin's.
 bool InvokedAsKubectlPlugin(const char* argv0);

@@ -8,9 +8,11 @@
 #include "agent/app/fence_command.h"
 #include "agent/app/fleet_command.h"
 #include "agent/app/rbac_command.h"
+#include "agent/app/release_command.h"
 #include "agent/app/run_command.h"
 #include "agent/app/state_command.h"
 #include "agent/config/config.h"
+#include "agent/config/config_schema.h"
 
 namespace {
 
@@ -59,6 +61,10 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> check_knobs;
   CLI::App* check = app.add_subcommand("check-config", "Validate a config file; exit 2 when it is invalid");
   check->add_option("file", check_path, "Config file (JSON)")->required();
+  bool check_offline = false;
+  check->add_flag("--offline", check_offline,
+                  "Check the file alone, e.g. in CI: schema, ranges, selectors and templates, but no hook programs "
+                  "and no credentials");
   AddKnobFlags(check, &check_knobs);
 
   nodehook::StateCommandArgs state_args;
@@ -69,7 +75,10 @@ int main(int argc, char** argv) {
 
   nodehook::FleetCommandArgs fleet_args;
   CLI::App* fleet = nodehook::AddFleetCommand(app, &fleet_args);
+  nodehook::ReleaseCommandArgs release_args;
+  nodehook::AddReleaseCommand(fleet, &fleet_args, &release_args);
 
+  CLI::App* schema = app.add_subcommand("config-schema", "Print a JSON Schema of the config file (for editors and linters)");
   CLI::App* version = app.add_subcommand("version", "Print the version");
 
   CLI11_PARSE(app, argc, argv);
@@ -79,14 +88,26 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (*state) return nodehook::RunStateCommand(state_args, std::cout, std::cerr, nodehook::SystemClock::Instance());
+  if (*fleet && fleet_args.action == "release-finalizers") {
+    return nodehook::RunReleaseCommand(fleet_args, release_args, nodehook::DefaultReleaseClient, std::cout, std::cerr);
+  }
   if (*fleet) {
     return nodehook::RunFleetCommand(fleet_args, nodehook::KubeconfigFleetSource, std::cout, std::cerr,
                                      nodehook::SystemClock::Instance());
   }
   if (*rbac) return nodehook::RunRbacCommand(rbac_args, std::cout, std::cerr);
+  if (*schema) {
+    std::cout << nodehook::ConfigSchemaJson();
+    return 0;
+  }
   if (*check) {
-    return nodehook::RunCheckConfig(check_path, SourcesFrom(check, check_knobs), std::cout, std::cerr,
-                                    nodehook::CheckConnection);
+    nodehook::ConfigSources sources = SourcesFrom(check, check_knobs);
+    if (check_offline) {
+      int code = nodehook::RunCheckConfig(check_path, nodehook::OfflineSources(sources), std::cout, std::cerr);
+      if (code == 0) std::cout << "not checked (--offline): the hook programs and the API credentials\n";
+      return code;
+    }
+    return nodehook::RunCheckConfig(check_path, sources, std::cout, std::cerr, nodehook::CheckConnection);
   }
 
   nodehook::ConfigResult loaded = nodehook::LoadConfigFile(config_path, SourcesFrom(run, run_knobs));

@@ -41,7 +41,7 @@ void SweepHookWorkDir(const std::string& work_dir) {
         {{"dir", work_dir}, {"error", swept.status().message()}, {"next", "start anyway; try again at the next start"}});
   } else if (*swept > 0) {
     Log(LogLevel::kInfo, "hook scratch directories swept",
-        {{"dir", work_dir}, {"removed", std::to_string(*swept)}, {"next", "start"}});
+        {{"dir", work_dir}, {"removed", *swept}, {"next", "start"}});
   }
 }
 
@@ -56,7 +56,7 @@ std::string ResolveHookWorkDir(const Config& config) {
   }
   std::string dir = memory.value_or(DefaultHookWorkDir(config.state_file));
   Log(LogLevel::kInfo, "hook work directory chosen",
-      {{"dir", dir}, {"in_memory", memory ? "true" : "false"}, {"next", "sweep it"}});
+      {{"dir", dir}, {"in_memory", memory.has_value()}, {"next", "sweep it"}});
   return dir;
 }
 
@@ -84,6 +84,13 @@ Status CheckConnection(const Config& config) { return ConnectionFor(config).stat
 
 int RunAgent(const Config& given) {
   Config config = given;  // the hook work directory is resolved below
+  // Before anything logs (the orphan reaper does, below): every line in the configured format.
+  LogLevel level = LogLevel::kInfo;
+  ParseLogLevel(config.tuning.log_level, &level);
+  SetLogLevel(level);
+  LogFormat format = LogFormat::kLogfmt;
+  ParseLogFormat(config.tuning.log_format, &format);
+  SetLogFormat(format);
   // Two arenas serve a dozen threads well; one each would keep megabytes of RSS per thread.
   LimitHeapArenas(2);
   // First, before any library starts threads: they inherit the blocked signal mask, so only
@@ -92,12 +99,6 @@ int RunAgent(const Config& given) {
   SignalWatcher signals;
   const CancelToken& stop = signals.stop();
 
-  LogLevel level = LogLevel::kInfo;
-  ParseLogLevel(config.tuning.log_level, &level);
-  SetLogLevel(level);
-  LogFormat format = LogFormat::kLogfmt;
-  ParseLogFormat(config.tuning.log_format, &format);
-  SetLogFormat(format);
   RegisterProcessMetrics(DefaultMetrics(), NODEHOOK_VERSION);
 
   auto connection = ConnectionFor(config);

@@ -136,7 +136,11 @@ std::string FormatJson(LogLevel level, std::string_view event, const Fields& fie
     line.push_back(',');
     AppendJsonString(line, f.key);
     line.push_back(':');
-    AppendJsonString(line, f.value);
+    if (f.kind == LogField::Kind::kText) {
+      AppendJsonString(line, f.value);
+    } else {
+      line.append(f.value);  // made by std::to_string or "true"/"false": already valid JSON
+    }
   }
   line.push_back('}');
   return line;

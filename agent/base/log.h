@@ -10,15 +10,36 @@
 #include <vector>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 namespace nodehook {
 
 enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
 enum class LogFormat { kLogfmt, kJson };
 
+// One key=value pair. The value's type is taken from the argument, so call sites stay short:
+// {"object", key} is text, {"retries", 3} a number and {"in_memory", true} a boolean. logfmt
+// prints all three the same way; JSON prints numbers and booleans unquoted.
 struct LogField {
+  enum class Kind { kText, kNumber, kBool };
+
+  LogField(std::string key_in, std::string value_in) : key(std::move(key_in)), value(std::move(value_in)) {}
+  LogField(std::string key_in, const char* value_in) : key(std::move(key_in)), value(value_in) {}
+  LogField(std::string key_in, std::string_view value_in) : key(std::move(key_in)), value(value_in) {}
+  LogField(std::string key_in, bool value_in)
+      : key(std::move(key_in)), value(value_in ? "true" : "false"), kind(Kind::kBool) {}
+  template <typename Integer, typename = std::enable_if_t<std::is_integral_v<Integer> &&
+                                                          !std::is_same_v<Integer, bool> && !std::is_same_v<Integer, char>>>
+  LogField(std::string key_in, Integer value_in)
+      : key(std::move(key_in)), value(std::to_string(value_in)), kind(Kind::kNumber) {}
+  // Would silently become a boolean: format the number (with its unit) as text instead.
+  LogField(std::string key_in, double value_in) = delete;
+  LogField(std::string key_in, const void* value_in) = delete;
+
   std::string key;
   std::string value;
+  Kind kind = Kind::kText;
 };
 
 void Log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields = {});

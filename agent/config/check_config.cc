@@ -65,16 +65,29 @@ void PrintSummary(const std::string& path, const Config& config, std::ostream& o
 
 }  // namespace
 
+ConfigSources OfflineSources(ConfigSources sources) {
+  sources.check_program = nullptr;
+  auto node = sources.env.find("NODE_NAME");
+  if (node == sources.env.end() || node->second.empty()) sources.env["NODE_NAME"] = kOfflineNodeName;
+  return sources;
+}
+
 int RunCheckConfig(const std::string& path, const ConfigSources& sources, std::ostream& out, std::ostream& err,
                    const ConnectionCheck& check_connection) {
+  const std::string hint = path + ": to check the file alone, off the node (no hook programs, no credentials): "
+                                  "nodehook check-config --offline " + path + "\n";
+  bool on_node = static_cast<bool>(sources.check_program);
   ConfigResult result = LoadConfigFile(path, sources);
   if (!result.ok()) {
     for (const ConfigError& e : result.errors) err << e.ToString(path) << "\n";
+    // Some problems gone when checked offline: they are about this machine, not the file.
+    if (on_node && LoadConfigFile(path, OfflineSources(sources)).errors.size() < result.errors.size()) err << hint;
     return 2;
   }
   Status connection = check_connection ? check_connection(result.config) : Status::Ok();
   if (!connection.ok()) {
     err << path << ": api: " << connection.message() << "\n";
+    err << hint;
     return 2;
   }
   PrintSummary(path, result.config, out);

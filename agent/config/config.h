@@ -178,10 +178,19 @@ const std::vector<KnobInfo>& Knobs();
 // says what is wrong with it. Given by the caller so this library does not depend on the client.
 using ConnectionCheck = std::function<Status(const Config&)>;
 
-// `nodehook check-config FILE`: loads and validates, then runs `check_connection` (when given).
-// Returns 0 and prints a short summary (node, state file, API connection, resources and their
-// hooks) to `out` when valid; returns 2 and prints each problem on its own line
-// ("FILE:LINE: path: message", or "FILE: api: message" for the connection) to `err` when not.
+// The node name an offline check uses when NODE_NAME is not set, so {node} selectors are checked.
+inline constexpr const char* kOfflineNodeName = "offline-check";
+
+// `sources` for checking the file alone, off the node (in CI): no hook program is looked at and
+// a missing NODE_NAME becomes kOfflineNodeName. (No connection check either: the caller's part.)
+ConfigSources OfflineSources(ConfigSources sources);
+
+// `nodehook check-config [--offline] FILE`: loads and validates, then runs `check_connection`
+// (when given). Returns 0 and prints a short summary (node, state file, API connection,
+// resources and their hooks) to `out` when valid; returns 2 and prints each problem on its own
+// line ("FILE:LINE: path: message", or "FILE: api: message" for the connection) to `err` when not.
+// When `sources` check hook programs and some problems are about this machine only (a hook
+// program, NODE_NAME, the credentials), a last line says how to check the file off the node.
 int RunCheckConfig(const std::string& path, const ConfigSources& sources, std::ostream& out, std::ostream& err,
                    const ConnectionCheck& check_connection = nullptr);
 

@@ -34,8 +34,8 @@ void CheckHookPrograms(const Config& config, const ProgramCheck& check, Diagnost
       std::string problem = check(hook.argv[0]);
       if (problem.empty()) continue;
       diag.Error(ElementPath(ChildPath(ElementPath("resources", i), "hooks." + reason + ".argv"), 0),
-                 problem + " (install it, fix the path, or set skip_hook_checks, e.g. --skip-hook-checks when "
-                           "checking the config away from the node)");
+                 problem + " (install it, fix the path, or set skip_hook_checks; to check the file away from the "
+                           "node: check-config --offline)");
     }
   }
 }

@@ -5,19 +5,6 @@
 namespace nodehook {
 namespace {
 
-// Per-hook limits; the same ceilings as the tuning knobs they override (knobs.cc).
-constexpr int kMaxHookTimeoutSeconds = 7 * 24 * 3600;
-constexpr int kMaxHookRetries = 1'000'000;
-constexpr int kMaxHookTotalSeconds = 365 * 24 * 3600;
-constexpr int kMaxCheckIntervalSeconds = 365 * 24 * 3600;
-constexpr int kMaxCheckJitterPercent = 50;
-
-const std::vector<std::string>& HookReasons() {
-  static const std::vector<std::string> reasons = {kReasonCreate, kReasonUpdate, kReasonDelete, kReasonResume,
-                                                        kReasonEvent,  kReasonCheck,  kReasonSnapshot};
-  return reasons;
-}
-
 // Reads `key` when present; reports it as missing when `required`.
 const rapidjson::Value* Member(const rapidjson::Value& object, const std::string& path, const char* key,
                                bool required, const std::string& expected, Diagnostics& diag) {
@@ -52,14 +39,6 @@ bool ReadBool(const rapidjson::Value& value, const std::string& path, bool* out,
   }
   *out = value.GetBool();
   return true;
-}
-
-// The keys only some reasons take: check's timing, snapshot's start behaviour.
-std::vector<std::string> HookKeys(const std::string& reason) {
-  std::vector<std::string> keys = {"argv", "timeout_seconds", "max_retries", "max_total_seconds"};
-  if (reason == kReasonCheck) keys.insert(keys.end(), {"interval_seconds", "jitter_percent"});
-  if (reason == kReasonSnapshot) keys.emplace_back("run_on_start");
-  return keys;
 }
 
 void ReadCheckTiming(const rapidjson::Value& value, const std::string& path, HookSpec* out, Diagnostics& diag) {
@@ -136,13 +115,30 @@ void CheckSingleton(const std::string& path, WatchedResource* out, Diagnostics& 
 
 }  // namespace
 
+const std::vector<std::string>& HookReasons() {
+  static const std::vector<std::string> reasons = {kReasonCreate, kReasonUpdate, kReasonDelete, kReasonResume,
+                                                   kReasonEvent,  kReasonCheck,  kReasonSnapshot};
+  return reasons;
+}
+
+const std::vector<std::string>& ResourceKeys() {
+  static const std::vector<std::string> keys = {
+      "group",  "version",   "plural",         "namespace", "label_selector", "field_selector", "ignored_paths",
+      "node_selector_path", "finalizer", "success_events", "singleton", "hooks"};
+  return keys;
+}
+
+std::vector<std::string> HookKeys(const std::string& reason) {
+  std::vector<std::string> keys = {"argv", "timeout_seconds", "max_retries", "max_total_seconds"};
+  if (reason == kReasonCheck) keys.insert(keys.end(), {"interval_seconds", "jitter_percent"});
+  if (reason == kReasonSnapshot) keys.emplace_back("run_on_start");
+  return keys;
+}
+
 void ReadWatchedResource(const rapidjson::Value& value, const std::string& path, WatchedResource* out,
                          Diagnostics& diag) {
   if (!ExpectObject(value, path, diag)) return;
-  ReportUnknownKeys(value, path,
-                    {"group", "version", "plural", "namespace", "label_selector", "field_selector", "ignored_paths", "node_selector_path",
-                     "finalizer", "success_events", "singleton", "hooks"},
-                    diag);
+  ReportUnknownKeys(value, path, ResourceKeys(), diag);
   ResourceRef& ref = out->ref;
   if (auto* group = FindMember(value, "group")) ReadString(*group, ChildPath(path, "group"), false, &ref.group, diag);
   if (auto* version = Member(value, path, "version", true, "a non-empty string, e.g. \"v1\"", diag)) {

@@ -119,8 +119,8 @@ void LeaderElector::StartTerm(TimePoint renew_sent, const LeaseRecord& stored, b
     notify = on_change_;
   }
   Log(LogLevel::kInfo, "leadership acquired",
-      {{"lease", lease_.Describe()}, {"holder", options_.identity}, {"takeover", takeover ? "true" : "false"},
-       {"transitions", std::to_string(stored.transitions)},
+      {{"lease", lease_.Describe()}, {"holder", options_.identity}, {"takeover", takeover},
+       {"transitions", stored.transitions},
        {"next", "run singleton hooks; renew every " + Millis(options_.retry_period)}});
   if (notify) notify(true);
 }

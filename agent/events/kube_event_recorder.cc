@@ -130,7 +130,7 @@ KubeEventRecorder::~KubeEventRecorder() {
   cv_.notify_all();
   poster_.join();
   if (dropped > 0) {
-    Log(LogLevel::kInfo, "events not posted at shutdown", {{"events", std::to_string(dropped)}, {"next", "exit"}});
+    Log(LogLevel::kInfo, "events not posted at shutdown", {{"events", dropped}, {"next", "exit"}});
   }
 }
 
@@ -262,7 +262,7 @@ void KubeEventRecorder::Post(EventSpec& event) {
          {"uid", event.object.uid},
          {"handler", event.handler},
          {"error", st.ToString()},
-         {"suppressed", std::to_string(suppressed)},
+         {"suppressed", suppressed},
          {"next", "drop it; later outcomes are reported as usual"}});
   }
 }

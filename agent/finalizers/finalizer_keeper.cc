@@ -48,7 +48,7 @@ Status FinalizerKeeper::Edit(const WatchedResource& resource, const KubeObject& 
     if (st.ok() || !IsConcurrentFinalizerChange(st)) return st;
     if (attempt == kMaxAttempts) return Status(StatusCode::kConflict, "finalizer list kept changing: " + st.message());
     Log(LogLevel::kInfo, "finalizer list changed concurrently",
-        {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"attempt", std::to_string(attempt)},
+        {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"attempt", attempt},
          {"next", "re-read the object and retry"}});
     auto fresh = client_.Get(ref);
     if (!fresh.ok()) return fresh.status();

@@ -30,7 +30,7 @@ void OutcomeReporter::Unfinished(const ReportSubject& subject, const LaneWords& 
   std::vector<LogField> fields = subject.identity;
   fields.push_back({"outcome", after.outcome});
   fields.push_back({"message", outcome.LogMessage()});
-  fields.push_back({"retries", std::to_string(after.retries)});
+  fields.push_back({"retries", after.retries});
   fields.push_back({"next", next});
   Log(level, event, fields);
   if (after.permanent) {

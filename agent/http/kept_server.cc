@@ -37,7 +37,7 @@ Status KeptServer::Listen() {
   std::string bound;
   for (const std::string& b : server->listening()) bound += (bound.empty() ? "" : " ") + b;
   Log(LogLevel::kInfo, name_ + " listening",
-      {{"address", address_}, {"bound", bound}, {"port", std::to_string(server->port())}, {"next", "serve requests"}});
+      {{"address", address_}, {"bound", bound}, {"port", server->port()}, {"next", "serve requests"}});
   std::lock_guard<std::mutex> lock(mu_);
   server_ = std::move(server);
   return Status::Ok();

@@ -175,7 +175,7 @@ class CpprestTransport final : public HttpTransport {
       } else if (ca_warnings_.Allow(&suppressed)) {
         Log(LogLevel::kError, "CA bundle changed but is unusable",
             {{"server", config_.server}, {"error", rebuilt->error.message()},
-             {"suppressed", std::to_string(suppressed)}, {"next", "keep the previous CA; check again on next request"}});
+             {"suppressed", suppressed}, {"next", "keep the previous CA; check again on next request"}});
       }
     }
     return state_;
@@ -244,8 +244,8 @@ class CpprestTransport final : public HttpTransport {
     int suppressed = 0;
     if (!credential_warnings_.Allow(&suppressed)) return;
     Log(LogLevel::kError, "API server rejected our credentials",
-        {{"server", config_.server}, {"request", req.method + " " + req.path_and_query}, {"status", "401"},
-         {"detail", detail}, {"suppressed", std::to_string(suppressed)},
+        {{"server", config_.server}, {"request", req.method + " " + req.path_and_query}, {"status", 401},
+         {"detail", detail}, {"suppressed", suppressed},
          {"next", "keep retrying with backoff; a fresh token is fetched after every 401"}});
   }
 

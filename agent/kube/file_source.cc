@@ -122,7 +122,7 @@ std::function<std::string()> WatchedFileContent(std::string path, std::string in
       if (state->warnings.Allow(&suppressed)) {
         Log(LogLevel::kWarn, "file unreadable",
             {{"path", state->path}, {"error", content.status().message()},
-             {"suppressed", std::to_string(suppressed)}, {"next", "keep last contents; check again on next use"}});
+             {"suppressed", suppressed}, {"next", "keep last contents; check again on next use"}});
       }
       return state->content;  // identity unchanged: the next call tries again
     }

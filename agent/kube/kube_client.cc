@@ -17,7 +17,7 @@ Result<ObjectList> ListAll(KubeClient& client, const ResourceRef& r, int page_si
       // expire again for a list that always outlives the token, so, as client-go's pager does,
       // one unpaginated list instead.
       Log(LogLevel::kWarn, "list continue token expired",
-          {{"resource", r.Id()}, {"items_so_far", std::to_string(all.items.size())},
+          {{"resource", r.Id()}, {"items_so_far", all.items.size()},
            {"error", page.status().ToString()}, {"next", "list everything at once, without pages"}});
       ListOptions whole;
       whole.limit = 0;

@@ -73,7 +73,7 @@ std::optional<Duration> SnapshotRunner::Run(const WatchedResource& resource, con
       if (!cleared.ok()) return policy_.StoreRetryDelay();
     }
     Log(LogLevel::kDebug, "snapshot unchanged",
-        {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"objects", std::to_string(snapshot.count)},
+        {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"objects", snapshot.count},
          {"next", "wait for a change"}});
     return std::nullopt;
   }
@@ -91,8 +91,8 @@ std::optional<Duration> SnapshotRunner::Run(const WatchedResource& resource, con
   HookInput input{kReasonSnapshot, options_.node_name, resource_id, none, "", snapshot.json, "[]",
                   progress.retries, ""};
   Log(LogLevel::kInfo, "snapshot hook started",
-      {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"objects", std::to_string(snapshot.count)},
-       {"retry", std::to_string(progress.retries)}, {"next", "wait for the hook"}});
+      {{"resource", resource_id}, {"handler", kReasonSnapshot}, {"objects", snapshot.count},
+       {"retry", progress.retries}, {"next", "wait for the hook"}});
   HookOutcome outcome = RunHook(runner_, hook, input, scratch_, stop);
   if (outcome.verdict == HookVerdict::kCancelled) return std::nullopt;  // not done: runs after the restart
 
@@ -134,7 +134,7 @@ void SnapshotRunner::Report(const WatchedResource& resource, const SnapshotRecor
   if (outcome.verdict == HookVerdict::kDone) {
     reporter_.Succeeded(subject, kSnapshotWords, outcome, earlier_failures,
                         {{"outcome", progress.last_outcome}, {"message", outcome.LogMessage()},
-                         {"retries", std::to_string(progress.retries)},
+                         {"retries", progress.retries},
                          {"next", "idle until an object of the resource changes"}});
     return;
   }

@@ -160,8 +160,8 @@ std::vector<WatchHealth> Agent::HealthSnapshot() const {
 
 void Agent::Run(const CancelToken& stop) {
   Log(LogLevel::kInfo, "agent started",
-      {{"node", config_.node_name}, {"resources", std::to_string(pipelines_.size())},
-       {"workers", std::to_string(config_.tuning.workers)}, {"next", "list and watch"}});
+      {{"node", config_.node_name}, {"resources", pipelines_.size()},
+       {"workers", config_.tuning.workers}, {"next", "list and watch"}});
   CancelRegistration shut_down(stop, [this] {
     queue_.ShutDown();
     periodic_->ShutDown();
@@ -225,7 +225,7 @@ void Agent::ApplyRetryInbox(TimePoint* next_due) {
       for (const RetriedHandler& r : *retried) {
         if (!r.revived) continue;
         Log(LogLevel::kInfo, "permanent failure revived",
-            {{"uid", ask.uid}, {"handler", r.handler}, {"retries", std::to_string(r.retries)},
+            {{"uid", ask.uid}, {"handler", r.handler}, {"retries", r.retries},
              {"next", "run it once more; a new failure gives up again"}});
       }
       continue;

@@ -115,7 +115,7 @@ bool PlanExecutor::RecordStart(Execution& run) {
   Status marked = store_.RecordAttempt(progress);
   Log(LogLevel::kInfo, "hook started",
       {{"object", p.meta.Key()}, {"uid", p.meta.uid}, {"handler", p.reason},
-       {"retry", std::to_string(progress.retries)},
+       {"retry", progress.retries},
        {"next", marked.ok() ? "wait for the hook" : "wait for the hook (start not saved: " + marked.ToString() + ")"}});
   return true;
 }
@@ -227,7 +227,7 @@ void PlanExecutor::Interrupted(Execution& run) {
   Status stored = store_.RecordAttempt(progress);
   Log(LogLevel::kWarn, "hook interrupted",
       {{"object", run.plan.meta.Key()}, {"uid", run.plan.meta.uid}, {"handler", run.plan.reason},
-       {"retries", std::to_string(progress.retries)},
+       {"retries", progress.retries},
        {"next", stored.ok() ? "run again after restart, not counted as a retry"
                             : "run again after restart (not saved: " + stored.ToString() + ")"}});
 }

@@ -114,7 +114,7 @@ void NodeLabelsSink::Update(const KubeObject& node) {
   labels_.Set(std::move(labels).value());
   if (labels_.version() != before) {
     Log(LogLevel::kInfo, "node labels changed",
-        {{"node", node_name_}, {"labels", std::to_string(count)}, {"next", "re-check node selectors"}});
+        {{"node", node_name_}, {"labels", count}, {"next", "re-check node selectors"}});
   }
 }
 

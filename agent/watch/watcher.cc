@@ -142,7 +142,7 @@ void Watcher::Listed(const std::vector<ObjectPtr>& items, const std::vector<BadO
                      const std::string& resource_version) {
   SetProblem("");
   Log(LogLevel::kInfo, "listed",
-      {{"resource", resource_id_}, {"objects", std::to_string(items.size())},
+      {{"resource", resource_id_}, {"objects", items.size()},
        {"strategy", ListStrategyName(list_strategy_)}, {"resource_version", resource_version}, {"next", "watch"}});
   if (synced_.load()) metrics_.Relisted();
   sink_.OnListed(items, quarantined);

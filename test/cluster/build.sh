@@ -2,6 +2,7 @@
 # Builds a Go binary for the tests once and caches it:
 #   build.sh            nodehook-testcluster (kube-apiserver + embedded etcd), from this module
 #   build.sh kubectl    kubectl (kustomize built in), from ./kubectl, the same k8s.io release
+#   build.sh helm       helm, from ./helm (helm.sh/helm/v4): lints and renders deploy/helm/nodehook
 # The first testcluster build downloads ~600 MB of modules and compiles ~2000
 # packages, which takes a while on 2 cores; later calls return at once unless
 # go.mod, go.sum, a .go file of that module, this script or the Go version changed.
@@ -14,7 +15,8 @@ out_dir="${NODEHOOK_CACHE_DIR:-$repo/build/cache}"
 case "${1:-testcluster}" in
 testcluster) src="$here" bin="$out_dir/nodehook-testcluster" what="kube-apiserver + etcd" ;;
 kubectl) src="$here/kubectl" bin="$out_dir/kubectl" what="kubectl" ;;
-*) echo "usage: build.sh [testcluster|kubectl]" >&2; exit 2 ;;
+helm) src="$here/helm" bin="$out_dir/helm" what="helm" ;;
+*) echo "usage: build.sh [testcluster|kubectl|helm]" >&2; exit 2 ;;
 esac
 stamp="$bin.stamp"
 

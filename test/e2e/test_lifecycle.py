@@ -57,8 +57,10 @@ def test_changes_made_while_an_agent_is_down_are_handled_after_restart(nodes, wi
     widgets.create("changed", {"size": 1})
     widgets.create("doomed", {"size": 1})
     node_a, node_b = nodes
-    for name in ("changed", "doomed"):
-        node_a.wait_for(name, "create")
+    # node-b too: one that starts late would list after "doomed" is gone and never run its delete.
+    for agent in nodes:
+        for name in ("changed", "doomed"):
+            agent.wait_for(name, "create")
     node_a.stop()
     widgets.patch_spec("changed", {"size": 5})
     widgets.create("born", {"size": 1})

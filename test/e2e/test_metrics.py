@@ -184,6 +184,31 @@ def test_every_metric_in_the_example_prometheus_rule_exists_in_a_real_scrape(mak
     assert names <= exported, f"the rule names metrics no scrape has: {sorted(names - exported)}"
 
 
+def dashboard_metric_names(path):
+    """The metric names in every panel expression of a Grafana dashboard (and its variables)."""
+    board = json.loads(path.read_text())
+    exprs = [t["expr"] for p in board["panels"] for t in p.get("targets", [])]
+    exprs += [v["query"] for v in board["templating"]["list"] if v.get("type") == "query"]
+    assert len(exprs) >= 10, "the dashboard has almost no expressions"
+    return {name for e in exprs for name in re.findall(r"\b(?:nodehook|process)_[a-z_]+", e)}
+
+
+def test_every_metric_in_the_dashboard_and_the_rule_exists_in_a_real_scrape(make_agent, widgets):
+    # A singleton resource, so the leader gauge is exported too.
+    agent = metrics_agent(make_agent, "node-a", resource_options={"singleton": True},
+                          lease_namespace=widgets.namespace, lease_name="metrics-dashboard").start()
+    widgets.create("ok-d", {"size": 1})
+    s = eventually(agent, lambda s: s.value("nodehook_leader") == 1 and
+                   s.value("nodehook_hook_runs_total", resource=RESOURCE, handler="create", outcome="done") == 1,
+                   "a scrape from the leader after one handled object")
+    exported = {sample.name for sample in s.samples}
+    names = dashboard_metric_names(REPO / "deploy" / "grafana" / "nodehook.json")
+    names |= rule_metric_names(REPO / "deploy" / "prometheusrule.yaml")
+    assert {"nodehook_hook_runs_total", "nodehook_queue_depth", "nodehook_queue_latency_seconds_bucket",
+            "nodehook_watch_relists_total", "nodehook_leader"} <= names
+    assert names <= exported, f"the dashboard or the rule names metrics no scrape has: {sorted(names - exported)}"
+
+
 def test_every_family_has_help_and_a_type_and_counters_end_in_total(make_agent, widgets):
     agent = metrics_agent(make_agent, "node-a").start()
     s = eventually(agent, lambda s: s.value("nodehook_watch_state", resource=RESOURCE, state="watching") == 1,

@@ -93,8 +93,8 @@ def test_run_refuses_a_hook_program_that_does_not_exist_unless_hook_checks_are_s
     line = 1 + refused.config_file.read_text().splitlines().index(f'            "{missing}"')
     assert refused.log_path.read_text() == (f"{refused.config_file}:{line}: resources[0].hooks.create.argv[0]: "
                                             f"hook program {missing} does not exist (install it, fix the path, or "
-                                            "set skip_hook_checks, e.g. --skip-hook-checks when checking the config "
-                                            "away from the node)\n")
+                                            "set skip_hook_checks; to check the file away from the node: "
+                                            "check-config --offline)\n")
 
     skipped = make_agent("node-nohook-skip", reasons=("create",), hook=missing,
                          env={"NODEHOOK_SKIP_HOOK_CHECKS": "true"}).start()

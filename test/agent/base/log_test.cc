@@ -23,7 +23,7 @@ TEST_CASE("logfmt lines start with a ts key, so logfmt decoders see the timestam
   REQUIRE(line.find("Z level=info event=listed objects=3") != std::string::npos);
 }
 
-TEST_CASE("json lines are one object with ts, level, event and every field as strings") {
+TEST_CASE("json lines are one object with ts, level, event and text fields as strings") {
   std::string line = FormatLogLine(nodehook::LogFormat::kJson, LogLevel::kWarn, "hook failed",
                                    {{"object", "ns/a"}, {"output", "tab\there \"quoted\" back\\slash\x01"}});
   REQUIRE(line.rfind("{\"ts\":\"", 0) == 0);
@@ -37,6 +37,17 @@ TEST_CASE("json lines replace invalid UTF-8 from hook output and keep valid mult
                                    {{"output", "caf\xc3\xa9 \xff\xfe \xed\xa0\x80 \xf0\x9f\x98\x80 \xe2\x82"}});
   REQUIRE(line.find("\"output\":\"caf\xc3\xa9 \\ufffd\\ufffd \\ufffd\\ufffd\\ufffd \xf0\x9f\x98\x80 \\ufffd\\ufffd\"") !=
           std::string::npos);
+}
+
+TEST_CASE("json lines write numbers and booleans unquoted; logfmt writes them as before") {
+  std::size_t objects = 0;
+  std::initializer_list<nodehook::LogField> fields = {
+      {"objects", objects}, {"retries", -3}, {"in_memory", true}, {"text", "0"}, {"flag", "true"}};
+  std::string json = FormatLogLine(nodehook::LogFormat::kJson, LogLevel::kInfo, "listed", fields);
+  REQUIRE(json.find("\"event\":\"listed\",\"objects\":0,\"retries\":-3,\"in_memory\":true,\"text\":\"0\","
+                    "\"flag\":\"true\"}") != std::string::npos);
+  std::string logfmt = FormatLogLine(nodehook::LogFormat::kLogfmt, LogLevel::kInfo, "listed", fields);
+  REQUIRE(logfmt.find("event=listed objects=0 retries=-3 in_memory=true text=0 flag=true") != std::string::npos);
 }
 
 TEST_CASE("log formats parse by name and refuse anything else") {

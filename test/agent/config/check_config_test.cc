@@ -82,7 +82,34 @@ TEST_CASE("check-config exits 2 and names the problem when the API connection it
   REQUIRE(RunCheckConfig(file, Sources({{"NODE_NAME", "node-a"}}), out, err, check) == 2);
   CHECK(checked == "/k");
   CHECK(out.str().empty());
-  CHECK(err.str() == file + ": api: kubeconfig /k: line 3, column 5: cluster 'x' key 'server': is not set\n");
+  CHECK(err.str() == file + ": api: kubeconfig /k: line 3, column 5: cluster 'x' key 'server': is not set\n" + file +
+                         ": to check the file alone, off the node (no hook programs, no credentials): "
+                         "nodehook check-config --offline " + file + "\n");
+}
+
+TEST_CASE("check-config off the node says how to check the file alone when a hook program is missing") {
+  TempDir dir;
+  std::string file = dir.Write("ok.json", MinimalConfig(R"("api": {"kubeconfig": "/k"})"));
+  ConfigSources sources = Sources({{"NODE_NAME", "node-a"}});
+  sources.check_program = [](const std::string& program) { return program + ": no such file"; };
+  std::ostringstream out, err;
+  REQUIRE(RunCheckConfig(file, sources, out, err) == 2);
+  CHECK(err.str().find("/h: no such file") != std::string::npos);
+  CHECK(err.str().find("nodehook check-config --offline " + file + "\n") != std::string::npos);
+  std::ostringstream offline_out, offline_err;
+  REQUIRE(RunCheckConfig(file, OfflineSources(sources), offline_out, offline_err) == 0);
+  CHECK(offline_err.str().empty());
+}
+
+TEST_CASE("check-config --offline checks {node} selectors without NODE_NAME and still reports the file's problems") {
+  TempDir dir;
+  std::string file = dir.Write("sel.json", R"json({"state_file": "/s.db", "resources": [{"version": "v1", "plural": "w",
+    "label_selector": "n in ({node})", "hooks": {"create": {"argv": ["/h"], "timeout_seconds": 0}}}]})json");
+  std::ostringstream out, err;
+  REQUIRE(RunCheckConfig(file, OfflineSources(Sources({})), out, err) == 2);
+  CHECK(err.str().find("timeout_seconds: expected an integer from 1 to ") != std::string::npos);
+  CHECK(err.str().find("node_name") == std::string::npos);
+  CHECK(err.str().find("--offline") == std::string::npos);  // already offline: no hint
 }
 
 TEST_CASE("check-config exits 2 when the file cannot be read") {

@@ -50,8 +50,8 @@ ConfigSources OnThisMachine(std::map<std::string, std::string> env = {{"NODE_NAM
 }
 
 const char* const kHint =
-    " (install it, fix the path, or set skip_hook_checks, e.g. --skip-hook-checks when checking the config away "
-    "from the node)";
+    " (install it, fix the path, or set skip_hook_checks; to check the file away from the node: check-config "
+    "--offline)";
 
 }  // namespace
 
@@ -110,7 +110,9 @@ TEST_CASE("check-config exits 2 naming the file and line of a hook program that 
   std::ostringstream out, err;
   CHECK(RunCheckConfig(file, OnThisMachine(), out, err) == 2);
   CHECK(err.str() == file + ":5: resources[0].hooks.delete.argv[0]: hook program " + dir / "gone" +
-                         " does not exist" + kHint + "\n");
+                         " does not exist" + kHint + "\n" + file +
+                         ": to check the file alone, off the node (no hook programs, no credentials): "
+                         "nodehook check-config --offline " + file + "\n");
   std::ostringstream out2, err2;
   CHECK(RunCheckConfig(file, OnThisMachine({{"NODE_NAME", "n"}}, {{"skip_hook_checks", "true"}}), out2, err2) == 0);
 }

@@ -1,0 +1,39 @@
+// `kubectl nodehook release-finalizers --config FILE --yes` (`nodehook fleet release-finalizers`):
+// the documented way out at uninstall. Removes every nodehook.io/ finalizer from every object of
+// every resource in the config (finalizer_release.h), so that once the agents are gone the
+// objects, their namespaces and the CRD can be deleted. It runs no delete hook, so it says so and
+// does nothing without --yes. The Helm chart runs it as a pre-delete Job.
+// Connects with the user's kubeconfig (fleet's --kubeconfig, $KUBECONFIG, ~/.kube/config), or in
+// cluster (the pod's service account) when there is none. Not thread-safe (one call).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "agent/app/fleet_command.h"
+#include "agent/kube/kube_client.h"
+
+namespace nodehook {
+
+struct ReleaseCommandArgs {
+  std::string config_path;
+  bool yes = false;
+};
+
+// Adds the action under `fleet` (AddFleetCommand's result); sets fleet_args->action when chosen.
+void AddReleaseCommand(CLI::App* fleet, FleetCommandArgs* fleet_args, ReleaseCommandArgs* args);
+
+// The client for the connection described above; tests pass their own.
+using ReleaseClientFactory = std::function<Result<std::unique_ptr<KubeClient>>(const FleetCommandArgs&)>;
+Result<std::unique_ptr<KubeClient>> DefaultReleaseClient(const FleetCommandArgs& args);
+
+// Exit codes: 0 released everything (or nothing was there); 1 some objects or lists failed
+// (printed); 2 bad config, no connection, or no --yes (nothing done).
+int RunReleaseCommand(const FleetCommandArgs& fleet_args, const ReleaseCommandArgs& args,
+                      const ReleaseClientFactory& make_client, std::ostream& out, std::ostream& err);
+
+}  // namespace nodehook

@@ -1,0 +1,42 @@
+{{/* The name of every object: the release name when it already says nodehook, else release-nodehook. */}}
+{{- define "nodehook.fullname" -}}
+{{- if contains "nodehook" .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-nodehook" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "nodehook.selectorLabels" -}}
+app.kubernetes.io/name: nodehook
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "nodehook.labels" -}}
+{{ include "nodehook.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "nodehook.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag }}
+{{- end -}}
+
+{{/* The documents `nodehook rbac` printed (rbac.generated, else the shipped config's), by kind. */}}
+{{- define "nodehook.rbacDocument" -}}
+{{- $text := .root.Values.rbac.generated -}}
+{{- if not $text -}}
+{{- $text = printf "%s\n---\n%s" (.root.Files.Get "files/clusterrole.yaml") (.root.Files.Get "files/lease-role.yaml") -}}
+{{- end -}}
+{{- range $doc := splitList "\n---" $text -}}
+{{- $parsed := fromYaml $doc -}}
+{{- if eq (get $parsed "kind") $.kind -}}
+{{- toYaml $parsed.rules -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "nodehook.configMapName" -}}
+{{- .Values.existingConfigMap | default (printf "%s-config" (include "nodehook.fullname" .)) -}}
+{{- end -}}

@@ -1,0 +1,210 @@
+"""The Helm chart (deploy/helm/nodehook) against the kustomize overlays: one source of truth.
+`helm lint` passes; `helm template` with the default values renders what `kubectl kustomize
+deploy/overlays/restricted` renders, and with mode=host what deploy/overlays/host renders, apart
+from labels and names (kustomize's hashed ConfigMap names and helm's checksum annotation are two
+ways to roll the DaemonSet out on a config change; the Namespace is helm's --create-namespace).
+helm is built from its Go module like kubectl (test/cluster/build.sh helm)."""
+
+import copy
+import json
+import os
+import subprocess
+
+import yaml
+
+from conftest import REPO, _binary
+from deploy_tools import grant, kubectl, nodehook_rbac_documents, render, revoke
+from test_deploy import ensure_namespace
+from test_rbac import kubeconfig_with_token
+
+CHART = REPO / "deploy" / "helm" / "nodehook"
+
+
+def helm(*args, check=True):
+    binary = _binary("NODEHOOK_HELM", REPO / "build" / "cache" / "helm")
+    env = dict(os.environ, HELM_CACHE_HOME="/tmp/nodehook-helm-cache", HELM_CONFIG_HOME="/tmp/nodehook-helm-config",
+               HELM_DATA_HOME="/tmp/nodehook-helm-data")
+    result = subprocess.run([str(binary), *args], capture_output=True, text=True, env=env, timeout=120)
+    if check:
+        assert result.returncode == 0, f"helm {' '.join(args)}: {result.stderr}"
+    return result
+
+
+def template(*args):
+    out = helm("template", "nodehook", str(CHART), "--namespace", "nodehook", *args).stdout
+    return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+def is_helm_hook(obj):
+    return "helm.sh/hook" in obj["metadata"].get("annotations", {})
+
+
+def normalized(obj):
+    """`obj` with its labels and names (and the references to names) replaced by placeholders."""
+    o = copy.deepcopy(obj)
+    meta = o["metadata"]
+    meta.pop("labels", None)
+    meta["name"] = "<name>"
+    kind = o["kind"]
+    if kind == "ConfigMap":
+        o["data"] = {k: json.loads(v) if k.endswith(".json") else v for k, v in o["data"].items()}
+    if kind in ("ClusterRoleBinding", "RoleBinding"):
+        o["roleRef"]["name"] = "<name>"
+        for s in o["subjects"]:
+            s["name"] = "<name>"
+    if kind == "DaemonSet":
+        o["spec"]["selector"]["matchLabels"] = "<labels>"
+        template = o["spec"]["template"]
+        template["metadata"].pop("labels")
+        annotations = {k: v for k, v in template["metadata"].pop("annotations", {}).items()
+                       if not k.startswith("checksum/")}
+        if annotations:
+            template["metadata"]["annotations"] = annotations
+        spec = template["spec"]
+        spec["serviceAccountName"] = "<name>"
+        for v in spec["volumes"]:
+            if "configMap" in v:
+                v["configMap"]["name"] = "<name>"
+        for c in spec["containers"] + spec.get("initContainers", []):
+            c.pop("imagePullPolicy", None)  # kubernetes' default for a tagged image
+    if kind == "NetworkPolicy":
+        o["spec"]["podSelector"]["matchLabels"] = "<labels>"
+    return o
+
+
+def keyed(objects):
+    """{(kind, what tells same-kind objects apart): normalized object}."""
+    out = {}
+    for obj in objects:
+        extra = ",".join(sorted(obj.get("data", {}))) if obj["kind"] == "ConfigMap" else ""
+        key = (obj["kind"], extra)
+        assert key not in out, f"two objects {key}"
+        out[key] = normalized(obj)
+    return out
+
+
+def differences(kustomized, charted):
+    k = keyed(o for o in kustomized if o["kind"] != "Namespace")
+    h = keyed(o for o in charted if not is_helm_hook(o))
+    diffs = [f"only in kustomize: {key}" for key in k.keys() - h.keys()]
+    diffs += [f"only in the chart: {key}" for key in h.keys() - k.keys()]
+    for key in sorted(k.keys() & h.keys()):
+        if k[key] != h[key]:
+            diffs.append(f"{key}:\n  kustomize: {json.dumps(k[key], sort_keys=True)}\n"
+                         f"  chart:     {json.dumps(h[key], sort_keys=True)}")
+    return diffs
+
+
+def test_helm_lint_passes():
+    linted = helm("lint", str(CHART), "--strict")
+    assert "0 chart(s) failed" in linted.stdout
+
+
+def test_the_default_chart_renders_the_restricted_overlay_apart_from_labels_and_names():
+    kustomized, charted = render(REPO / "deploy" / "overlays" / "restricted"), template()
+    assert len([o for o in charted if not is_helm_hook(o)]) == len(kustomized) - 1  # all but the Namespace
+    assert differences(kustomized, charted) == []
+
+
+def test_host_mode_renders_the_host_overlay_apart_from_labels_and_names():
+    assert differences(render(REPO / "deploy" / "overlays" / "host"), template("--set", "mode=host")) == []
+
+
+def test_the_comparison_notices_a_difference():
+    charted = template("--set", "resources.limits.memory=512Mi", "--set", "config.tuning.workers=8")
+    diffs = differences(render(REPO / "deploy" / "overlays" / "restricted"), charted)
+    assert len(diffs) == 2 and "512Mi" in "".join(diffs) and '"workers": 8' in "".join(diffs)
+
+
+def daemonset_checksum(objects):
+    ds = next(o for o in objects if o["kind"] == "DaemonSet")
+    return ds["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+
+
+def test_a_config_or_hook_change_rolls_the_daemonset_out():
+    default = daemonset_checksum(template())
+    assert default == daemonset_checksum(template())
+    assert daemonset_checksum(template("--set", "config.tuning.workers=8")) != default
+    assert daemonset_checksum(template("--set", "hooks.files.widget-hook=#!/bin/sh")) != default
+
+
+def test_rbac_is_what_nodehook_rbac_prints_for_the_config(tmp_path):
+    config = next(o for o in template() if o["kind"] == "ConfigMap" and "config.json" in o["data"])
+    (role,) = [d for d in nodehook_rbac_documents(config["data"]["config.json"], tmp_path) if d["kind"] == "ClusterRole"]
+    charted = next(o for o in template() if o["kind"] == "ClusterRole" and not is_helm_hook(o))
+    assert charted["rules"] == role["rules"]
+    # A config with a singleton resource: --set-file rbac.generated=<(nodehook rbac ...).
+    singleton = (REPO / "config" / "examples" / "singleton.json").read_text()
+    documents = nodehook_rbac_documents(singleton, tmp_path)
+    generated = tmp_path / "rbac.yaml"
+    generated.write_text(subprocess.run(
+        [str(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")), "rbac", "--config",
+         str(tmp_path / "rbac-config.json")], capture_output=True, text=True, check=True).stdout)
+    rendered = template("--set-file", f"rbac.generated={generated}")
+    by_kind = {o["kind"]: o for o in rendered if o["kind"] in ("ClusterRole", "Role") and not is_helm_hook(o)}
+    assert {k: o["rules"] for k, o in by_kind.items()} == {d["kind"]: d["rules"] for d in documents}
+
+
+def test_uninstall_runs_release_finalizers_as_a_pre_delete_hook():
+    hooks = [o for o in template() if is_helm_hook(o)]
+    assert {o["metadata"]["annotations"]["helm.sh/hook"] for o in hooks} == {"pre-delete"}
+    (job,) = [o for o in hooks if o["kind"] == "Job"]
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"][:2] == ["fleet", "release-finalizers"] and "--yes" in container["args"]
+    (role,) = [o for o in hooks if o["kind"] == "ClusterRole"]
+    assert role["rules"] == [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list", "patch"]}]
+    assert not any(is_helm_hook(o) for o in template("--set", "releaseFinalizersOnUninstall=false"))
+
+
+def test_the_optional_monitoring_objects_render_the_shipped_prometheus_rule():
+    rendered = template("--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true")
+    kinds = {o["kind"] for o in rendered}
+    assert {"ServiceMonitor", "PrometheusRule", "Service"} <= kinds
+    rule = next(o for o in rendered if o["kind"] == "PrometheusRule")
+    shipped = yaml.safe_load((REPO / "deploy" / "prometheusrule.yaml").read_text())
+    assert rule["spec"] == shipped["spec"]
+    assert "ServiceMonitor" not in {o["kind"] for o in template()}
+
+
+def test_hooks_from_an_existing_configmap_or_a_host_path():
+    cm = template("--set", "hooks.existingConfigMap=my-hooks")
+    ds = next(o for o in cm if o["kind"] == "DaemonSet")
+    hooks = next(v for v in ds["spec"]["template"]["spec"]["volumes"] if v["name"] == "hooks")
+    assert hooks["configMap"]["name"] == "my-hooks"
+    assert not any(o["kind"] == "ConfigMap" and "widget-hook" in o.get("data", {}) for o in cm)
+    hp = template("--set", "hooks.hostPath=/opt/hooks", "--set", "existingConfigMap=my-config")
+    ds = next(o for o in hp if o["kind"] == "DaemonSet")
+    volumes = {v["name"]: v for v in ds["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["hooks"]["hostPath"]["path"] == "/opt/hooks"
+    assert volumes["config"]["configMap"]["name"] == "my-config"
+    assert not any(o["kind"] == "ConfigMap" for o in hp)
+
+
+def test_the_chart_is_accepted_by_a_server_side_dry_run(cluster, tmp_path):
+    ensure_namespace(cluster.kube, "nodehook")  # a dry run creates nothing, not even the namespace
+    rendered = tmp_path / "chart.yaml"
+    rendered.write_text(yaml.safe_dump_all(template()))  # the uninstall Job and its RBAC included
+    out = kubectl("apply", "-f", str(rendered), "--server-side", "--dry-run=server", kubeconfig=cluster.kubeconfig)
+    assert "daemonset.apps/nodehook serverside-applied (server dry run)" in out
+    assert "job.batch/nodehook-release-finalizers serverside-applied (server dry run)" in out
+
+
+def test_the_uninstall_jobs_rights_are_enough_to_release_every_finalizer(cluster, widgets, tmp_path):
+    hooks = {o["kind"]: o for o in template() if is_helm_hook(o)}
+    name = f"release-{widgets.namespace}"
+    token = grant(cluster.kube, widgets.namespace, name, hooks["ClusterRole"])
+    try:
+        widgets.create("w1", {"size": 1})
+        widgets.set_finalizers("w1", ["nodehook.io/node-a", "nodehook.io/node-b"])
+        job = hooks["Job"]["spec"]["template"]["spec"]["containers"][0]
+        config = next(o for o in template() if o["kind"] == "ConfigMap" and "config.json" in o["data"])
+        (tmp_path / "config.json").write_text(config["data"]["config.json"])
+        args = [a.replace("/etc/nodehook/config/config.json", str(tmp_path / "config.json")) for a in job["args"]]
+        kubeconfig = kubeconfig_with_token(cluster.kubeconfig, token, tmp_path / "job-kubeconfig")
+        binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
+        done = subprocess.run([str(binary), *args, "--kubeconfig", str(kubeconfig)], capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert widgets.get("w1")["metadata"].get("finalizers", []) == []
+    finally:
+        revoke(cluster.kube, name)

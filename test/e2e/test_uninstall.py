@@ -1,0 +1,139 @@
+"""Uninstall in finalizer mode: once the agents are gone, `kubectl nodehook release-finalizers`
+(run through kubectl, with the nodehook binary on PATH as kubectl-nodehook) releases every nodehook.io/ finalizer,
+and then the objects, their namespace and their CRD can all be deleted. Uses a CRD of its own so
+that deleting it does not touch the widgets other tests use. The timings are printed (run with
+-s to see them); they are figures for docs/install.md, not assertions."""
+
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import REPO, _binary, wait_until
+from deploy_tools import kubectl_binary
+from kube import ApiError, create_namespace, create_node
+
+GROUP, PLURAL = "uninstall.example.com", "gadgets"
+CRD_NAME = f"{PLURAL}.{GROUP}"
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": CRD_NAME},
+    "spec": {"group": GROUP, "scope": "Namespaced",
+             "names": {"kind": "Gadget", "listKind": "GadgetList", "plural": PLURAL, "singular": "gadget"},
+             "versions": [{"name": "v1", "served": True, "storage": True,
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}}}]},
+}
+OBJECTS = 20
+
+
+def missing(kube, path):
+    try:
+        kube.request("GET", path)
+        return False
+    except ApiError as e:
+        if e.status == 404:
+            return True
+        raise
+
+
+@pytest.fixture
+def gadget_crd(cluster):
+    kube = cluster.kube
+    kube.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD)
+    path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{CRD_NAME}"
+    wait_until(lambda: any(c["type"] == "Established" and c["status"] == "True"
+                           for c in kube.request("GET", path).get("status", {}).get("conditions", [])),
+               "the gadget CRD to be established")
+    yield path
+    if not missing(kube, path):
+        kube.request("DELETE", path)
+
+
+def release(cluster, plugins, config_file, *extra):
+    """`kubectl nodehook release-finalizers`, with the plugin installed as the README says."""
+    env = dict(os.environ, PATH=f"{plugins}:{os.environ.get('PATH', '')}", KUBECONFIG=cluster.kubeconfig)
+    return subprocess.run([str(kubectl_binary()), "nodehook", "release-finalizers", "--config", str(config_file),
+                           *extra], capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_release_finalizers_lets_objects_namespace_and_crd_go_after_the_agents_are_gone(
+        cluster, make_agent, gadget_crd, tmp_path):
+    kube = cluster.kube
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "kubectl-nodehook").symlink_to(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook"))
+    namespace = f"uninstall-{time.monotonic_ns()}"
+    create_namespace(kube, namespace)
+    base = f"/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}"
+    options = {"finalizer": True, "group": GROUP, "plural": PLURAL, "namespace": namespace}
+    nodes = [f"{namespace}-n{i}" for i in range(2)]
+    for node in nodes:  # finalizer mode judges departed nodes by their Node objects
+        create_node(kube, node, {})
+    agents = [make_agent(node, resource_options=options).start() for node in nodes]
+    names = [f"g{i}" for i in range(OBJECTS)]
+    for name in names:
+        kube.request("POST", base, {"apiVersion": f"{GROUP}/v1", "kind": "Gadget", "metadata": {"name": name}})
+    for agent in agents:
+        for name in names:
+            agent.wait_for(name, "create")
+    ours = sorted(f"nodehook.io/{a.node}" for a in agents)
+    wait_until(lambda: all(sorted(kube.request("GET", f"{base}/{n}")["metadata"].get("finalizers", [])) == ours
+                           for n in names), "both agents' finalizers on every gadget")
+    # Another controller's finalizer stays.
+    kube.request("PATCH", f"{base}/g0", {"metadata": {"finalizers": [*ours, "example.com/keep"]}},
+                 "application/merge-patch+json")
+
+    # Uninstall: the agents go. A deletion now is stuck: nobody will remove their finalizers.
+    for agent in agents:
+        agent.stop()
+    kube.request("DELETE", f"{base}/g1")
+    stuck = kube.request("GET", f"{base}/g1")["metadata"]
+    assert "deletionTimestamp" in stuck and sorted(stuck["finalizers"]) == ours
+
+    refused = release(cluster, plugins, agents[0].config_file)
+    assert refused.returncode == 2
+    assert "No delete hook runs" in refused.stderr and "--yes" in refused.stderr
+    assert not missing(kube, f"{base}/g1")  # nothing was changed
+
+    t0 = time.monotonic()
+    done = release(cluster, plugins, agents[0].config_file, "--yes")
+    release_seconds = time.monotonic() - t0
+    assert done.returncode == 0, done.stderr
+    assert "No delete hook runs" in done.stdout
+    assert f"released {2 * OBJECTS} finalizers from {OBJECTS} of {OBJECTS} objects" in done.stdout
+    assert kube.request("GET", f"{base}/g0")["metadata"]["finalizers"] == ["example.com/keep"]
+    kube.request("PATCH", f"{base}/g0", {"metadata": {"finalizers": []}}, "application/merge-patch+json")
+
+    t1 = time.monotonic()
+    wait_until(lambda: missing(kube, f"{base}/g1"), "the stuck gadget to go once released", timeout=30)
+    for name in names:
+        if not missing(kube, f"{base}/{name}"):
+            kube.request("DELETE", f"{base}/{name}")
+    wait_until(lambda: kube.request("GET", base)["items"] == [], "every gadget to be gone", timeout=30)
+    objects_seconds = time.monotonic() - t1
+
+    # The namespace: the test server has no controller-manager, so the test does the namespace
+    # controller's last step itself (it finds the namespace empty, then finalizes it).
+    t2 = time.monotonic()
+    kube.request("DELETE", f"/api/v1/namespaces/{namespace}")
+    ns = kube.request("GET", f"/api/v1/namespaces/{namespace}")
+    assert kube.request("GET", base)["items"] == []
+    ns["spec"]["finalizers"] = []
+    kube.request("PUT", f"/api/v1/namespaces/{namespace}/finalize", ns)
+    wait_until(lambda: missing(kube, f"/api/v1/namespaces/{namespace}"), "the namespace to be gone", timeout=30)
+    namespace_seconds = time.monotonic() - t2
+
+    # The CRD: the API server's own cleanup deletes its remaining objects first; none is left to block it.
+    t3 = time.monotonic()
+    kube.request("DELETE", gadget_crd)
+    wait_until(lambda: missing(kube, gadget_crd), "the CRD to be gone", timeout=60)
+    crd_seconds = time.monotonic() - t3
+    for node in nodes:
+        kube.request("DELETE", f"/api/v1/nodes/{node}")
+    print(json.dumps({"objects": OBJECTS, "agents": len(agents), "release_seconds": round(release_seconds, 2),
+                      "objects_gone_seconds": round(objects_seconds, 2),
+                      "namespace_gone_seconds": round(namespace_seconds, 2),
+                      "crd_gone_seconds": round(crd_seconds, 2)}))
