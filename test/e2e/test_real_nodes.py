@@ -1,0 +1,302 @@
+"""The DaemonSet on real kubelets: the image built from the Dockerfile (test/image/build-image.sh),
+a cluster of two real nodes (test/cluster/real-node.sh: kubelet + containerd + runc each, in
+namespaces of their own), and the shipped overlays plus test/cluster/real-node-component applied
+with `kubectl apply -k`, as users install. One cluster for the whole module; the tests run in
+file order and each leaves the cluster as the next one expects (the install stays).
+
+What the kubelet does here is real: runc enforces the securityContext, the kubelet projects the
+ConfigMaps, the service account token and the emptyDirs, runs the probes and restarts crashed
+containers, the DaemonSet controller rolls out and Pod Security admission judges the pods."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, _binary, parse_log_line, wait_until
+from deploy_tools import DEPLOY, kubectl
+from kube import ApiError, Kube
+
+NODES = 2
+NAMESPACE = "nodehook"
+COMPONENT = REPO / "test" / "cluster" / "real-node-component"
+WIDGET_NS = "real-nodes"
+PROGRAMS = ("containerd", "containerd-shim-runc-v2", "runc", "ctr", "buildah", "debootstrap", "iptables", "cc")
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="real nodes need root (namespaces, mounts, cgroups)")
+
+
+def _missing_programs():
+    return [p for p in PROGRAMS if shutil.which(p) is None] + \
+        [p for p in ("/usr/lib/cni/bridge",) if not Path(p).exists()]
+
+
+class RealCluster:
+    def __init__(self, directory):
+        missing = _missing_programs()
+        if missing:
+            pytest.skip(f"not installed: {', '.join(missing)} (test/install-deps.sh installs them)")
+        self.dir = directory
+        built = subprocess.run([str(REPO / "test" / "image" / "build-image.sh")], capture_output=True, text=True)
+        assert built.returncode == 0, built.stderr
+        fields = dict(f.split("=", 1) for f in built.stdout.splitlines()[-1].split())
+        self.image, archive = fields["image"], fields["archive"]
+        # The Go binaries first (cached), so the cluster's own start is what the deadline below covers.
+        for target in ("testcluster", "nodes", "kubectl"):
+            subprocess.run([str(REPO / "test" / "cluster" / "build.sh"), target], check=True,
+                           stdout=subprocess.DEVNULL)
+        self.log = open(directory / "real-node.log", "wb")
+        self.proc = subprocess.Popen([str(REPO / "test" / "cluster" / "real-node.sh"), "--dir", str(directory),
+                                      "--nodes", str(NODES), "--image", archive],
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.proc.stdout.readline()  # real-node.sh gives up by itself after 180 s
+        if not line.startswith("ready kubeconfig="):
+            self.stop()
+            pytest.fail(f"real-node.sh did not get ready; see {directory / 'real-node.log'}")
+        self.kubeconfig = line.strip().split("=", 1)[1]
+        self.kube = Kube(self.kubeconfig)
+
+    def node_dir(self, node):
+        return self.dir / "nodes" / node
+
+    def host_path(self, node, path):
+        """Where the node's `path` (under /var/lib or /run, node-private) is on this machine."""
+        top, rest = re.match(r"/(var/lib|run)/(.*)", path).groups()
+        return self.node_dir(node) / top.replace("/", "-") / rest
+
+    def node_pid(self, node):
+        return int((self.node_dir(node) / "pid").read_text())
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=120)
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    c = RealCluster(tmp_path_factory.mktemp("real-nodes"))
+    yield c
+    c.stop()
+    assert c.proc.returncode == 0, f"real-node.sh exited {c.proc.returncode}; see {c.dir / 'real-node.log'}"
+    # It leaves nothing behind: no node process, namespace or cgroup.
+    assert not [p for p in agent_processes()], "agent processes outlived the cluster"
+    leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert "nhrn" not in leftovers, leftovers
+    assert not list(Path("/sys/fs/cgroup/memory").glob("nhrn*-node-*")), "cgroups left behind"
+
+
+def install(real, tmp_path, overlay, namespace=None):
+    """`kubectl apply -k` of deploy/overlays/OVERLAY plus the real-node component (optionally into
+    another namespace). Returns the kustomization directory."""
+    k = tmp_path / f"install-{overlay}-{namespace or NAMESPACE}"
+    k.mkdir()
+    text = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+            "resources": [str(DEPLOY / "overlays" / overlay)], "components": [str(COMPONENT)]}
+    if namespace:
+        text["namespace"] = namespace
+    (k / "kustomization.yaml").write_text(json.dumps(text))
+    kubectl("apply", "-k", str(k), kubeconfig=real.kubeconfig)
+    return k
+
+
+def pods(real, namespace=NAMESPACE):
+    return real.kube.request("GET", f"/api/v1/namespaces/{namespace}/pods?labelSelector=app.kubernetes.io/name%3Dnodehook")["items"]
+
+
+def ready(pod):
+    return pod["status"].get("phase") == "Running" and any(
+        c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", []))
+
+
+def wait_rolled_out(real, timeout=180):
+    """Every node runs one Ready pod of the DaemonSet's current template, and no other; returns them."""
+    def done():
+        ds = real.kube.request("GET", f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets/nodehook")
+        s = ds["status"]
+        settled = (s.get("observedGeneration") == ds["metadata"]["generation"]
+                   and s.get("updatedNumberScheduled") == NODES and s.get("numberReady") == NODES
+                   and s.get("numberAvailable") == NODES)
+        current = pods(real)
+        return settled and len(current) == NODES and all(ready(p) for p in current) and current
+    return wait_until(done, "the DaemonSet's pods Ready on every node", timeout=timeout)
+
+
+def agent_processes():
+    """PIDs of running agents (`nodehook run`) on this machine, in any node."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                argv = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[0].endswith(b"/nodehook") and argv[1:2] == [b"run"]:
+                found.append(int(proc.name))
+    return found
+
+
+def agent_on(real, node):
+    """The PID of the agent process in `node`'s network namespace, or None."""
+    node_net = os.stat(f"/proc/{real.node_pid(node)}/ns/net").st_ino
+    for pid in agent_processes():
+        try:
+            if os.stat(f"/proc/{pid}/ns/net").st_ino == node_net:
+                return pid
+        except OSError:
+            pass
+    return None
+
+
+def environ(pid):
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+def pod_log(real, pod, previous=False):
+    return kubectl("-n", NAMESPACE, "logs", pod, "-c", "nodehook", *(["--previous"] if previous else []),
+                   kubeconfig=real.kubeconfig)
+
+
+def hook_runs(log_text, object_name=None):
+    """(handler, object) of each `hook succeeded` line of an agent log."""
+    runs = []
+    for line in log_text.splitlines():
+        fields = parse_log_line(line)
+        if fields.get("event") == "hook succeeded" and object_name in (None, fields.get("object")):
+            runs.append((fields.get("handler"), fields.get("object")))
+    return runs
+
+
+def create_widget(real, name, size):
+    real.kube.request("POST", f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets",
+                      {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name},
+                       "spec": {"size": size}})
+
+
+def widget_file(real, node, name):
+    return real.host_path(node, f"/var/lib/nodehook-widgets/{WIDGET_NS}_{name}.json")
+
+
+def test_restricted_overlay_runs_on_every_node_as_the_non_root_user(real, tmp_path):
+    kubectl("apply", "-f", str(REPO / "config" / "examples" / "widget-crd.yaml"), kubeconfig=real.kubeconfig)
+    kubectl("wait", "--for=condition=Established", "crd/widgets.example.com", kubeconfig=real.kubeconfig)
+    real.kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": WIDGET_NS}})
+    install(real, tmp_path, "restricted")
+    running = wait_rolled_out(real)
+    assert sorted(p["spec"]["nodeName"] for p in running) == [f"node-{i}" for i in range(1, NODES + 1)]
+
+    create_widget(real, "w1", 1)
+    for i in range(1, NODES + 1):
+        node = f"node-{i}"
+        # NODE_NAME reaches the agent process through the downward API.
+        pid = wait_until(lambda: agent_on(real, node), f"the agent process on {node}")
+        assert environ(pid)["NODE_NAME"] == node
+        assert os.stat(f"/proc/{pid}").st_uid == 65532
+        # The example hook's file, in the host directory behind the hostPath.
+        f = wait_until(lambda: widget_file(real, node, "w1").exists() and widget_file(real, node, "w1"),
+                       f"the hook's file for w1 on {node}")
+        assert json.loads(f.read_text())["spec"] == {"size": 1}
+        state = real.host_path(node, "/var/lib/nodehook/state.db")
+        st = state.stat()
+        assert (st.st_mode & 0o777, st.st_uid) == (0o600, 65532), f"{state}: {oct(st.st_mode)} uid {st.st_uid}"
+
+
+def test_metrics_are_scraped_through_the_pod_proxy(real):
+    for pod in pods(real):
+        name = pod["metadata"]["name"]
+        path = f"/api/v1/namespaces/{NAMESPACE}/pods/{name}:8090/proxy/metrics"
+        text = kubectl("get", "--raw", path, kubeconfig=real.kubeconfig)
+        assert re.search(r"^nodehook_\w+", text, re.M), text[:500]
+
+
+def test_kubectl_nodehook_reads_the_real_pods(real, tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "kubectl-nodehook").symlink_to(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook"))
+    env = dict(os.environ, PATH=f"{plugins}:{os.environ['PATH']}", KUBECONFIG=real.kubeconfig)
+
+    def view():
+        out = subprocess.run([str(_binary("NODEHOOK_KUBECTL", REPO / "build" / "cache" / "kubectl")), "nodehook"],
+                             capture_output=True, text=True, env=env, timeout=120)
+        rows = [line.split() for line in out.stdout.splitlines()]
+        return out if out.returncode == 0 and any(r[:1] == [f"{WIDGET_NS}/w1"] for r in rows) else None
+
+    out = wait_until(view, "kubectl nodehook to list w1 from both pods")
+    header = out.stdout.splitlines()[0].split()
+    assert header[:2] == ["OBJECT", "RESOURCE"] and sorted(header[2:]) == ["node-1", "node-2"], out.stdout
+    row = next(line.split() for line in out.stdout.splitlines() if line.startswith(f"{WIDGET_NS}/w1 "))
+    assert row[2:] == ["ok", "ok"], out.stdout
+
+
+def test_a_killed_agent_is_restarted_by_the_kubelet_and_runs_nothing_twice(real):
+    node = "node-1"
+    pod = next(p for p in pods(real) if p["spec"]["nodeName"] == node)
+    name = pod["metadata"]["name"]
+    restarts = pod["status"]["containerStatuses"][0]["restartCount"]
+    os.kill(agent_on(real, node), signal.SIGKILL)
+    create_widget(real, "w-while-down", 2)  # handled once the agent is back
+
+    def restarted():
+        p = real.kube.request("GET", f"/api/v1/namespaces/{NAMESPACE}/pods/{name}")
+        return ready(p) and p["status"]["containerStatuses"][0]["restartCount"] == restarts + 1
+    wait_until(restarted, f"the kubelet to restart the agent on {node} and the pod to be Ready", timeout=120)
+    wait_until(lambda: widget_file(real, node, "w-while-down").exists(), "the change made while it was down")
+    log = pod_log(real, name)
+    assert hook_runs(log, f"{WIDGET_NS}/w-while-down") == [("create", f"{WIDGET_NS}/w-while-down")], log
+    assert hook_runs(log, f"{WIDGET_NS}/w1") == [], f"w1 was handled before the crash, ran again:\n{log}"
+
+
+def test_a_namespace_enforcing_restricted_rejects_the_pod_as_the_readme_says(real, tmp_path):
+    ns = "psa-restricted"
+    real.kube.request("POST", "/api/v1/namespaces", {"metadata": {
+        "name": ns, "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}})
+    install(real, tmp_path, "restricted", namespace=ns)
+
+    def rejection():
+        events = real.kube.request("GET", f"/api/v1/namespaces/{ns}/events")["items"]
+        return next((e["message"] for e in events if e["reason"] == "FailedCreate"), None)
+    message = wait_until(rejection, "the DaemonSet controller's FailedCreate event")
+    assert 'violates PodSecurity "restricted:latest"' in message and "hostPath" in message, message
+    assert pods(real, ns) == []
+    readme = (REPO / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if "rejected by Pod Security" in line)
+    assert "violates PodSecurity" in row and "FailedCreate" in row, row
+    kubectl("delete", "namespace", ns, "--wait=false", kubeconfig=real.kubeconfig)
+
+
+def test_host_overlay_rolls_out_one_node_at_a_time_and_its_hook_acts_on_the_node_through_nsenter(real, tmp_path):
+    before = {p["metadata"]["name"] for p in pods(real)}
+    install(real, tmp_path, "host")
+    # maxUnavailable 10% of 2 nodes rounds up to 1: at least one agent stays Ready throughout.
+    deadline = time.monotonic() + 180
+    fewest_ready = NODES
+    while time.monotonic() < deadline:
+        current = pods(real)
+        fewest_ready = min(fewest_ready, sum(1 for p in current if ready(p)))
+        names = {p["metadata"]["name"] for p in current}
+        if not names & before and sum(1 for p in current if ready(p)) == NODES:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the host overlay did not roll out within 180 s")
+    assert fewest_ready >= NODES - 1
+    wait_rolled_out(real)
+
+    create_widget(real, "w-host", 3)
+    for i in range(1, NODES + 1):
+        node = f"node-{i}"
+        # /run/nodehook-widgets of the node's own mount namespace: nsenter -t 1 reached the node.
+        f = real.host_path(node, f"/run/nodehook-widgets/{WIDGET_NS}_w-host.json")
+        wait_until(f.exists, f"the host hook's file on {node}")
+        assert json.loads(f.read_text())["spec"] == {"size": 3}
+        pod = next(p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == node)
+        log = pod_log(real, pod)
+        # The new pods found w1 handled in the node's state file: no create ran again.
+        assert hook_runs(log, f"{WIDGET_NS}/w1") == [], log
