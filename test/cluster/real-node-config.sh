@@ -17,6 +17,9 @@ state = "/run/containerd"
   address = "/run/containerd/containerd.sock"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$pause_image"
+  # Test machines may lack CAP_SYS_RESOURCE, without which runc cannot give the sandbox (or a
+  # system-node-critical pod) a negative OOM score and the pod never starts: never go below ours.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"

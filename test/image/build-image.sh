@@ -30,8 +30,9 @@ mkdir -p "$out_dir/buildah"
 # vfs: buildah's overlay driver cannot stack on the overlay filesystem a CI machine's root often is.
 bh() { buildah --root "$out_dir/buildah/storage" --runroot "$out_dir/buildah/run" --storage-driver vfs "$@"; }
 
-exec 9>"$out_dir/buildah/build-image.lock"
-flock 9  # one build at a time: two runs share the storage and the cache files
+# One build of each image at a time (buildah locks its storage itself).
+exec 9>"$out_dir/buildah/build-image-${1:-nodehook}.lock"
+flock 9
 
 # push_archive IMAGE ARCHIVE LOG: the OCI archive containerd imports; the image leaves buildah's
 # storage (a vfs copy per layer), the archive is the cache.
@@ -50,7 +51,7 @@ if [[ ${1:-} == pause ]]; then
 		trap 'rm -rf "$work"' EXIT
 		cc -static -O2 -o "$work/pause" "$here/pause.c"
 		ctr="$(bh from scratch)"
-		bh copy "$ctr" "$work/pause" /pause
+		bh copy "$ctr" "$work/pause" /pause >/dev/null
 		bh config --entrypoint '["/pause"]' "$ctr"
 		bh commit --rm -q "$ctr" "$image" >/dev/null
 		push_archive "$image" "$archive" "$out_dir/nodehook-pause-$hash.log"
