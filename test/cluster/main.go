@@ -352,6 +352,9 @@ func startAPIServer(ctx context.Context, ln net.Listener, p *pki, etcdAddr strin
 		// Endpoints may not hold loopback addresses; there is nothing
 		// to reconcile for a single loopback server anyway.
 		"--endpoint-reconciler-type=none",
+		// Kubelets (real-node.sh) are reached at their node address, never by a
+		// host name, which would be looked up in the machine's DNS.
+		"--kubelet-preferred-address-types=InternalIP",
 		"--cert-dir=" + p.dir,
 		"--profiling=false",
 	}
