@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, _binary, parse_log_line, wait_until
-from deploy_tools import DEPLOY, kubectl
+from deploy_tools import DEPLOY, kubectl, nodehook_rbac
 from kube import ApiError, Kube
 
 NODES = 2
@@ -94,9 +94,10 @@ def real(tmp_path_factory):
     assert not list(Path("/sys/fs/cgroup/memory").glob("nhrn*-node-*")), "cgroups left behind"
 
 
-def install(real, tmp_path, overlay, namespace=None):
+def install(real, tmp_path, overlay, namespace=None, config=None):
     """`kubectl apply -k` of deploy/overlays/OVERLAY plus the real-node component (optionally into
-    another namespace). Returns the kustomization directory."""
+    another namespace, or with another agent config and the ClusterRole `nodehook rbac` derives
+    from it, as a user's own overlay would). Returns the kustomization directory."""
     k = tmp_path / f"install-{overlay}-{namespace or NAMESPACE}"
     k.mkdir()
     text = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
@@ -105,6 +106,12 @@ def install(real, tmp_path, overlay, namespace=None):
             "components": [os.path.relpath(COMPONENT, k)]}
     if namespace:
         text["namespace"] = namespace
+    if config:
+        (k / "config.json").write_text(json.dumps(config, indent=2))
+        role = nodehook_rbac(json.dumps(config), tmp_path)
+        (k / "clusterrole.yaml").write_text(json.dumps(role))
+        text["configMapGenerator"] = [{"name": "nodehook-config", "behavior": "replace", "files": ["config.json"]}]
+        text["patches"] = [{"path": "clusterrole.yaml"}]
     (k / "kustomization.yaml").write_text(json.dumps(text))
     kubectl("apply", "-k", str(k), kubeconfig=real.kubeconfig)
     return k
@@ -305,3 +312,40 @@ def test_host_overlay_rolls_out_one_node_at_a_time_and_its_hook_acts_on_the_node
         log = pod_log(real, pod)
         # The new pods found w1 handled in the node's state file: no create ran again.
         assert hook_runs(log, f"{WIDGET_NS}/w1") == [], log
+
+
+def test_a_lost_node_in_finalizer_mode_has_its_finalizer_removed_by_the_other_agent(real, tmp_path):
+    """Last: it stops node-2 for good."""
+    config = json.loads((DEPLOY / "base" / "config.json").read_text())
+    config["resources"][0]["finalizer"] = True
+    before = {p["metadata"]["name"] for p in pods(real)}
+    install(real, tmp_path, "restricted", config=config)  # a config change: the DaemonSet rolls out
+    wait_until(lambda: not {p["metadata"]["name"] for p in pods(real)} & before, "the config's rollout")
+    running = wait_rolled_out(real)
+    for pod in running:
+        # Finalizer mode adds the node's finalizer to what was handled before, runs no hook again.
+        log = pod_log(real, pod["metadata"]["name"])
+        assert hook_runs(log, f"{WIDGET_NS}/w1") == [], log
+
+    base = f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets"
+    create_widget(real, "w-fin", 4)
+    wanted = sorted(f"nodehook.io/node-{i}" for i in range(1, NODES + 1))
+    wait_until(lambda: sorted(real.kube.request("GET", f"{base}/w-fin")["metadata"].get("finalizers", [])) == wanted,
+               "both nodes' finalizers on w-fin")
+
+    # node-2 is lost: its kubelet, containerd and agent stop, and its Node is deleted.
+    lost = real.node_pid("node-2")
+    os.kill(lost, signal.SIGTERM)
+    wait_until(lambda: not Path(f"/proc/{lost}").exists(), "node-2 to stop", timeout=60)
+    real.kube.request("DELETE", "/api/v1/nodes/node-2")
+
+    real.kube.request("DELETE", f"{base}/w-fin")
+
+    def gone():
+        try:
+            real.kube.request("GET", f"{base}/w-fin")
+            return False
+        except ApiError as e:
+            return e.status == 404
+    wait_until(gone, "w-fin to be deleted: node-1 removes its own finalizer and the lost node's", timeout=120)
+    assert not widget_file(real, "node-1", "w-fin").exists(), "node-1's delete hook did not run"
