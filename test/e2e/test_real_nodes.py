@@ -8,6 +8,7 @@ What the kubelet does here is real: runc enforces the securityContext, the kubel
 ConfigMaps, the service account token and the emptyDirs, runs the probes and restarts crashed
 containers, the DaemonSet controller rolls out and Pod Security admission judges the pods."""
 
+import itertools
 import json
 import os
 import re
@@ -20,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, _binary, parse_log_line, wait_until
+
+SLOW_HOOK = Path(__file__).resolve().parent / "hooks" / "slow-node-file-hook"
 from deploy_tools import DEPLOY, kubectl, nodehook_rbac
 from kube import ApiError, Kube
 
@@ -94,11 +97,14 @@ def real(tmp_path_factory):
     assert not list(Path("/sys/fs/cgroup/memory").glob("nhrn*-node-*")), "cgroups left behind"
 
 
-def install(real, tmp_path, overlay, namespace=None, config=None):
-    """`kubectl apply -k` of deploy/overlays/OVERLAY plus the real-node component (optionally into
-    another namespace, or with another agent config and the ClusterRole `nodehook rbac` derives
-    from it, as a user's own overlay would). Returns the kustomization directory."""
-    k = tmp_path / f"install-{overlay}-{namespace or NAMESPACE}"
+_installs = itertools.count(1)
+
+
+def install(real, tmp_path, overlay, namespace=None, config=None, hook=None):
+    """`kubectl apply -k` of deploy/overlays/OVERLAY plus the real-node component, as a user's own
+    overlay would: optionally into another namespace, with another agent config (and the
+    ClusterRole `nodehook rbac` derives from it), or another program as the widget hook."""
+    k = tmp_path / f"install-{next(_installs)}"
     k.mkdir()
     text = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
             # kustomize takes only relative paths
@@ -112,6 +118,10 @@ def install(real, tmp_path, overlay, namespace=None, config=None):
         (k / "clusterrole.yaml").write_text(json.dumps(role))
         text["configMapGenerator"] = [{"name": "nodehook-config", "behavior": "replace", "files": ["config.json"]}]
         text["patches"] = [{"path": "clusterrole.yaml"}]
+    if hook:
+        shutil.copy(hook, k / "widget-hook")
+        text["configMapGenerator"] = text.get("configMapGenerator", []) + [
+            {"name": "nodehook-hooks", "behavior": "replace", "files": ["widget-hook"]}]
     (k / "kustomization.yaml").write_text(json.dumps(text))
     kubectl("apply", "-k", str(k), kubeconfig=real.kubeconfig)
     return k
@@ -137,6 +147,21 @@ def wait_rolled_out(real, timeout=180):
         current = pods(real)
         return settled and len(current) == NODES and all(ready(p) for p in current) and current
     return wait_until(done, "the DaemonSet's pods Ready on every node", timeout=timeout)
+
+
+def watch_rollout(real, before, timeout=180):
+    """Polls the pods until none of `before` is left and every node's new pod is Ready; returns the
+    fewest Ready pods seen meanwhile."""
+    deadline = time.monotonic() + timeout
+    fewest_ready = NODES
+    while time.monotonic() < deadline:
+        current = pods(real)
+        ready_now = sum(1 for p in current if ready(p))
+        fewest_ready = min(fewest_ready, ready_now)
+        if not {p["metadata"]["name"] for p in current} & before and ready_now == NODES:
+            return fewest_ready
+        time.sleep(0.05)
+    pytest.fail(f"no rollout within {timeout} s")
 
 
 def agent_processes():
@@ -287,18 +312,7 @@ def test_host_overlay_rolls_out_one_node_at_a_time_and_its_hook_acts_on_the_node
     before = {p["metadata"]["name"] for p in pods(real)}
     install(real, tmp_path, "host")
     # maxUnavailable 10% of 2 nodes rounds up to 1: at least one agent stays Ready throughout.
-    deadline = time.monotonic() + 180
-    fewest_ready = NODES
-    while time.monotonic() < deadline:
-        current = pods(real)
-        fewest_ready = min(fewest_ready, sum(1 for p in current if ready(p)))
-        names = {p["metadata"]["name"] for p in current}
-        if not names & before and sum(1 for p in current if ready(p)) == NODES:
-            break
-        time.sleep(0.05)
-    else:
-        pytest.fail("the host overlay did not roll out within 180 s")
-    assert fewest_ready >= NODES - 1
+    assert watch_rollout(real, before) >= NODES - 1
     wait_rolled_out(real)
 
     create_widget(real, "w-host", 3)
@@ -312,6 +326,32 @@ def test_host_overlay_rolls_out_one_node_at_a_time_and_its_hook_acts_on_the_node
         log = pod_log(real, pod)
         # The new pods found w1 handled in the node's state file: no create ran again.
         assert hook_runs(log, f"{WIDGET_NS}/w1") == [], log
+
+
+def test_a_rollout_lets_a_running_slow_hook_finish_and_runs_no_hook_twice(real, tmp_path):
+    config = json.loads((DEPLOY / "base" / "config.json").read_text())
+    install(real, tmp_path, "restricted", config=config, hook=SLOW_HOOK)
+    wait_rolled_out(real)
+    create_widget(real, "slow-1", 5)
+    runs = {f"node-{i}": widget_file(real, f"node-{i}", "slow-1").with_suffix(".runs") for i in range(1, NODES + 1)}
+    for node, f in runs.items():
+        wait_until(lambda: f.exists() and "create started" in f.read_text(), f"the slow hook to start on {node}")
+
+    # A config change, applied while the hooks run: the DaemonSet rolls out (maxSurge 0).
+    before = {p["metadata"]["name"] for p in pods(real)}
+    config["tuning"]["workers"] = 2
+    install(real, tmp_path, "restricted", config=config, hook=SLOW_HOOK)
+    # The first pod to go is told to stop (SIGTERM) while its hook still runs.
+    first = wait_until(lambda: next((p for p in pods(real) if p["metadata"].get("deletionTimestamp")), None),
+                       "the rollout to delete a pod")
+    assert "finished" not in runs[first["spec"]["nodeName"]].read_text(), "the hook ended before the rollout"
+    # maxUnavailable 10% of 2 nodes rounds up to 1: at least one agent stays Ready throughout.
+    assert watch_rollout(real, before) >= NODES - 1
+    wait_rolled_out(real)
+    for node, f in runs.items():
+        # The old pod's agent let its hook finish within the grace period, and the new one, finding
+        # the change handled in the node's state file, did not run it again.
+        assert f.read_text().splitlines() == ["create started", "create finished"], f"{node}: {f.read_text()}"
 
 
 def test_a_lost_node_in_finalizer_mode_has_its_finalizer_removed_by_the_other_agent(real, tmp_path):
