@@ -8,6 +8,7 @@ What the kubelet does here is real: runc enforces the securityContext, the kubel
 ConfigMaps, the service account token and the emptyDirs, runs the probes and restarts crashed
 containers, the DaemonSet controller rolls out and Pod Security admission judges the pods."""
 
+import base64
 import itertools
 import json
 import os
@@ -100,10 +101,11 @@ def real(tmp_path_factory):
 _installs = itertools.count(1)
 
 
-def install(real, tmp_path, overlay, namespace=None, config=None, hook=None):
+def install(real, tmp_path, overlay, namespace=None, config=None, hook=None, patch=None):
     """`kubectl apply -k` of deploy/overlays/OVERLAY plus the real-node component, as a user's own
     overlay would: optionally into another namespace, with another agent config (and the
-    ClusterRole `nodehook rbac` derives from it), or another program as the widget hook."""
+    ClusterRole `nodehook rbac` derives from it), another program as the widget hook, or a
+    patch of the DaemonSet."""
     k = tmp_path / f"install-{next(_installs)}"
     k.mkdir()
     text = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
@@ -118,6 +120,9 @@ def install(real, tmp_path, overlay, namespace=None, config=None, hook=None):
         (k / "clusterrole.yaml").write_text(json.dumps(role))
         text["configMapGenerator"] = [{"name": "nodehook-config", "behavior": "replace", "files": ["config.json"]}]
         text["patches"] = [{"path": "clusterrole.yaml"}]
+    if patch:
+        (k / "daemonset-patch.yaml").write_text(json.dumps(patch))
+        text["patches"] = text.get("patches", []) + [{"path": "daemonset-patch.yaml"}]
     if hook:
         shutil.copy(hook, k / "widget-hook")
         text["configMapGenerator"] = text.get("configMapGenerator", []) + [
@@ -235,11 +240,22 @@ def test_restricted_overlay_runs_on_every_node_as_the_non_root_user(real, tmp_pa
         # NODE_NAME reaches the agent process through the downward API.
         pid = wait_until(lambda: agent_on(real, node), f"the agent process on {node}")
         assert environ(pid)["NODE_NAME"] == node
-        assert os.stat(f"/proc/{pid}").st_uid == 65532
+        # runc enforced the securityContext: user 65532, no capabilities, no privilege gain,
+        # seccomp (RuntimeDefault), a read-only root filesystem.
+        status = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+        assert status["Uid"].split()[:2] == ["65532", "65532"] and status["Gid"].split()[0] == "65532"
+        assert (status["CapEff"].strip(), status["CapBnd"].strip()) == ("0" * 16, "0" * 16), status
+        assert (status["NoNewPrivs"].strip(), status["Seccomp"].strip()) == ("1", "2"), status
+        root = next(line.split() for line in Path(f"/proc/{pid}/mountinfo").read_text().splitlines()
+                    if line.split()[4] == "/")
+        assert "ro" in root[5].split(","), root
         # The example hook's file, in the host directory behind the hostPath.
         f = wait_until(lambda: widget_file(real, node, "w1").exists() and widget_file(real, node, "w1"),
                        f"the hook's file for w1 on {node}")
         assert json.loads(f.read_text())["spec"] == {"size": 1}
+        # The init container handed the hostPath directory to the agent's user, mode 0700.
+        state_dir = real.host_path(node, "/var/lib/nodehook").stat()
+        assert (state_dir.st_mode & 0o777, state_dir.st_uid) == (0o700, 65532)
         state = real.host_path(node, "/var/lib/nodehook/state.db")
         st = state.stat()
         assert (st.st_mode & 0o777, st.st_uid) == (0o600, 65532), f"{state}: {oct(st.st_mode)} uid {st.st_uid}"
@@ -352,6 +368,46 @@ def test_a_rollout_lets_a_running_slow_hook_finish_and_runs_no_hook_twice(real, 
         # The old pod's agent let its hook finish within the grace period, and the new one, finding
         # the change handled in the node's state file, did not run it again.
         assert f.read_text().splitlines() == ["create started", "create finished"], f"{node}: {f.read_text()}"
+
+
+TOKEN_SECONDS = 600  # the shortest service account token the API server issues
+SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def jwt_claims(token):
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+@pytest.mark.skipif(os.environ.get("NODEHOOK_LONG_TESTS") != "1",
+                    reason=f"long mode: the shortest token lives {TOKEN_SECONDS} s, so this takes about 11 minutes; "
+                           "set NODEHOOK_LONG_TESTS=1")
+def test_the_agent_keeps_working_after_the_kubelet_rotates_its_token_and_the_first_one_expires(real, tmp_path):
+    # The pod's token as the default one, but with the shortest lifetime (the default 3607 s ones
+    # are extended to a year by the API server, so they would never expire in a test).
+    patch = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "nodehook"}, "spec": {"template": {
+        "spec": {"automountServiceAccountToken": False,
+                 "containers": [{"name": "nodehook", "volumeMounts": [
+                     {"name": "short-token", "mountPath": SA_DIR, "readOnly": True}]}],
+                 "volumes": [{"name": "short-token", "projected": {"sources": [
+                     {"serviceAccountToken": {"path": "token", "expirationSeconds": TOKEN_SECONDS}},
+                     {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                     {"downwardAPI": {"items": [{"path": "namespace",
+                                                 "fieldRef": {"fieldPath": "metadata.namespace"}}]}}]}}]}}}}
+    install(real, tmp_path, "restricted", patch=patch)
+    pod = next(p for p in wait_rolled_out(real) if p["spec"]["nodeName"] == "node-1")
+    token_file = real.host_path("node-1", f"/var/lib/kubelet/pods/{pod['metadata']['uid']}"
+                                          "/volumes/kubernetes.io~projected/short-token/token")
+    first = token_file.read_text()
+    expires = jwt_claims(first)["exp"]
+    assert expires - jwt_claims(first)["iat"] == TOKEN_SECONDS
+    # The kubelet writes a new token at 80% of the lifetime; then the first one expires.
+    wait_until(lambda: token_file.read_text() != first, "the kubelet to rotate the token", timeout=TOKEN_SECONDS)
+    wait_until(lambda: time.time() > expires + 5, "the first token to expire", timeout=TOKEN_SECONDS)
+    create_widget(real, "w-rotated", 6)
+    wait_until(lambda: widget_file(real, "node-1", "w-rotated").exists(), "w-rotated handled with the new token")
+    log = pod_log(real, pod["metadata"]["name"])
+    assert not re.findall(r"^.*\b401\b.*$", log, re.M), log
 
 
 def test_a_lost_node_in_finalizer_mode_has_its_finalizer_removed_by_the_other_agent(real, tmp_path):
