@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, _binary, parse_log_line, wait_until
-
-SLOW_HOOK = Path(__file__).resolve().parent / "hooks" / "slow-node-file-hook"
 from deploy_tools import DEPLOY, kubectl, nodehook_rbac
 from kube import ApiError, Kube
+
+SLOW_HOOK = Path(__file__).resolve().parent / "hooks" / "slow-node-file-hook"
 
 NODES = 2
 NAMESPACE = "nodehook"
@@ -66,6 +66,9 @@ class RealCluster:
         self.kubeconfig = line.strip().split("=", 1)[1]
         self.kube = Kube(self.kubeconfig)
         self.agents_seen = set()  # PIDs of agents found in the nodes, for the cleanup check
+        # nhrnK: the bridge, and the prefix of the nodes' network namespaces and cgroups.
+        self.prefix = re.search(r"^cgroupRoot: /(nhrn\d+)-node-1$", (self.node_dir("node-1") / "kubelet.yaml").read_text(),
+                                re.M).group(1)
 
     def node_dir(self, node):
         return self.dir / "nodes" / node
@@ -94,8 +97,9 @@ def real(tmp_path_factory):
     # may run on this machine meanwhile: only the ones seen in the nodes count.)
     assert not set(agent_processes()) & c.agents_seen, "agent processes outlived the cluster"
     leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert "nhrn" not in leftovers, leftovers
-    assert not list(Path("/sys/fs/cgroup/memory").glob("nhrn*-node-*")), "cgroups left behind"
+    assert f"{c.prefix}-n" not in leftovers, leftovers
+    assert not Path(f"/sys/class/net/{c.prefix}").exists(), "bridge left behind"
+    assert not list(Path("/sys/fs/cgroup").glob(f"*/{c.prefix}-node-*")), "cgroups left behind"
 
 
 _installs = itertools.count(1)
@@ -396,8 +400,10 @@ def test_the_agent_keeps_working_after_the_kubelet_rotates_its_token_and_the_fir
                                                  "fieldRef": {"fieldPath": "metadata.namespace"}}]}}]}}]}}}}
     install(real, tmp_path, "restricted", patch=patch)
     pod = next(p for p in wait_rolled_out(real) if p["spec"]["nodeName"] == "node-1")
-    token_file = real.host_path("node-1", f"/var/lib/kubelet/pods/{pod['metadata']['uid']}"
-                                          "/volumes/kubernetes.io~projected/short-token/token")
+    # The kubelet's tmpfs for the volume exists only in the node's mount namespace: look through
+    # the node's PID 1.
+    token_file = Path(f"/proc/{real.node_pid('node-1')}/root/var/lib/kubelet/pods/{pod['metadata']['uid']}"
+                      "/volumes/kubernetes.io~projected/short-token/token")
     first = token_file.read_text()
     expires = jwt_claims(first)["exp"]
     assert expires - jwt_claims(first)["iat"] == TOKEN_SECONDS
