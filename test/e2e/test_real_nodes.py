@@ -303,8 +303,12 @@ def test_a_killed_agent_is_restarted_by_the_kubelet_and_runs_nothing_twice(real)
         p = real.kube.request("GET", f"/api/v1/namespaces/{NAMESPACE}/pods/{name}")
         return ready(p) and p["status"]["containerStatuses"][0]["restartCount"] == restarts + 1
     wait_until(restarted, f"the kubelet to restart the agent on {node} and the pod to be Ready", timeout=120)
-    wait_until(lambda: widget_file(real, node, "w-while-down").exists(), "the change made while it was down")
-    log = pod_log(real, name)
+    # The hook writes its file before it exits, and the agent logs its success after: wait for the log.
+    def handled():
+        text = pod_log(real, name)
+        return hook_runs(text, f"{WIDGET_NS}/w-while-down") and text
+    log = wait_until(handled, "the change made while it was down to be handled")
+    assert widget_file(real, node, "w-while-down").exists()
     assert hook_runs(log, f"{WIDGET_NS}/w-while-down") == [("create", f"{WIDGET_NS}/w-while-down")], log
     assert hook_runs(log, f"{WIDGET_NS}/w1") == [], f"w1 was handled before the crash, ran again:\n{log}"
 
