@@ -2,7 +2,8 @@
 # Runs every test: installs what is missing, builds, runs the Catch2 unit and fault-injection
 # tests (ctest); the unit tests again under ASan+UBSan with every fuzz seed corpus replayed, and
 # the agent, storage and faults tests under TSan (test/sanitize.sh); clang-tidy (test/lint.sh); builds the local
-# API server once (cached), then the end-to-end tests (pytest); last, the smoke runs of the
+# API server once (cached), the image and the real-node binaries (cached), then the end-to-end
+# tests (pytest, the real-node suite included); last, the smoke runs of the
 # fleet simulation (5 agents on one API server) and of the nodehook vs kopf benchmark
 # (test/bench/compare.sh --smoke); both fail only when something is broken, never on timing.
 set -euo pipefail
@@ -26,6 +27,11 @@ echo "== kubectl (renders deploy/, dry-runs it against the local API server)"
 kubectl_bin=$(test/cluster/build.sh kubectl | tail -n 1)
 echo "== helm (lints and renders deploy/helm/nodehook; built after kubectl, whose packages it shares; cached)"
 helm_bin=$(test/cluster/build.sh helm | tail -n 1)
+echo "== real nodes: the image from the Dockerfile, the pod sandbox image, kubelet + controller-manager + scheduler"
+echo "   (each cached; test/e2e/test_real_nodes.py runs them on test/cluster/real-node.sh's two nodes)"
+test/image/build-image.sh | tail -n 1
+test/image/build-image.sh pause | tail -n 1
+test/cluster/build.sh nodes | tail -n 1
 echo "== end-to-end tests"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" NODEHOOK_KUBECTL="$kubectl_bin" \
   NODEHOOK_HELM="$helm_bin" python3 -m pytest test/e2e -v -p no:cacheprovider "$@"

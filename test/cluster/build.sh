@@ -3,6 +3,8 @@
 #   build.sh            nodehook-testcluster (kube-apiserver + embedded etcd), from this module
 #   build.sh kubectl    kubectl (kustomize built in), from ./kubectl, the same k8s.io release
 #   build.sh helm       helm, from ./helm (helm.sh/helm/v4): lints and renders deploy/helm/nodehook
+#   build.sh nodes      nodehook-k8s-node (kubelet, kube-controller-manager, kube-scheduler in one
+#                       binary), from ./nodes, the same k8s.io release; test/cluster/real-node.sh runs it
 # The first testcluster build downloads ~600 MB of modules and compiles ~2000
 # packages, which takes a while on 2 cores; later calls return at once unless
 # go.mod, go.sum, a .go file of that module, this script or the Go version changed.
@@ -16,7 +18,8 @@ case "${1:-testcluster}" in
 testcluster) src="$here" bin="$out_dir/nodehook-testcluster" what="kube-apiserver + etcd" ;;
 kubectl) src="$here/kubectl" bin="$out_dir/kubectl" what="kubectl" ;;
 helm) src="$here/helm" bin="$out_dir/helm" what="helm" ;;
-*) echo "usage: build.sh [testcluster|kubectl|helm]" >&2; exit 2 ;;
+nodes) src="$here/nodes" bin="$out_dir/nodehook-k8s-node" what="kubelet + controller-manager + scheduler" ;;
+*) echo "usage: build.sh [testcluster|kubectl|helm|nodes]" >&2; exit 2 ;;
 esac
 stamp="$bin.stamp"
 

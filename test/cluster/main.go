@@ -49,21 +49,37 @@ func main() {
 	fs := flag.NewFlagSet("nodehook-testcluster", flag.ExitOnError)
 	dir := fs.String("dir", "", "data directory (etcd data, certificates, kubeconfig); reused if it exists")
 	port := fs.Int("port", 0, "API server port on 127.0.0.1 (default: the port of the previous run in --dir, else a free one)")
-	var applies stringList
+	var applies, alsoListen stringList
 	fs.Var(&applies, "apply", "YAML/JSON manifest file to apply once ready (repeatable, applied in order)")
+	fs.Var(&alsoListen, "also-listen", "another local IP address to serve on, same port (repeatable; real-node.sh: the nodes' bridge)")
+	withControllers := fs.Bool("with-controller-manager", false,
+		"a kube-controller-manager runs beside (real-node.sh): admit pods through the ServiceAccount plugin")
 	fs.Parse(os.Args[1:])
 	if *dir == "" || fs.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: nodehook-testcluster --dir DIR [--apply FILE]... [--port N]")
+		fmt.Fprintln(os.Stderr, "usage: nodehook-testcluster --dir DIR [--apply FILE]... [--port N] [--also-listen IP]... [--with-controller-manager]")
 		os.Exit(2)
 	}
-	if err := run(*dir, *port, applies); err != nil {
+	for _, a := range alsoListen {
+		if net.ParseIP(a) == nil {
+			fmt.Fprintf(os.Stderr, "--also-listen %q: expected an IP address\n", a)
+			os.Exit(2)
+		}
+	}
+	opts := serverOptions{alsoListen: alsoListen, withControllers: *withControllers}
+	if err := run(*dir, *port, applies, opts); err != nil {
 		logf("error: %v", err)
 		os.Exit(1)
 	}
 	logf("stopped")
 }
 
-func run(dir string, port int, applies []string) error {
+// serverOptions are the flags real-node.sh sets; the defaults are the plain loopback server.
+type serverOptions struct {
+	alsoListen      []string
+	withControllers bool
+}
+
+func run(dir string, port int, applies []string, opts serverOptions) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -110,7 +126,7 @@ func run(dir string, port int, applies []string) error {
 	}
 	// Listening ourselves and handing the listener to the server avoids a
 	// race between picking a free port and binding it.
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	ln, err := listenAll(append([]string{"127.0.0.1"}, opts.alsoListen...), port)
 	if err != nil {
 		return fmt.Errorf("API server port: %w", err)
 	}
@@ -135,7 +151,7 @@ func run(dir string, port int, applies []string) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	logf("starting kube-apiserver on %s (log in %s)", server, filepath.Join(dir, "apiserver.log"))
-	serverDone, err := startAPIServer(ctx, ln, p, etcd.Clients[0].Addr().String())
+	serverDone, err := startAPIServer(ctx, ln, p, etcd.Clients[0].Addr().String(), opts)
 	if err != nil {
 		return fmt.Errorf("kube-apiserver: %w", err)
 	}
@@ -310,7 +326,7 @@ func closeEtcd(e *embed.Etcd) {
 
 // startAPIServer does what `kube-apiserver` main does, but with our listener,
 // our context (so we decide when it stops) and generated flags.
-func startAPIServer(ctx context.Context, ln net.Listener, p *pki, etcdAddr string) (<-chan error, error) {
+func startAPIServer(ctx context.Context, ln net.Listener, p *pki, etcdAddr string, opts serverOptions) (<-chan error, error) {
 	s := options.NewServerRunOptions()
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
@@ -333,14 +349,19 @@ func startAPIServer(ctx context.Context, ln net.Listener, p *pki, etcdAddr strin
 		// matter of Pod Security admission, not refused outright, so the
 		// host-level overlay in deploy/ can be dry-run here.
 		"--allow-privileged=true",
-		// There is no controller-manager to create "default" service
-		// accounts, so pods could never be admitted with this plugin.
-		"--disable-admission-plugins=ServiceAccount",
 		// Endpoints may not hold loopback addresses; there is nothing
 		// to reconcile for a single loopback server anyway.
 		"--endpoint-reconciler-type=none",
+		// Kubelets (real-node.sh) are reached at their node address, never by a
+		// host name, which would be looked up in the machine's DNS.
+		"--kubelet-preferred-address-types=InternalIP",
 		"--cert-dir=" + p.dir,
 		"--profiling=false",
+	}
+	if !opts.withControllers {
+		// There is no controller-manager to create "default" service
+		// accounts, so pods could never be admitted with this plugin.
+		args = append(args, "--disable-admission-plugins=ServiceAccount")
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err

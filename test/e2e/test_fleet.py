@@ -3,23 +3,24 @@
 The test cluster has no kubelet, so agent pods are Pod objects whose status the test sets itself
 (podIP, phase Running) and whose agents run here. The pod proxy refuses loopback pod IPs: its
 "address not allowed" check (kubernetes pkg/registry/core/pod/strategy.go, ResourceLocation) is
-`IsGlobalUnicast()`. So each agent listens on a 10.250.N.x/32 address the test adds to `lo`: a
-global unicast address that is local to this machine (traffic never leaves it), removed again
-afterwards. Needs root for `ip addr`.
+`IsGlobalUnicast()`. So the agents run in a network namespace the test makes (pod_network.py),
+each listening on a 10.250.N.x address that exists only there; the API server reaches them over
+the namespace's veth pair, and they reach the API server's 127.0.0.1 through a relay. Needs root.
 """
 
 import os
-import random
 import re
 import subprocess
+from urllib.parse import urlparse
 
 import pytest
 
 from conftest import _binary, REPO, wait_until
 from deploy_tools import kubectl_binary
 from kube import ApiError
+from pod_network import PodNetwork
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="adds pod addresses to lo with `ip addr`: needs root")
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="makes a network namespace for the pod addresses: needs root")
 
 NAMESPACE = "nodehook"  # the plugin's defaults match deploy/base
 LABELS = {"app.kubernetes.io/name": "nodehook"}
@@ -27,27 +28,15 @@ PORT = 8090
 
 
 @pytest.fixture
-def pod_addresses():
-    """Three 10.250.N.{1,2,3}/32 addresses on lo, in a /24 nobody else here uses."""
-    candidates = list(range(1, 255))
-    random.shuffle(candidates)
-    for n in candidates:
-        addresses = [f"10.250.{n}.{host}" for host in (1, 2, 3)]
-        taken = subprocess.run(["ip", "-4", "addr", "show", "to", f"10.250.{n}.0/24"], capture_output=True,
-                               text=True, check=True).stdout.strip()
-        if taken:
-            continue
-        added = []
-        try:
-            for address in addresses:
-                subprocess.run(["ip", "addr", "add", f"{address}/32", "dev", "lo"], check=True, capture_output=True)
-                added.append(address)
-            yield addresses
-            return
-        finally:
-            for address in added:
-                subprocess.run(["ip", "addr", "del", f"{address}/32", "dev", "lo"], check=False)
-    pytest.fail("no free 10.250.N.0/24 for the pod addresses")
+def pod_network(cluster):
+    """A network namespace with three pod addresses; agents started with its launcher reach the
+    API server at the same 127.0.0.1 address and port as outside."""
+    network = PodNetwork(addresses=3)
+    try:
+        network.forward_loopback(int(urlparse(cluster.kube.server).port))
+        yield network
+    finally:
+        network.close()
 
 
 @pytest.fixture
@@ -104,11 +93,12 @@ def table(text):
 
 
 def test_fleet_table_shows_every_node_and_failing_lists_the_failing_handler(
-        make_agent, widgets, pod_addresses, agent_pods, kubectl_nodehook):
-    a_ip, b_ip, silent_ip = pod_addresses
+        make_agent, widgets, pod_network, agent_pods, kubectl_nodehook):
+    a_ip, b_ip, silent_ip = pod_network.pod_ips
     node_a = make_agent("node-a", health_address=f"{a_ip}:{PORT}")
     # node-b's create of w2 fails, and its next attempt is far away, so the view holds still.
     node_b = make_agent("node-b", health_address=f"{b_ip}:{PORT}", retry_base_seconds=600, retry_max_seconds=600)
+    node_a.launcher = node_b.launcher = pod_network.launcher
     node_b.fail_hook("w2", "create", 1000)
     agent_pods("nodehook-a", "node-a", a_ip)
     agent_pods("nodehook-b", "node-b", b_ip)

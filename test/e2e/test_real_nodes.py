@@ -1,0 +1,457 @@
+"""The DaemonSet on real kubelets: the image built from the Dockerfile (test/image/build-image.sh),
+a cluster of two real nodes (test/cluster/real-node.sh: kubelet + containerd + runc each, in
+namespaces of their own), and the shipped overlays plus test/cluster/real-node-component applied
+with `kubectl apply -k`, as users install. One cluster for the whole module; the tests run in
+file order and each leaves the cluster as the next one expects (the install stays).
+
+What the kubelet does here is real: runc enforces the securityContext, the kubelet projects the
+ConfigMaps, the service account token and the emptyDirs, runs the probes and restarts crashed
+containers, the DaemonSet controller rolls out and Pod Security admission judges the pods."""
+
+import base64
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, _binary, parse_log_line, wait_until
+from deploy_tools import DEPLOY, kubectl, nodehook_rbac
+from kube import ApiError, Kube
+
+SLOW_HOOK = Path(__file__).resolve().parent / "hooks" / "slow-node-file-hook"
+
+NODES = 2
+NAMESPACE = "nodehook"
+COMPONENT = REPO / "test" / "cluster" / "real-node-component"
+WIDGET_NS = "real-nodes"
+PROGRAMS = ("containerd", "containerd-shim-runc-v2", "runc", "ctr", "buildah", "debootstrap", "iptables", "cc")
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="real nodes need root (namespaces, mounts, cgroups)")
+
+
+def _missing_programs():
+    return [p for p in PROGRAMS if shutil.which(p) is None] + \
+        [p for p in ("/usr/lib/cni/bridge",) if not Path(p).exists()]
+
+
+class RealCluster:
+    def __init__(self, directory):
+        missing = _missing_programs()
+        if missing:
+            pytest.skip(f"not installed: {', '.join(missing)} (test/install-deps.sh installs them)")
+        self.dir = directory
+        built = subprocess.run([str(REPO / "test" / "image" / "build-image.sh")], capture_output=True, text=True)
+        assert built.returncode == 0, built.stderr
+        fields = dict(f.split("=", 1) for f in built.stdout.splitlines()[-1].split())
+        self.image, archive = fields["image"], fields["archive"]
+        # The Go binaries first (cached), so the cluster's own start is what the deadline below covers.
+        for target in ("testcluster", "nodes", "kubectl"):
+            subprocess.run([str(REPO / "test" / "cluster" / "build.sh"), target], check=True,
+                           stdout=subprocess.DEVNULL)
+        self.log = open(directory / "real-node.log", "wb")
+        self.proc = subprocess.Popen([str(REPO / "test" / "cluster" / "real-node.sh"), "--dir", str(directory),
+                                      "--nodes", str(NODES), "--image", archive],
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.proc.stdout.readline()  # real-node.sh gives up by itself after 180 s
+        if not line.startswith("ready kubeconfig="):
+            self.stop()
+            pytest.fail(f"real-node.sh did not get ready; see {directory / 'real-node.log'}")
+        self.kubeconfig = line.strip().split("=", 1)[1]
+        self.kube = Kube(self.kubeconfig)
+        self.agents_seen = set()  # PIDs of agents found in the nodes, for the cleanup check
+        # nhrnK: the bridge, and the prefix of the nodes' network namespaces and cgroups.
+        self.prefix = re.search(r"^cgroupRoot: /(nhrn\d+)-node-1$", (self.node_dir("node-1") / "kubelet.yaml").read_text(),
+                                re.M).group(1)
+
+    def node_dir(self, node):
+        return self.dir / "nodes" / node
+
+    def host_path(self, node, path):
+        """Where the node's `path` (under /var/lib or /run, node-private) is on this machine."""
+        top, rest = re.match(r"/(var/lib|run)/(.*)", path).groups()
+        return self.node_dir(node) / top.replace("/", "-") / rest
+
+    def node_pid(self, node):
+        return int((self.node_dir(node) / "pid").read_text())
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=120)
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    c = RealCluster(tmp_path_factory.mktemp("real-nodes"))
+    yield c
+    c.stop()
+    assert c.proc.returncode == 0, f"real-node.sh exited {c.proc.returncode}; see {c.dir / 'real-node.log'}"
+    # It leaves nothing behind: no agent of its nodes, namespace or cgroup. (Other tests' agents
+    # may run on this machine meanwhile: only the ones seen in the nodes count.)
+    assert not set(agent_processes()) & c.agents_seen, "agent processes outlived the cluster"
+    leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert f"{c.prefix}-n" not in leftovers, leftovers
+    assert not Path(f"/sys/class/net/{c.prefix}").exists(), "bridge left behind"
+    assert not list(Path("/sys/fs/cgroup").glob(f"*/{c.prefix}-node-*")), "cgroups left behind"
+
+
+_installs = itertools.count(1)
+
+
+def install(real, tmp_path, overlay, namespace=None, config=None, hook=None, patch=None):
+    """`kubectl apply -k` of deploy/overlays/OVERLAY plus the real-node component, as a user's own
+    overlay would: optionally into another namespace, with another agent config (and the
+    ClusterRole `nodehook rbac` derives from it), another program as the widget hook, or a
+    patch of the DaemonSet."""
+    k = tmp_path / f"install-{next(_installs)}"
+    k.mkdir()
+    text = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+            # kustomize takes only relative paths
+            "resources": [os.path.relpath(DEPLOY / "overlays" / overlay, k)],
+            "components": [os.path.relpath(COMPONENT, k)]}
+    if namespace:
+        text["namespace"] = namespace
+    if config:
+        (k / "config.json").write_text(json.dumps(config, indent=2))
+        role = nodehook_rbac(json.dumps(config), tmp_path)
+        (k / "clusterrole.yaml").write_text(json.dumps(role))
+        text["configMapGenerator"] = [{"name": "nodehook-config", "behavior": "replace", "files": ["config.json"]}]
+        text["patches"] = [{"path": "clusterrole.yaml"}]
+    if patch:
+        (k / "daemonset-patch.yaml").write_text(json.dumps(patch))
+        text["patches"] = text.get("patches", []) + [{"path": "daemonset-patch.yaml"}]
+    if hook:
+        shutil.copy(hook, k / "widget-hook")
+        text["configMapGenerator"] = text.get("configMapGenerator", []) + [
+            {"name": "nodehook-hooks", "behavior": "replace", "files": ["widget-hook"]}]
+    (k / "kustomization.yaml").write_text(json.dumps(text))
+    kubectl("apply", "-k", str(k), kubeconfig=real.kubeconfig)
+    return k
+
+
+def pods(real, namespace=NAMESPACE):
+    return real.kube.request("GET", f"/api/v1/namespaces/{namespace}/pods?labelSelector=app.kubernetes.io/name%3Dnodehook")["items"]
+
+
+def ready(pod):
+    return pod["status"].get("phase") == "Running" and any(
+        c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", []))
+
+
+def wait_rolled_out(real, timeout=180):
+    """Every node runs one Ready pod of the DaemonSet's current template, and no other; returns them."""
+    def done():
+        ds = real.kube.request("GET", f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets/nodehook")
+        s = ds["status"]
+        settled = (s.get("observedGeneration") == ds["metadata"]["generation"]
+                   and s.get("updatedNumberScheduled") == NODES and s.get("numberReady") == NODES
+                   and s.get("numberAvailable") == NODES)
+        current = pods(real)
+        return settled and len(current) == NODES and all(ready(p) for p in current) and current
+    return wait_until(done, "the DaemonSet's pods Ready on every node", timeout=timeout)
+
+
+def watch_rollout(real, before, timeout=180):
+    """Polls the pods until none of `before` is left and every node's new pod is Ready; returns the
+    fewest Ready pods seen meanwhile."""
+    deadline = time.monotonic() + timeout
+    fewest_ready = NODES
+    while time.monotonic() < deadline:
+        current = pods(real)
+        ready_now = sum(1 for p in current if ready(p))
+        fewest_ready = min(fewest_ready, ready_now)
+        if not {p["metadata"]["name"] for p in current} & before and ready_now == NODES:
+            return fewest_ready
+        time.sleep(0.05)
+    pytest.fail(f"no rollout within {timeout} s")
+
+
+def agent_processes():
+    """PIDs of running agents (`nodehook run`) on this machine, in any node."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                argv = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[0].endswith(b"/nodehook") and argv[1:2] == [b"run"]:
+                found.append(int(proc.name))
+    return found
+
+
+def agent_on(real, node):
+    """The PID of the agent process in `node`'s network namespace, or None."""
+    node_net = os.stat(f"/proc/{real.node_pid(node)}/ns/net").st_ino
+    for pid in agent_processes():
+        try:
+            if os.stat(f"/proc/{pid}/ns/net").st_ino == node_net:
+                real.agents_seen.add(pid)
+                return pid
+        except OSError:
+            pass
+    return None
+
+
+def environ(pid):
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+def pod_log(real, pod, previous=False):
+    return kubectl("-n", NAMESPACE, "logs", pod, "-c", "nodehook", *(["--previous"] if previous else []),
+                   kubeconfig=real.kubeconfig)
+
+
+def hook_runs(log_text, object_name=None):
+    """(handler, object) of each `hook succeeded` line of an agent log."""
+    runs = []
+    for line in log_text.splitlines():
+        fields = parse_log_line(line)
+        if fields.get("event") == "hook succeeded" and object_name in (None, fields.get("object")):
+            runs.append((fields.get("handler"), fields.get("object")))
+    return runs
+
+
+def create_widget(real, name, size):
+    real.kube.request("POST", f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets",
+                      {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name},
+                       "spec": {"size": size}})
+
+
+def widget_file(real, node, name):
+    return real.host_path(node, f"/var/lib/nodehook-widgets/{WIDGET_NS}_{name}.json")
+
+
+def test_restricted_overlay_runs_on_every_node_as_the_non_root_user(real, tmp_path):
+    kubectl("apply", "-f", str(REPO / "config" / "examples" / "widget-crd.yaml"), kubeconfig=real.kubeconfig)
+    kubectl("wait", "--for=condition=Established", "crd/widgets.example.com", kubeconfig=real.kubeconfig)
+    real.kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": WIDGET_NS}})
+    install(real, tmp_path, "restricted")
+    running = wait_rolled_out(real)
+    assert sorted(p["spec"]["nodeName"] for p in running) == [f"node-{i}" for i in range(1, NODES + 1)]
+
+    create_widget(real, "w1", 1)
+    for i in range(1, NODES + 1):
+        node = f"node-{i}"
+        # NODE_NAME reaches the agent process through the downward API.
+        pid = wait_until(lambda: agent_on(real, node), f"the agent process on {node}")
+        assert environ(pid)["NODE_NAME"] == node
+        # runc enforced the securityContext: user 65532, no capabilities, no privilege gain,
+        # seccomp (RuntimeDefault), a read-only root filesystem.
+        status = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+        assert status["Uid"].split()[:2] == ["65532", "65532"] and status["Gid"].split()[0] == "65532"
+        assert (status["CapEff"].strip(), status["CapBnd"].strip()) == ("0" * 16, "0" * 16), status
+        assert (status["NoNewPrivs"].strip(), status["Seccomp"].strip()) == ("1", "2"), status
+        root = next(line.split() for line in Path(f"/proc/{pid}/mountinfo").read_text().splitlines()
+                    if line.split()[4] == "/")
+        assert "ro" in root[5].split(","), root
+        # The example hook's file, in the host directory behind the hostPath.
+        f = wait_until(lambda: widget_file(real, node, "w1").exists() and widget_file(real, node, "w1"),
+                       f"the hook's file for w1 on {node}")
+        assert json.loads(f.read_text())["spec"] == {"size": 1}
+        # The init container handed the hostPath directory to the agent's user, mode 0700.
+        state_dir = real.host_path(node, "/var/lib/nodehook").stat()
+        assert (state_dir.st_mode & 0o777, state_dir.st_uid) == (0o700, 65532)
+        state = real.host_path(node, "/var/lib/nodehook/state.db")
+        st = state.stat()
+        assert (st.st_mode & 0o777, st.st_uid) == (0o600, 65532), f"{state}: {oct(st.st_mode)} uid {st.st_uid}"
+
+
+def test_metrics_are_scraped_through_the_pod_proxy(real):
+    for pod in pods(real):
+        name = pod["metadata"]["name"]
+        path = f"/api/v1/namespaces/{NAMESPACE}/pods/{name}:8090/proxy/metrics"
+        text = kubectl("get", "--raw", path, kubeconfig=real.kubeconfig)
+        assert re.search(r"^nodehook_\w+", text, re.M), text[:500]
+
+
+def test_kubectl_nodehook_reads_the_real_pods(real, tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "kubectl-nodehook").symlink_to(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook"))
+    env = dict(os.environ, PATH=f"{plugins}:{os.environ['PATH']}", KUBECONFIG=real.kubeconfig)
+
+    def view():
+        out = subprocess.run([str(_binary("NODEHOOK_KUBECTL", REPO / "build" / "cache" / "kubectl")), "nodehook"],
+                             capture_output=True, text=True, env=env, timeout=120)
+        rows = [line.split() for line in out.stdout.splitlines()]
+        return out if out.returncode == 0 and [f"{WIDGET_NS}/w1", "widgets.example.com/v1", "ok", "ok"] in rows else None
+
+    # Each agent's snapshot follows its state file within a housekeeping tick.
+    out = wait_until(view, "kubectl nodehook to show w1 handled on both nodes")
+    header = out.stdout.splitlines()[0].split()
+    assert header[:2] == ["OBJECT", "RESOURCE"] and sorted(header[2:]) == ["node-1", "node-2"], out.stdout
+
+
+def test_a_killed_agent_is_restarted_by_the_kubelet_and_runs_nothing_twice(real):
+    node = "node-1"
+    pod = next(p for p in pods(real) if p["spec"]["nodeName"] == node)
+    name = pod["metadata"]["name"]
+    restarts = pod["status"]["containerStatuses"][0]["restartCount"]
+    os.kill(agent_on(real, node), signal.SIGKILL)
+    create_widget(real, "w-while-down", 2)  # handled once the agent is back
+
+    def restarted():
+        p = real.kube.request("GET", f"/api/v1/namespaces/{NAMESPACE}/pods/{name}")
+        return ready(p) and p["status"]["containerStatuses"][0]["restartCount"] == restarts + 1
+    wait_until(restarted, f"the kubelet to restart the agent on {node} and the pod to be Ready", timeout=120)
+    # The hook writes its file before it exits, and the agent logs its success after: wait for the log.
+    def handled():
+        text = pod_log(real, name)
+        return hook_runs(text, f"{WIDGET_NS}/w-while-down") and text
+    log = wait_until(handled, "the change made while it was down to be handled")
+    assert widget_file(real, node, "w-while-down").exists()
+    assert hook_runs(log, f"{WIDGET_NS}/w-while-down") == [("create", f"{WIDGET_NS}/w-while-down")], log
+    assert hook_runs(log, f"{WIDGET_NS}/w1") == [], f"w1 was handled before the crash, ran again:\n{log}"
+
+
+def test_a_namespace_enforcing_restricted_rejects_the_pod_as_the_readme_says(real, tmp_path):
+    ns = "psa-restricted"
+    real.kube.request("POST", "/api/v1/namespaces", {"metadata": {
+        "name": ns, "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}})
+    install(real, tmp_path, "restricted", namespace=ns)
+
+    def rejection():
+        events = real.kube.request("GET", f"/api/v1/namespaces/{ns}/events")["items"]
+        return next((e["message"] for e in events if e["reason"] == "FailedCreate"), None)
+    message = wait_until(rejection, "the DaemonSet controller's FailedCreate event")
+    assert 'violates PodSecurity "restricted:latest"' in message and "hostPath" in message, message
+    assert pods(real, ns) == []
+    install_doc = (REPO / "docs" / "install.md").read_text()
+    # The troubleshooting table names what the user sees: the event's reason and message.
+    row = next(line for line in install_doc.splitlines() if line.startswith("|") and "PodSecurity" in line)
+    assert "FailedCreate" in row and 'violates PodSecurity "restricted:latest"' in row, row
+    kubectl("delete", "namespace", ns, "--wait=false", kubeconfig=real.kubeconfig)
+
+
+def test_host_overlay_rolls_out_one_node_at_a_time_and_its_hook_acts_on_the_node_through_nsenter(real, tmp_path):
+    before = {p["metadata"]["name"] for p in pods(real)}
+    install(real, tmp_path, "host")
+    # maxUnavailable 10% of 2 nodes rounds up to 1: at least one agent stays Ready throughout.
+    assert watch_rollout(real, before) >= NODES - 1
+    wait_rolled_out(real)
+
+    create_widget(real, "w-host", 3)
+    for i in range(1, NODES + 1):
+        node = f"node-{i}"
+        # /run/nodehook-widgets of the node's own mount namespace: nsenter -t 1 reached the node.
+        f = real.host_path(node, f"/run/nodehook-widgets/{WIDGET_NS}_w-host.json")
+        wait_until(f.exists, f"the host hook's file on {node}")
+        assert json.loads(f.read_text())["spec"] == {"size": 3}
+        pod = next(p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == node)
+        log = pod_log(real, pod)
+        # The new pods found w1 handled in the node's state file: no create ran again.
+        assert hook_runs(log, f"{WIDGET_NS}/w1") == [], log
+
+
+def test_a_rollout_lets_a_running_slow_hook_finish_and_runs_no_hook_twice(real, tmp_path):
+    config = json.loads((DEPLOY / "base" / "config.json").read_text())
+    install(real, tmp_path, "restricted", config=config, hook=SLOW_HOOK)
+    wait_rolled_out(real)
+    create_widget(real, "slow-1", 5)
+    runs = {f"node-{i}": widget_file(real, f"node-{i}", "slow-1").with_suffix(".runs") for i in range(1, NODES + 1)}
+    for node, f in runs.items():
+        wait_until(lambda: f.exists() and "create started" in f.read_text(), f"the slow hook to start on {node}")
+
+    # A config change, applied while the hooks run: the DaemonSet rolls out (maxSurge 0).
+    before = {p["metadata"]["name"] for p in pods(real)}
+    config["tuning"]["workers"] = 2
+    install(real, tmp_path, "restricted", config=config, hook=SLOW_HOOK)
+    # The first pod to go is told to stop (SIGTERM) while its hook still runs.
+    first = wait_until(lambda: next((p for p in pods(real) if p["metadata"].get("deletionTimestamp")), None),
+                       "the rollout to delete a pod")
+    assert "finished" not in runs[first["spec"]["nodeName"]].read_text(), "the hook ended before the rollout"
+    # maxUnavailable 10% of 2 nodes rounds up to 1: at least one agent stays Ready throughout.
+    assert watch_rollout(real, before) >= NODES - 1
+    wait_rolled_out(real)
+    for node, f in runs.items():
+        # The old pod's agent let its hook finish within the grace period, and the new one, finding
+        # the change handled in the node's state file, did not run it again.
+        assert f.read_text().splitlines() == ["create started", "create finished"], f"{node}: {f.read_text()}"
+
+
+TOKEN_SECONDS = 600  # the shortest service account token the API server issues
+SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def jwt_claims(token):
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+@pytest.mark.skipif(os.environ.get("NODEHOOK_LONG_TESTS") != "1",
+                    reason=f"long mode: the shortest token lives {TOKEN_SECONDS} s, so this takes about 11 minutes; "
+                           "set NODEHOOK_LONG_TESTS=1")
+def test_the_agent_keeps_working_after_the_kubelet_rotates_its_token_and_the_first_one_expires(real, tmp_path):
+    # The pod's token as the default one, but with the shortest lifetime (the default 3607 s ones
+    # are extended to a year by the API server, so they would never expire in a test).
+    patch = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "nodehook"}, "spec": {"template": {
+        "spec": {"automountServiceAccountToken": False,
+                 "containers": [{"name": "nodehook", "volumeMounts": [
+                     {"name": "short-token", "mountPath": SA_DIR, "readOnly": True}]}],
+                 "volumes": [{"name": "short-token", "projected": {"sources": [
+                     {"serviceAccountToken": {"path": "token", "expirationSeconds": TOKEN_SECONDS}},
+                     {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                     {"downwardAPI": {"items": [{"path": "namespace",
+                                                 "fieldRef": {"fieldPath": "metadata.namespace"}}]}}]}}]}}}}
+    install(real, tmp_path, "restricted", patch=patch)
+    pod = next(p for p in wait_rolled_out(real) if p["spec"]["nodeName"] == "node-1")
+    # The kubelet's tmpfs for the volume exists only in the node's mount namespace: look through
+    # the node's PID 1.
+    token_file = Path(f"/proc/{real.node_pid('node-1')}/root/var/lib/kubelet/pods/{pod['metadata']['uid']}"
+                      "/volumes/kubernetes.io~projected/short-token/token")
+    first = token_file.read_text()
+    expires = jwt_claims(first)["exp"]
+    assert expires - jwt_claims(first)["iat"] == TOKEN_SECONDS
+    # The kubelet writes a new token at 80% of the lifetime; then the first one expires.
+    wait_until(lambda: token_file.read_text() != first, "the kubelet to rotate the token", timeout=TOKEN_SECONDS)
+    wait_until(lambda: time.time() > expires + 5, "the first token to expire", timeout=TOKEN_SECONDS)
+    create_widget(real, "w-rotated", 6)
+    wait_until(lambda: widget_file(real, "node-1", "w-rotated").exists(), "w-rotated handled with the new token")
+    log = pod_log(real, pod["metadata"]["name"])
+    assert not re.findall(r"^.*\b401\b.*$", log, re.M), log
+
+
+def test_a_lost_node_in_finalizer_mode_has_its_finalizer_removed_by_the_other_agent(real, tmp_path):
+    """Last: it stops node-2 for good."""
+    config = json.loads((DEPLOY / "base" / "config.json").read_text())
+    config["resources"][0]["finalizer"] = True
+    before = {p["metadata"]["name"] for p in pods(real)}
+    install(real, tmp_path, "restricted", config=config)  # a config change: the DaemonSet rolls out
+    wait_until(lambda: not {p["metadata"]["name"] for p in pods(real)} & before, "the config's rollout")
+    running = wait_rolled_out(real)
+    for pod in running:
+        # Finalizer mode adds the node's finalizer to what was handled before, runs no hook again.
+        log = pod_log(real, pod["metadata"]["name"])
+        assert hook_runs(log, f"{WIDGET_NS}/w1") == [], log
+
+    base = f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets"
+    create_widget(real, "w-fin", 4)
+    wanted = sorted(f"nodehook.io/node-{i}" for i in range(1, NODES + 1))
+    wait_until(lambda: sorted(real.kube.request("GET", f"{base}/w-fin")["metadata"].get("finalizers", [])) == wanted,
+               "both nodes' finalizers on w-fin")
+
+    # node-2 is lost: its kubelet, containerd and agent stop, and its Node is deleted.
+    lost = real.node_pid("node-2")
+    os.kill(lost, signal.SIGTERM)
+    wait_until(lambda: not Path(f"/proc/{lost}").exists(), "node-2 to stop", timeout=60)
+    real.kube.request("DELETE", "/api/v1/nodes/node-2")
+
+    real.kube.request("DELETE", f"{base}/w-fin")
+
+    def gone():
+        try:
+            real.kube.request("GET", f"{base}/w-fin")
+            return False
+        except ApiError as e:
+            return e.status == 404
+    wait_until(gone, "w-fin to be deleted: node-1 removes its own finalizer and the lost node's", timeout=120)
+    assert not widget_file(real, "node-1", "w-fin").exists(), "node-1's delete hook did not run"
