@@ -8,10 +8,15 @@ ARG BUILD_BASE=debian:bookworm
 FROM ${BUILD_BASE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake ninja-build pkg-config libssl-dev \
-      libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev \
+      libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev ccache \
  && rm -rf /var/lib/apt/lists/*
 COPY . /src
-RUN cmake -S /src -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNODEHOOK_BUILD_TESTS=OFF \
+# A compiler cache mounted at /ccache (test/image/build-image.sh mounts one; `docker build`
+# has none) makes a rebuild after a small change cheap; without it ccache starts empty.
+# Release, not RelWithDebInfo as test/build.sh: the binary is stripped, so debug info would only
+# cost build time.
+RUN if [ -d /ccache ]; then export CCACHE_DIR=/ccache; fi \
+ && cmake -S /src -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DNODEHOOK_BUILD_TESTS=OFF \
  && ninja -C /build -j2 nodehook \
  && strip --strip-unneeded -o /nodehook /build/agent/app/nodehook
 

@@ -4,9 +4,13 @@
 #      is both the Dockerfile's BUILD_BASE and its BASE (the stages install what they need);
 #   2. `buildah bud --isolation chroot` of the Dockerfile with those build args;
 #   3. `buildah push IMAGE oci-archive:FILE:IMAGE`, the tarball `ctr images import` takes.
-# Cached under ${NODEHOOK_CACHE_DIR:-build/cache}: the base is keyed on its recipe and the mirror,
-# the image on the base and the build context's files (context_hash), so an unchanged checkout
-# returns at once. buildah's storage lives there too (buildah/), not in /var.
+# Cached under ${NODEHOOK_IMAGE_CACHE_DIR:-$XDG_CACHE_HOME/nodehook-image} (~/.cache/...), outside
+# the checkout like ccache and Go's build cache, so every checkout on the machine shares it: the
+# base is keyed on its recipe and the mirror, the image on the base and the build context's files
+# (context_hash), so an unchanged tree returns at once. buildah's storage lives there too
+# (buildah/), not in /var, and so does the compiler cache the Dockerfile's build stage uses
+# (ccache/, mounted at /ccache), which makes a rebuild after a small change recompile only what
+# changed.
 # Needs root, buildah and debootstrap. Progress goes to stderr; the last line on stdout is
 #   image=localhost/nodehook:test archive=PATH
 # (the reference is the same for every build, the one test/cluster/real-node-component names; the
@@ -18,7 +22,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-out_dir="${NODEHOOK_CACHE_DIR:-$repo/build/cache}"
+cache_home="${XDG_CACHE_HOME:-${HOME:-$repo/build}/.cache}"
+out_dir="${NODEHOOK_IMAGE_CACHE_DIR:-$cache_home/nodehook-image}"
 mirror="${NODEHOOK_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 
 log() { echo "build-image.sh: $*" >&2; }
@@ -106,8 +111,10 @@ image="localhost/nodehook:test"
 archive="$out_dir/nodehook-image-$hash.oci.tar"
 if [[ ! -f $archive ]]; then
 	t0=$SECONDS
-	log "buildah bud of the Dockerfile (the agent is compiled inside, without ccache: minutes)..."
+	log "buildah bud of the Dockerfile (the agent is compiled inside, through the image's ccache)..."
+	mkdir -p "$out_dir/ccache"
 	if ! bh bud --isolation chroot --layers=false -q --build-arg "BASE=$base" --build-arg "BUILD_BASE=$base" \
+		--volume "$out_dir/ccache:/ccache" \
 		-t "$image" -f "$repo/Dockerfile" "$repo" >"$out_dir/nodehook-image-$hash.log" 2>&1; then
 		log "buildah bud failed, see $out_dir/nodehook-image-$hash.log"
 		exit 1
