@@ -13,6 +13,7 @@
 #include "agent/base/metrics.h"
 #include "agent/pipeline/agent.h"
 #include "agent/election/election_setup.h"
+#include "agent/finalizers/agent_pods.h"
 #include "agent/kube/connection_config.h"
 #include "agent/kube/rest_kube_client.h"
 #include "storage/state_file.h"
@@ -55,6 +56,38 @@ std::string ResolveHookWorkDir(const Config& config) {
   Log(LogLevel::kInfo, "hook work directory chosen",
       {{"dir", dir}, {"in_memory", memory ? "true" : "false"}, {"next", "sweep it"}});
   return dir;
+}
+
+// Finalizer mode judges which nodes still have an agent by this DaemonSet's pods, found from the
+// agent's own pod (downward API). Without them, a node's finalizers come off only when its Node
+// is gone, as before finalizer_release_after_seconds existed: never sooner than they should.
+std::optional<ResourceRef> AgentPodsFor(const Config& config, KubeClient& client, const CancelToken& stop) {
+  bool finalizers = false;
+  for (const auto& r : config.resources) finalizers = finalizers || r.finalizer;
+  if (!finalizers || config.tuning.finalizer_release_after_seconds == 0) return std::nullopt;
+  const char* ns = std::getenv("POD_NAMESPACE");
+  const char* name = std::getenv("POD_NAME");
+  const std::string next = "release a node's finalizers only when its Node is gone";
+  if (!ns || !*ns || !name || !*name) {
+    // Off the cluster (a test, a demo) this is expected; in a pod it is a DaemonSet without POD_NAME.
+    Log(ns && *ns ? LogLevel::kWarn : LogLevel::kInfo, "agent pods unknown",
+        {{"error", "POD_NAMESPACE and POD_NAME (downward API) are not both set"}, {"next", next}});
+    return std::nullopt;
+  }
+  auto pods = WaitForAgentPods(client, ns, name, SystemClock::Instance(), stop);
+  if (!pods.ok()) {
+    if (pods.status().code() != StatusCode::kCancelled) {
+      Log(LogLevel::kWarn, "agent pods unknown",
+          {{"pod", std::string(ns) + "/" + name}, {"error", pods.status().ToString()},
+           {"next", next + " (a 403: render the RBAC again with `nodehook rbac`)"}});
+    }
+    return std::nullopt;
+  }
+  Log(LogLevel::kInfo, "agent pods found",
+      {{"namespace", pods->namespace_name}, {"selector", pods->label_selector},
+       {"release_after_seconds", std::to_string(config.tuning.finalizer_release_after_seconds)},
+       {"next", "watch them; a node without one this long loses its finalizers on deleting objects"}});
+  return pods;
 }
 
 }  // namespace
@@ -166,7 +199,11 @@ int RunAgent(const Config& given) {
     const char* pod_uid = std::getenv("POD_UID");
     election = ElectionOptionsFor(effective, pod_uid ? pod_uid : "");
   }
-  Agent agent(effective, client, *store, *store, runner, SystemClock::Instance(), std::move(election));
+  if (health) health->SetWaiting("own pod");
+  std::optional<ResourceRef> agent_pods = AgentPodsFor(effective, client, stop);
+  if (stop.cancelled()) return 0;
+  Agent agent(effective, client, *store, *store, runner, SystemClock::Instance(), std::move(election),
+              std::move(agent_pods));
   if (state->recovered_from_corruption) {
     // Loud in three places: the log (OpenStateForAgent), the metrics and an Event on the Node.
     DefaultMetrics().GetCounter("state_file_recoveries_total", "damaged state files moved aside at start").Increment();

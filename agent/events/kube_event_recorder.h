@@ -98,6 +98,9 @@ class KubeEventRecorder final : public EventRecorder {
                  int failures) override;
   // Reason ObjectQuarantined, action "quarantine".
   void Quarantined(const ResourceRef& resource, const ObjectMeta& object, const std::string& message) override;
+  // Reason FinalizerReleased, the finalizer as action, type Warning.
+  void FinalizerReleased(const ResourceRef& resource, const ObjectMeta& object, const std::string& finalizer,
+                         const std::string& reason) override;
 
   // Blocks until nothing is queued or being posted. For tests and orderly shutdown.
   void WaitIdle();

@@ -43,8 +43,11 @@ class Agent {
   // `election`: cluster-singleton resources take part in the election for the Lease
   // tuning.lease_namespace/lease_name (which must be resolved) with this identity and these
   // timings; without it their hooks never run on this agent.
+  // `agent_pods`: this DaemonSet's pods (FindAgentPods), by which finalizer mode judges which
+  // nodes still have an agent; without it a node's finalizers come off only when its Node is gone.
   Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore& schedule, ActionRunner& runner,
-        Clock& clock, std::optional<LeaderElectionOptions> election = std::nullopt);
+        Clock& clock, std::optional<LeaderElectionOptions> election = std::nullopt,
+        std::optional<ResourceRef> agent_pods = std::nullopt);
   ~Agent();
 
   // Watches and reconciles until `stop` is cancelled. Then takes no new work, gives running
