@@ -10,7 +10,7 @@ pod is still bound (an agent that crash-loops) keeps them."""
 import pytest
 
 from conftest import wait_until
-from kube import ApiError, create_node
+from kube import create_agent_pod, create_node, delete_pod
 from test_finalizer_nodes import create_everywhere, delete_node, finalizers, no_finalizer_warnings
 
 FINALIZER_MODE = {"finalizer": True}
@@ -24,22 +24,13 @@ def agent_nodes(cluster, widgets):
     """make(suffix) creates a Node and the agent pod bound to it (as the DaemonSet's would be),
     and returns the node name; everything is deleted afterwards."""
     kube, ns = cluster.kube, widgets.namespace
-    try:
-        kube.request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": "default"}})
-    except ApiError as e:
-        if e.status != 409:
-            raise
     nodes = []
 
     def make(suffix):
         node = f"{ns}-{suffix}"
         create_node(kube, node, {})
         nodes.append(node)
-        kube.request("POST", f"/api/v1/namespaces/{ns}/pods", {
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": pod_name(node), "labels": LABELS},
-            "spec": {"nodeName": node, "automountServiceAccountToken": False,
-                     "containers": [{"name": "nodehook", "image": "nodehook:test"}]}})
+        create_agent_pod(kube, ns, pod_name(node), node, LABELS)
         return node
 
     yield make
@@ -50,14 +41,6 @@ def agent_nodes(cluster, widgets):
 
 def pod_name(node):
     return f"agent-{node}"
-
-
-def delete_pod(kube, ns, name):
-    try:
-        kube.request("DELETE", f"/api/v1/namespaces/{ns}/pods/{name}?gracePeriodSeconds=0")
-    except ApiError as e:
-        if e.status != 404:
-            raise
 
 
 def start_agents(make_agent, agent_nodes, widgets, count):
