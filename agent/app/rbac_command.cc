@@ -110,7 +110,11 @@ std::string AgentPodsRoleYaml(const std::string& name) {
     << "  # Its own pod (get), and its DaemonSet's pods: a node without one loses its finalizers.\n"
     << "  - apiGroups: [\"\"]\n"
     << "    resources: [\"pods\"]\n"
-    << "    verbs: [\"get\", \"list\", \"watch\"]\n";
+    << "    verbs: [\"get\", \"list\", \"watch\"]\n"
+    << "  # Its DaemonSet, for the selector of those pods.\n"
+    << "  - apiGroups: [\"apps\"]\n"
+    << "    resources: [\"daemonsets\"]\n"
+    << "    verbs: [\"get\"]\n";
   return y.str();
 }
 

@@ -1,8 +1,9 @@
 // Which pods are "this DaemonSet's agents": the agent reads its own pod (POD_NAMESPACE and
-// POD_NAME from the downward API) and selects the pods that carry the same labels, minus the
-// ones that differ between rollouts (controller-revision-hash, pod-template-generation). The
-// DaemonSet's own selector is a subset of those labels, so this never selects fewer agents than
-// the DaemonSet owns; it needs no read of DaemonSets (only get/list/watch of pods in the namespace).
+// POD_NAME from the downward API), then the DaemonSet that controls it, and selects by that
+// DaemonSet's selector (immutable, so pods of every revision match it, even while a rollout
+// changes the template's labels). A pod without a controlling DaemonSet (run by hand, a test)
+// selects the pods that carry its own labels, minus the ones that differ between rollouts
+// (controller-revision-hash, pod-template-generation).
 // Thread-safe.
 #pragma once
 
@@ -18,9 +19,13 @@ namespace nodehook {
 // The label selector ("a=b,c=d", keys sorted) for the agent pods alike to `pod_json`.
 // kInvalid when the pod has no labels that could select its peers.
 Result<std::string> AgentPodSelector(const std::string& pod_json);
+// The name of the DaemonSet that controls the pod (its controller ownerReference); "" if none.
+std::string ControllingDaemonSet(const std::string& pod_json);
+// A DaemonSet's spec.selector as a label selector string (matchLabels and matchExpressions).
+Result<std::string> DaemonSetSelector(const std::string& daemonset_json);
 
-// The agent pods as a collection to list and watch: GETs pod `name` in `namespace_name`.
-// Errors are the GET's (kNotFound, kForbidden, kUnavailable, ...) or AgentPodSelector's.
+// The agent pods as a collection to list and watch: GETs pod `name` in `namespace_name`, and its
+// DaemonSet. Errors are the GETs' (kNotFound, kForbidden, kUnavailable, ...) or the selectors'.
 Result<ResourceRef> FindAgentPods(KubeClient& client, const std::string& namespace_name, const std::string& name);
 
 // FindAgentPods, retried with backoff (1 s doubling to 30 s, by `clock`) while the API is

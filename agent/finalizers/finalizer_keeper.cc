@@ -163,10 +163,14 @@ Status FinalizerKeeper::SweepDeparted(const WatchedResource& resource, const Kub
       continue;
     }
     if (why->empty()) continue;
+    bool removed = false;
     Status st = Edit(resource, object, facts, [&](const std::vector<std::string>& list, const KubeObject&) -> Result<std::string> {
-      return RemoveFinalizerPatch(list, f);
+      std::string patch = RemoveFinalizerPatch(list, f);
+      removed = !patch.empty();
+      return patch;
     });
     if (st.code() == StatusCode::kNotFound) return Status::Ok();
+    if (st.ok() && !removed) continue;  // another agent took it off first: its log and Event say so
     // Two stable events: the Node is gone, or the Node stays and its agent left.
     bool node_gone = *why == kNodeGone;
     std::string event = node_gone ? "departed node's finalizer" : "departed agent's finalizer";

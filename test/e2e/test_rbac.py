@@ -45,7 +45,8 @@ def test_the_agent_with_the_derived_role_is_never_refused(cluster, widgets, tmp_
                   env={"POD_NAMESPACE": widgets.namespace, "POD_NAME": pod})
     role, pods_role = nodehook_rbac_documents(agent.config_file.read_text(), tmp_path)
     assert pods_role["kind"] == "Role"
-    assert [(r["resources"], r["verbs"]) for r in pods_role["rules"]] == [(["pods"], ["get", "list", "watch"])]
+    assert [(r["resources"], r["verbs"]) for r in pods_role["rules"]] == [(["pods"], ["get", "list", "watch"]),
+                                                                          (["daemonsets"], ["get"])]
     verbs = {(r["apiGroups"][0], r["resources"][0]): r["verbs"] for r in role["rules"]}
     assert verbs == {("example.com", "widgets"): ["get", "list", "watch", "patch"],
                      ("", "nodes"): ["get", "list", "watch"],

@@ -250,3 +250,45 @@ TEST_CASE("agent pods are found from the own pod; a missing pod is a permanent a
   auto missing = WaitForAgentPods(client, "nodehook", "nodehook-gone", clock, stop);
   CHECK(missing.status().code() == StatusCode::kNotFound);
 }
+
+TEST_CASE("agent pods are selected by their DaemonSet's selector when a DaemonSet controls the own pod") {
+  FakeKubeClient client;
+  KubeObject own;
+  own.meta.namespace_name = "nodehook";
+  own.meta.name = "nodehook-abc";
+  own.json = R"({"metadata":{"name":"nodehook-abc","labels":{"app":"nodehook","team":"x"},"ownerReferences":[)"
+             R"({"kind":"ReplicaSet","name":"other","controller":false},)"
+             R"({"apiVersion":"apps/v1","kind":"DaemonSet","name":"nodehook","controller":true}]}})";
+  client.PutObject(own);
+  KubeObject ds;
+  ds.meta.namespace_name = "nodehook";
+  ds.meta.name = "nodehook";
+  ds.json = R"({"kind":"DaemonSet","spec":{"selector":{"matchLabels":{"app":"nodehook"},"matchExpressions":[)"
+            R"({"key":"tier","operator":"In","values":["a","b"]},{"key":"canary","operator":"DoesNotExist"}]}}})";
+  client.PutObject(ds);
+  CHECK(ControllingDaemonSet(own.json) == "nodehook");
+  auto found = FindAgentPods(client, "nodehook", "nodehook-abc");
+  REQUIRE(found.ok());
+  CHECK(found->label_selector == "app=nodehook,tier in (a,b),!canary");
+  CHECK(client.get_refs().back().resource.plural == "daemonsets");
+  // An empty selector would take every pod in the namespace for an agent: refused.
+  CHECK(DaemonSetSelector(R"({"spec":{"selector":{}}})").status().code() == StatusCode::kInvalid);
+  CHECK(DaemonSetSelector(R"({"spec":{"selector":{"matchExpressions":[{"key":"a","operator":"Gt"}]}}})")
+            .status().code() == StatusCode::kInvalid);
+}
+
+TEST_CASE("agent pods: when another agent released the finalizer first, this one neither logs nor posts it") {
+  DepartureFixture f;
+  CapturedLog log;
+  f.Deleting("u1", "2");
+  f.pods.OnDeleted(Pod("pb", "node-b"));
+  f.clock.Advance(kReleaseAfter);
+  f.client.QueueList(ObjectList{});
+  // The other agent's patch came first: ours fails its test, and the re-read shows it done.
+  f.client.QueuePatchResult(Status(StatusCode::kInvalid, "patch widgets: HTTP 422: the server rejected our request"));
+  f.client.PutObject(*WithFinalizers(Widget("u1", "3", 1), R"(["x"])", true));
+  REQUIRE_FALSE(f.Reconcile(f.resource, "u1"));
+  CHECK(f.client.patches().size() == 1);
+  CHECK(f.events.released.empty());
+  CHECK(log.Count("departed agent's finalizer removed") == 0);
+}
