@@ -87,7 +87,7 @@ std::optional<ResourceRef> AgentPodsFor(const Config& config, KubeClient& client
       {{"namespace", pods->namespace_name}, {"selector", pods->label_selector},
        {"release_after_seconds", std::to_string(config.tuning.finalizer_release_after_seconds)},
        {"next", "watch them; a node without one this long loses its finalizers on deleting objects"}});
-  return pods;
+  return std::move(pods).value();
 }
 
 }  // namespace
