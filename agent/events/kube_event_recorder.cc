@@ -174,8 +174,8 @@ void KubeEventRecorder::Quarantined(const ResourceRef& resource, const ObjectMet
 
 void KubeEventRecorder::FinalizerReleased(const ResourceRef& resource, const ObjectMeta& object,
                                           const std::string& finalizer, const std::string& reason) {
-  std::string note = "finalizer " + finalizer + " released by node " + options_.node_name + " without its delete hook: " +
-                     NoteText(reason);
+  std::string note = "finalizer " + finalizer + " released by node " + options_.node_name +
+                     " without its delete hook: " + NoteText(reason);
   // The finalizer is the "handler" of the rate-limit key, so each released finalizer gets its Event.
   Enqueue(EventSpec{"", resource, object, "", finalizer, true, note, clock_.Now(), "FinalizerReleased"});
 }

@@ -59,7 +59,8 @@ void AgentPodRoster::FireDue(TimePoint now) {
   }
   for (const auto& [f, since] : due) {
     Log(LogLevel::kInfo, "agent left a node",
-        {{"finalizer", f}, {"absent_seconds", std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - since).count())},
+        {{"finalizer", f},
+         {"absent_seconds", std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - since).count())},
          {"next", "look again at objects being deleted that carry its finalizer"}});
     if (on_due) on_due(f);
   }

@@ -62,7 +62,9 @@ std::string ControllingDaemonSet(const std::string& pod_json) {
   for (const auto& o : owners->value.GetArray()) {
     if (!o.IsObject()) continue;
     auto kind = o.FindMember("kind"), controller = o.FindMember("controller"), name = o.FindMember("name");
-    if (kind == o.MemberEnd() || !kind->value.IsString() || std::string(kind->value.GetString()) != "DaemonSet") continue;
+    if (kind == o.MemberEnd() || !kind->value.IsString() || std::string(kind->value.GetString()) != "DaemonSet") {
+      continue;
+    }
     if (controller == o.MemberEnd() || !controller->value.IsBool() || !controller->value.GetBool()) continue;
     if (name != o.MemberEnd() && name->value.IsString()) return name->value.GetString();
   }

@@ -164,11 +164,12 @@ Status FinalizerKeeper::SweepDeparted(const WatchedResource& resource, const Kub
     }
     if (why->empty()) continue;
     bool removed = false;
-    Status st = Edit(resource, object, facts, [&](const std::vector<std::string>& list, const KubeObject&) -> Result<std::string> {
+    auto remove = [&](const std::vector<std::string>& list, const KubeObject&) -> Result<std::string> {
       std::string patch = RemoveFinalizerPatch(list, f);
       removed = !patch.empty();
       return patch;
-    });
+    };
+    Status st = Edit(resource, object, facts, remove);
     if (st.code() == StatusCode::kNotFound) return Status::Ok();
     if (st.ok() && !removed) continue;  // another agent took it off first: its log and Event say so
     // Two stable events: the Node is gone, or the Node stays and its agent left.

@@ -25,7 +25,7 @@ Duration SingletonDeleteWindow(const Config& config) {
 }  // namespace
 
 ModeSet::ModeSet(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
-                 std::optional<LeaderElectionOptions> election, std::optional<ResourceRef> agent_pods,
+                 std::optional<LeaderElectionOptions> election, const std::optional<ResourceRef>& agent_pods,
                  EventRecorder* events)
     : node_name_(config.node_name) {
   SetUpNodeWatch(config, client, clock, agent_pods, events);
@@ -76,7 +76,8 @@ void ModeSet::SetUpNodeWatch(const Config& config, KubeClient& client, Clock& cl
 
 AgentWatch ModeSet::SetUpAgentPodWatch(const Config& config, KubeClient& client, Clock& clock,
                                        const ResourceRef& pods) {
-  pod_roster_ = std::make_unique<AgentPodRoster>(clock, std::chrono::seconds(config.tuning.finalizer_release_after_seconds));
+  Duration release_after = std::chrono::seconds(config.tuning.finalizer_release_after_seconds);
+  pod_roster_ = std::make_unique<AgentPodRoster>(clock, release_after);
   WatcherOptions options;
   options.watch_timeout_seconds = config.tuning.watch_timeout_seconds;
   options.metrics = &DefaultMetrics();
@@ -139,8 +140,8 @@ void ModeSet::OnNodeLabelsChanged(std::function<void()> fn) {
 
 void ModeSet::OnNodeDeparted(std::function<void(const std::string& finalizer)> fn) {
   if (!node_roster_) return;
-  node_roster_->SetOnDeparted([fn](const std::string& node) { fn(FinalizerName(node)); });
   if (pod_roster_) pod_roster_->SetOnDue(fn);
+  node_roster_->SetOnDeparted([fn = std::move(fn)](const std::string& node) { fn(FinalizerName(node)); });
 }
 
 void ModeSet::Tick(TimePoint now) {

@@ -45,8 +45,8 @@ class ModeSet {
   // `agent_pods`: this DaemonSet's pods (namespace and label selector; finalizer mode judges
   // nodes by them). `events` hears of released finalizers. Both optional.
   ModeSet(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
-          std::optional<LeaderElectionOptions> election, std::optional<ResourceRef> agent_pods = std::nullopt,
-          EventRecorder* events = nullptr);
+          std::optional<LeaderElectionOptions> election,
+          const std::optional<ResourceRef>& agent_pods = std::nullopt, EventRecorder* events = nullptr);
 
   const NodeTargeting& TargetingFor(const WatchedResource& resource) const;
   FinalizerSteps& FinalizersFor(const WatchedResource& resource);

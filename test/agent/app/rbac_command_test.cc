@@ -118,7 +118,8 @@ TEST_CASE("the rbac command prints the agent pods Role after the ClusterRole for
   {
     std::ofstream config(path);
     config << R"({"state_file":"/var/lib/nodehook/state.db","api":{"in_cluster":true},"resources":[{"group":)"
-              R"("example.com","version":"v1","plural":"widgets","finalizer":true,"hooks":{"delete":{"argv":["/bin/true"]}}}]})";
+              R"("example.com","version":"v1","plural":"widgets","finalizer":true,)"
+              R"("hooks":{"delete":{"argv":["/bin/true"]}}}]})";
   }
   RbacCommandArgs args;
   args.config_path = path;

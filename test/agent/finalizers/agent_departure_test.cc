@@ -43,7 +43,8 @@ struct ReleaseEvents final : EventRecorder {
   std::vector<Released> released;
   void PermanentFailure(const ResourceRef&, const ObjectMeta&, const std::string&, const std::string&) override {}
   void Succeeded(const ResourceRef&, const ObjectMeta&, const std::string&) override {}
-  void FinalizerReleased(const ResourceRef&, const ObjectMeta& o, const std::string& f, const std::string& why) override {
+  void FinalizerReleased(const ResourceRef&, const ObjectMeta& o, const std::string& f,
+                         const std::string& why) override {
     released.push_back({o.uid, f, why});
   }
 };
@@ -223,8 +224,8 @@ TEST_CASE("agent pods: with no release time (0 = only when the Node is gone) not
 
 TEST_CASE("agent pods are selected by the own pod's labels, without the ones a rollout changes") {
   auto selector = AgentPodSelector(
-      R"({"metadata":{"name":"nodehook-x","labels":{"app.kubernetes.io/name":"nodehook","controller-revision-hash":"5d8",)"
-      R"("pod-template-generation":"3","tier":"node"}}})");
+      R"({"metadata":{"name":"nodehook-x","labels":{"app.kubernetes.io/name":"nodehook",)"
+      R"("controller-revision-hash":"5d8","pod-template-generation":"3","tier":"node"}}})");
   REQUIRE(selector.ok());
   CHECK(*selector == "app.kubernetes.io/name=nodehook,tier=node");
   auto none = AgentPodSelector(R"({"metadata":{"name":"x","labels":{"controller-revision-hash":"5d8"}}})");
