@@ -202,8 +202,7 @@ int RunAgent(const Config& given) {
   if (health) health->SetWaiting("own pod");
   std::optional<ResourceRef> agent_pods = AgentPodsFor(effective, client, stop);
   if (stop.cancelled()) return 0;
-  Agent agent(effective, client, *store, *store, runner, SystemClock::Instance(), std::move(election),
-              std::move(agent_pods));
+  Agent agent(effective, client, *store, *store, runner, SystemClock::Instance(), std::move(election), agent_pods);
   if (state->recovered_from_corruption) {
     // Loud in three places: the log (OpenStateForAgent), the metrics and an Event on the Node.
     DefaultMetrics().GetCounter("state_file_recoveries_total", "damaged state files moved aside at start").Increment();

@@ -48,7 +48,7 @@ WatcherOptions MakeWatcherOptions(const Config& config) {
 }  // namespace
 
 Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore& schedule, ActionRunner& runner,
-             Clock& clock, std::optional<LeaderElectionOptions> election, std::optional<ResourceRef> agent_pods)
+             Clock& clock, std::optional<LeaderElectionOptions> election, const std::optional<ResourceRef>& agent_pods)
     : config_(std::move(config)),
       client_(client),
       store_(store),
@@ -60,7 +60,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
       reporter_(&DefaultMetrics(), events_),
       reconciler_(store, runner, clock, retry_policy_, reporter_,
                   ReconcilerOptions{config_.node_name, HookWorkDir(config_)}),
-      modes_(config_, client, store, clock, std::move(election), std::move(agent_pods), &events_),
+      modes_(config_, client, store, clock, std::move(election), agent_pods, &events_),
       retry_inbox_(clock, RetryInboxOptions{}),
       state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)),
       object_views_(store, clock, ObjectViewsPublisherOptions{}),

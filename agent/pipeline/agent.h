@@ -47,7 +47,7 @@ class Agent {
   // nodes still have an agent; without it a node's finalizers come off only when its Node is gone.
   Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore& schedule, ActionRunner& runner,
         Clock& clock, std::optional<LeaderElectionOptions> election = std::nullopt,
-        std::optional<ResourceRef> agent_pods = std::nullopt);
+        const std::optional<ResourceRef>& agent_pods = std::nullopt);
   ~Agent();
 
   // Watches and reconciles until `stop` is cancelled. Then takes no new work, gives running
