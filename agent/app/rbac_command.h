@@ -35,6 +35,13 @@ std::string ClusterRoleYaml(const std::string& name, const std::vector<PolicyRul
 // The Role for cluster-singleton resources: create leases, get/update the one named `lease_name`.
 // Bound in the agent's namespace only (deploy/base/lease-role.yaml is this for the defaults).
 std::string LeaseRoleYaml(const std::string& name, const std::string& lease_name);
+// Finalizer mode's agent pods (get, list, watch) and DaemonSets (get), in the agent's namespace
+// only: each agent reads its own pod and its DaemonSet, and watches that DaemonSet's pods to
+// judge which nodes still have an agent.
+// deploy/base/agent-pods-role.yaml is this for the default name.
+std::string AgentPodsRoleYaml(const std::string& name);
+// True when `config` needs AgentPodsRoleYaml (a finalizer resource, finalizer_release_after_seconds > 0).
+bool NeedsAgentPodsRole(const Config& config);
 
 struct RbacCommandArgs {
   std::string config_path;

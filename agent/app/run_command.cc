@@ -14,6 +14,7 @@
 #include "agent/base/metrics.h"
 #include "agent/pipeline/agent.h"
 #include "agent/election/election_setup.h"
+#include "agent/finalizers/agent_pods.h"
 #include "agent/kube/connection_config.h"
 #include "agent/kube/rest_kube_client.h"
 #include "agent/state/observed_state_store.h"
@@ -76,6 +77,38 @@ void ReportStateAtStart(const OpenedState& state, const std::string& state_file,
                           "state file " + state_file + " is gone (its lock file shows an agent ran here before); "
                           "started with an empty state: every create hook runs again");
   }
+}
+
+// Finalizer mode judges which nodes still have an agent by this DaemonSet's pods, found from the
+// agent's own pod (downward API). Without them, a node's finalizers come off only when its Node
+// is gone, as before finalizer_release_after_seconds existed: never sooner than they should.
+std::optional<ResourceRef> AgentPodsFor(const Config& config, KubeClient& client, const CancelToken& stop) {
+  bool finalizers = false;
+  for (const auto& r : config.resources) finalizers = finalizers || r.finalizer;
+  if (!finalizers || config.tuning.finalizer_release_after_seconds == 0) return std::nullopt;
+  const char* ns = std::getenv("POD_NAMESPACE");
+  const char* name = std::getenv("POD_NAME");
+  const std::string next = "release a node's finalizers only when its Node is gone";
+  if (!ns || !*ns || !name || !*name) {
+    // Off the cluster (a test, a demo) this is expected; in a pod it is a DaemonSet without POD_NAME.
+    Log(ns && *ns ? LogLevel::kWarn : LogLevel::kInfo, "agent pods unknown",
+        {{"error", "POD_NAMESPACE and POD_NAME (downward API) are not both set"}, {"next", next}});
+    return std::nullopt;
+  }
+  auto pods = WaitForAgentPods(client, ns, name, SystemClock::Instance(), stop);
+  if (!pods.ok()) {
+    if (pods.status().code() != StatusCode::kCancelled) {
+      Log(LogLevel::kWarn, "agent pods unknown",
+          {{"pod", std::string(ns) + "/" + name}, {"error", pods.status().ToString()},
+           {"next", next + " (a 403: render the RBAC again with `nodehook rbac`)"}});
+    }
+    return std::nullopt;
+  }
+  Log(LogLevel::kInfo, "agent pods found",
+      {{"namespace", pods->namespace_name}, {"selector", pods->label_selector},
+       {"release_after_seconds", config.tuning.finalizer_release_after_seconds},
+       {"next", "watch them; a node without one this long loses its finalizers on deleting objects"}});
+  return std::move(pods).value();
 }
 
 }  // namespace
@@ -203,6 +236,9 @@ int RunAgent(const Config& given) {
     const char* pod_uid = std::getenv("POD_UID");
     agent_options.election = ElectionOptionsFor(effective, pod_uid ? pod_uid : "");
   }
+  if (health) health->SetWaiting("own pod");
+  agent_options.agent_pods = AgentPodsFor(effective, client, stop);
+  if (stop.cancelled()) return 0;
   Agent agent(effective, client, store, store, runner, SystemClock::Instance(), std::move(agent_options));
   store_health.SetListener([&agent](const StoreHealthChange& change) {
     agent.ReportNodeEvent("state", change.failing ? "StateWritesFailing" : "StateWritesRecovered", change.failing,

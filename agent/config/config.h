@@ -95,6 +95,9 @@ struct Tuning {
   int gc_interval_seconds = 3600;           // how often rows of vanished objects are purged
   int gone_ttl_seconds = 3600;              // ...once they have been gone this long with nothing pending
   int tombstone_ttl_seconds = 604800;       // give up a deletion whose delete hook keeps failing; 0 = never
+  // Finalizer mode: a node's finalizers come off deleting objects once no agent pod of this
+  // DaemonSet has been bound to it this long (docs/hooks.md); 0 = only when its Node is gone.
+  int finalizer_release_after_seconds = 600;
   // After SIGTERM, running hooks get this long to finish before they are stopped. With the 2 s
   // kill delay it must fit in the pod's terminationGracePeriodSeconds (60 in deploy/).
   int shutdown_grace_seconds = 45;

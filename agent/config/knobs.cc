@@ -236,6 +236,8 @@ const std::vector<KnobBinding>& KnobBindings() {
           "rows of an object gone this long, with nothing pending, are purged"),
       Int("tuning.tombstone_ttl_seconds", &Tuning::tombstone_ttl_seconds, 0, kYear,
           "forget a deleted object whose delete hook kept failing this long; 0 = never"),
+      Int("tuning.finalizer_release_after_seconds", &Tuning::finalizer_release_after_seconds, 0, kYear,
+          "release a node's finalizers once no agent pod was bound to it this long; 0 = only when its Node is gone"),
       Int("tuning.shutdown_grace_seconds", &Tuning::shutdown_grace_seconds, 0, kHour,
           "after SIGTERM, how long running hooks may finish before they get SIGTERM, then SIGKILL"),
       Text("tuning.after_state_recovery", &Tuning::after_state_recovery,

@@ -29,6 +29,10 @@ class EventRecorder {
   // A handler that had failed `failures` times succeeded: type Normal.
   virtual void Recovered(const ResourceRef& /*resource*/, const ObjectMeta& /*object*/,
                          const std::string& /*handler*/, int /*failures*/) {}
+  // Another node's finalizer was taken off the object because that node's agent left
+  // (`reason` says how it was judged): type Warning, its delete hook never ran there.
+  virtual void FinalizerReleased(const ResourceRef& /*resource*/, const ObjectMeta& /*object*/,
+                                 const std::string& /*finalizer*/, const std::string& /*reason*/) {}
 };
 
 // Reports nothing: for agents and tests that post no Events, instead of null checks.

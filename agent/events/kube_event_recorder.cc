@@ -177,6 +177,14 @@ void KubeEventRecorder::Report(const ResourceRef& resource, const ObjectMeta& ob
   Enqueue(EventSpec{"", resource, object, "", action, warning, note, clock_.Now(), reason});
 }
 
+void KubeEventRecorder::FinalizerReleased(const ResourceRef& resource, const ObjectMeta& object,
+                                          const std::string& finalizer, const std::string& reason) {
+  std::string note = "finalizer " + finalizer + " released by node " + options_.node_name +
+                     " without its delete hook: " + NoteText(reason);
+  // The finalizer is the "handler" of the rate-limit key, so each released finalizer gets its Event.
+  Enqueue(EventSpec{"", resource, object, "", finalizer, true, note, clock_.Now(), "FinalizerReleased"});
+}
+
 void KubeEventRecorder::WaitIdle() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return stopping_ || (queue_.empty() && !posting_); });

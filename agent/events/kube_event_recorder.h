@@ -102,6 +102,9 @@ class KubeEventRecorder final : public EventRecorder {
   // note as given, `action` as its action. Rate-limited like the others.
   void Report(const ResourceRef& resource, const ObjectMeta& object, const std::string& action,
               const std::string& reason, bool warning, const std::string& note);
+  // Reason FinalizerReleased, the finalizer as action, type Warning.
+  void FinalizerReleased(const ResourceRef& resource, const ObjectMeta& object, const std::string& finalizer,
+                         const std::string& reason) override;
 
   // Blocks until nothing is queued or being posted. For tests and orderly shutdown.
   void WaitIdle();

@@ -15,6 +15,7 @@ namespace {
 constexpr int kMaxAttempts = 8;
 
 const ResourceRef kNodes{"", "v1", "nodes", "", ""};
+constexpr const char* kNodeGone = "its Node answered 404 to a fresh read";
 
 bool Contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
@@ -31,8 +32,14 @@ bool IsConcurrentFinalizerChange(const Status& st) {
   return st.code() == StatusCode::kInvalid && st.message().find("HTTP 422") != std::string::npos;
 }
 
-FinalizerKeeper::FinalizerKeeper(KubeClient& client, std::string node_name, const NodeRoster* roster)
-    : client_(client), node_name_(std::move(node_name)), own_(FinalizerName(node_name_)), roster_(roster) {}
+FinalizerKeeper::FinalizerKeeper(KubeClient& client, std::string node_name, const NodeRoster* roster,
+                                 AgentWatch agents, EventRecorder* events)
+    : client_(client),
+      node_name_(std::move(node_name)),
+      own_(FinalizerName(node_name_)),
+      roster_(roster),
+      agents_(std::move(agents)),
+      events_(events) {}
 
 Status FinalizerKeeper::Edit(const WatchedResource& resource, const KubeObject& object, const ObjectFacts& facts,
                              const PatchFor& patch_for) {
@@ -103,30 +110,76 @@ Result<bool> FinalizerKeeper::ConfirmedGone(const std::string& finalizer) {
   return true;
 }
 
+Result<std::string> FinalizerKeeper::AgentAway(const std::string& finalizer) {
+  if (!agents_.roster || !agents_.clock) return std::string();
+  auto since = agents_.roster->AbsentSince(finalizer);
+  if (!since) return std::string();  // a pod is bound there, or the pods were never listed
+  Duration absent = agents_.clock->Now() - *since;
+  if (absent < agents_.roster->release_after()) return std::string();  // FireDue requeues it then
+  // The roster is only a hint: never release on a watch that may be stale.
+  if (!agents_.healthy || !agents_.healthy()) return UnavailableError("the agent pod watch is not healthy");
+  std::vector<std::string> names = agents_.roster->NamesFor(finalizer);
+  if (roster_) {
+    for (const auto& n : roster_->NamesFor(finalizer)) {
+      if (!Contains(names, n)) names.push_back(n);
+    }
+  }
+  std::string plain = finalizer.substr(std::string(kFinalizerPrefix).size());
+  if (FinalizerName(plain) == finalizer && !Contains(names, plain)) names.push_back(plain);
+  if (names.empty()) return std::string();  // a hashed name whose node was never seen: cannot be checked
+  for (const auto& name : names) {
+    ResourceRef on_node = agents_.pods;
+    on_node.field_selector = "spec.nodeName=" + name;
+    auto pods = client_.List(on_node, ListOptions{});
+    if (!pods.ok()) return pods.status();
+    if (!pods->items.empty() || !pods->quarantined.empty()) return std::string();  // bound again
+  }
+  return "no agent pod bound to its node for " +
+         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(absent).count()) +
+         "s (finalizer_release_after_seconds), confirmed by a fresh list";
+}
+
+Result<std::string> FinalizerKeeper::WhyReleasable(const std::string& finalizer) {
+  if (!roster_ || !roster_->ShowsOwnerOf(finalizer)) {  // the watch shows its node: no need to ask
+    auto gone = ConfirmedGone(finalizer);
+    if (!gone.ok()) return gone.status();
+    if (*gone) return std::string(kNodeGone);
+  }
+  return AgentAway(finalizer);
+}
+
 Status FinalizerKeeper::SweepDeparted(const WatchedResource& resource, const KubeObject& object,
                                       const ObjectFacts& facts) {
   if (!facts.finalizers_readable.ok()) return facts.finalizers_readable;
   Status result;
   for (const auto& f : facts.finalizers) {
     if (f.rfind(kFinalizerPrefix, 0) != 0 || f == own_) continue;
-    if (roster_ && roster_->ShowsOwnerOf(f)) continue;  // the watch shows its node: no need to ask
-    auto gone = ConfirmedGone(f);
-    if (!gone.ok()) {
+    auto why = WhyReleasable(f);
+    if (!why.ok()) {
       Log(LogLevel::kWarn, "cannot tell whether a node left",
           {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", f},
-           {"error", gone.status().ToString()}, {"next", "keep the finalizer; check again later"}});
-      result = gone.status();
+           {"error", why.status().ToString()}, {"next", "keep the finalizer; check again later"}});
+      result = why.status();
       continue;
     }
-    if (!*gone) continue;
-    Status st = Edit(resource, object, facts, [&](const std::vector<std::string>& list, const KubeObject&) -> Result<std::string> {
-      return RemoveFinalizerPatch(list, f);
-    });
+    if (why->empty()) continue;
+    bool removed = false;
+    auto remove = [&](const std::vector<std::string>& list, const KubeObject&) -> Result<std::string> {
+      std::string patch = RemoveFinalizerPatch(list, f);
+      removed = !patch.empty();
+      return patch;
+    };
+    Status st = Edit(resource, object, facts, remove);
     if (st.code() == StatusCode::kNotFound) return Status::Ok();
-    Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, st.ok() ? "departed node's finalizer removed" : "departed node's finalizer not removed",
+    if (st.ok() && !removed) continue;  // another agent took it off first: its log and Event say so
+    // Two stable events: the Node is gone, or the Node stays and its agent left.
+    bool node_gone = *why == kNodeGone;
+    std::string event = node_gone ? "departed node's finalizer" : "departed agent's finalizer";
+    Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, event + (st.ok() ? " removed" : " not removed"),
         {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", f},
-         {"reason", "its Node answered 404 to a fresh read"}, {"error", st.ToString()},
+         {"reason", *why}, {"error", st.ToString()},
          {"next", st.ok() ? "the object can go once the other nodes are done" : "check again later"}});
+    if (st.ok() && events_) events_->FinalizerReleased(resource.ref, object.meta, f, *why);
     if (!st.ok()) result = st;
   }
   return result;

@@ -6,6 +6,12 @@
 //               GET of its Node answered 404. The Node watch (NodeRoster) is a hint that saves
 //               the GET for nodes it shows; it is never taken as proof that a node is gone, so a
 //               node that joined (or was re-created) after any list keeps its finalizer.
+//               With AgentWatch (finalizer_release_after_seconds > 0), the finalizers of nodes
+//               whose Node stays but whose agent left come off too: the AgentPodRoster must have
+//               seen no agent pod bound there for `release_after`, its watch must be healthy,
+//               and a fresh List of the agent pods on that node must come back empty. A node
+//               whose agent crash-loops keeps its pod, so it keeps its finalizers.
+//               Either way the release is logged and posted as a Warning Event on the object.
 // Every patch is a JSON patch that tests the exact list it replaces (finalizers.h). When another
 // agent changed the list first (422 from the failed test, or 409), the object is re-read and the
 // patch rebuilt from the fresh list, a few times; that expected race is logged at info, not as
@@ -16,7 +22,10 @@
 #include <string>
 #include <vector>
 
+#include "agent/base/clock.h"
 #include "agent/config/config.h"
+#include "agent/events/event_recorder.h"
+#include "agent/finalizers/agent_pod_roster.h"
 #include "agent/finalizers/node_roster.h"
 #include "agent/kube/kube_client.h"
 #include "agent/reconcile/finalizer_steps.h"
@@ -27,10 +36,20 @@ namespace nodehook {
 // finalizer patch begins with one).
 bool IsConcurrentFinalizerChange(const Status& st);
 
+// Judging nodes by this DaemonSet's agent pods (all borrowed, outliving the keeper).
+struct AgentWatch {
+  AgentPodRoster* roster = nullptr;  // null: finalizers come off only when the Node is gone
+  ResourceRef pods;                  // the agent pods: namespace and label selector
+  std::function<bool()> healthy;     // the pod watch has listed and is not failing
+  const Clock* clock = nullptr;
+};
+
 class FinalizerKeeper final : public FinalizerSteps {
  public:
   // `roster` may be null (no Node watch): then every foreign finalizer is checked with a GET.
-  FinalizerKeeper(KubeClient& client, std::string node_name, const NodeRoster* roster);
+  // `events` (may be null) hears of every finalizer released for a departed node or agent.
+  FinalizerKeeper(KubeClient& client, std::string node_name, const NodeRoster* roster, AgentWatch agents = {},
+                  EventRecorder* events = nullptr);
 
   const std::string& own_finalizer() const { return own_; }
 
@@ -55,11 +74,18 @@ class FinalizerKeeper final : public FinalizerSteps {
               const PatchFor& patch_for);
   // True when every Node that could own `finalizer` is answered 404 by a fresh GET.
   Result<bool> ConfirmedGone(const std::string& finalizer);
+  // Why `finalizer` may come off ("" = it stays): its Node is gone, or its agent left.
+  Result<std::string> WhyReleasable(const std::string& finalizer);
+  // "" unless no agent pod was bound to the finalizer's node for release_after, confirmed by a
+  // fresh List of the agent pods on that node.
+  Result<std::string> AgentAway(const std::string& finalizer);
 
   KubeClient& client_;
   const std::string node_name_;
   const std::string own_;
   const NodeRoster* const roster_;
+  const AgentWatch agents_;
+  EventRecorder* const events_;
 };
 
 }  // namespace nodehook

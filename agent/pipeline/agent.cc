@@ -61,7 +61,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
       reporter_(&DefaultMetrics(), events_),
       reconciler_(store, runner, clock, retry_policy_, reporter_,
                   ReconcilerOptions{config_.node_name, HookWorkDir(config_)}),
-      modes_(config_, client, store, clock, std::move(options.election)),
+      modes_(config_, client, store, clock, std::move(options.election), options.agent_pods, &events_),
       retry_inbox_(clock, RetryInboxOptions{}),
       state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)),
       object_views_(store, clock, ObjectViewsPublisherOptions{}),
@@ -148,6 +148,10 @@ std::vector<WatchHealth> Agent::HealthSnapshot() const {
     out.push_back(WatchHealth{modes_.NodeWatchName(), node->synced(), node->last_activity(),
                               node->consecutive_failures(), WatcherStateName(node->state())});
   }
+  if (const Watcher* pods = modes_.agent_pod_watcher()) {
+    out.push_back(WatchHealth{"agent pods", pods->synced(), pods->last_activity(), pods->consecutive_failures(),
+                              WatcherStateName(pods->state())});
+  }
   for (const auto& p : pipelines_) {
     const Watcher& w = p->watcher;
     std::string state = WatcherStateName(w.state());
@@ -170,6 +174,7 @@ void Agent::Run(const CancelToken& stop) {
   for (auto& p : pipelines_) threads.emplace_back([&p, &stop] { p->watcher.Run(stop); });
   Watcher* node_watcher = modes_.node_watcher();
   if (node_watcher) threads.emplace_back([node_watcher, &stop] { node_watcher->Run(stop); });
+  if (Watcher* pods = modes_.agent_pod_watcher()) threads.emplace_back([pods, &stop] { pods->Run(stop); });
   if (modes_.waits_for_node_labels()) {
     // Until this node's labels are known, no targeted object could match: acting then would
     // run delete hooks for objects this node does own. So workers wait for the Node's first list.
@@ -264,6 +269,7 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
   while (!stop.cancelled()) {
     TimePoint wake_at = clock_.Now() + retry_poll;
     RefreshStateMetrics(&next_metrics);
+    modes_.Tick(clock_.Now());  // agents gone long enough: their nodes' finalizers may come off
     ApplyRetryInbox(&wake_at);
     auto requests = store_.TakeRetryRequests();
     if (requests.ok() && !requests->empty()) object_views_.MarkChanged();

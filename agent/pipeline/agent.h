@@ -47,6 +47,9 @@ struct AgentOptions {
   // How soon every lane tries again after a state store write failed, asked each time (e.g.
   // StoreHealth::RetryDelay); unset: a fixed 5 s.
   std::function<Duration()> store_retry_delay;
+  // This DaemonSet's pods (FindAgentPods), by which finalizer mode judges which nodes still have
+  // an agent; unset: a node's finalizers come off only when its Node is gone.
+  std::optional<ResourceRef> agent_pods;
 };
 
 class Agent {

@@ -25,9 +25,10 @@ Duration SingletonDeleteWindow(const Config& config) {
 }  // namespace
 
 ModeSet::ModeSet(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
-                 std::optional<LeaderElectionOptions> election)
+                 std::optional<LeaderElectionOptions> election, const std::optional<ResourceRef>& agent_pods,
+                 EventRecorder* events)
     : node_name_(config.node_name) {
-  SetUpNodeWatch(config, client, clock);
+  SetUpNodeWatch(config, client, clock, agent_pods, events);
   if (election) {
     SetUpElection(config, client, store, clock, *election);
   } else if (HasSingletonResources(config)) {
@@ -38,7 +39,8 @@ ModeSet::ModeSet(const Config& config, KubeClient& client, StateStore& store, Cl
   }
 }
 
-void ModeSet::SetUpNodeWatch(const Config& config, KubeClient& client, Clock& clock) {
+void ModeSet::SetUpNodeWatch(const Config& config, KubeClient& client, Clock& clock,
+                             const std::optional<ResourceRef>& agent_pods, EventRecorder* events) {
   bool targeting = false;
   bool finalizers = false;
   for (const auto& r : config.resources) {
@@ -57,7 +59,11 @@ void ModeSet::SetUpNodeWatch(const Config& config, KubeClient& client, Clock& cl
   }
   if (finalizers) {
     node_roster_ = std::make_unique<NodeRoster>();
-    finalizers_ = std::make_unique<FinalizerKeeper>(client, config.node_name, node_roster_.get());
+    AgentWatch agents;
+    if (agent_pods && config.tuning.finalizer_release_after_seconds > 0) {
+      agents = SetUpAgentPodWatch(config, client, clock, *agent_pods);
+    }
+    finalizers_ = std::make_unique<FinalizerKeeper>(client, config.node_name, node_roster_.get(), agents, events);
     sinks.push_back(node_roster_.get());
     node_ref.field_selector.clear();  // every Node: departures matter wherever they happen
   }
@@ -66,6 +72,20 @@ void ModeSet::SetUpNodeWatch(const Config& config, KubeClient& client, Clock& cl
   options.watch_timeout_seconds = config.tuning.watch_timeout_seconds;
   options.metrics = &DefaultMetrics();
   node_watcher_ = std::make_unique<Watcher>(client, node_ref, *node_tee_, clock, options);
+}
+
+AgentWatch ModeSet::SetUpAgentPodWatch(const Config& config, KubeClient& client, Clock& clock,
+                                       const ResourceRef& pods) {
+  Duration release_after = std::chrono::seconds(config.tuning.finalizer_release_after_seconds);
+  pod_roster_ = std::make_unique<AgentPodRoster>(clock, release_after);
+  WatcherOptions options;
+  options.watch_timeout_seconds = config.tuning.watch_timeout_seconds;
+  options.metrics = &DefaultMetrics();
+  pod_watcher_ = std::make_unique<Watcher>(client, pods, *pod_roster_, clock, options);
+  const Watcher* watcher = pod_watcher_.get();
+  // Listed, and not failing now: otherwise its view of the pods may be stale.
+  auto healthy = [watcher] { return watcher->synced() && watcher->consecutive_failures() == 0; };
+  return AgentWatch{pod_roster_.get(), pods, healthy, &clock};
 }
 
 void ModeSet::SetUpElection(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
@@ -120,7 +140,12 @@ void ModeSet::OnNodeLabelsChanged(std::function<void()> fn) {
 
 void ModeSet::OnNodeDeparted(std::function<void(const std::string& finalizer)> fn) {
   if (!node_roster_) return;
+  if (pod_roster_) pod_roster_->SetOnDue(fn);
   node_roster_->SetOnDeparted([fn = std::move(fn)](const std::string& node) { fn(FinalizerName(node)); });
+}
+
+void ModeSet::Tick(TimePoint now) {
+  if (pod_roster_) pod_roster_->FireDue(now);
 }
 
 void ModeSet::OnLeadershipChanged(std::function<void(bool leading)> fn) { on_leadership_ = std::move(fn); }

@@ -2,6 +2,8 @@
 // resource that uses them; resources that do not get the plain arms.
 //   node targeting      NodeLabels from this Node's watch -> KubeNodeTargeting   (else EveryNode)
 //   finalizer mode      NodeRoster from the Nodes' watch -> FinalizerKeeper      (else NoFinalizers)
+//                       + AgentPodRoster from the agent pods' watch, when finalizer_release_after_seconds
+//                       > 0 and the agent pods are known (app/ finds them from the agent's own pod)
 //   cluster singleton   the Lease's LeaderElector -> SingletonGate               (else OpenGate)
 // One Node watcher serves the first two (only this Node is watched when targeting is all).
 // The sources of requeue triggers are exposed for the wiring (requeue_triggers.h) to register
@@ -19,6 +21,8 @@
 #include "agent/config/config.h"
 #include "agent/election/leader_election.h"
 #include "agent/election/singleton_gate.h"
+#include "agent/events/event_recorder.h"
+#include "agent/finalizers/agent_pod_roster.h"
 #include "agent/finalizers/finalizer_keeper.h"
 #include "agent/finalizers/node_roster.h"
 #include "agent/hooks/hook_gate.h"
@@ -38,8 +42,11 @@ class ModeSet {
  public:
   // `election`: set when the agent takes part in the singleton Lease's election (the resources'
   // singleton hooks never run without it).
+  // `agent_pods`: this DaemonSet's pods (namespace and label selector; finalizer mode judges
+  // nodes by them). `events` hears of released finalizers. Both optional.
   ModeSet(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
-          std::optional<LeaderElectionOptions> election);
+          std::optional<LeaderElectionOptions> election,
+          const std::optional<ResourceRef>& agent_pods = std::nullopt, EventRecorder* events = nullptr);
 
   const NodeTargeting& TargetingFor(const WatchedResource& resource) const;
   FinalizerSteps& FinalizersFor(const WatchedResource& resource);
@@ -49,7 +56,10 @@ class ModeSet {
 
   // Requeue trigger sources; set before Run().
   void OnNodeLabelsChanged(std::function<void()> fn);
+  // A Node left, or a node has had no agent pod for finalizer_release_after_seconds.
   void OnNodeDeparted(std::function<void(const std::string& finalizer)> fn);
+  // Housekeeping: fires the departures of agents gone long enough (by the injected clock).
+  void Tick(TimePoint now);
   void OnLeadershipChanged(std::function<void(bool leading)> fn);
 
   // The Node watcher, when some mode needs it (null otherwise), and what it watches.
@@ -57,10 +67,15 @@ class ModeSet {
   const Watcher* node_watcher() const { return node_watcher_.get(); }
   std::string NodeWatchName() const;
   bool waits_for_node_labels() const { return node_labels_ != nullptr; }
+  // The agent pods' watcher, when finalizer mode judges nodes by them (null otherwise).
+  Watcher* agent_pod_watcher() { return pod_watcher_.get(); }
+  const Watcher* agent_pod_watcher() const { return pod_watcher_.get(); }
   LeaderElector* elector() { return elector_.get(); }
 
  private:
-  void SetUpNodeWatch(const Config& config, KubeClient& client, Clock& clock);
+  void SetUpNodeWatch(const Config& config, KubeClient& client, Clock& clock,
+                      const std::optional<ResourceRef>& agent_pods, EventRecorder* events);
+  AgentWatch SetUpAgentPodWatch(const Config& config, KubeClient& client, Clock& clock, const ResourceRef& pods);
   void SetUpElection(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
                      const LeaderElectionOptions& options);
 
@@ -73,6 +88,8 @@ class ModeSet {
   std::unique_ptr<KubeNodeTargeting> targeting_;
   // Finalizer mode.
   std::unique_ptr<NodeRoster> node_roster_;
+  std::unique_ptr<AgentPodRoster> pod_roster_;
+  std::unique_ptr<Watcher> pod_watcher_;
   std::unique_ptr<FinalizerKeeper> finalizers_;
   std::unique_ptr<WatchSinkTee> node_tee_;
   std::unique_ptr<Watcher> node_watcher_;

@@ -3,8 +3,9 @@
 // a map function names the objects to look at again, and they go on the queue:
 //   this Node's labels changed     -> every object of a resource with node targeting (one that
 //                                     stopped matching is handled as deleted here)
-//   a Node left the cluster        -> objects being deleted that carry its finalizer (a resync
-//                                     does not requeue unchanged objects)
+//   a Node left the cluster, or a  -> objects being deleted that carry its finalizer (a resync
+//   node had no agent pod for        does not requeue unchanged objects); the second fires from
+//   finalizer_release_after_seconds  housekeeping, by the injected clock (ModeSet::Tick)
 //   a leadership term started      -> every object of a singleton resource
 // Registered once on the ModeSet's sources; the periodic lanes hear of every requeued resource.
 // Thread-safe: the sources call from their own threads.

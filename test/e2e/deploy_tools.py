@@ -62,7 +62,7 @@ def nodehook_rbac(config_text, tmp_path):
 
 def nodehook_rbac_documents(config_text, tmp_path):
     """Every document `nodehook rbac --config` prints: the ClusterRole, then the Lease Role when the
-    config has a singleton resource."""
+    config has a singleton resource, then the agent pods Role in finalizer mode."""
     config = tmp_path / "rbac-config.json"
     config.write_text(config_text)
     binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")

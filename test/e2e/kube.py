@@ -107,3 +107,26 @@ def set_node_labels(kube, name, labels):
 def create_namespace(kube, name):
     kube.request("POST", "/api/v1/namespaces",
                  {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+
+def create_agent_pod(kube, namespace, name, node, labels):
+    """A Pod object bound to `node`, as one of the DaemonSet's would be (the test server has no
+    kubelet to run it). Creates the namespace's default ServiceAccount first if it is missing."""
+    try:
+        kube.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts", {"metadata": {"name": "default"}})
+    except ApiError as e:
+        if e.status != 409:
+            raise
+    kube.request("POST", f"/api/v1/namespaces/{namespace}/pods", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels},
+        "spec": {"nodeName": node, "automountServiceAccountToken": False,
+                 "containers": [{"name": "nodehook", "image": "nodehook:test"}]}})
+
+
+def delete_pod(kube, namespace, name):
+    """Deletes the Pod at once (no kubelet to wait for); a Pod already gone is fine."""
+    try:
+        kube.request("DELETE", f"/api/v1/namespaces/{namespace}/pods/{name}?gracePeriodSeconds=0")
+    except ApiError as e:
+        if e.status != 404:
+            raise

@@ -52,19 +52,40 @@ def test_the_shipped_clusterrole_is_what_nodehook_rbac_derives_from_the_shipped_
         assert find(objects, "ClusterRole") == derived, overlay
 
 
+def assert_shipped_role(objects, derived):
+    """The base's Role of that name is `derived` in the agent's namespace, bound to its account."""
+    name = derived["metadata"]["name"]
+    role = find(objects, "Role", name)
+    assert role == dict(derived, metadata={**derived["metadata"], "namespace": "nodehook"})
+    binding = find(objects, "RoleBinding", name)
+    assert binding["metadata"]["namespace"] == "nodehook"
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "nodehook", "namespace": "nodehook"}]
+
+
 def test_the_shipped_lease_role_is_what_nodehook_rbac_derives_for_a_singleton_resource(tmp_path):
     objects = render(DEPLOY / "base")
     config = json.loads(shipped_config(objects))
     for resource in config["resources"]:
         resource["singleton"] = True
         resource["hooks"].pop("resume", None)
-    derived = nodehook_rbac_documents(json.dumps(config), tmp_path)[1]
-    role = find(objects, "Role")
-    assert role == dict(derived, metadata={**derived["metadata"], "namespace": "nodehook"})
-    binding = find(objects, "RoleBinding")
-    assert binding["metadata"]["namespace"] == "nodehook"
-    assert binding["roleRef"]["name"] == role["metadata"]["name"]
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "nodehook", "namespace": "nodehook"}]
+    documents = nodehook_rbac_documents(json.dumps(config), tmp_path)
+    assert len(documents) == 2
+    assert_shipped_role(objects, documents[1])
+
+
+def test_the_shipped_agent_pods_role_is_what_nodehook_rbac_derives_in_finalizer_mode(tmp_path):
+    objects = render(DEPLOY / "base")
+    config = json.loads(shipped_config(objects))
+    for resource in config["resources"]:
+        resource["finalizer"] = True
+    documents = nodehook_rbac_documents(json.dumps(config), tmp_path)
+    assert [d["kind"] for d in documents] == ["ClusterRole", "Role"]
+    assert_shipped_role(objects, documents[1])
+    # The agent finds its pod by the name the downward API gives it.
+    env = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+           for e in pod_spec(objects)["containers"][0]["env"]}
+    assert env["POD_NAME"] == "metadata.name" and env["POD_NAMESPACE"] == "metadata.namespace"
 
 
 def test_the_shipped_config_passes_check_config(tmp_path):

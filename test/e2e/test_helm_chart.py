@@ -77,6 +77,11 @@ def keyed(objects):
     out = {}
     for obj in objects:
         extra = ",".join(sorted(obj.get("data", {}))) if obj["kind"] == "ConfigMap" else ""
+        if obj["kind"] in ("Role", "RoleBinding"):
+            # Several roles (the Lease, the agent pods): told apart by their name's last word,
+            # which the chart and the overlays share ("-lease", "-agent-pods").
+            name = obj["metadata"]["name"]
+            extra = name[name.rindex("-") + 1:] if "-" in name else name
         key = (obj["kind"], extra)
         assert key not in out, f"two objects {key}"
         out[key] = normalized(obj)

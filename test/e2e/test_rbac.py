@@ -1,15 +1,16 @@
 """The agent runs with exactly the ClusterRole `nodehook rbac` prints for its config, through a
 real ServiceAccount token (TokenRequest) of the test API server, whose authorizer is RBAC. Across
 create, update, delete, a permanent failure (Warning Event), success Events, finalizer mode
-(its own finalizer and a departed node's) and node targeting, nothing is refused."""
+(its own finalizer and a departed node's, its own pod and the agent pods read through the pods
+Role) and node targeting, nothing is refused."""
 
 import os
 import re
 import types
 
 from conftest import Agent, parse_log_line, wait_until
-from deploy_tools import grant, grant_in_namespace, nodehook_rbac, nodehook_rbac_documents, revoke
-from kube import create_node, set_node_labels
+from deploy_tools import grant, grant_in_namespace, nodehook_rbac_documents, revoke
+from kube import create_agent_pod, create_node, delete_pod, set_node_labels
 
 
 def kubeconfig_with_token(admin_kubeconfig, token, path):
@@ -37,9 +38,15 @@ def test_the_agent_with_the_derived_role_is_never_refused(cluster, widgets, tmp_
     options = {"finalizer": True, "node_selector_path": "spec.nodeSelector", "success_events": True}
     # The agent reads a kubeconfig with the ServiceAccount's token, written once the role exists.
     kubeconfig = tmp_path / "sa-kubeconfig"
+    pod = f"agent-{node}"
+    create_agent_pod(kube, widgets.namespace, pod, node, {"app": "nodehook-rbac"})
     agent = Agent(node, tmp_path / "agent", types.SimpleNamespace(kubeconfig=str(kubeconfig)), widgets.namespace,
-                  ("create", "update", "delete"), {"retry_limit": 1}, resource_options=options)
-    role = nodehook_rbac(agent.config_file.read_text(), tmp_path)
+                  ("create", "update", "delete"), {"retry_limit": 1}, resource_options=options,
+                  env={"POD_NAMESPACE": widgets.namespace, "POD_NAME": pod})
+    role, pods_role = nodehook_rbac_documents(agent.config_file.read_text(), tmp_path)
+    assert pods_role["kind"] == "Role"
+    assert [(r["resources"], r["verbs"]) for r in pods_role["rules"]] == [(["pods"], ["get", "list", "watch"]),
+                                                                          (["daemonsets"], ["get"])]
     verbs = {(r["apiGroups"][0], r["resources"][0]): r["verbs"] for r in role["rules"]}
     assert verbs == {("example.com", "widgets"): ["get", "list", "watch", "patch"],
                      ("", "nodes"): ["get", "list", "watch"],
@@ -47,9 +54,11 @@ def test_the_agent_with_the_derived_role_is_never_refused(cluster, widgets, tmp_
 
     name = f"nodehook-rbac-{os.getpid()}"
     token = grant(kube, widgets.namespace, name, role)
+    grant_in_namespace(kube, widgets.namespace, name, pods_role)
     kubeconfig_with_token(cluster.kubeconfig, token, kubeconfig)
     try:
         agent.start()
+        wait_until(lambda: agent.log_events("agent pods found"), "the agent to read its own pod")
         mine = {"nodehook-e2e": "rbac"}
         widgets.create("targeted", {"size": 1, "nodeSelector": mine})
         widgets.create("elsewhere", {"size": 1, "nodeSelector": {"nodehook-e2e": "other"}})
@@ -81,6 +90,7 @@ def test_the_agent_with_the_derived_role_is_never_refused(cluster, widgets, tmp_
     finally:
         agent.stop()
         revoke(kube, name)
+        delete_pod(kube, widgets.namespace, pod)
         kube.request("DELETE", f"/api/v1/nodes/{node}")
 
 

@@ -1,7 +1,11 @@
 // `nodehook rbac`: the least-privilege ClusterRole follows the config, grant by grant.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <fstream>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "agent/app/rbac_command.h"
 
@@ -90,4 +94,38 @@ TEST_CASE("the rbac command names the file and key of a config problem and exits
   CHECK(RunRbacCommand(args, out, err) == 2);
   CHECK(err.str().find("/nonexistent/nodehook.json") != std::string::npos);
   CHECK(out.str().empty());
+}
+
+TEST_CASE("finalizer mode adds a Role for the agent pods in the agent's namespace, the same as deploy/base's") {
+  WatchedResource gadgets = Watched("example.com", "gadgets");
+  gadgets.finalizer = true;
+  Config with = WithResources({gadgets});
+  CHECK(NeedsAgentPodsRole(with));
+  with.tuning.finalizer_release_after_seconds = 0;  // released only when the Node is gone: no pods read
+  CHECK_FALSE(NeedsAgentPodsRole(with));
+  CHECK_FALSE(NeedsAgentPodsRole(WithResources({Watched("example.com", "widgets")})));
+  std::string yaml = AgentPodsRoleYaml("nodehook");
+  CHECK(yaml.find("kind: Role\n") != std::string::npos);
+  CHECK(yaml.find("    resources: [\"pods\"]\n    verbs: [\"get\", \"list\", \"watch\"]\n") != std::string::npos);
+  std::ifstream shipped(std::string(NODEHOOK_SOURCE_DIR) + "/deploy/base/agent-pods-role.yaml");
+  std::stringstream text;
+  text << shipped.rdbuf();
+  CHECK(text.str() == yaml);
+}
+
+TEST_CASE("the rbac command prints the agent pods Role after the ClusterRole for a finalizer config") {
+  std::string path = "/tmp/nodehook-rbac-finalizer-" + std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream config(path);
+    config << R"({"state_file":"/var/lib/nodehook/state.db","api":{"in_cluster":true},"resources":[{"group":)"
+              R"("example.com","version":"v1","plural":"widgets","finalizer":true,)"
+              R"("hooks":{"delete":{"argv":["/bin/true"]}}}]})";
+  }
+  RbacCommandArgs args;
+  args.config_path = path;
+  std::ostringstream out, err;
+  REQUIRE(RunRbacCommand(args, out, err) == 0);
+  CHECK(err.str().empty());
+  CHECK(out.str().find("---\n" + AgentPodsRoleYaml("nodehook")) != std::string::npos);
+  std::remove(path.c_str());
 }

@@ -27,11 +27,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- define "nodehook.rbacDocument" -}}
 {{- $text := .root.Values.rbac.generated -}}
 {{- if not $text -}}
-{{- $text = printf "%s\n---\n%s" (.root.Files.Get "files/clusterrole.yaml") (.root.Files.Get "files/lease-role.yaml") -}}
+{{- $text = printf "%s\n---\n%s\n---\n%s" (.root.Files.Get "files/clusterrole.yaml") (.root.Files.Get "files/lease-role.yaml") (.root.Files.Get "files/agent-pods-role.yaml") -}}
 {{- end -}}
 {{- range $doc := splitList "\n---" $text -}}
 {{- $parsed := fromYaml $doc -}}
-{{- if eq (get $parsed "kind") $.kind -}}
+{{- if and (eq (get $parsed "kind") $.kind) (or (not $.name) (eq (get (get $parsed "metadata" | default dict) "name") $.name)) -}}
 {{- toYaml $parsed.rules -}}
 {{- end -}}
 {{- end -}}

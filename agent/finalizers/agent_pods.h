@@ -1,0 +1,36 @@
+// Which pods are "this DaemonSet's agents": the agent reads its own pod (POD_NAMESPACE and
+// POD_NAME from the downward API), then the DaemonSet that controls it, and selects by that
+// DaemonSet's selector (immutable, so pods of every revision match it, even while a rollout
+// changes the template's labels). A pod without a controlling DaemonSet (run by hand, a test)
+// selects the pods that carry its own labels, minus the ones that differ between rollouts
+// (controller-revision-hash, pod-template-generation).
+// Thread-safe.
+#pragma once
+
+#include <string>
+
+#include "agent/base/cancel.h"
+#include "agent/base/clock.h"
+#include "agent/base/status.h"
+#include "agent/kube/kube_client.h"
+
+namespace nodehook {
+
+// The label selector ("a=b,c=d", keys sorted) for the agent pods alike to `pod_json`.
+// kInvalid when the pod has no labels that could select its peers.
+Result<std::string> AgentPodSelector(const std::string& pod_json);
+// The name of the DaemonSet that controls the pod (its controller ownerReference); "" if none.
+std::string ControllingDaemonSet(const std::string& pod_json);
+// A DaemonSet's spec.selector as a label selector string (matchLabels and matchExpressions).
+Result<std::string> DaemonSetSelector(const std::string& daemonset_json);
+
+// The agent pods as a collection to list and watch: GETs pod `name` in `namespace_name`, and its
+// DaemonSet. Errors are the GETs' (kNotFound, kForbidden, kUnavailable, ...) or the selectors'.
+Result<ResourceRef> FindAgentPods(KubeClient& client, const std::string& namespace_name, const std::string& name);
+
+// FindAgentPods, retried with backoff (1 s doubling to 30 s, by `clock`) while the API is
+// unreachable, until `stop`. A permanent answer (404, 403, no labels) is returned at once.
+Result<ResourceRef> WaitForAgentPods(KubeClient& client, const std::string& namespace_name, const std::string& name,
+                                     Clock& clock, const CancelToken& stop);
+
+}  // namespace nodehook
