@@ -6,10 +6,7 @@
 //               GET of its Node answered 404. The Node watch (NodeRoster) is a hint that saves
 //               the GET for nodes it shows; it is never taken as proof that a node is gone, so a
 //               node that joined (or was re-created) after any list keeps its finalizer.
-// Every patch is a JSON patch that tests the exact list it replaces (finalizers.h). When another
-// agent changed the list first (422 from the failed test, or 409), the object is re-read and the
-// patch rebuilt from the fresh list, a few times; that expected race is logged at info, not as
-// an error.
+// Every patch is guarded and retried after a concurrent change (finalizer_edit.h).
 // Thread-safe (borrows a thread-safe KubeClient and NodeRoster, which must outlive it).
 #pragma once
 
@@ -17,15 +14,12 @@
 #include <vector>
 
 #include "agent/config/config.h"
+#include "agent/finalizers/finalizer_edit.h"
 #include "agent/finalizers/node_roster.h"
 #include "agent/kube/kube_client.h"
 #include "agent/reconcile/finalizer_steps.h"
 
 namespace nodehook {
-
-// A concurrent edit of the finalizer list: 409, or the 422 of a failed JSON-patch "test" (every
-// finalizer patch begins with one).
-bool IsConcurrentFinalizerChange(const Status& st);
 
 class FinalizerKeeper final : public FinalizerSteps {
  public:
@@ -33,6 +27,7 @@ class FinalizerKeeper final : public FinalizerSteps {
   FinalizerKeeper(KubeClient& client, std::string node_name, const NodeRoster* roster);
 
   const std::string& own_finalizer() const { return own_; }
+  const std::string& Name() const override { return own_; }
 
   // Ok when this node's finalizer is on the object (now or already). kConflict when the fresh
   // object is being deleted (no finalizer may be added then) or the list kept changing.
@@ -47,12 +42,6 @@ class FinalizerKeeper final : public FinalizerSteps {
                                      const ObjectFacts& facts) override;
 
  private:
-  // The next patch for the object's current finalizers; "" = nothing to do; an error stops.
-  using PatchFor = std::function<Result<std::string>(const std::vector<std::string>& current, const KubeObject& object)>;
-  // Patches, re-reading the object after each concurrent change. kNotFound: the object is gone.
-  // The first attempt patches the list `facts` hold; each retry re-reads the object.
-  Status Edit(const WatchedResource& resource, const KubeObject& object, const ObjectFacts& facts,
-              const PatchFor& patch_for);
   // True when every Node that could own `finalizer` is answered 404 by a fresh GET.
   Result<bool> ConfirmedGone(const std::string& finalizer);
 
