@@ -73,12 +73,13 @@ Status ClaimFinalizer(KubeClient& client, const WatchedResource& resource, const
 }
 
 Status ReleaseFinalizer(KubeClient& client, const WatchedResource& resource, const KubeObject& object,
-                        const ObjectFacts& facts, const std::string& finalizer) {
+                        const ObjectFacts& facts, const std::string& finalizer, const AlsoOnRelease& also) {
   bool removed = false;
   Status st = EditFinalizers(client, resource, object, facts,
-                             [&](const std::vector<std::string>& current, const KubeObject&) -> Result<std::string> {
+                             [&](const std::vector<std::string>& current, const KubeObject& o) -> Result<std::string> {
                                std::string patch = RemoveFinalizerPatch(current, finalizer);
                                removed = !patch.empty();
+                               if (removed && also) patch.insert(patch.size() - 1, also(o));  // before the "]"
                                return patch;
                              });
   if (st.code() == StatusCode::kNotFound) return Status::Ok();  // the object is gone: nothing holds it

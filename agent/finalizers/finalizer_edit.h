@@ -35,9 +35,14 @@ using FinalizerPatchFor =
 [[nodiscard]] Status ClaimFinalizer(KubeClient& client, const WatchedResource& resource, const KubeObject& object,
                                     const ObjectFacts& facts, const std::string& finalizer);
 
+// More JSON-patch operations for the removal's patch, given the object version it applies to
+// (e.g. `,{"op":"remove",...}`, with the leading comma); "" = none.
+using AlsoOnRelease = std::function<std::string(const KubeObject& object)>;
+
 // Ok when `finalizer` is off the object (now or already), or the object is gone. Logs a removal
-// and a failure.
+// and a failure. `also`, when set, adds operations to the patch that removes the finalizer.
 [[nodiscard]] Status ReleaseFinalizer(KubeClient& client, const WatchedResource& resource, const KubeObject& object,
-                                      const ObjectFacts& facts, const std::string& finalizer);
+                                      const ObjectFacts& facts, const std::string& finalizer,
+                                      const AlsoOnRelease& also = nullptr);
 
 }  // namespace nodehook

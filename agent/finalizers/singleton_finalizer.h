@@ -3,7 +3,8 @@
 //   Claim    the leader puts it on before the first hook of an object (create, update or the
 //            adoption of what an earlier leader handled), so an object some leader started a
 //            hook for cannot disappear before a leader has run its delete hook;
-//   Release  the leader takes it off once the delete hook succeeded;
+//   Release  the leader takes it off once the delete hook succeeded, with the handled annotation
+//            in the same patch (so the DELETED event's object owes no second delete);
 //   SweepDeparted  nothing: the finalizer belongs to whoever leads, never to a node.
 // Guarantees: the knowledge that a delete is owed lives in the object's finalizer list, which
 // outlives every agent, term, Lease and timer. Caveat: with no agent running (an uninstall), a

@@ -9,6 +9,7 @@ Each agent sits behind its own freezable proxy, so whoever leads can be cut off.
 held at its end (singleton_cluster.Singletons.hold) so that the fault lands exactly in the window."""
 
 import signal
+import time
 
 import pytest
 
@@ -19,6 +20,13 @@ FINALIZER = "nodehook.io/singleton"
 
 
 def fault(s, node, kind):
+    """Returns when (CLOCK_MONOTONIC, as the hooks' records) the fault began."""
+    at = time.monotonic()
+    fault_now(s, node, kind)
+    return at
+
+
+def fault_now(s, node, kind):
     if kind == "kill":
         s.agents[node].kill()
     elif kind == "stop":
@@ -43,6 +51,13 @@ def start_three(cluster, widgets, tmp_path):
     return s, s.wait_for_holder()
 
 
+def report_handover(window, kind, faulted_at, delete_run):
+    """Prints (pytest -s) how long after the fault the next leader started the delete: a figure
+    for docs/singleton.md, not an assertion."""
+    print(f"\nhandover {window} {kind}: fault -> delete hook started on the next leader "
+          f"{delete_run.start - faulted_at:.2f} s")
+
+
 def wait_gone(widgets, name):
     wait_until(lambda: not widgets.exists(name), f"{name} to disappear (its singleton finalizer removed)")
 
@@ -56,12 +71,12 @@ def test_a_create_finished_but_not_recorded_still_owes_its_delete(cluster, widge
         s.wait_held(leader, "w", "create")
         # The finalizer went on before the hook started.
         assert FINALIZER in widgets.get("w")["metadata"].get("finalizers", [])
-        fault(s, leader, kind)
+        faulted_at = fault(s, leader, kind)
         s.release(leader, "w", "create")  # the hook ends "done"; its agent cannot record it
         wait_until(lambda: [r for r in s.runs() if r.name == "w" and r.how == "done"], "the create to end")
         widgets.delete("w")
         successor = s.wait_for_holder(other_than=(leader,))
-        s.wait_done("w", successor, "delete")
+        report_handover("after_create", kind, faulted_at, s.wait_done("w", successor, "delete"))
         wait_gone(widgets, "w")
         recover(s, leader, kind)
         # The old leader back in the election changes nothing: no second delete, no overlap.
@@ -82,9 +97,9 @@ def test_a_delete_cut_short_with_its_leader_runs_on_the_next_leader(cluster, wid
         s.hold(leader, "w", "delete")
         widgets.delete("w")
         s.wait_held(leader, "w", "delete")
-        fault(s, leader, kind)
+        faulted_at = fault(s, leader, kind)
         successor = s.wait_for_holder(other_than=(leader,))
-        s.wait_done("w", successor, "delete")
+        report_handover("during_delete", kind, faulted_at, s.wait_done("w", successor, "delete"))
         wait_gone(widgets, "w")
         s.release(leader, "w", "delete")
         recover(s, leader, kind)
@@ -105,9 +120,9 @@ def test_an_object_deleted_while_its_create_runs_gets_its_delete_after_a_handove
         s.wait_held(leader, "w", "create")
         widgets.delete("w")  # the finalizer keeps it, being deleted
         assert widgets.get("w")["metadata"].get("deletionTimestamp")
-        fault(s, leader, kind)
+        faulted_at = fault(s, leader, kind)
         successor = s.wait_for_holder(other_than=(leader,))
-        s.wait_done("w", successor, "delete")
+        report_handover("create_deleted", kind, faulted_at, s.wait_done("w", successor, "delete"))
         wait_gone(widgets, "w")
         s.release(leader, "w", "create")
         recover(s, leader, kind)

@@ -117,6 +117,12 @@ TEST_CASE("a delete stopped with its leader's term keeps the finalizer, and the 
   CHECK(FakeRunner::Env(next.runner.calls()[0], "NODEHOOK_REASON") == "delete");
   REQUIRE(next.client.patches().size() == 1);
   CHECK(Removes(next.client.patches()[0]));
+  // The annotation goes in the same patch, so the object's last state owes no second delete.
+  CHECK(next.client.patches()[0].body.find(R"("op":"remove","path":"/metadata/annotations/nodehook.io~1singleton-handled")") !=
+        std::string::npos);
+  next.cache.MarkGone("u1", Widget(2, "", "", true));  // the release made a new version
+  CHECK_FALSE(next.Reconcile());
+  CHECK(next.runner.call_count() == 1);
 }
 
 TEST_CASE("a failed delete hook keeps the finalizer until a run succeeds") {
