@@ -53,8 +53,9 @@ std::vector<PolicyRule> LeastPrivilegeRules(const Config& config) {
   for (const WatchedResource& r : config.resources) {
     rules.Grant(r.ref.group, r.ref.plural, {"list", "watch"});
     if (r.finalizer) rules.Grant(r.ref.group, r.ref.plural, {"get", "patch"});
-    // A singleton resource: its nodehook.io/singleton-handled annotation.
-    if (r.singleton) rules.Grant(r.ref.group, r.ref.plural, {"patch"});
+    // A singleton resource: its nodehook.io/singleton-handled annotation and the one finalizer
+    // nodehook.io/singleton (re-read with a GET after a concurrent change of the list).
+    if (r.singleton) rules.Grant(r.ref.group, r.ref.plural, {"get", "patch"});
     targeting = targeting || !r.node_selector_path.empty();
     finalizers = finalizers || r.finalizer;
   }

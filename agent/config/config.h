@@ -61,6 +61,9 @@ struct WatchedResource {
 
 // The annotation holding the digest of the essence a singleton resource's leader last handled.
 inline constexpr const char* kSingletonHandledAnnotation = "nodehook.io/singleton-handled";
+// The one cluster-wide finalizer of a singleton resource: claimed by the leader before the first
+// hook of an object, removed only after its delete hook succeeded (finalizers/singleton_finalizer.h).
+inline constexpr const char* kSingletonFinalizer = "nodehook.io/singleton";
 
 struct ApiConnection {
   bool in_cluster = false;

@@ -99,6 +99,7 @@ void ReadHooks(const rapidjson::Value& value, const std::string& path, WatchedRe
 // is per node (targeting, per-node finalizers, per-node event logs, resume at a node's start)
 // does not apply.
 void CheckSingleton(const std::string& path, WatchedResource* out, Diagnostics& diag) {
+  // (It keeps the one cluster-wide finalizer nodehook.io/singleton instead: finalizers/singleton_finalizer.h.)
   if (out->finalizer) diag.Error(path, "cannot be combined with \"finalizer\" (per-node finalizers)");
   if (!out->node_selector_path.empty()) {
     diag.Error(path, "cannot be combined with \"node_selector_path\" (node targeting)");

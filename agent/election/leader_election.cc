@@ -54,11 +54,26 @@ void LeaderElector::Observe(const LeaseRecord& record) {
   }
 }
 
+bool LeaderElector::WaitsOutDeletedLease() {
+  // A deleted Lease is no proof that its holder stopped: the holder may be in its term still (it
+  // recreates the Lease at its next renew). Another agent creates it only once the last record
+  // it saw of another holder is older than that record's duration, as for a Lease still held.
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!observed_ || observed_->holder.empty() || observed_->holder == options_.identity) return false;
+  Duration held_for = std::chrono::seconds(observed_->lease_duration_seconds);
+  if (clock_.Now() >= observed_at_ + held_for) return false;
+  Log(LogLevel::kDebug, "lease deleted while held",
+      {{"lease", lease_.Describe()}, {"holder", observed_->holder},
+       {"next", "create it once " + Millis(observed_at_ + held_for - clock_.Now()) + " have passed without the holder"}});
+  return true;
+}
+
 bool LeaderElector::TryAcquireOrRenew() {
   const std::string wall_now = MicroTime(std::chrono::system_clock::now());
   const int duration_seconds = static_cast<int>((options_.lease_duration.count() + 999) / 1000);
   auto current = lease_.Get();
   if (!current.ok() && current.status().code() == StatusCode::kNotFound) {
+    if (WaitsOutDeletedLease()) return false;
     LeaseRecord fresh{options_.identity, duration_seconds, wall_now, wall_now, 0, ""};
     TimePoint sent = clock_.Now();
     auto created = lease_.Create(fresh);

@@ -73,6 +73,8 @@ class LeaderElector final : public Leadership {
   void StartTerm(TimePoint renew_sent, const LeaseRecord& stored, bool takeover);
   void EndTerm(const char* why);
   void Observe(const LeaseRecord& record);
+  // True when the Lease was found deleted while another agent may still be in its term.
+  bool WaitsOutDeletedLease();
   void FenceLoop(const bool& done);
   Duration AcquireWait();
 

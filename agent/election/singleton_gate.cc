@@ -37,11 +37,16 @@ void SingletonGate::Handled(const WatchedResource& resource, const ObjectMeta& o
                             const std::string& target) {
   Status st = client_.Patch(ObjectRef{resource.ref, object.namespace_name, object.name}, PatchType::kMerge,
                             SingletonHandledPatch(target));
-  if (st.ok() || st.code() == StatusCode::kNotFound) return;  // gone: nothing left to remember
+  if (st.ok()) return;
+  // Never dropped silently. Nothing is lost by it: the singleton finalizer (claimed before the
+  // hook) keeps the object's delete owed, and a later leader that finds no matching annotation
+  // runs this hook again (at least once). A 404 means the object went without this agent's
+  // knowledge (its finalizer removed by hand, or a resource without the finalizer yet).
   Log(LogLevel::kWarn, "singleton progress not written",
       {{"object", object.Key()}, {"uid", object.uid}, {"handler", handler},
        {"annotation", kSingletonHandledAnnotation}, {"error", st.ToString()},
-       {"next", "keep it in this node's state; a later leader runs the hook again (at least once)"}});
+       {"next", "keep it in this node's state; a later leader runs the hook again (at least once); "
+                "the finalizer keeps the delete owed"}});
 }
 
 std::optional<Duration> SingletonGate::AwaitHolder(ObjectCache& cache, const std::string& uid) {

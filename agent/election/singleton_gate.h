@@ -1,9 +1,13 @@
 // SingletonGate: the HookGate of a cluster-singleton resource. Hooks start only while this agent
 // holds the Lease (Leadership) and stop when the term ends; each runs behind a fence (`nodehook
 // fence FILE MS --`, fence_command.h), so it also stops when the agent cannot stop it. A handled
-// create or update writes its digest to the object (singleton_progress.h) for the next leader.
-// Outside a term, a deleted object some leader handled is kept for `delete_window`, so that if
-// the leader fell before its delete hook ran, the next one runs it.
+// create or update writes its digest to the object (singleton_progress.h) for the next leader,
+// so it adopts the state instead of running the hook again; a failed write is logged, never
+// fatal: the hook then runs again on a later leader.
+// Whether a delete is owed is not decided here: the singleton finalizer (finalizers/
+// singleton_finalizer.h) keeps every object some leader started a hook of until its delete hook
+// succeeded. Outside a term, this agent keeps the local state of a deleted object for
+// `delete_window` only as memory (objects handled before the finalizer existed rely on it).
 // Thread-safe. Borrows the leadership, client and store, which must outlive it.
 #pragma once
 

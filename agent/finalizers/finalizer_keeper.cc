@@ -4,15 +4,11 @@
 #include <utility>
 
 #include "agent/base/log.h"
+#include "agent/finalizers/finalizer_edit.h"
 #include "agent/finalizers/finalizers.h"
 
 namespace nodehook {
 namespace {
-
-// Each retry follows a fresh read, so only agents racing on the same list collide again; a few
-// rounds settle any realistic number of agents finishing at the same moment, and a caller that
-// still gets kConflict simply tries again later.
-constexpr int kMaxAttempts = 8;
 
 const ResourceRef kNodes{"", "v1", "nodes", "", ""};
 constexpr const char* kNodeGone = "its Node answered 404 to a fresh read";
@@ -23,15 +19,6 @@ bool Contains(const std::vector<std::string>& list, const std::string& item) {
 
 }  // namespace
 
-bool IsConcurrentFinalizerChange(const Status& st) {
-  if (st.code() == StatusCode::kConflict) return true;
-  // The API server answers a failed JSON-patch "test" with a bare 422 ("the server rejected our
-  // request due to an error in our request"). Every finalizer patch starts with a test, so a 422
-  // is taken as the list having changed: the re-read object decides what to do (Claim stops when
-  // the fresh object is being deleted), and the attempts are bounded.
-  return st.code() == StatusCode::kInvalid && st.message().find("HTTP 422") != std::string::npos;
-}
-
 FinalizerKeeper::FinalizerKeeper(KubeClient& client, std::string node_name, const NodeRoster* roster,
                                  AgentWatch agents, EventRecorder* events)
     : client_(client),
@@ -41,60 +28,13 @@ FinalizerKeeper::FinalizerKeeper(KubeClient& client, std::string node_name, cons
       agents_(std::move(agents)),
       events_(events) {}
 
-Status FinalizerKeeper::Edit(const WatchedResource& resource, const KubeObject& object, const ObjectFacts& facts,
-                             const PatchFor& patch_for) {
-  ObjectRef ref{resource.ref, object.meta.namespace_name, object.meta.name};
-  KubeObject current = object;
-  if (!facts.finalizers_readable.ok()) return facts.finalizers_readable;
-  std::vector<std::string> list = facts.finalizers;
-  for (int attempt = 1;; ++attempt) {
-    auto patch = patch_for(list, current);
-    if (!patch.ok()) return patch.status();
-    if (patch->empty()) return Status::Ok();
-    Status st = client_.Patch(ref, PatchType::kJson, *patch);
-    if (st.ok() || !IsConcurrentFinalizerChange(st)) return st;
-    if (attempt == kMaxAttempts) return Status(StatusCode::kConflict, "finalizer list kept changing: " + st.message());
-    Log(LogLevel::kInfo, "finalizer list changed concurrently",
-        {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"attempt", attempt},
-         {"next", "re-read the object and retry"}});
-    auto fresh = client_.Get(ref);
-    if (!fresh.ok()) return fresh.status();
-    if (fresh->meta.uid != object.meta.uid) return NotFoundError("replaced by a new object of the same name");
-    current = std::move(fresh).value();
-    auto fresh_list = ReadFinalizers(current.json);  // a new version: its one parse
-    if (!fresh_list.ok()) return fresh_list.status();
-    list = std::move(fresh_list).value();
-  }
-}
-
 Status FinalizerKeeper::Claim(const WatchedResource& resource, const KubeObject& object, const ObjectFacts& facts) {
-  Status st = Edit(resource, object, facts, [&](const std::vector<std::string>& current, const KubeObject& o) -> Result<std::string> {
-    if (Contains(current, own_)) return std::string();
-    if (o.meta.deleting) return Status(StatusCode::kConflict, "being deleted: no finalizer can be added");
-    return AddFinalizerPatch(current, o.meta.resource_version, own_);
-  });
-  if (!st.ok()) {
-    Log(LogLevel::kWarn, "finalizer not added",
-        {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", own_}, {"error", st.ToString()},
-         {"next", "hold the hook back; retry with the object the watch brings"}});
-  }
-  return st;
+  return ClaimFinalizer(client_, resource, object, facts, own_);
 }
 
 Status FinalizerKeeper::Release(const WatchedResource& resource, const KubeObject& object,
                                 const ObjectFacts& facts) {
-  bool removed = false;
-  Status st = Edit(resource, object, facts, [&](const std::vector<std::string>& current, const KubeObject&) -> Result<std::string> {
-    std::string patch = RemoveFinalizerPatch(current, own_);
-    removed = !patch.empty();
-    return patch;
-  });
-  if (st.code() == StatusCode::kNotFound) return Status::Ok();  // the object is gone: nothing holds it
-  if (st.ok() && !removed) return st;                             // it was already off
-  Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, st.ok() ? "finalizer removed" : "finalizer not removed",
-      {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", own_}, {"error", st.ToString()},
-       {"next", st.ok() ? "forget the object" : "retry the removal later; the delete hook is not run again"}});
-  return st;
+  return ReleaseFinalizer(client_, resource, object, facts, own_);
 }
 
 Result<bool> FinalizerKeeper::ConfirmedGone(const std::string& finalizer) {
@@ -153,7 +93,8 @@ Status FinalizerKeeper::SweepDeparted(const WatchedResource& resource, const Kub
   if (!facts.finalizers_readable.ok()) return facts.finalizers_readable;
   Status result;
   for (const auto& f : facts.finalizers) {
-    if (f.rfind(kFinalizerPrefix, 0) != 0 || f == own_) continue;
+    // The singleton finalizer is no node's (FinalizerName never gives it to one).
+    if (f.rfind(kFinalizerPrefix, 0) != 0 || f == own_ || f == kSingletonFinalizer) continue;
     auto why = WhyReleasable(f);
     if (!why.ok()) {
       Log(LogLevel::kWarn, "cannot tell whether a node left",
@@ -169,7 +110,7 @@ Status FinalizerKeeper::SweepDeparted(const WatchedResource& resource, const Kub
       removed = !patch.empty();
       return patch;
     };
-    Status st = Edit(resource, object, facts, remove);
+    Status st = EditFinalizers(client_, resource, object, facts, remove);
     if (st.code() == StatusCode::kNotFound) return Status::Ok();
     if (st.ok() && !removed) continue;  // another agent took it off first: its log and Event say so
     // Two stable events: the Node is gone, or the Node stays and its agent left.

@@ -12,10 +12,7 @@
 //               and a fresh List of the agent pods on that node must come back empty. A node
 //               whose agent crash-loops keeps its pod, so it keeps its finalizers.
 //               Either way the release is logged and posted as a Warning Event on the object.
-// Every patch is a JSON patch that tests the exact list it replaces (finalizers.h). When another
-// agent changed the list first (422 from the failed test, or 409), the object is re-read and the
-// patch rebuilt from the fresh list, a few times; that expected race is logged at info, not as
-// an error.
+// Every patch is guarded and retried after a concurrent change (finalizer_edit.h).
 // Thread-safe (borrows a thread-safe KubeClient and NodeRoster, which must outlive it).
 #pragma once
 
@@ -26,15 +23,12 @@
 #include "agent/config/config.h"
 #include "agent/events/event_recorder.h"
 #include "agent/finalizers/agent_pod_roster.h"
+#include "agent/finalizers/finalizer_edit.h"
 #include "agent/finalizers/node_roster.h"
 #include "agent/kube/kube_client.h"
 #include "agent/reconcile/finalizer_steps.h"
 
 namespace nodehook {
-
-// A concurrent edit of the finalizer list: 409, or the 422 of a failed JSON-patch "test" (every
-// finalizer patch begins with one).
-bool IsConcurrentFinalizerChange(const Status& st);
 
 // Judging nodes by this DaemonSet's agent pods (all borrowed, outliving the keeper).
 struct AgentWatch {
@@ -52,6 +46,7 @@ class FinalizerKeeper final : public FinalizerSteps {
                   EventRecorder* events = nullptr);
 
   const std::string& own_finalizer() const { return own_; }
+  const std::string& Name() const override { return own_; }
 
   // Ok when this node's finalizer is on the object (now or already). kConflict when the fresh
   // object is being deleted (no finalizer may be added then) or the list kept changing.
@@ -66,12 +61,6 @@ class FinalizerKeeper final : public FinalizerSteps {
                                      const ObjectFacts& facts) override;
 
  private:
-  // The next patch for the object's current finalizers; "" = nothing to do; an error stops.
-  using PatchFor = std::function<Result<std::string>(const std::vector<std::string>& current, const KubeObject& object)>;
-  // Patches, re-reading the object after each concurrent change. kNotFound: the object is gone.
-  // The first attempt patches the list `facts` hold; each retry re-reads the object.
-  Status Edit(const WatchedResource& resource, const KubeObject& object, const ObjectFacts& facts,
-              const PatchFor& patch_for);
   // True when every Node that could own `finalizer` is answered 404 by a fresh GET.
   Result<bool> ConfirmedGone(const std::string& finalizer);
   // Why `finalizer` may come off ("" = it stays): its Node is gone, or its agent left.

@@ -33,7 +33,8 @@ std::string JsonString(const std::string& s) { return JsonList({s}).substr(1, Js
 }  // namespace
 
 std::string FinalizerName(const std::string& node_name) {
-  if (IsValidNamePart(node_name)) return kFinalizerPrefix + node_name;
+  // A node named "singleton" would own the singleton resources' finalizer: it gets the hashed form.
+  if (IsValidNamePart(node_name) && node_name != "singleton") return kFinalizerPrefix + node_name;
   return std::string(kFinalizerPrefix) + "node-" + EssenceDigest(node_name);
 }
 

@@ -16,7 +16,8 @@ namespace nodehook {
 inline constexpr const char* kFinalizerPrefix = "nodehook.io/";
 
 // "nodehook.io/<node>", or "nodehook.io/node-<hash>" when the node name is not a valid name part
-// of a qualified name (at most 63 characters of [A-Za-z0-9-_.], alphanumeric at both ends).
+// of a qualified name (at most 63 characters of [A-Za-z0-9-_.], alphanumeric at both ends), or
+// when it is "singleton" (kSingletonFinalizer belongs to no node).
 std::string FinalizerName(const std::string& node_name);
 
 Result<std::vector<std::string>> ReadFinalizers(const std::string& object_json);

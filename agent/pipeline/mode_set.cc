@@ -16,8 +16,9 @@ class NeverLeading final : public Leadership {
   std::shared_ptr<const CancelToken> TermIfMayStart() const override { return nullptr; }
 };
 
-// Long enough for a leader that fell right after a deletion to be replaced (lease duration plus
-// jittered retries), with room to spare: deletions in it may run twice, never not at all.
+// How long a follower keeps a deleted object's local state. No longer what decides whether a
+// delete is owed (the singleton finalizer does): only objects handled before the finalizer
+// existed, and deleted before a leader claimed it, still depend on it.
 Duration SingletonDeleteWindow(const Config& config) {
   return std::chrono::seconds(2 * config.tuning.lease_duration_seconds + 3 * config.tuning.lease_retry_period_seconds);
 }
@@ -29,6 +30,9 @@ ModeSet::ModeSet(const Config& config, KubeClient& client, StateStore& store, Cl
                  EventRecorder* events)
     : node_name_(config.node_name) {
   SetUpNodeWatch(config, client, clock, agent_pods, events);
+  // Every singleton resource keeps the one cluster-wide finalizer, whatever this agent's part in
+  // the election: only a leader ever plans its steps.
+  if (HasSingletonResources(config)) singleton_finalizer_ = std::make_unique<SingletonFinalizer>(client);
   if (election) {
     SetUpElection(config, client, store, clock, *election);
   } else if (HasSingletonResources(config)) {
@@ -125,6 +129,7 @@ const NodeTargeting& ModeSet::Targeting() const {
 }
 
 FinalizerSteps& ModeSet::FinalizersFor(const WatchedResource& resource) {
+  if (resource.singleton && singleton_finalizer_) return *singleton_finalizer_;
   if (resource.finalizer && finalizers_) return *finalizers_;
   return no_finalizers_;
 }

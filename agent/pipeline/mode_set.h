@@ -5,6 +5,7 @@
 //                       + AgentPodRoster from the agent pods' watch, when finalizer_release_after_seconds
 //                       > 0 and the agent pods are known (app/ finds them from the agent's own pod)
 //   cluster singleton   the Lease's LeaderElector -> SingletonGate               (else OpenGate)
+//                       and the one cluster-wide finalizer -> SingletonFinalizer
 // One Node watcher serves the first two (only this Node is watched when targeting is all).
 // The sources of requeue triggers are exposed for the wiring (requeue_triggers.h) to register
 // map functions on; nothing here calls back into the Agent.
@@ -25,6 +26,7 @@
 #include "agent/finalizers/agent_pod_roster.h"
 #include "agent/finalizers/finalizer_keeper.h"
 #include "agent/finalizers/node_roster.h"
+#include "agent/finalizers/singleton_finalizer.h"
 #include "agent/hooks/hook_gate.h"
 #include "agent/kube/kube_client.h"
 #include "agent/kube/lease_client.h"
@@ -98,6 +100,7 @@ class ModeSet {
   std::unique_ptr<LeaderElector> elector_;
   std::unique_ptr<Leadership> never_leading_;  // singleton resources on an agent without election
   std::unique_ptr<SingletonGate> singleton_gate_;
+  std::unique_ptr<SingletonFinalizer> singleton_finalizer_;
   std::function<void(bool)> on_leadership_;
 };
 

@@ -13,6 +13,13 @@ Plan Idle(const DecideInput& in, Plan plan, bool mark_seen) {
   if (mark_seen) plan.steps.push_back(Step::kMarkSeen);
   if (in.gone) plan.steps.push_back(Step::kEraseTombstone);
   if (in.record && live) plan.steps.push_back(Step::kDropBytes);
+  // A singleton object handled here before the finalizer existed (an upgrade): claim it now, so
+  // its deletion is owed from here on.
+  const bool singleton = in.leadership != Leadership::kNotNeeded;
+  if (singleton && in.finalizer_mode && live && !in.object->meta.deleting && in.record && in.facts &&
+      in.facts->finalizers_readable.ok() && !in.facts->HasFinalizer(in.finalizer)) {
+    plan.steps.insert(plan.steps.begin(), Step::kClaimFinalizer);
+  }
   // Our finalizer on an object this node has no memory of (state lost): nothing to clean up, but
   // the finalizer must not block the deletion.
   if (in.finalizer_mode && live && in.object->meta.deleting) plan.steps.push_back(Step::kReleaseStrayFinalizer);
@@ -45,9 +52,12 @@ bool ChooseReason(const DecideInput& in, Plan& plan, bool* unreadable) {
   const bool singleton = in.leadership != Leadership::kNotNeeded;
   // An object that does not target this node is, for this node, as good as deleted.
   if (in.gone || !in.object || in.object->meta.deleting || !in.targeted) {
-    // Only what this node handled (or started handling) needs a delete here; for a singleton
-    // resource, also what another leader handled.
-    bool leader_handled = singleton && in.facts && !in.facts->singleton_digest.empty();
+    // Only what this node handled (or started handling) needs a delete here;
+    // for a singleton resource, also what another leader handled: its annotation, or the
+    // singleton finalizer some leader claimed before a hook (which outlives the annotation write).
+    bool leader_handled = singleton && in.facts &&
+                          (!in.facts->singleton_digest.empty() ||
+                           (!in.finalizer.empty() && in.facts->HasFinalizer(in.finalizer)));
     if (!in.record && !has_progress && !leader_handled) return false;
     plan.reason = kReasonDelete;
     plan.old_object = in.object ? in.object->json : remembered;
@@ -155,7 +165,9 @@ Plan Decide(const DecideInput& in) {
     if (in.gone) plan.steps.push_back(Step::kAwaitLeader);
     return plan;
   }
-  if (in.finalizer_mode && in.object && in.object->meta.deleting && !in.gone) {
+  // Departed nodes' finalizers: the per-node mode only (the singleton finalizer is no node's).
+  if (in.finalizer_mode && in.leadership == Leadership::kNotNeeded && in.object && in.object->meta.deleting &&
+      !in.gone) {
     plan.steps.push_back(Step::kSweepDeparted);
   }
   bool unreadable = false;

@@ -6,8 +6,8 @@
 //   unchanged, first sight since the agent started, resume hook       -> resume
 //   unchanged otherwise                                               -> nothing (mark seen)
 // and around them, the modes' steps: a finalizer claimed before the first hook and released
-// after the delete (finalizer mode); the previous leader's handled state adopted, and no hook
-// while another agent leads (singleton). Retry timing: a handler keeps its progress while it
+// after the delete (finalizer mode, and the one singleton finalizer); the previous leader's
+// handled state adopted, and no hook while another agent leads (singleton). Retry timing: a handler keeps its progress while it
 // works towards the same target; a permanent failure waits for a change; a retry not yet due
 // waits.
 // Pure: no store, clock, lock or log. Thread-safe. The README's "What runs when" table is its
@@ -43,6 +43,10 @@ struct DecideInput {
   bool adopt = false;        // state recovery: store this one as handled, without create
   const std::map<std::string, HookSpec>* hooks = nullptr;  // the resource's hooks by reason; null = none
   bool finalizer_mode = false;
+  // The finalizer this resource keeps (FinalizerSteps::Name), for the rules that look for it on
+  // the object: for a singleton resource, kSingletonFinalizer on an object means some leader
+  // started a hook of it, so its deletion owes the delete hook.
+  std::string finalizer;
   Leadership leadership = Leadership::kNotNeeded;
   std::string resource_id;  // for fresh progress records
   TimePoint now;

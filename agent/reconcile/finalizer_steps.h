@@ -1,8 +1,11 @@
 // FinalizerSteps: finalizer mode's side of a plan (plan.h), as the executor calls it. Chosen
 // once per resource at start: FinalizerKeeper (finalizers/) for resources in finalizer mode,
-// NoFinalizers for the rest, whose plans never hold these steps.
+// SingletonFinalizer for cluster-singleton resources, NoFinalizers for the rest, whose plans
+// never hold these steps. The reconciler plans finalizer steps exactly when Name() is not "".
 // Implementations are thread-safe.
 #pragma once
+
+#include <string>
 
 #include "agent/base/status.h"
 #include "agent/config/config.h"
@@ -14,6 +17,8 @@ namespace nodehook {
 class FinalizerSteps {
  public:
   virtual ~FinalizerSteps() = default;
+  // The finalizer this resource keeps on its objects; "" = none (no finalizer mode).
+  virtual const std::string& Name() const = 0;
   // Ok when this node's finalizer is on the object (now or already).
   [[nodiscard]] virtual Status Claim(const WatchedResource& resource, const KubeObject& object,
                                      const ObjectFacts& facts) = 0;
@@ -29,12 +34,14 @@ class FinalizerSteps {
 // one is a bug, reported as an error rather than acted on.
 class NoFinalizers final : public FinalizerSteps {
  public:
+  const std::string& Name() const override { return none_; }
   Status Claim(const WatchedResource&, const KubeObject&, const ObjectFacts&) override { return Refuse(); }
   Status Release(const WatchedResource&, const KubeObject&, const ObjectFacts&) override { return Refuse(); }
   Status SweepDeparted(const WatchedResource&, const KubeObject&, const ObjectFacts&) override { return Refuse(); }
 
  private:
   static Status Refuse() { return InternalError("finalizer step planned for a resource without finalizer mode"); }
+  const std::string none_;
 };
 
 }  // namespace nodehook

@@ -6,7 +6,7 @@
 
 namespace nodehook {
 bool KeepsObjectBytes(const WatchedResource& resource) {
-  return resource.finalizer || !resource.node_selector_path.empty() || resource.hooks.count(kReasonCheck) > 0 ||
+  return resource.finalizer || resource.singleton || !resource.node_selector_path.empty() || resource.hooks.count(kReasonCheck) > 0 ||
          resource.hooks.count(kReasonSnapshot) > 0;
 }
 
@@ -37,7 +37,9 @@ std::optional<Duration> Reconciler::ReconcileLevel(const ResourceContext& ctx, c
   DecideInput in;
   in.uid = uid;
   in.gone = entry->gone;
-  in.finalizer_mode = ctx.resource.finalizer;
+  // The mode was chosen once (pipeline/mode_set.cc): per-node, the singleton one, or none.
+  in.finalizer = ctx.finalizers.Name();
+  in.finalizer_mode = !in.finalizer.empty();
   in.resource_id = ctx.resource.ref.Id();
   in.hooks = &ctx.resource.hooks;
   std::shared_ptr<const CancelToken> term = ctx.gate.Term();

@@ -1,7 +1,8 @@
 // ResourceContext: what reconciling one watched resource needs besides the object: its config,
 // its cache, and its modes, each chosen once per resource at start (pipeline/) and never null:
 //   targeting   KubeNodeTargeting with a node selector, else EveryNode;
-//   finalizers  FinalizerKeeper in finalizer mode, else NoFinalizers;
+//   finalizers  FinalizerKeeper in finalizer mode, SingletonFinalizer for singletons, else
+//               NoFinalizers;
 //   gate        SingletonGate for cluster-singleton resources, else OpenGate.
 // Plain references; the owner keeps every part alive while the agent runs.
 #pragma once
@@ -20,8 +21,8 @@ struct ResourceContext {
   const NodeTargeting& targeting;
   FinalizerSteps& finalizers;
   HookGate& gate;
-  // Hooks act on the live object without a change to it (finalizer mode, node targeting, check
-  // and snapshot hooks): its bytes stay in the cache once handled.
+  // Hooks act on the live object without a change to it (finalizer mode, singletons' finalizer,
+  // node targeting, check and snapshot hooks): its bytes stay in the cache once handled.
   bool keeps_bytes = false;
 };
 

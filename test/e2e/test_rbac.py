@@ -102,7 +102,7 @@ def test_a_singleton_agent_with_the_derived_roles_leads_and_is_never_refused(clu
                   widgets.namespace, ("create", "update", "delete"), tuning, resource_options={"singleton": True})
     cluster_role, lease_role = nodehook_rbac_documents(agent.config_file.read_text(), tmp_path)
     verbs = {(r["apiGroups"][0], r["resources"][0]): r["verbs"] for r in cluster_role["rules"]}
-    assert verbs == {("example.com", "widgets"): ["list", "watch", "patch"], ("events.k8s.io", "events"): ["create"]}
+    assert verbs == {("example.com", "widgets"): ["get", "list", "watch", "patch"], ("events.k8s.io", "events"): ["create"]}
     assert lease_role["kind"] == "Role"
     assert [(r["verbs"], r.get("resourceNames")) for r in lease_role["rules"]] == [
         (["create"], None), (["get", "update"], ["rbac-lease"])]

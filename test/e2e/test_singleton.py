@@ -5,75 +5,12 @@ every byte); each time another agent takes over and handles what follows, and th
 start/end records (CLOCK_MONOTONIC, shared by every process on the host) never show two agents
 running a singleton hook at the same time."""
 
-import os
 import signal
-import sys
-import types
-from pathlib import Path
 
-from conftest import Agent, wait_until
-from singleton_runs import HOOK, Feeder, lease_holder, overlaps, read_runs
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from recovery_times import FreezableProxy, proxied_kubeconfig  # noqa: E402
-
-# Short, so a handover takes seconds: hooks stop 3 s after the last renew (SIGKILL 2 s later),
-# another agent may take over 6 s after it last saw the Lease change.
-LEASE = {"lease_duration_seconds": 6, "lease_renew_deadline_seconds": 3, "lease_retry_period_seconds": 1,
-         "reconnect_max_ms": 2000}
-NODES = ("lease-a", "lease-b", "lease-c")
-
-
-class Singletons:
-    def __init__(self, cluster, widgets, tmp_path):
-        self.kube, self.widgets, self.tmp = cluster.kube, widgets, tmp_path
-        self.cluster = cluster
-        self.run_log = tmp_path / "runs.log"
-        self.lease = f"singleton-{os.getpid()}-{widgets.namespace}"
-        self.agents = {}
-
-    def add(self, node, cluster_like=None):
-        tuning = {**LEASE, "lease_namespace": self.widgets.namespace, "lease_name": self.lease}
-        agent = Agent(node, self.tmp / node, cluster_like or self.cluster, self.widgets.namespace,
-                      ("create", "update", "delete"), tuning, hook=HOOK,
-                      env={"E2E_SINGLETON_LOG": str(self.run_log)}, resource_options={"singleton": True})
-        self.agents[node] = agent
-        return agent.start()
-
-    def holder(self):
-        return lease_holder(self.kube, self.widgets.namespace, self.lease)
-
-    def wait_for_holder(self, other_than=()):
-        return wait_until(lambda: (h := self.holder()) and h not in other_than and h,
-                          f"a lease holder other than {other_than or 'none'}")
-
-    def runs(self):
-        return read_runs(self.run_log)
-
-    def wait_running(self, node, name):
-        return wait_until(lambda: [r for r in self.runs() if r.node == node and r.name == name],
-                          f"{node} running the hook of {name}")[0]
-
-    def wait_done(self, name, node):
-        return wait_until(lambda: [r for r in self.runs() if r.name == name and r.how == "done" and r.node == node],
-                          f"{node} finishing the hook of {name} (log: {self.agents[node].log_path})")[0]
-
-    def stop_all(self):
-        for agent in self.agents.values():
-            if agent.proc and agent.proc.poll() is None:
-                agent.proc.send_signal(signal.SIGCONT)
-            agent.stop()
-
-
-def assert_one_at_a_time(runs):
-    assert overlaps(runs) == [], "two agents ran singleton hooks at the same time"
-
-
-def assert_stopped_before_takeover(s, node, name, successor):
-    """`node`'s run of `name` was stopped (SIGTERM) before `successor` started any hook."""
-    run = next(r for r in s.runs() if r.node == node and r.name == name)
-    assert run.how == "term"
-    assert run.end < min(r.start for r in s.runs() if r.node == successor)
+from conftest import wait_until
+from singleton_cluster import NODES, Singletons, assert_one_at_a_time, assert_stopped_before_takeover
+from singleton_runs import Feeder
+from recovery_times import FreezableProxy, proxied_kubeconfig  # noqa: E402  (singleton_cluster adds the path)
 
 
 def test_a_killed_leader_is_replaced_and_two_agents_never_run_singleton_hooks_at_once(cluster, widgets, tmp_path):

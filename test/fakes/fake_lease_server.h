@@ -63,6 +63,11 @@ class FakeLeaseServer {
     std::lock_guard<std::mutex> lock(mu_);
     StoreLocked(std::move(record));
   }
+  // Someone deletes the Lease (kubectl delete, a namespace cleanup).
+  void Delete() {
+    std::lock_guard<std::mutex> lock(mu_);
+    record_.reset();
+  }
   std::vector<LeaseRecord> writes() const {
     std::lock_guard<std::mutex> lock(mu_);
     return writes_;

@@ -96,6 +96,30 @@ TEST_CASE("a held lease is taken only after it did not change for its duration o
   CHECK(server.record()->acquire_time != "2000-01-01T00:00:00.000000Z");
 }
 
+TEST_CASE("a lease deleted under its leader is recreated by the leader, not taken by another agent") {
+  LeaderAndWaiter t;
+  auto term = t.a.elector.TermIfMayStart();
+  t.server.Delete();
+  t.clock.Advance(seconds(1));
+  CHECK_FALSE(t.b.elector.TryAcquireOrRenew());
+  CHECK_FALSE(t.server.record());
+  t.clock.Advance(seconds(1));
+  REQUIRE(t.a.elector.TryAcquireOrRenew());
+  CHECK(t.a.elector.TermIfMayStart() == term);  // the same term goes on
+  CHECK(t.server.record()->holder == "node-a");
+  CHECK_FALSE(t.b.elector.TryAcquireOrRenew());
+}
+
+TEST_CASE("a lease deleted after its leader fell is created by another agent once the duration passed") {
+  LeaderAndWaiter t;
+  t.server.Delete();
+  t.clock.Advance(milliseconds(14'999));
+  CHECK_FALSE(t.b.elector.TryAcquireOrRenew());
+  t.clock.Advance(milliseconds(1));
+  REQUIRE(t.b.elector.TryAcquireOrRenew());
+  CHECK(t.server.record()->holder == "node-b");
+}
+
 TEST_CASE("a renewal seen by a waiting agent restarts its wait") {
   LeaderAndWaiter t;
   t.clock.Advance(seconds(10));

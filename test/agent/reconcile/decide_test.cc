@@ -249,6 +249,55 @@ std::vector<Case> MoreCases() {
          return in;
        },
        "delete", kRun + " forget"},
+      // The singleton finalizer: finalizer mode over one cluster-wide name.
+      {"singleton finalizer: claimed before the first hook", [] {
+         auto in = Input(Object(1));
+         in.leadership = Leadership::kHeld;
+         in.finalizer_mode = true;
+         in.finalizer = "nodehook.io/singleton";
+         return in;
+       },
+       "create", "claim_finalizer " + kRun + " record_leader_handled " + kKeep},
+      {"singleton finalizer: a deleting object holding it owes its delete, with no annotation or record", [] {
+         auto in = Input(Object(1, true, R"(,"finalizers":["nodehook.io/singleton"])"));
+         in.leadership = Leadership::kHeld;
+         in.finalizer_mode = true;
+         in.finalizer = "nodehook.io/singleton";
+         return in;
+       },
+       "delete", kRun + " mark_finalizer_pending release_finalizer forget"},
+      {"singleton finalizer: a deleting object without it and unknown here owes nothing", [] {
+         auto in = Input(Object(1, true, R"(,"finalizers":["other.io/x"])"));
+         in.leadership = Leadership::kHeld;
+         in.finalizer_mode = true;
+         in.finalizer = "nodehook.io/singleton";
+         return in;
+       },
+       "", "release_stray_finalizer"},
+      {"singleton finalizer: an object handled before it existed claims it", [] {
+         auto in = Input(Object(1), 1);
+         in.leadership = Leadership::kHeld;
+         in.finalizer_mode = true;
+         in.finalizer = "nodehook.io/singleton";
+         return in;
+       },
+       "", "claim_finalizer mark_seen drop_bytes"},
+      {"singleton finalizer: an object handled and holding it claims nothing", [] {
+         auto in = Input(Object(1, false, R"(,"finalizers":["nodehook.io/singleton"])"), 1);
+         in.leadership = Leadership::kHeld;
+         in.finalizer_mode = true;
+         in.finalizer = "nodehook.io/singleton";
+         return in;
+       },
+       "", "mark_seen drop_bytes"},
+      {"singleton finalizer: a follower plans none of its steps", [] {
+         auto in = Input(Object(1, true, R"(,"finalizers":["nodehook.io/singleton"])"));
+         in.leadership = Leadership::kNotHeld;
+         in.finalizer_mode = true;
+         in.finalizer = "nodehook.io/singleton";
+         return in;
+       },
+       "", ""},
   };
 }
 
