@@ -463,8 +463,9 @@ def test_the_helm_chart_installs_upgrades_and_uninstalls_beside_the_kustomize_in
         assert sorted(done) == sorted(widgets), done
 
     # A changed config value: a new checksum, so the DaemonSet rolls out.
-    checksum = lambda: real.kube.request("GET", f"/apis/apps/v1/namespaces/{HELM_NS}/daemonsets/{HELM_RELEASE}")[
-        "spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+    def checksum():
+        ds = real.kube.request("GET", f"/apis/apps/v1/namespaces/{HELM_NS}/daemonsets/{HELM_RELEASE}")
+        return ds["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
     before, old_checksum = {p["metadata"]["name"] for p in first}, checksum()
     run_helm("upgrade", workers=2)
     assert checksum() != old_checksum
