@@ -185,6 +185,21 @@ def test_hooks_from_an_existing_configmap_or_a_host_path():
     assert not any(o["kind"] == "ConfigMap" for o in hp)
 
 
+def test_host_network_and_another_health_port_for_a_second_install_on_the_same_nodes():
+    rendered = template("--set", "hostNetwork=true", "--set", "healthPort=8190",
+                        "--set", "config.tuning.health_address=:8190")
+    ds = next(o for o in rendered if o["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+    (job,) = [o["spec"]["template"]["spec"] for o in rendered if o["kind"] == "Job"]
+    for spec in (ds, job):  # the uninstall Job must reach the API server as the agents do
+        assert (spec["hostNetwork"], spec["dnsPolicy"]) == (True, "ClusterFirstWithHostNet")
+    assert ds["containers"][0]["ports"] == [{"name": "health", "containerPort": 8190}]
+    assert "hostNetwork" not in next(o for o in template() if o["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+    # The probes would all fail if the agent listened elsewhere: the chart refuses to render.
+    refused = helm("template", "nodehook", str(CHART), "--set", "healthPort=8190", check=False)
+    assert refused.returncode != 0
+    assert 'healthPort is 8190 but config.tuning.health_address is ":8090"' in refused.stderr, refused.stderr
+
+
 def test_the_chart_is_accepted_by_a_server_side_dry_run(cluster, tmp_path):
     ensure_namespace(cluster.kube, "nodehook")  # a dry run creates nothing, not even the namespace
     rendered = tmp_path / "chart.yaml"

@@ -24,6 +24,7 @@ import pytest
 from conftest import REPO, _binary, parse_log_line, wait_until
 from deploy_tools import DEPLOY, kubectl, nodehook_rbac
 from kube import ApiError, Kube
+from test_helm_chart import CHART, helm
 
 SLOW_HOOK = Path(__file__).resolve().parent / "hooks" / "slow-node-file-hook"
 
@@ -145,26 +146,26 @@ def ready(pod):
         c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", []))
 
 
-def wait_rolled_out(real, timeout=180):
+def wait_rolled_out(real, timeout=180, namespace=NAMESPACE, daemonset="nodehook"):
     """Every node runs one Ready pod of the DaemonSet's current template, and no other; returns them."""
     def done():
-        ds = real.kube.request("GET", f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets/nodehook")
+        ds = real.kube.request("GET", f"/apis/apps/v1/namespaces/{namespace}/daemonsets/{daemonset}")
         s = ds["status"]
         settled = (s.get("observedGeneration") == ds["metadata"]["generation"]
                    and s.get("updatedNumberScheduled") == NODES and s.get("numberReady") == NODES
                    and s.get("numberAvailable") == NODES)
-        current = pods(real)
+        current = pods(real, namespace)
         return settled and len(current) == NODES and all(ready(p) for p in current) and current
     return wait_until(done, "the DaemonSet's pods Ready on every node", timeout=timeout)
 
 
-def watch_rollout(real, before, timeout=180):
+def watch_rollout(real, before, timeout=180, namespace=NAMESPACE):
     """Polls the pods until none of `before` is left and every node's new pod is Ready; returns the
     fewest Ready pods seen meanwhile."""
     deadline = time.monotonic() + timeout
     fewest_ready = NODES
     while time.monotonic() < deadline:
-        current = pods(real)
+        current = pods(real, namespace)
         ready_now = sum(1 for p in current if ready(p))
         fewest_ready = min(fewest_ready, ready_now)
         if not {p["metadata"]["name"] for p in current} & before and ready_now == NODES:
@@ -205,8 +206,8 @@ def environ(pid):
     return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
 
 
-def pod_log(real, pod, previous=False):
-    return kubectl("-n", NAMESPACE, "logs", pod, "-c", "nodehook", *(["--previous"] if previous else []),
+def pod_log(real, pod, previous=False, namespace=NAMESPACE):
+    return kubectl("-n", namespace, "logs", pod, "-c", "nodehook", *(["--previous"] if previous else []),
                    kubeconfig=real.kubeconfig)
 
 
@@ -220,10 +221,20 @@ def hook_runs(log_text, object_name=None):
     return runs
 
 
-def create_widget(real, name, size):
+def create_widget(real, name, size, finalizers=()):
     real.kube.request("POST", f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets",
-                      {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name},
-                       "spec": {"size": size}})
+                      {"apiVersion": "example.com/v1", "kind": "Widget",
+                       "metadata": {"name": name, "finalizers": list(finalizers)}, "spec": {"size": size}})
+
+
+def widget_gone(real, name):
+    try:
+        real.kube.request("GET", f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets/{name}")
+        return False
+    except ApiError as e:
+        if e.status != 404:
+            raise
+        return True
 
 
 def widget_file(real, node, name):
@@ -378,6 +389,121 @@ def test_a_rollout_lets_a_running_slow_hook_finish_and_runs_no_hook_twice(real, 
         assert f.read_text().splitlines() == ["create started", "create finished"], f"{node}: {f.read_text()}"
 
 
+HELM_RELEASE = HELM_NS = "nodehook-helm"  # the chart names its objects after the release
+HELM_PORT = 8190
+# What the chart creates, by API path (namespaced ones in HELM_NS), to check that uninstall leaves none.
+CHART_KINDS = {"pods": "/api/v1/namespaces/{ns}/pods", "configmaps": "/api/v1/namespaces/{ns}/configmaps",
+               "serviceaccounts": "/api/v1/namespaces/{ns}/serviceaccounts",
+               "services": "/api/v1/namespaces/{ns}/services",
+               "daemonsets": "/apis/apps/v1/namespaces/{ns}/daemonsets", "jobs": "/apis/batch/v1/namespaces/{ns}/jobs",
+               "networkpolicies": "/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies",
+               "roles": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
+               "rolebindings": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
+               "clusterroles": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+               "clusterrolebindings": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"}
+
+
+def helm_values(real, workers):
+    """The chart's values on these nodes, beside the kustomize install the other tests keep: the
+    image the nodes have, the host network as the real-node component sets it, and ports, a state
+    directory and a widgets directory of its own (docs/install.md, "Helm or kustomize")."""
+    repository, tag = real.image.rsplit(":", 1)
+    return {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"},
+            "hostNetwork": True, "healthPort": HELM_PORT, "stateDir": "/var/lib/nodehook-helm",
+            "hostMounts": [{"name": "widgets", "hostPath": "/var/lib/nodehook-helm-widgets",
+                            "mountPath": "/host/var/lib/nodehook-widgets"}],
+            "config": {"state_file": "/var/lib/nodehook-helm/state.db",
+                       "tuning": {"workers": workers, "health_address": f":{HELM_PORT}",
+                                  "admin_address": f"127.0.0.1:{HELM_PORT + 1}"}}}
+
+
+def chart_objects(real):
+    """(kind, name) of every object labelled as the release's, plus helm's release records."""
+    found = set()
+    for kind, path in CHART_KINDS.items():
+        selector = f"?labelSelector=app.kubernetes.io/instance%3D{HELM_RELEASE}"
+        items = real.kube.request("GET", path.format(ns=HELM_NS) + selector)
+        found |= {(kind, o["metadata"]["name"]) for o in items["items"]}
+    secrets = real.kube.request("GET", f"/api/v1/namespaces/{HELM_NS}/secrets?labelSelector=owner%3Dhelm")
+    return found | {("secrets", o["metadata"]["name"]) for o in secrets["items"]}
+
+
+def test_the_helm_chart_installs_upgrades_and_uninstalls_beside_the_kustomize_install(real, tmp_path):
+    binary = Path(os.environ.get("NODEHOOK_HELM", REPO / "build" / "cache" / "helm"))
+    if not binary.exists():
+        pytest.skip(f"{binary} not built (test/cluster/build.sh helm)")
+    kustomized = {p["metadata"]["name"]: p["status"]["containerStatuses"][0]["restartCount"] for p in pods(real)}
+    values = tmp_path / "values.json"
+
+    def run_helm(command, *args, workers):
+        values.write_text(json.dumps(helm_values(real, workers)))
+        helm(command, HELM_RELEASE, str(CHART), "--namespace", HELM_NS, "--kubeconfig", real.kubeconfig,
+             "-f", str(values), *args)
+
+    def creates(pod):
+        return [o for h, o in hook_runs(pod_log(real, pod["metadata"]["name"], namespace=HELM_NS)) if h == "create"]
+
+    run_helm("install", "--create-namespace", workers=4)
+    first = wait_rolled_out(real, namespace=HELM_NS, daemonset=HELM_RELEASE)
+    assert sorted(p["spec"]["nodeName"] for p in first) == [f"node-{i}" for i in range(1, NODES + 1)]
+    # A finalizer no agent removes (no resource is in finalizer mode): the uninstall Job must.
+    create_widget(real, "w-helm", 7, finalizers=["nodehook.io/helm-test"])
+    for pod in first:
+        node = pod["spec"]["nodeName"]
+        f = real.host_path(node, f"/var/lib/nodehook-helm-widgets/{WIDGET_NS}_w-helm.json")
+        wait_until(f.exists, f"the chart's hook's file for w-helm on {node}")
+        assert json.loads(f.read_text())["spec"] == {"size": 7}
+        assert real.host_path(node, "/var/lib/nodehook-helm/state.db").exists()
+    # Every widget (those of the earlier tests too) created once by each of the chart's agents.
+    widgets = {f"{w['metadata']['namespace']}/{w['metadata']['name']}"
+               for w in real.kube.request("GET", "/apis/example.com/v1/widgets")["items"]}
+    for pod in first:
+        done = wait_until(lambda: (c := creates(pod)) and set(c) >= widgets and c,
+                          f"{pod['metadata']['name']} to create every widget")
+        assert sorted(done) == sorted(widgets), done
+
+    # A changed config value: a new checksum, so the DaemonSet rolls out.
+    def checksum():
+        ds = real.kube.request("GET", f"/apis/apps/v1/namespaces/{HELM_NS}/daemonsets/{HELM_RELEASE}")
+        return ds["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+    before, old_checksum = {p["metadata"]["name"] for p in first}, checksum()
+    run_helm("upgrade", workers=2)
+    assert checksum() != old_checksum
+    config = real.kube.request("GET", f"/api/v1/namespaces/{HELM_NS}/configmaps/{HELM_RELEASE}-config")
+    assert json.loads(config["data"]["config.json"])["tuning"]["workers"] == 2
+    assert watch_rollout(real, before, namespace=HELM_NS) >= NODES - 1  # maxUnavailable 10% of 2 = 1
+    second = wait_rolled_out(real, namespace=HELM_NS, daemonset=HELM_RELEASE)
+    # The new agents found every widget handled in the node's state file: the only create they
+    # run is for a widget made after the upgrade.
+    create_widget(real, "w-helm-upgraded", 8)
+    for pod in second:
+        runs = wait_until(lambda: (c := creates(pod)) and f"{WIDGET_NS}/w-helm-upgraded" in c and c,
+                          f"{pod['metadata']['name']} to create w-helm-upgraded")
+        assert runs == [f"{WIDGET_NS}/w-helm-upgraded"], runs
+
+    installed = chart_objects(real)
+    assert {k for k, _ in installed} >= {"daemonsets", "pods", "configmaps", "serviceaccounts", "clusterroles",
+                                         "clusterrolebindings", "networkpolicies", "secrets"}, installed
+    helm("uninstall", HELM_RELEASE, "--namespace", HELM_NS, "--kubeconfig", real.kubeconfig)
+    # The pre-delete Job ran to completion (helm waits for it, then deletes it: its Events stay).
+    def job_events():
+        events = real.kube.request("GET", f"/api/v1/namespaces/{HELM_NS}/events")["items"]
+        return {e["reason"] for e in events if e["involvedObject"]["kind"] == "Job"
+                and e["involvedObject"]["name"] == f"{HELM_RELEASE}-release-finalizers"}
+    wait_until(lambda: job_events() >= {"SuccessfulCreate", "Completed"}, "the release-finalizers Job's Events")
+    base = f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets"
+    assert real.kube.request("GET", f"{base}/w-helm")["metadata"].get("finalizers", []) == []
+    # Nothing of the chart is left once the garbage collector has taken the pods.
+    wait_until(lambda: not chart_objects(real), f"the release's objects to be gone (were {sorted(installed)})")
+    # The kustomize install beside it was not disturbed: the same pods, not restarted, Ready.
+    assert {p["metadata"]["name"]: p["status"]["containerStatuses"][0]["restartCount"]
+            for p in pods(real) if ready(p)} == kustomized
+    for name in ("w-helm", "w-helm-upgraded"):
+        real.kube.request("DELETE", f"{base}/{name}")
+    wait_until(lambda: widget_gone(real, "w-helm"), "w-helm, its finalizer released, to be deleted")
+    kubectl("delete", "namespace", HELM_NS, "--wait=false", kubeconfig=real.kubeconfig)
+
+
 TOKEN_SECONDS = 600  # the shortest service account token the API server issues
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -446,12 +572,6 @@ def test_a_lost_node_in_finalizer_mode_has_its_finalizer_removed_by_the_other_ag
     real.kube.request("DELETE", "/api/v1/nodes/node-2")
 
     real.kube.request("DELETE", f"{base}/w-fin")
-
-    def gone():
-        try:
-            real.kube.request("GET", f"{base}/w-fin")
-            return False
-        except ApiError as e:
-            return e.status == 404
-    wait_until(gone, "w-fin to be deleted: node-1 removes its own finalizer and the lost node's", timeout=120)
+    wait_until(lambda: widget_gone(real, "w-fin"),
+               "w-fin to be deleted: node-1 removes its own finalizer and the lost node's", timeout=120)
     assert not widget_file(real, "node-1", "w-fin").exists(), "node-1's delete hook did not run"

@@ -40,3 +40,22 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- define "nodehook.configMapName" -}}
 {{- .Values.existingConfigMap | default (printf "%s-config" (include "nodehook.fullname" .)) -}}
 {{- end -}}
+
+{{/* The pod's networking: the node's own network namespace when hostNetwork is set (DaemonSet and Job). */}}
+{{- define "nodehook.podNetwork" -}}
+{{- if .Values.hostNetwork }}
+hostNetwork: true
+dnsPolicy: ClusterFirstWithHostNet
+{{- end }}
+{{- end -}}
+
+{{/* healthPort is what the probes, the NetworkPolicy and the Service name; the agent listens on
+config.tuning.health_address. They must agree, or every probe fails. */}}
+{{- define "nodehook.checkHealthPort" -}}
+{{- if not .Values.existingConfigMap }}
+{{- $address := dig "tuning" "health_address" ":8090" .Values.config }}
+{{- if not (hasSuffix (printf ":%d" (int .Values.healthPort)) $address) }}
+{{- fail (printf "healthPort is %d but config.tuning.health_address is %q: set it to \":%d\" (or HOST:%d)" (int .Values.healthPort) $address (int .Values.healthPort) (int .Values.healthPort)) }}
+{{- end }}
+{{- end }}
+{{- end -}}
