@@ -28,10 +28,10 @@ void OutcomeReporter::Unfinished(const ReportSubject& subject, const LaneWords& 
                                                                     : words.failed;
   LogLevel level = after.permanent ? LogLevel::kError : in_progress ? LogLevel::kInfo : LogLevel::kWarn;
   std::vector<LogField> fields = subject.identity;
-  fields.push_back({"outcome", after.outcome});
-  fields.push_back({"message", outcome.LogMessage()});
-  fields.push_back({"retries", after.retries});
-  fields.push_back({"next", next});
+  fields.emplace_back("outcome", after.outcome);
+  fields.emplace_back("message", outcome.LogMessage());
+  fields.emplace_back("retries", after.retries);
+  fields.emplace_back("next", next);
   Log(level, event, fields);
   if (after.permanent) {
     events_.PermanentFailure(subject.event_resource, subject.event_object, subject.event_handler, outcome.message);
