@@ -61,8 +61,6 @@ class OutcomeReporter {
   void Unfinished(const ReportSubject& subject, const LaneWords& words, const HookOutcome& outcome,
                   const NextAttempt& after, const std::string& next);
 
-  EventRecorder& events() { return events_; }
-
  private:
   HookMetrics metrics_;
   EventRecorder& events_;

@@ -146,13 +146,6 @@ const char* StepName(Step step) {
   return "unknown";
 }
 
-bool Plan::Has(Step step) const {
-  for (Step s : steps) {
-    if (s == step) return true;
-  }
-  return false;
-}
-
 Plan Decide(const DecideInput& in) {
   Plan plan;
   plan.meta.uid = in.uid;

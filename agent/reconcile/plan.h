@@ -57,8 +57,6 @@ struct Plan {
   // Not due yet: nothing runs; look again then.
   std::optional<TimePoint> wait_until;
   std::vector<Step> steps;
-
-  bool Has(Step step) const;
 };
 
 }  // namespace nodehook
