@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -42,6 +43,45 @@ struct HookSpec {
   bool run_on_start = false;
 };
 
+// A number of nodes, or a percentage of the nodes that handle the resource (rounded up, at least 1
+// when the percentage is above 0).
+struct NodeCount {
+  int value = 0;
+  bool percent = false;
+  // The count for a fleet of `nodes`.
+  int Resolve(int nodes) const;
+};
+
+// A maintenance window: gated work starts only inside one. `cron` is a 5-field cron expression
+// (minute hour day-of-month month day-of-week) for the window's starts, judged in `time_zone`
+// (an IANA name such as "Europe/Berlin"; "UTC" by default); each start opens it for `duration`.
+struct RolloutWindow {
+  std::string cron;
+  std::chrono::seconds duration{0};
+  std::string time_zone = "UTC";
+};
+
+// A resource's rollout policy (opt-in, docs/rollouts.md): at most `max_nodes` nodes inside the
+// gate at once, canaries first, a soak after success, a halt after too many failed nodes.
+struct RolloutPolicy {
+  NodeCount max_nodes{1, false};
+  int canary_nodes = 0;
+  std::chrono::seconds soak{0};
+  std::optional<HookSpec> verify;  // run after success, before the soak; failing = the node failing
+  NodeCount max_failed_nodes{1, false};
+  int failure_after_retries = 3;   // failed attempts after which a node counts as failed
+  std::vector<std::string> reasons{"create", "update"};
+  std::vector<RolloutWindow> windows;  // none = always open
+  std::string hold_label = "nodehook.io/rollout-hold";  // a Node label that holds gated work there
+  std::chrono::seconds slot_lease{15};  // a slot holder renews within this, or loses the slot
+};
+
+// An object annotation, written by people (or `kubectl nodehook rollout pause`): while present,
+// that object's rollout starts on no further node.
+inline constexpr const char* kRolloutPausedAnnotation = "nodehook.io/rollout-paused";
+// Written by `kubectl nodehook rollout resume`: the digest of a halted state that continues anyway.
+inline constexpr const char* kRolloutResumeAnnotation = "nodehook.io/rollout-resume";
+
 struct WatchedResource {
   ResourceRef ref;
   // Node targeting (opt-in): dotted path of a label-map node selector in the object, e.g.
@@ -57,6 +97,8 @@ struct WatchedResource {
   // Cluster-singleton (opt-in): only the agent holding the Lease runs this resource's hooks, and
   // the state it handled is written to the object's kSingletonHandledAnnotation for the next one.
   bool singleton = false;
+  // Fleet rollout (opt-in): the policy that gates this resource's disruptive hooks.
+  std::optional<RolloutPolicy> rollout;
 };
 
 // The annotation holding the digest of the essence a singleton resource's leader last handled.
