@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "agent/config/config.h"
 #include "agent/object/canonical_json.h"
 #include "agent/object/json_diff.h"
 
@@ -14,6 +15,9 @@ using rapidjson::Value;
 // Annotations that tools rewrite on their own; a change to them is never the user's intent.
 const char* const kAlwaysIgnoredAnnotations[] = {
     "kubectl.kubernetes.io/last-applied-configuration",
+    // Steering a rollout is not a change of the object: pausing it must not start a new state.
+    kRolloutPausedAnnotation,
+    kRolloutResumeAnnotation,
 };
 
 const char* const kMetadataKept[] = {"labels", "annotations"};

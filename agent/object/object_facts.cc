@@ -67,11 +67,16 @@ Status ReadFinalizerList(const Value* metadata, std::vector<std::string>* out) {
   return Status::Ok();
 }
 
-std::string ReadSingletonDigest(const Value* metadata) {
+std::string ReadAnnotation(const Value* metadata, const char* name) {
   const Value* annotations = metadata ? Member(*metadata, "annotations") : nullptr;
-  const Value* digest = annotations ? Member(*annotations, kSingletonHandledAnnotation) : nullptr;
-  if (!digest || !digest->IsString()) return "";
-  return std::string(digest->GetString(), digest->GetStringLength());
+  const Value* value = annotations ? Member(*annotations, name) : nullptr;
+  if (!value || !value->IsString()) return "";
+  return std::string(value->GetString(), value->GetStringLength());
+}
+
+bool HasAnnotation(const Value* metadata, const char* name) {
+  const Value* annotations = metadata ? Member(*metadata, "annotations") : nullptr;
+  return annotations && Member(*annotations, name) != nullptr;
 }
 
 }  // namespace
@@ -97,7 +102,9 @@ FactsPtr ReadFacts(std::string_view object_json, const FactsSpec& spec) {
   // Read-only facts first: the essence strips the document in place.
   const Value* metadata = Member(doc, "metadata");
   facts->finalizers_readable = ReadFinalizerList(metadata, &facts->finalizers);
-  facts->singleton_digest = ReadSingletonDigest(metadata);
+  facts->singleton_digest = ReadAnnotation(metadata, kSingletonHandledAnnotation);
+  facts->rollout_paused = HasAnnotation(metadata, kRolloutPausedAnnotation);
+  facts->rollout_resume = ReadAnnotation(metadata, kRolloutResumeAnnotation);
   if (!spec.node_selector_path.empty()) facts->selector = ReadSelector(doc, spec.node_selector_path);
   facts->essence = EssenceOfDocument(doc, spec.ignored_paths);
   facts->digest = EssenceDigest(facts->essence);

@@ -51,6 +51,8 @@ struct ObjectFacts {
   std::vector<std::string> finalizers;
   NodeSelectorLookup selector;
   std::string singleton_digest;  // "" when absent
+  bool rollout_paused = false;   // kRolloutPausedAnnotation is present
+  std::string rollout_resume;    // kRolloutResumeAnnotation's value; "" when absent
 
   bool HasFinalizer(const std::string& name) const;
 };

@@ -1,0 +1,197 @@
+#include "agent/rollout/rollout_judge.h"
+
+#include <algorithm>
+#include <set>
+
+#include "agent/object/essence.h"
+
+namespace nodehook {
+namespace {
+
+const NodeResult* ResultOf(const BoardView& board, const std::string& node, const RolloutObject& object) {
+  auto n = board.nodes.find(node);
+  if (n == board.nodes.end()) return nullptr;
+  auto r = n->second.find(object.uid);
+  if (r == n->second.end() || r->second.state != object.state) return nullptr;
+  return &r->second;
+}
+
+bool Soaked(const RolloutPolicy& policy, const NodeResult& result, int64_t now_ms) {
+  return !result.failed && result.at_ms + policy.soak.count() * 1000 <= now_ms;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+Admission Waiting(WaitReason reason, std::string detail, int64_t until_ms = 0) {
+  Admission a;
+  a.wait = reason;
+  a.detail = std::move(detail);
+  a.until_ms = until_ms;
+  return a;
+}
+
+}  // namespace
+
+const char* WaitReasonName(WaitReason reason) {
+  switch (reason) {
+    case WaitReason::kNone: return "none";
+    case WaitReason::kBusy: return "busy";
+    case WaitReason::kPaused: return "paused";
+    case WaitReason::kHeld: return "held";
+    case WaitReason::kHalted: return "halted";
+    case WaitReason::kOutsideWindow: return "outside_window";
+    case WaitReason::kCanariesPending: return "canaries_pending";
+    case WaitReason::kNoFreeSlot: return "no_free_slot";
+  }
+  return "none";
+}
+
+const char* NodePhaseName(NodePhase phase) {
+  switch (phase) {
+    case NodePhase::kDone: return "done";
+    case NodePhase::kRunning: return "running";
+    case NodePhase::kVerifying: return "verifying";
+    case NodePhase::kSoaking: return "soaking";
+    case NodePhase::kFailed: return "failed";
+    case NodePhase::kWaiting: return "waiting";
+  }
+  return "waiting";
+}
+
+std::vector<std::string> RolloutOrder(const BoardView& board, const RolloutObject& object) {
+  std::vector<std::pair<std::string, std::string>> keyed;
+  for (const auto& [node, results] : board.nodes) {
+    keyed.emplace_back(EssenceDigest(object.uid + "/" + object.state + "/" + node), node);
+  }
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<std::string> order;
+  for (auto& [key, node] : keyed) order.push_back(std::move(node));
+  return order;
+}
+
+std::vector<std::string> Canaries(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object) {
+  std::vector<std::string> order = RolloutOrder(board, object);
+  order.resize(std::min(order.size(), static_cast<size_t>(std::max(policy.canary_nodes, 0))));
+  return order;
+}
+
+std::vector<std::string> FailedNodes(const BoardView& board, const RolloutObject& object) {
+  std::vector<std::string> failed;
+  for (const auto& [node, results] : board.nodes) {
+    const NodeResult* r = ResultOf(board, node, object);
+    if (r && r->failed) failed.push_back(node);
+  }
+  return failed;
+}
+
+bool Halted(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object, std::string* why) {
+  std::vector<std::string> failed = FailedNodes(board, object);
+  if (failed.empty()) return false;
+  for (const auto& canary : Canaries(policy, board, object)) {
+    if (std::find(failed.begin(), failed.end(), canary) != failed.end()) {
+      if (why) *why = "canary " + canary + " failed";
+      return true;
+    }
+  }
+  int limit = std::max(policy.max_failed_nodes.Resolve(static_cast<int>(board.nodes.size())), 1);
+  if (static_cast<int>(failed.size()) < limit) return false;
+  if (why) *why = std::to_string(failed.size()) + " nodes failed (" + JoinNames(failed) + ")";
+  return true;
+}
+
+Admission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
+                const std::string& node, bool held, const WindowNow& window, int64_t now_ms) {
+  // This node's own slot first: work it started goes on, whatever changed since.
+  for (const auto& s : board.slots) {
+    if (!s.live || s.holder != node) continue;
+    if (s.uid == object.uid && s.state == object.state && s.phase != SlotPhase::kSoaking) {
+      Admission a;
+      a.enter = true;
+      a.slot = s.slot;
+      a.own = true;
+      return a;
+    }
+    return Waiting(WaitReason::kBusy, std::string("this node is ") + SlotPhaseName(s.phase) + " another state in slot " +
+                                          std::to_string(s.slot));
+  }
+  if (object.paused) return Waiting(WaitReason::kPaused, std::string("annotation ") + kRolloutPausedAnnotation);
+  if (held) return Waiting(WaitReason::kHeld, "node label " + policy.hold_label);
+  std::string why;
+  if (object.resume_state != object.state && Halted(policy, board, object, &why)) {
+    return Waiting(WaitReason::kHalted, why);
+  }
+  if (!window.open) return Waiting(WaitReason::kOutsideWindow, "outside every window", window.next_open_ms);
+  std::vector<std::string> canaries = Canaries(policy, board, object);
+  if (std::find(canaries.begin(), canaries.end(), node) == canaries.end()) {
+    std::vector<std::string> pending;
+    for (const auto& canary : canaries) {
+      const NodeResult* r = ResultOf(board, canary, object);
+      if (!r || !Soaked(policy, *r, now_ms)) pending.push_back(canary);
+    }
+    if (!pending.empty()) return Waiting(WaitReason::kCanariesPending, "canaries " + JoinNames(pending));
+  }
+  const int limit = std::max(policy.max_nodes.Resolve(static_cast<int>(board.nodes.size())), 1);
+  std::set<int> taken;
+  for (const auto& s : board.slots) {
+    if (s.live) taken.insert(s.slot);
+  }
+  if (static_cast<int>(taken.size()) >= limit) {
+    return Waiting(WaitReason::kNoFreeSlot, std::to_string(taken.size()) + " of " + std::to_string(limit) + " slots held");
+  }
+  for (int i = 0; i < limit; ++i) {
+    if (taken.count(i) == 0) {
+      Admission a;
+      a.enter = true;
+      a.slot = i;
+      return a;
+    }
+  }
+  return Waiting(WaitReason::kNoFreeSlot, "every slot held");
+}
+
+std::vector<NodeStatus> RolloutStatus(const RolloutPolicy& policy, const BoardView& board,
+                                      const RolloutObject& object, const std::vector<std::string>& held,
+                                      const WindowNow& window, int64_t now_ms) {
+  std::vector<std::string> canaries = Canaries(policy, board, object);
+  std::vector<NodeStatus> out;
+  for (const auto& node : RolloutOrder(board, object)) {
+    NodeStatus st;
+    st.node = node;
+    st.canary = std::find(canaries.begin(), canaries.end(), node) != canaries.end();
+    const NodeResult* r = ResultOf(board, node, object);
+    const SlotView* slot = nullptr;
+    for (const auto& s : board.slots) {
+      if (s.live && s.holder == node && s.uid == object.uid && s.state == object.state) slot = &s;
+    }
+    if (r) st.message = r->message;
+    if (r && r->failed) {
+      st.phase = NodePhase::kFailed;
+    } else if (r) {
+      st.phase = Soaked(policy, *r, now_ms) ? NodePhase::kDone : NodePhase::kSoaking;
+    } else if (slot) {
+      st.phase = slot->phase == SlotPhase::kVerifying ? NodePhase::kVerifying
+                 : slot->phase == SlotPhase::kSoaking ? NodePhase::kSoaking
+                                                      : NodePhase::kRunning;
+    } else {
+      bool is_held = std::find(held.begin(), held.end(), node) != held.end();
+      st.admission = Judge(policy, board, object, node, is_held, window, now_ms);
+    }
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
+bool RolloutComplete(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object, int64_t now_ms) {
+  if (board.nodes.empty()) return false;
+  for (const auto& [node, results] : board.nodes) {
+    const NodeResult* r = ResultOf(board, node, object);
+    if (!r || !Soaked(policy, *r, now_ms)) return false;
+  }
+  return true;
+}
+
+}  // namespace nodehook

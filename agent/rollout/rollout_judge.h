@@ -1,0 +1,99 @@
+// The rollout's rules, from values alone: whether a node may enter the gate for one object state
+// now, and if not, why and until when; and what every node is doing about it (for `kubectl
+// nodehook rollout status|plan`). The agent's gate and kubectl judge with the same function, so
+// what `status` says a node waits for is what that node's agent decides.
+//   - a node that already holds a slot for this state goes on in it (a restarted agent takes its
+//     own slot back, never a second one); a slot held for another object: busy;
+//   - the object paused (annotation), the node held (Node label): wait;
+//   - halted: max_failed_nodes nodes failed this state, or a canary did (until a resume of it);
+//   - outside every window: wait until the next opens;
+//   - not a canary: wait until every canary has succeeded and soaked;
+//   - a free slot below max_nodes: enter it; none: wait.
+// Canaries are the first canary_nodes nodes in an order drawn from the object state, so each
+// new state picks its own, and every agent computes the same list.
+// Pure; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "agent/config/config.h"
+#include "agent/rollout/rollout_leases.h"
+
+namespace nodehook {
+
+// One slot as an agent observes it: `live` while held and not yet expired.
+struct SlotView {
+  int slot = 0;
+  std::string holder;
+  std::string uid;
+  std::string state;
+  SlotPhase phase = SlotPhase::kRunning;
+  bool live = false;
+};
+
+struct BoardView {
+  std::vector<SlotView> slots;
+  // Every node that handles the resource (it has a node Lease), with its results by object uid.
+  std::map<std::string, std::map<std::string, NodeResult>> nodes;
+};
+
+struct RolloutObject {
+  std::string uid;
+  std::string state;         // digest of the object state
+  bool paused = false;       // kRolloutPausedAnnotation
+  std::string resume_state;  // kRolloutResumeAnnotation: a halted state that goes on anyway
+};
+
+enum class WaitReason { kNone, kBusy, kPaused, kHeld, kHalted, kOutsideWindow, kCanariesPending, kNoFreeSlot };
+// Stable names, used in logs, metrics and kubectl output.
+const char* WaitReasonName(WaitReason reason);
+
+struct Admission {
+  bool enter = false;
+  int slot = -1;           // with enter: the slot to take (or already held)
+  bool own = false;        // with enter: the slot is already this node's
+  WaitReason wait = WaitReason::kNone;
+  std::string detail;      // for people: which nodes failed, which canaries are pending, ...
+  int64_t until_ms = 0;    // kOutsideWindow: when the next window opens (0: unknown)
+};
+
+// Whether the maintenance windows are open now (computed by the caller: time zones are loaded).
+struct WindowNow {
+  bool open = true;
+  int64_t next_open_ms = 0;
+};
+
+Admission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
+                const std::string& node, bool held, const WindowNow& window, int64_t now_ms);
+
+// Every node of the board in rollout order for this object state: canaries first.
+std::vector<std::string> RolloutOrder(const BoardView& board, const RolloutObject& object);
+std::vector<std::string> Canaries(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object);
+
+// The nodes that failed this state, and whether the state is halted (before any resume).
+std::vector<std::string> FailedNodes(const BoardView& board, const RolloutObject& object);
+bool Halted(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object, std::string* why);
+
+enum class NodePhase { kDone, kRunning, kVerifying, kSoaking, kFailed, kWaiting };
+const char* NodePhaseName(NodePhase phase);
+
+struct NodeStatus {
+  std::string node;
+  NodePhase phase = NodePhase::kWaiting;
+  bool canary = false;
+  Admission admission;  // kWaiting: why (its `enter` means it may start now)
+  std::string message;  // the node's last message for this state
+};
+
+// Every node's status for the object, in rollout order. `held`: nodes whose hold label is set.
+std::vector<NodeStatus> RolloutStatus(const RolloutPolicy& policy, const BoardView& board,
+                                      const RolloutObject& object, const std::vector<std::string>& held,
+                                      const WindowNow& window, int64_t now_ms);
+
+// Every node of the board has finished this state (done and soaked).
+bool RolloutComplete(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object, int64_t now_ms);
+
+}  // namespace nodehook

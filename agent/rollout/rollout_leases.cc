@@ -1,0 +1,265 @@
+#include "agent/rollout/rollout_leases.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <chrono>
+
+#include "agent/object/essence.h"
+
+namespace nodehook {
+namespace {
+
+using rapidjson::Value;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+const char* const kObjectAnnotation = "nodehook.io/rollout-object";
+const char* const kStateAnnotation = "nodehook.io/rollout-state";
+const char* const kPhaseAnnotation = "nodehook.io/rollout-phase";
+const char* const kResultsAnnotation = "nodehook.io/rollout-results";
+const char* const kPolicyAnnotation = "nodehook.io/rollout-policy";
+const char* const kResourceAnnotation = "nodehook.io/rollout-resource";
+const char* const kSlotAnnotation = "nodehook.io/rollout-slot";
+
+void Put(Writer& w, const char* key, const std::string& value) {
+  w.Key(key);
+  w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+std::string Text(const Value& object, const char* key) {
+  if (!object.IsObject()) return "";
+  auto it = object.FindMember(key);
+  return it != object.MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
+}
+
+int64_t Number(const Value& object, const char* key, int64_t fallback) {
+  if (!object.IsObject()) return fallback;
+  auto it = object.FindMember(key);
+  return it != object.MemberEnd() && it->value.IsInt64() ? it->value.GetInt64() : fallback;
+}
+
+std::string ResultsJson(const std::map<std::string, NodeResult>& results) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  for (const auto& [uid, r] : results) {
+    w.Key(uid.c_str(), static_cast<rapidjson::SizeType>(uid.size()));
+    w.StartObject();
+    Put(w, "state", r.state);
+    Put(w, "result", r.failed ? "failed" : "done");
+    w.Key("at_ms");
+    w.Int64(r.at_ms);
+    Put(w, "message", r.message);
+    w.EndObject();
+  }
+  w.EndObject();
+  return buf.GetString();
+}
+
+Status ReadResults(const std::string& json, std::map<std::string, NodeResult>* out) {
+  if (json.empty()) return Status::Ok();
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return InvalidError(std::string(kResultsAnnotation) + ": not a JSON object");
+  for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
+    NodeResult r;
+    r.state = Text(it->value, "state");
+    r.failed = Text(it->value, "result") == "failed";
+    r.at_ms = Number(it->value, "at_ms", 0);
+    r.message = Text(it->value, "message");
+    (*out)[it->name.GetString()] = std::move(r);
+  }
+  return Status::Ok();
+}
+
+void PutCount(Writer& w, const char* key, const NodeCount& count) {
+  w.Key(key);
+  if (count.percent) {
+    std::string text = std::to_string(count.value) + "%";
+    w.String(text.c_str());
+  } else {
+    w.Int(count.value);
+  }
+}
+
+NodeCount ReadCount(const Value& object, const char* key, NodeCount fallback) {
+  auto it = object.FindMember(key);
+  if (it == object.MemberEnd()) return fallback;
+  if (it->value.IsInt()) return NodeCount{it->value.GetInt(), false};
+  if (it->value.IsString()) {
+    std::string text = it->value.GetString();
+    if (!text.empty() && text.back() == '%') return NodeCount{std::atoi(text.c_str()), true};
+  }
+  return fallback;
+}
+
+}  // namespace
+
+const char* SlotPhaseName(SlotPhase phase) {
+  switch (phase) {
+    case SlotPhase::kRunning: return "running";
+    case SlotPhase::kVerifying: return "verifying";
+    case SlotPhase::kSoaking: return "soaking";
+  }
+  return "running";
+}
+
+std::string RolloutId(const std::string& resource_id) { return EssenceDigest(resource_id).substr(0, 10); }
+
+std::string SlotLeaseName(const std::string& rid, int slot) {
+  return "nodehook-rollout-" + rid + "-slot-" + std::to_string(slot);
+}
+
+std::string NodeLeaseName(const std::string& rid, const std::string& node) {
+  // Node names may be 253 characters: the name holds a hash, the Lease's holder the node itself.
+  return "nodehook-rollout-" + rid + "-node-" + EssenceDigest(node).substr(0, 12);
+}
+
+Result<RolloutLease> ParseRolloutLease(std::string_view json) {
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return InvalidError("rollout lease: not a JSON object");
+  auto meta = doc.FindMember("metadata");
+  if (meta == doc.MemberEnd() || !meta->value.IsObject()) return InvalidError("rollout lease: no metadata");
+  RolloutLease lease;
+  lease.name = Text(meta->value, "name");
+  lease.resource_version = Text(meta->value, "resourceVersion");
+  auto labels = meta->value.FindMember("labels");
+  if (labels != meta->value.MemberEnd()) lease.kind = Text(labels->value, kRolloutKindLabel);
+  if (lease.kind != "slot" && lease.kind != "node") {
+    return InvalidError("rollout lease " + lease.name + ": label " + kRolloutKindLabel + " is neither slot nor node");
+  }
+  auto spec = doc.FindMember("spec");
+  if (spec != doc.MemberEnd() && spec->value.IsObject()) {
+    lease.holder = Text(spec->value, "holderIdentity");
+    lease.renew_time = Text(spec->value, "renewTime");
+    lease.lease_duration_seconds = static_cast<int>(Number(spec->value, "leaseDurationSeconds", 0));
+  }
+  auto notes = meta->value.FindMember("annotations");
+  const Value empty(rapidjson::kObjectType);
+  const Value& a = notes != meta->value.MemberEnd() && notes->value.IsObject() ? notes->value : empty;
+  lease.resource = Text(a, kResourceAnnotation);
+  if (lease.kind == "slot") {
+    lease.slot = std::atoi(Text(a, kSlotAnnotation).c_str());
+    lease.uid = Text(a, kObjectAnnotation);
+    lease.state = Text(a, kStateAnnotation);
+    std::string phase = Text(a, kPhaseAnnotation);
+    lease.phase = phase == "soaking" ? SlotPhase::kSoaking : phase == "verifying" ? SlotPhase::kVerifying
+                                                                                 : SlotPhase::kRunning;
+  } else {
+    lease.policy_json = Text(a, kPolicyAnnotation);
+    Status read = ReadResults(Text(a, kResultsAnnotation), &lease.results);
+    if (!read.ok()) return InvalidError("rollout lease " + lease.name + ": " + read.message());
+  }
+  return lease;
+}
+
+std::string RolloutLeaseJson(const std::string& namespace_name, const std::string& rid, const RolloutLease& lease) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  Put(w, "apiVersion", "coordination.k8s.io/v1");
+  Put(w, "kind", "Lease");
+  w.Key("metadata");
+  w.StartObject();
+  Put(w, "namespace", namespace_name);
+  Put(w, "name", lease.name);
+  if (!lease.resource_version.empty()) Put(w, "resourceVersion", lease.resource_version);
+  w.Key("labels");
+  w.StartObject();
+  Put(w, kRolloutLabel, rid);
+  Put(w, kRolloutKindLabel, lease.kind);
+  w.EndObject();
+  w.Key("annotations");
+  w.StartObject();
+  Put(w, kResourceAnnotation, lease.resource);
+  if (lease.kind == "slot") {
+    Put(w, kSlotAnnotation, std::to_string(lease.slot));
+    Put(w, kObjectAnnotation, lease.uid);
+    Put(w, kStateAnnotation, lease.state);
+    Put(w, kPhaseAnnotation, SlotPhaseName(lease.phase));
+  } else {
+    Put(w, kPolicyAnnotation, lease.policy_json);
+    Put(w, kResultsAnnotation, ResultsJson(lease.results));
+  }
+  w.EndObject();
+  w.EndObject();
+  w.Key("spec");
+  w.StartObject();
+  Put(w, "holderIdentity", lease.holder);
+  w.Key("leaseDurationSeconds");
+  w.Int(lease.lease_duration_seconds);
+  if (!lease.renew_time.empty()) Put(w, "renewTime", lease.renew_time);
+  w.EndObject();
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string SharedPolicyJson(const WatchedResource& resource) {
+  const RolloutPolicy& policy = *resource.rollout;
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  PutCount(w, "max_nodes", policy.max_nodes);
+  w.Key("canary_nodes");
+  w.Int(policy.canary_nodes);
+  w.Key("soak_seconds");
+  w.Int64(policy.soak.count());
+  w.Key("verify");
+  w.Bool(policy.verify.has_value());
+  PutCount(w, "max_failed_nodes", policy.max_failed_nodes);
+  w.Key("failure_after_retries");
+  w.Int(policy.failure_after_retries);
+  Put(w, "hold_label", policy.hold_label);
+  w.Key("windows");
+  w.StartArray();
+  for (const auto& window : policy.windows) {
+    w.StartObject();
+    Put(w, "cron", window.cron);
+    w.Key("duration_seconds");
+    w.Int64(window.duration.count());
+    Put(w, "time_zone", window.time_zone);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("ignored_paths");
+  w.StartArray();
+  for (const auto& path : resource.ignored_paths) w.String(path.c_str(), static_cast<rapidjson::SizeType>(path.size()));
+  w.EndArray();
+  w.EndObject();
+  return buf.GetString();
+}
+
+Result<SharedPolicy> ParseSharedPolicyJson(std::string_view json) {
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return InvalidError(std::string(kPolicyAnnotation) + ": not a JSON object");
+  SharedPolicy shared;
+  RolloutPolicy& policy = shared.policy;
+  policy.max_nodes = ReadCount(doc, "max_nodes", policy.max_nodes);
+  policy.canary_nodes = static_cast<int>(Number(doc, "canary_nodes", 0));
+  policy.soak = std::chrono::seconds(Number(doc, "soak_seconds", 0));
+  auto verify = doc.FindMember("verify");
+  if (verify != doc.MemberEnd() && verify->value.IsBool() && verify->value.GetBool()) policy.verify = HookSpec{};
+  policy.max_failed_nodes = ReadCount(doc, "max_failed_nodes", policy.max_failed_nodes);
+  policy.failure_after_retries = static_cast<int>(Number(doc, "failure_after_retries", policy.failure_after_retries));
+  std::string hold = Text(doc, "hold_label");
+  if (!hold.empty()) policy.hold_label = hold;
+  auto windows = doc.FindMember("windows");
+  if (windows != doc.MemberEnd() && windows->value.IsArray()) {
+    for (const auto& w : windows->value.GetArray()) {
+      policy.windows.push_back(RolloutWindow{Text(w, "cron"), std::chrono::seconds(Number(w, "duration_seconds", 0)),
+                                             Text(w, "time_zone")});
+    }
+  }
+  auto ignored = doc.FindMember("ignored_paths");
+  if (ignored != doc.MemberEnd() && ignored->value.IsArray()) {
+    for (const auto& path : ignored->value.GetArray()) {
+      if (path.IsString()) shared.ignored_paths.emplace_back(path.GetString(), path.GetStringLength());
+    }
+  }
+  return shared;
+}
+
+}  // namespace nodehook

@@ -1,0 +1,77 @@
+// Where a rollout's shared state lives: Leases in the agents' namespace, two kinds per resource.
+//   slot    nodehook-rollout-<rid>-slot-<i>, i < max_nodes: held by the node inside the gate
+//           (spec.holderIdentity, renewed within spec.leaseDurationSeconds; a soaking node sets
+//           the duration to what is left of its soak and stops renewing, so the slot frees itself)
+//           and the object state it works on (annotations: object uid, state digest, phase).
+//   node    nodehook-rollout-<rid>-node-<hash of the node>: one per node that handles the
+//           resource, holder = the node; its annotations carry the node's result per object
+//           (the state it last finished or failed, when, and the last message) and the policy,
+//           so `kubectl nodehook rollout` reads everything from the Leases alone.
+// <rid> is a short hash of the resource id. Every such Lease carries the label
+// nodehook.io/rollout=<rid>, which is what agents watch and kubectl lists.
+// Value types and pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/base/status.h"
+#include "agent/config/config.h"
+
+namespace nodehook {
+
+inline constexpr const char* kRolloutLabel = "nodehook.io/rollout";
+inline constexpr const char* kRolloutKindLabel = "nodehook.io/rollout-kind";
+
+enum class SlotPhase { kRunning, kVerifying, kSoaking };
+const char* SlotPhaseName(SlotPhase phase);
+
+// A node's last word on one object of the resource.
+struct NodeResult {
+  std::string state;  // the digest of the object state it concerns
+  bool failed = false;  // false: done (succeeded, verified); true: the node failed that state
+  int64_t at_ms = 0;    // when, by the API server's clock
+  std::string message;  // the hook's last message (failed) or outcome (done), cut short
+};
+
+struct RolloutLease {
+  std::string name;
+  std::string kind;  // "slot" or "node"
+  std::string holder;
+  int lease_duration_seconds = 0;
+  std::string renew_time;  // MicroTime, for people; expiry is judged by observation, not by it
+  std::string resource_version;
+  // kind "slot":
+  int slot = -1;
+  std::string uid;
+  std::string state;
+  SlotPhase phase = SlotPhase::kRunning;
+  // kind "node":
+  std::map<std::string, NodeResult> results;  // by object uid
+  std::string policy_json;                    // SharedPolicyJson of the node's config
+  std::string resource;                       // ResourceRef::Id()
+};
+
+// Short, stable hash of the resource id (10 hex digits), used in Lease names and the label.
+std::string RolloutId(const std::string& resource_id);
+std::string SlotLeaseName(const std::string& rid, int slot);
+std::string NodeLeaseName(const std::string& rid, const std::string& node);
+
+Result<RolloutLease> ParseRolloutLease(std::string_view json);
+// The whole Lease as JSON (for create, and for update with resource_version set).
+std::string RolloutLeaseJson(const std::string& namespace_name, const std::string& rid, const RolloutLease& lease);
+
+// What readers of the Leases need of a resource's config (kubectl has none): the policy, and the
+// ignored paths, without which an object state's digest cannot be computed.
+struct SharedPolicy {
+  RolloutPolicy policy;
+  std::vector<std::string> ignored_paths;
+};
+std::string SharedPolicyJson(const WatchedResource& resource);
+Result<SharedPolicy> ParseSharedPolicyJson(std::string_view json);
+
+}  // namespace nodehook
