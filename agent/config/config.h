@@ -27,6 +27,8 @@ inline constexpr const char* kReasonEvent = "event";
 // resource this node handles (snapshot_lane.h). Neither moves the diffbase.
 inline constexpr const char* kReasonCheck = "check";
 inline constexpr const char* kReasonSnapshot = "snapshot";
+// A rollout's verify hook (RolloutPolicy::verify), run after a gated handler succeeded.
+inline constexpr const char* kReasonVerify = "verify";
 
 struct HookSpec {
   std::vector<std::string> argv;

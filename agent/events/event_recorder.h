@@ -33,6 +33,12 @@ class EventRecorder {
   // (`reason` says how it was judged): type Warning, its delete hook never ran there.
   virtual void FinalizerReleased(const ResourceRef& /*resource*/, const ObjectMeta& /*object*/,
                                  const std::string& /*finalizer*/, const std::string& /*reason*/) {}
+  // A fleet rollout of one object state halted or completed (`reason` RolloutHalted or
+  // RolloutCompleted). Posted once per object state across the fleet, whichever node sees it
+  // first: the Event's name is derived from the object, the reason and the state.
+  virtual void RolloutReached(const ResourceRef& /*resource*/, const ObjectMeta& /*object*/,
+                              const std::string& /*reason*/, const std::string& /*state*/, bool /*warning*/,
+                              const std::string& /*note*/) {}
 };
 
 // Reports nothing: for agents and tests that post no Events, instead of null checks.

@@ -185,13 +185,25 @@ void KubeEventRecorder::FinalizerReleased(const ResourceRef& resource, const Obj
   Enqueue(EventSpec{"", resource, object, "", finalizer, true, note, clock_.Now(), "FinalizerReleased"});
 }
 
+void KubeEventRecorder::RolloutReached(const ResourceRef& resource, const ObjectMeta& object, const std::string& reason,
+                                       const std::string& state, bool warning, const std::string& note) {
+  // The same name on every node: the first create wins, the others get AlreadyExists.
+  uint64_t unique = 1469598103934665603ULL;
+  for (unsigned char c : object.uid + "/" + reason + "/" + state) unique = (unique ^ c) * 1099511628211ULL;
+  EventSpec event{EventName(object.name, unique), resource, object, "", "rollout", warning, NoteText(note, 900),
+                  clock_.Now(), reason};
+  event.once = true;
+  Enqueue(std::move(event));
+}
+
 void KubeEventRecorder::WaitIdle() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return stopping_ || (queue_.empty() && !posting_); });
 }
 
 void KubeEventRecorder::Enqueue(EventSpec event) {
-  std::string key = event.object.uid + "\n" + event.handler + "\n" + event.reason + (event.warning ? "W" : "N");
+  std::string key = event.object.uid + "\n" + event.handler + "\n" + event.reason + (event.warning ? "W" : "N") +
+                    (event.once ? "\n" + event.name : "");  // once per state, not once per interval
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
@@ -252,8 +264,9 @@ void KubeEventRecorder::Post(EventSpec& event) {
   auto unique = [&] {
     return static_cast<uint64_t>(ToMillis(event.time)) * 1'000'000 + name_rng_() % 1'000'000;
   };
-  event.name = EventName(event.object.name, unique());
+  if (!event.once) event.name = EventName(event.object.name, unique());
   Status st = client_.Create(events, ns, EventBody(event, options_.node_name));
+  if (event.once && st.code() == StatusCode::kConflict) return;  // another node posted it
   if (st.code() == StatusCode::kConflict) {
     event.name = EventName(event.object.name, unique());
     st = client_.Create(events, ns, EventBody(event, options_.node_name));

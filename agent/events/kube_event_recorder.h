@@ -62,6 +62,7 @@ struct EventSpec {
   std::string note;
   TimePoint time;
   std::string reason = "";  // "" = HandlerFailed or HandlerSucceeded, by `warning`
+  bool once = false;        // `name` is fixed: an Event of that name already there means posted
 };
 
 // A hook's message as one short line for an Event's note: control characters escaped, line
@@ -103,6 +104,8 @@ class KubeEventRecorder final : public EventRecorder {
   void Report(const ResourceRef& resource, const ObjectMeta& object, const std::string& action,
               const std::string& reason, bool warning, const std::string& note);
   // Reason FinalizerReleased, the finalizer as action, type Warning.
+  void RolloutReached(const ResourceRef& resource, const ObjectMeta& object, const std::string& reason,
+                      const std::string& state, bool warning, const std::string& note) override;
   void FinalizerReleased(const ResourceRef& resource, const ObjectMeta& object, const std::string& finalizer,
                          const std::string& reason) override;
 

@@ -37,6 +37,7 @@
 #include "agent/base/log.h"
 #include "agent/kube/http_transport.h"
 #include "agent/kube/log_limiter.h"
+#include "agent/kube/server_clock.h"
 
 namespace nodehook {
 namespace {
@@ -93,6 +94,17 @@ int ParseRetryAfter(const http::http_headers& headers) {
     seconds = std::min(seconds * 10 + (c - '0'), 24 * 3600);
   }
   return seconds;
+}
+
+// Every answer's Date moves the process's view of the API server's clock (server_clock.h).
+void ObserveServerDate(const http::http_headers& headers) {
+  auto it = headers.find("Date");
+  if (it == headers.end()) return;
+  int64_t server_ms = ParseHttpDate(it->second);
+  if (server_ms < 0) return;
+  int64_t local_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  ApiServerClock().Observe(server_ms, local_ms);
 }
 
 Status Cancelled() { return Status(StatusCode::kCancelled, "request cancelled"); }
@@ -296,6 +308,7 @@ class CpprestTransport final : public HttpTransport {
       HttpResponse out;
       out.status = response.status_code();
       out.retry_after_seconds = ParseRetryAfter(response.headers());
+      ObserveServerDate(response.headers());
       bool streaming = on_chunk && out.status >= 200 && out.status < 300;
       // A hostile or broken server must not make us hold an unbounded body.
       size_t cap = out.status >= 200 && out.status < 300 ? req.max_body_bytes : kMaxErrorBodyBytes;

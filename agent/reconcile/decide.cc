@@ -1,11 +1,18 @@
 #include "agent/reconcile/decide.h"
 
+#include <algorithm>
+
 namespace nodehook {
 namespace {
 
 const char* const kDeletedTarget = "deleted";
 
 bool HasHook(const DecideInput& in, const std::string& reason) { return in.hooks && in.hooks->count(reason) > 0; }
+
+bool Gated(const DecideInput& in, const std::string& reason) {
+  return in.rollout_reasons &&
+         std::find(in.rollout_reasons->begin(), in.rollout_reasons->end(), reason) != in.rollout_reasons->end();
+}
 
 // Nothing for a handler to do: only what keeps the cache and the cluster tidy.
 Plan Idle(const DecideInput& in, Plan plan, bool mark_seen) {
@@ -107,8 +114,14 @@ void AddHandlerSteps(const DecideInput& in, Plan& plan) {
   const bool hook = plan.reason != kReasonAdopt && HasHook(in, plan.reason);
   if (!hook && plan.without_hook.empty()) plan.without_hook = "nothing to run";
   if (hook) {
+    const bool gated = Gated(in, plan.reason);
+    if (gated) plan.steps.push_back(Step::kEnterRollout);
     plan.steps.push_back(Step::kRecordStart);
     plan.steps.push_back(Step::kRunHook);
+    if (gated) {
+      plan.steps.push_back(Step::kVerifyRollout);
+      plan.steps.push_back(Step::kFinishRollout);
+    }
     if (!deleting && in.leadership != Leadership::kNotNeeded) plan.steps.push_back(Step::kRecordLeaderHandled);
   }
   if (deleting) {
@@ -132,8 +145,11 @@ const char* StepName(Step step) {
     case Step::kAwaitLeader: return "await_leader";
     case Step::kReleaseStrayFinalizer: return "release_stray_finalizer";
     case Step::kClaimFinalizer: return "claim_finalizer";
+    case Step::kEnterRollout: return "enter_rollout";
     case Step::kRecordStart: return "record_start";
     case Step::kRunHook: return "run_hook";
+    case Step::kVerifyRollout: return "verify_rollout";
+    case Step::kFinishRollout: return "finish_rollout";
     case Step::kRecordLeaderHandled: return "record_leader_handled";
     case Step::kMarkFinalizerPending: return "mark_finalizer_pending";
     case Step::kReleaseFinalizer: return "release_finalizer";

@@ -7,7 +7,8 @@
 //   unchanged otherwise                                               -> nothing (mark seen)
 // and around them, the modes' steps: a finalizer claimed before the first hook and released
 // after the delete (finalizer mode, and the one singleton finalizer); the previous leader's
-// handled state adopted, and no hook while another agent leads (singleton). Retry timing: a handler keeps its progress while it
+// handled state adopted, and no hook while another agent leads (singleton); a slot in the gate
+// before a gated hook, its verify and its result after (rollout). Retry timing: a handler keeps its progress while it
 // works towards the same target; a permanent failure waits for a change; a retry not yet due
 // waits.
 // Pure: no store, clock, lock or log. Thread-safe. The README's "What runs when" table is its
@@ -48,6 +49,8 @@ struct DecideInput {
   // started a hook of it, so its deletion owes the delete hook.
   std::string finalizer;
   Leadership leadership = Leadership::kNotNeeded;
+  // The reasons whose hooks pass a fleet rollout's gate (RolloutSteps::Reasons); null or empty: none.
+  const std::vector<std::string>* rollout_reasons = nullptr;
   std::string resource_id;  // for fresh progress records
   TimePoint now;
 };

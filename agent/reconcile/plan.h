@@ -23,8 +23,11 @@ enum class Step {
   kAwaitLeader,           // singleton, not leading: keep a deleted object for the next leader
   kReleaseStrayFinalizer, // finalizer mode: our finalizer on an object this node knows nothing of
   kClaimFinalizer,        // finalizer mode: this node's finalizer on before its first hook
+  kEnterRollout,          // rollout: a slot in the gate for this state, else wait
   kRecordStart,           // "running" stored before the hook, so a crash still owes the delete
   kRunHook,               // the reason's hook; the steps after it run only when it is done
+  kVerifyRollout,         // rollout: the policy's verify hook, when it has one
+  kFinishRollout,         // rollout: this node's result recorded; its slot soaks or frees
   kRecordLeaderHandled,   // singleton: the handled state's digest onto the object
   kMarkFinalizerPending,  // finalizer mode: the delete succeeded, stored before the release
   kReleaseFinalizer,      // finalizer mode: this node's finalizer off

@@ -51,11 +51,20 @@ std::optional<Duration> PlanExecutor::Run(const ResourceContext& ctx, Plan plan,
           return Earliest(run.again, kFinalizerRetry);
         }
         break;
+      case Step::kEnterRollout:
+        if (auto wait = ctx.rollout.Enter(p.meta, p.target, p.live_facts.get())) return Earliest(run.again, *wait);
+        break;
       case Step::kRecordStart:
         if (!RecordStart(run)) return run.again;
         break;
       case Step::kRunHook:
         if (!RunHook(run)) return run.again;
+        break;
+      case Step::kVerifyRollout:
+        if (!VerifyRollout(run)) return run.again;
+        break;
+      case Step::kFinishRollout:
+        ctx.rollout.Succeeded(ctx.resource.ref, p.meta, p.target, run.message);
         break;
       case Step::kRecordLeaderHandled:
         ctx.gate.Handled(ctx.resource, p.meta, p.reason, p.target);
@@ -120,17 +129,41 @@ bool PlanExecutor::RecordStart(Execution& run) {
   return true;
 }
 
+HookOutcome PlanExecutor::RunUnderGates(Execution& run, const std::string& reason, const HookSpec& hook) {
+  const Plan& p = run.plan;
+  auto diff = DiffEssences(p.old_essence, p.new_essence);  // the one parse a hook run adds
+  HookInput input{reason,       options_.node_name, run.resource_id, p.meta,
+                  p.old_object, p.new_object,       diff.ok() ? *diff : "[]", p.progress.retries, ""};
+  HookSpec prepared = run.ctx.rollout.Prepare(run.ctx.gate.Prepare(hook));
+  HookOutcome outcome = nodehook::RunHook(runner_, prepared, input, scratch_, run.stop);
+  if (outcome.verdict != HookVerdict::kDone && outcome.verdict != HookVerdict::kCancelled &&
+      (run.ctx.gate.StoppedByTerm(run.stop) || run.ctx.rollout.LostSlot(p.meta))) {
+    outcome.verdict = HookVerdict::kCancelled;
+  }
+  return outcome;
+}
+
+bool PlanExecutor::VerifyRollout(Execution& run) {
+  const HookSpec* verify = run.ctx.rollout.Verify();
+  if (!verify) return true;
+  const Plan& p = run.plan;
+  run.ctx.rollout.Verifying(p.meta, p.target);
+  HookOutcome outcome = RunUnderGates(run, kReasonVerify, *verify);
+  if (outcome.verdict == HookVerdict::kDone) return true;
+  if (outcome.verdict == HookVerdict::kCancelled) {
+    Interrupted(run);
+    return false;
+  }
+  // A failed verify is the node failing this state: the handler's retries count it.
+  outcome.message = "verify: " + outcome.message;
+  run.again = Earliest(run.again, Postpone(run, run.ctx.resource.hooks.at(p.reason), outcome));
+  return false;
+}
+
 bool PlanExecutor::RunHook(Execution& run) {
   const Plan& p = run.plan;
   const HookSpec& hook = run.ctx.resource.hooks.at(p.reason);
-  auto diff = DiffEssences(p.old_essence, p.new_essence);  // the one parse a hook run adds
-  HookInput input{p.reason,     options_.node_name, run.resource_id, p.meta,
-                  p.old_object, p.new_object,       diff.ok() ? *diff : "[]", p.progress.retries, ""};
-  HookOutcome outcome = nodehook::RunHook(runner_, run.ctx.gate.Prepare(hook), input, scratch_, run.stop);
-  if (outcome.verdict != HookVerdict::kDone && outcome.verdict != HookVerdict::kCancelled &&
-      run.ctx.gate.StoppedByTerm(run.stop)) {
-    outcome.verdict = HookVerdict::kCancelled;
-  }
+  HookOutcome outcome = RunUnderGates(run, p.reason, hook);
   switch (outcome.verdict) {
     case HookVerdict::kDone:
       run.ran_hook = true;
@@ -246,6 +279,7 @@ std::optional<Duration> PlanExecutor::Postpone(Execution& run, const HookSpec& h
                          ? "run again in " + SecondsText(after.delay) + " or on the next change"
                          : "retry in " + SecondsText(after.delay);
   if (!stored.ok()) next += " (progress not saved: " + stored.ToString() + ")";
+  run.ctx.rollout.Failed(run.ctx.resource.ref, p.meta, p.target, after.retries, after.permanent, outcome.message);
   ReportSubject subject{run.ctx.resource.ref, p.meta, p.reason, run.resource_id, p.reason,
                         {{"object", p.meta.Key()}, {"uid", p.meta.uid}, {"handler", p.reason}},
                         run.ctx.resource.success_events};

@@ -4,7 +4,9 @@
 //   a state store write that fails               -> the retry policy's store delay
 //   the hook not done                            -> retry policy (hooks/retry_policy.h): retry,
 //                                                   in progress, or give up; durable progress
-//   the hook stopped by the agent or term's end  -> "interrupted": due again at once, no retry
+//   the hook stopped by the agent, the term's end -> "interrupted": due again at once, no retry
+//   or the loss of its rollout slot
+//   a rollout's gate closed                      -> look again when it says
 // Every hook outcome is told by the OutcomeReporter. Thread-safe: workers run plans
 // concurrently, never two for the same object at once (the WorkQueue guarantees that).
 #pragma once
@@ -49,6 +51,9 @@ class PlanExecutor {
   // Each returns false when the plan stops there (`*again` says when to look again).
   bool RecordStart(Execution& run);
   bool RunHook(Execution& run);
+  bool VerifyRollout(Execution& run);
+  // Runs `hook` for the plan's object under the resource's gate and rollout slot.
+  HookOutcome RunUnderGates(Execution& run, const std::string& reason, const HookSpec& hook);
   bool MarkFinalizerPending(Execution& run);
   bool ReleaseFinalizer(Execution& run);
   bool StoreHandled(Execution& run);

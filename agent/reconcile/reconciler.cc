@@ -5,6 +5,12 @@
 #include "agent/reconcile/decide.h"
 
 namespace nodehook {
+
+RolloutSteps& NoRolloutSteps() {
+  static NoRollout none;
+  return none;
+}
+
 bool KeepsObjectBytes(const WatchedResource& resource) {
   return resource.finalizer || resource.singleton || !resource.node_selector_path.empty() || resource.hooks.count(kReasonCheck) > 0 ||
          resource.hooks.count(kReasonSnapshot) > 0;
@@ -42,6 +48,7 @@ std::optional<Duration> Reconciler::ReconcileLevel(const ResourceContext& ctx, c
   in.finalizer_mode = !in.finalizer.empty();
   in.resource_id = ctx.resource.ref.Id();
   in.hooks = &ctx.resource.hooks;
+  in.rollout_reasons = &ctx.rollout.Reasons();
   std::shared_ptr<const CancelToken> term = ctx.gate.Term();
   if (!term) {
     in.leadership = Leadership::kNotHeld;

@@ -1,0 +1,50 @@
+// RolloutBoard: one resource's rollout Leases as this agent last saw them (a WatchSink fed by a
+// watch of the Leases labelled nodehook.io/rollout=<rid>), and when it saw each change. A slot is
+// live while held and less than its leaseDurationSeconds has passed since this agent saw it
+// change, measured on the local monotonic clock as client-go's leader election does: the
+// holder's wall clock (renewTime) is never compared with ours.
+// Thread-safe; borrows the clock.
+#pragma once
+
+#include <map>
+#include "agent/base/mutex.h"
+#include <string>
+#include <vector>
+
+#include "agent/base/clock.h"
+#include "agent/base/thread_annotations.h"
+#include "agent/rollout/rollout_judge.h"
+#include "agent/rollout/rollout_leases.h"
+#include "agent/watch/watcher.h"
+
+namespace nodehook {
+
+class RolloutBoard final : public WatchSink {
+ public:
+  explicit RolloutBoard(Clock& clock) : clock_(clock) {}
+
+  void OnListed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined) override;
+  void OnQuarantined(const BadObject&, WatchEventType) override {}
+  void OnObject(ObjectPtr object) override;
+  void OnDeleted(ObjectPtr last_state) override;
+
+  // The board now; with this node's own knowledge laid over it by the caller.
+  BoardView View() const;
+  // The Lease of that name as last seen (kind "" when never seen).
+  RolloutLease Lease(const std::string& name) const;
+  bool listed() const;
+
+ private:
+  struct Seen {
+    RolloutLease lease;
+    TimePoint changed_at;  // local: when this resourceVersion was first seen
+  };
+  void Take(const KubeObject& object) REQUIRES(mu_);
+
+  Clock& clock_;
+  mutable Mutex mu_;
+  std::map<std::string, Seen> leases_ GUARDED_BY(mu_);
+  bool listed_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace nodehook

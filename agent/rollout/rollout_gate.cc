@@ -1,0 +1,358 @@
+#include "agent/rollout/rollout_gate.h"
+
+#include <algorithm>
+
+#include "agent/base/duration_math.h"
+#include "agent/base/log.h"
+#include "agent/election/lease_deadline_file.h"
+#include "agent/events/kube_event_recorder.h"
+#include "agent/kube/lease_client.h"
+#include "agent/kube/lease_record.h"
+
+namespace nodehook {
+namespace {
+
+// A node Lease is never judged by expiry; the duration only has to be valid.
+constexpr int kNodeLeaseSeconds = 86400;
+constexpr size_t kResultMessageBytes = 200;
+
+Duration Seconds(std::chrono::seconds s) { return std::chrono::duration_cast<Duration>(s); }
+
+std::string StateText(const std::string& state) { return state.substr(0, 12); }
+
+}  // namespace
+
+RolloutGate::RolloutGate(const WatchedResource& resource, KubeClient& client, RolloutBoard& board, Clock& monotonic,
+                         const ServerClock& server, EventRecorder& events, RolloutGateOptions options)
+    : resource_(resource),
+      policy_(*resource.rollout),
+      rid_(RolloutId(resource.ref.Id())),
+      client_(client),
+      board_(board),
+      monotonic_(monotonic),
+      server_(server),
+      events_(events),
+      options_(std::move(options)),
+      slots_held_(DefaultMetrics().GetGauge("rollout_slots_held", "1 while this node holds a rollout slot",
+                                            {{"resource", resource.ref.Id()}})),
+      halted_(DefaultMetrics().GetGauge("rollout_halted_objects", "Objects whose current state's rollout is halted",
+                                        {{"resource", resource.ref.Id()}})) {
+  for (WaitReason r : {WaitReason::kBusy, WaitReason::kPaused, WaitReason::kHeld, WaitReason::kHalted,
+                       WaitReason::kOutsideWindow, WaitReason::kCanariesPending, WaitReason::kNoFreeSlot}) {
+    waiting_gauges_[r] = &DefaultMetrics().GetGauge("rollout_waiting_objects",
+                                                    "Objects waiting at this node's rollout gate, by reason",
+                                                    {{"resource", resource.ref.Id()}, {"reason", WaitReasonName(r)}});
+  }
+  if (!options_.fence.empty()) renewer_ = std::thread([this] { RenewLoop(); });
+}
+
+RolloutGate::~RolloutGate() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (renewer_.joinable()) renewer_.join();
+}
+
+Status RolloutGate::Register() {
+  std::lock_guard<std::mutex> lock(mu_);
+  RolloutLease seen = board_.Lease(NodeLeaseName(rid_, options_.node));
+  std::string policy = SharedPolicyJson(resource_);
+  if (!seen.kind.empty()) {
+    // Results written before a restart stay: they are what the fleet knows of this node.
+    for (auto& [uid, result] : seen.results) results_.emplace(uid, result);
+    node_version_ = seen.resource_version;
+    if (seen.policy_json == policy && seen.holder == options_.node) return Status::Ok();
+  }
+  return WriteResult("", NodeResult{});
+}
+
+BoardView RolloutGate::ViewWithOwn() const {
+  BoardView view = board_.View();
+  // What this node wrote is newer than what the watch has brought back.
+  view.nodes[options_.node] = results_;
+  view.slots.erase(std::remove_if(view.slots.begin(), view.slots.end(),
+                                  [&](const SlotView& s) { return slot_ && s.slot == slot_->index; }),
+                   view.slots.end());
+  if (slot_ && !slot_->lost) {
+    view.slots.push_back(SlotView{slot_->index, options_.node, slot_->uid, slot_->state, slot_->phase, true});
+  }
+  return view;
+}
+
+std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::string& state,
+                                           const ObjectFacts* facts) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (slot_ && slot_->lost) {
+    slot_.reset();
+    slots_held_.Set(0);
+  }
+  RolloutObject target{object.uid, state, facts && facts->rollout_paused, facts ? facts->rollout_resume : ""};
+  const int64_t now_ms = server_.NowMs();
+  WindowNow window = options_.windows ? options_.windows(now_ms) : WindowNow{};
+  bool held = options_.held && options_.held();
+  Admission a = Judge(policy_, ViewWithOwn(), target, options_.node, held, window, now_ms);
+  if (!a.enter) {
+    NoteWait(object, a);
+    Duration again = options_.poll;
+    if (a.wait == WaitReason::kOutsideWindow && a.until_ms > now_ms) {
+      again = std::min<Duration>(std::max<Duration>(Duration(a.until_ms - now_ms), options_.poll),
+                                 std::chrono::minutes(1));
+    }
+    return again;
+  }
+  if (!a.own || !slot_) {
+    // A free slot, or this node's own one as the board shows it after a restart: take it.
+    Slot taking{a.slot, object.uid, state, SlotPhase::kRunning,
+                board_.Lease(SlotLeaseName(rid_, a.slot)).resource_version, monotonic_.Now(), false};
+    Status taken = WriteSlot(taking, options_.node, static_cast<int>(policy_.slot_lease.count()));
+    if (!taken.ok()) {
+      Log(LogLevel::kInfo, "rollout slot not taken",
+          {{"object", object.Key()}, {"uid", object.uid}, {"slot", a.slot}, {"error", taken.ToString()},
+           {"next", "ask again in " + SecondsText(options_.poll)}});
+      return options_.poll;
+    }
+    slot_ = taking;
+    MoveFence(taking.renewed_at + Seconds(policy_.slot_lease) * 2 / 3);
+    Log(LogLevel::kInfo, "rollout slot taken",
+        {{"object", object.Key()}, {"uid", object.uid}, {"slot", a.slot}, {"state", StateText(state)},
+         {"own", a.own ? "again" : "new"}, {"next", "run the hook inside the slot"}});
+  }
+  slots_held_.Set(1);
+  waiting_.erase(object.uid);
+  return std::nullopt;
+}
+
+HookSpec RolloutGate::Prepare(const HookSpec& hook) const {
+  if (options_.fence.empty()) return hook;
+  HookSpec fenced = hook;
+  fenced.argv = options_.fence;
+  fenced.argv.insert(fenced.argv.end(), hook.argv.begin(), hook.argv.end());
+  return fenced;
+}
+
+bool RolloutGate::LostSlot(const ObjectMeta& object) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return slot_ && slot_->uid == object.uid && slot_->lost;
+}
+
+void RolloutGate::Verifying(const ObjectMeta& object, const std::string& state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!slot_ || slot_->uid != object.uid || slot_->state != state) return;
+  Slot next = *slot_;
+  next.phase = SlotPhase::kVerifying;
+  if (WriteSlot(next, options_.node, static_cast<int>(policy_.slot_lease.count())).ok()) *slot_ = next;
+}
+
+void RolloutGate::Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& state,
+                            const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Status written = WriteResult(object.uid, NodeResult{state, false, server_.NowMs(), NoteText(message, kResultMessageBytes)});
+  std::string next;
+  if (slot_ && slot_->uid == object.uid) {
+    Slot done = *slot_;
+    MoveFence(TimePoint{});
+    if (policy_.soak.count() > 0) {
+      done.phase = SlotPhase::kSoaking;
+      Status soaking = WriteSlot(done, options_.node, static_cast<int>(policy_.soak.count()));
+      *slot_ = done;
+      slot_->renewed_at = monotonic_.Now();  // the soak ends soak seconds from here
+      next = soaking.ok() ? "soak for " + SecondsText(Seconds(policy_.soak)) + " in slot " + std::to_string(done.index)
+                          : "soak not written (" + soaking.ToString() + "): the slot expires unrenewed";
+    } else {
+      Status released = WriteSlot(done, "", 1);
+      slot_.reset();
+      slots_held_.Set(0);
+      next = released.ok() ? "slot released" : "slot not released (" + released.ToString() + "): it expires unrenewed";
+    }
+  }
+  if (!written.ok()) next += "; result not written (" + written.ToString() + "): written again at the next renewal";
+  Log(LogLevel::kInfo, "rollout node done",
+      {{"object", object.Key()}, {"uid", object.uid}, {"state", StateText(state)}, {"next", next}});
+  if (policy_.soak.count() == 0) {
+    RolloutObject target{object.uid, state, false, ""};
+    if (RolloutComplete(policy_, ViewWithOwn(), target, server_.NowMs())) {
+      events_.RolloutReached(resource, object, "RolloutCompleted", state, false,
+                             "rollout of state " + StateText(state) + " completed on every node");
+    }
+  }
+}
+
+void RolloutGate::Failed(const ResourceRef& resource, const ObjectMeta& object, const std::string& state, int retries,
+                         bool permanent, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!slot_ || slot_->uid != object.uid) return;  // not inside the gate: not this policy's failure
+  if (!permanent && retries < policy_.failure_after_retries) return;  // keeps its slot for the retry
+  Status written = WriteResult(object.uid, NodeResult{state, true, server_.NowMs(), NoteText(message, kResultMessageBytes)});
+  Slot failed = *slot_;
+  Status released = WriteSlot(failed, "", 1);
+  slot_.reset();
+  slots_held_.Set(0);
+  MoveFence(TimePoint{});
+  Log(LogLevel::kWarn, "rollout node failed",
+      {{"object", object.Key()}, {"uid", object.uid}, {"state", StateText(state)}, {"retries", retries},
+       {"result", written.ok() ? "written" : written.ToString()},
+       {"next", released.ok() ? "slot released" : "slot expires unrenewed"}});
+  RolloutObject target{object.uid, state, false, ""};
+  BoardView view = ViewWithOwn();
+  std::string why;
+  if (Halted(policy_, view, target, &why)) {
+    std::string note = "rollout of state " + StateText(state) + " halted: " + why + ";";
+    for (const auto& node : FailedNodes(view, target)) note += " " + node + ": " + view.nodes[node][object.uid].message + ";";
+    events_.RolloutReached(resource, object, "RolloutHalted", state, true, note);
+  }
+}
+
+void RolloutGate::NoteWait(const ObjectMeta& object, const Admission& a) {
+  auto [it, fresh] = waiting_.emplace(object.uid, a.wait);
+  if (!fresh && it->second == a.wait) return;  // said already
+  it->second = a.wait;
+  std::map<WaitReason, int> counts;
+  for (const auto& [uid, reason] : waiting_) ++counts[reason];
+  for (auto& [reason, gauge] : waiting_gauges_) gauge->Set(counts[reason]);
+  halted_.Set(counts[WaitReason::kHalted]);
+  Log(LogLevel::kInfo, "rollout waiting",
+      {{"object", object.Key()}, {"uid", object.uid}, {"reason", WaitReasonName(a.wait)}, {"detail", a.detail},
+       {"next", a.until_ms > 0 ? "ask again when the window opens" : "ask again every " + SecondsText(options_.poll)}});
+}
+
+Status RolloutGate::WriteSlot(Slot& slot, const std::string& holder, int duration_seconds) {
+  RolloutLease lease;
+  lease.name = SlotLeaseName(rid_, slot.index);
+  lease.kind = "slot";
+  lease.holder = holder;
+  lease.lease_duration_seconds = std::max(duration_seconds, 1);
+  lease.renew_time = MicroTime(std::chrono::system_clock::now());
+  lease.resource_version = slot.resource_version;
+  lease.resource = resource_.ref.Id();
+  lease.slot = slot.index;
+  lease.uid = slot.uid;
+  lease.state = slot.state;
+  lease.phase = slot.phase;
+  TimePoint started = monotonic_.Now();  // before the request: the others' view starts later
+  ObjectRef ref{KubeLeaseClient::LeasesResource(), options_.namespace_name, lease.name};
+  std::string body = RolloutLeaseJson(options_.namespace_name, rid_, lease);
+  if (slot.resource_version.empty()) {
+    Status created = client_.Create(ref.resource, ref.namespace_name, body);
+    if (!created.ok()) return created;
+    auto stored = client_.Get(ref);
+    if (!stored.ok()) return stored.status();
+    slot.resource_version = stored->meta.resource_version;
+  } else {
+    auto stored = client_.Replace(ref, body);
+    if (!stored.ok()) return stored.status();
+    slot.resource_version = stored->meta.resource_version;
+  }
+  slot.renewed_at = started;
+  return Status::Ok();
+}
+
+Status RolloutGate::WriteResult(const std::string& uid, const NodeResult& result) {
+  if (!uid.empty()) results_[uid] = result;
+  RolloutLease lease;
+  lease.name = NodeLeaseName(rid_, options_.node);
+  lease.kind = "node";
+  lease.holder = options_.node;
+  lease.lease_duration_seconds = kNodeLeaseSeconds;
+  lease.renew_time = MicroTime(std::chrono::system_clock::now());
+  lease.resource = resource_.ref.Id();
+  lease.policy_json = SharedPolicyJson(resource_);
+  lease.results = results_;
+  ObjectRef ref{KubeLeaseClient::LeasesResource(), options_.namespace_name, lease.name};
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    lease.resource_version = node_version_;
+    std::string body = RolloutLeaseJson(options_.namespace_name, rid_, lease);
+    Status st;
+    if (node_version_.empty()) {
+      st = client_.Create(ref.resource, ref.namespace_name, body);
+      if (st.ok() || st.code() == StatusCode::kConflict) {  // created now, or it was there
+        auto stored = client_.Get(ref);
+        if (!stored.ok()) return stored.status();
+        node_version_ = stored->meta.resource_version;
+        if (st.ok()) return st;
+        continue;  // write ours over what was there
+      }
+    } else {
+      auto stored = client_.Replace(ref, body);
+      if (stored.ok()) {
+        node_version_ = stored->meta.resource_version;
+        results_dirty_ = false;
+        return Status::Ok();
+      }
+      st = stored.status();
+      if (st.code() == StatusCode::kConflict || st.code() == StatusCode::kNotFound) {
+        // Only this node writes its Lease: a stale version (an earlier write's answer was lost)
+        // or a deleted Lease is taken as it is now, then written again.
+        auto now = client_.Get(ref);
+        node_version_ = now.ok() ? now->meta.resource_version : "";
+        continue;
+      }
+    }
+    results_dirty_ = true;
+    return st;
+  }
+  results_dirty_ = true;
+  return Status(StatusCode::kConflict, "node lease " + lease.name + " changed while it was written");
+}
+
+void RolloutGate::MoveFence(TimePoint deadline) {
+  if (options_.deadline_file.empty()) return;
+  Status written = WriteLeaseDeadline(options_.deadline_file, ToMillis(deadline));
+  if (!written.ok()) {
+    Log(LogLevel::kError, "rollout fence not written",
+        {{"file", options_.deadline_file}, {"error", written.ToString()},
+         {"next", "gated hooks stop at the old deadline, at the latest"}});
+  }
+}
+
+void RolloutGate::RenewDue() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (results_dirty_) (void)WriteResult("", NodeResult{});
+  if (!slot_) return;
+  const TimePoint now = monotonic_.Now();
+  const Duration lease = Seconds(policy_.slot_lease);
+  if (slot_->phase == SlotPhase::kSoaking) {
+    if (now - slot_->renewed_at < Seconds(policy_.soak)) return;
+    Slot soaked = *slot_;
+    slot_.reset();
+    slots_held_.Set(0);
+    RolloutObject target{soaked.uid, soaked.state, false, ""};
+    if (RolloutComplete(policy_, ViewWithOwn(), target, server_.NowMs())) {
+      ObjectMeta meta;
+      meta.uid = soaked.uid;
+      events_.RolloutReached(resource_.ref, meta, "RolloutCompleted", soaked.state, false,
+                             "rollout of state " + StateText(soaked.state) + " completed on every node");
+    }
+    return;
+  }
+  if (slot_->lost || now - slot_->renewed_at < lease / 3) return;
+  Slot renewed = *slot_;
+  Status st = WriteSlot(renewed, options_.node, static_cast<int>(policy_.slot_lease.count()));
+  if (st.ok()) {
+    *slot_ = renewed;
+    MoveFence(renewed.renewed_at + lease * 2 / 3);
+    return;
+  }
+  if (st.code() == StatusCode::kConflict || now - slot_->renewed_at >= lease * 2 / 3) {
+    slot_->lost = true;
+    MoveFence(TimePoint{});
+    Log(LogLevel::kWarn, "rollout slot lost",
+        {{"uid", slot_->uid}, {"slot", slot_->index}, {"error", st.ToString()},
+         {"next", "the fence stops the hook; ask for a slot again"}});
+  }
+}
+
+void RolloutGate::RenewLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto period = std::chrono::duration_cast<std::chrono::milliseconds>(policy_.slot_lease) / 6;
+  while (!stopping_) {
+    cv_.wait_for(lock, std::max(period, std::chrono::milliseconds(200)));
+    if (stopping_) break;
+    lock.unlock();
+    RenewDue();
+    lock.lock();
+  }
+}
+
+}  // namespace nodehook

@@ -1,0 +1,117 @@
+// RolloutGate: the RolloutSteps (reconcile/rollout_steps.h) of a resource with a rollout policy.
+// Before a gated hook, this node asks the rules (rollout_judge.h) on the board of the resource's
+// Leases (rollout_board.h) and, when they let it in, takes a free slot Lease under its own name
+// (a create, or an update preconditioned on the resourceVersion it saw: two nodes never take one
+// slot). While its hook or verify runs, a renewer thread renews the slot every third of
+// slot_lease and moves the fence's deadline (election/lease_deadline_file.h) to two thirds of it
+// ahead; `nodehook fence` stops the hook when that passes, even while the agent is stopped, so a
+// hook never outlives the slot that others see expire. Then:
+//   success  the node's result "done" goes to its node Lease, and the slot soaks: its duration
+//            becomes the soak and it is no longer renewed, so it frees itself (or is released at
+//            once without a soak);
+//   failure  after failure_after_retries attempts (or a permanent one) the node's result
+//            "failed" goes to its node Lease and the slot is released; a halt follows from the
+//            results, which every agent reads.
+// RolloutHalted and RolloutCompleted are posted once per object state (events/). API writes per
+// node per gated change: 1 slot take, 1 result, 1 soak or release (+1 phase write with a verify),
+// and a renewal every slot_lease/3 while the hook runs; 0 for reading. docs/rollouts.md.
+// Thread-safe. Borrows the client, board, clocks and events, which must outlive it.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/base/clock.h"
+#include "agent/base/metrics.h"
+#include "agent/config/config.h"
+#include "agent/events/event_recorder.h"
+#include "agent/kube/kube_client.h"
+#include "agent/kube/server_clock.h"
+#include "agent/reconcile/rollout_steps.h"
+#include "agent/rollout/rollout_board.h"
+
+namespace nodehook {
+
+struct RolloutGateOptions {
+  std::string node;
+  std::string namespace_name;  // where the Leases live (tuning.lease_namespace)
+  std::string deadline_file;   // the fence's deadline for this resource's gated hooks
+  std::vector<std::string> fence;  // argv put in front of gated hooks; {} = none (tests)
+  std::function<bool()> held;      // this Node carries the policy's hold label
+  std::function<WindowNow(int64_t now_ms)> windows;  // whether a window is open; empty: always
+  Duration poll{2000};             // how soon a waiting object asks again
+};
+
+class RolloutGate final : public RolloutSteps {
+ public:
+  // `monotonic` times renewals and the fence (CLOCK_MONOTONIC in production).
+  RolloutGate(const WatchedResource& resource, KubeClient& client, RolloutBoard& board, Clock& monotonic,
+              const ServerClock& server, EventRecorder& events, RolloutGateOptions options);
+  ~RolloutGate() override;
+
+  // Creates (or updates) this node's Lease, so every agent counts this node; called once the
+  // board is listed. Not ok: logged by the caller and tried again.
+  Status Register();
+
+  const std::vector<std::string>& Reasons() const override { return policy_.reasons; }
+  std::optional<Duration> Enter(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) override;
+  HookSpec Prepare(const HookSpec& hook) const override;
+  bool LostSlot(const ObjectMeta& object) const override;
+  const HookSpec* Verify() const override { return policy_.verify ? &*policy_.verify : nullptr; }
+  void Verifying(const ObjectMeta& object, const std::string& state) override;
+  void Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& state,
+                 const std::string& message) override;
+  void Failed(const ResourceRef& resource, const ObjectMeta& object, const std::string& state, int retries,
+              bool permanent, const std::string& message) override;
+
+  // Runs one renewal round now (the renewer thread calls it; tests call it directly).
+  void RenewDue();
+
+ private:
+  struct Slot {
+    int index = -1;
+    std::string uid;
+    std::string state;
+    SlotPhase phase = SlotPhase::kRunning;
+    std::string resource_version;
+    TimePoint renewed_at;  // monotonic
+    bool lost = false;
+  };
+  BoardView ViewWithOwn() const;  // requires mu_
+  Status WriteSlot(Slot& slot, const std::string& holder, int duration_seconds);  // requires mu_
+  Status WriteResult(const std::string& uid, const NodeResult& result);          // requires mu_
+  void MoveFence(TimePoint deadline);
+  void NoteWait(const ObjectMeta& object, const Admission& admission);           // requires mu_
+  void RenewLoop();
+
+  const WatchedResource& resource_;
+  const RolloutPolicy& policy_;
+  const std::string rid_;
+  KubeClient& client_;
+  RolloutBoard& board_;
+  Clock& monotonic_;
+  const ServerClock& server_;
+  EventRecorder& events_;
+  const RolloutGateOptions options_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;                       // guarded by mu_
+  std::optional<Slot> slot_;                    // guarded by mu_: this node's slot
+  std::string node_version_;                    // guarded by mu_: its node Lease's resourceVersion
+  std::map<std::string, NodeResult> results_;   // guarded by mu_: what its node Lease says
+  std::map<std::string, WaitReason> waiting_;   // guarded by mu_: objects waiting, by uid
+  bool results_dirty_ = false;                  // guarded by mu_: results_ not yet written
+  Gauge& slots_held_;
+  std::map<WaitReason, Gauge*> waiting_gauges_;
+  Gauge& halted_;
+  std::thread renewer_;
+};
+
+}  // namespace nodehook
