@@ -152,6 +152,11 @@ std::vector<WatchHealth> Agent::HealthSnapshot() const {
     out.push_back(WatchHealth{"agent pods", pods->synced(), pods->last_activity(), pods->consecutive_failures(),
                               WatcherStateName(pods->state())});
   }
+  for (const Watcher* leases : modes_.rollout_watchers()) {
+    out.push_back(WatchHealth{"rollout leases " + leases->resource().label_selector, leases->synced(),
+                              leases->last_activity(), leases->consecutive_failures(),
+                              WatcherStateName(leases->state())});
+  }
   for (const auto& p : pipelines_) {
     const Watcher& w = p->watcher;
     std::string state = WatcherStateName(w.state());
@@ -175,6 +180,7 @@ void Agent::Run(const CancelToken& stop) {
   Watcher* node_watcher = modes_.node_watcher();
   if (node_watcher) threads.emplace_back([node_watcher, &stop] { node_watcher->Run(stop); });
   if (Watcher* pods = modes_.agent_pod_watcher()) threads.emplace_back([pods, &stop] { pods->Run(stop); });
+  for (Watcher* leases : modes_.rollout_watchers()) threads.emplace_back([leases, &stop] { leases->Run(stop); });
   if (modes_.waits_for_node_labels()) {
     // Until this node's labels are known, no targeted object could match: acting then would
     // run delete hooks for objects this node does own. So workers wait for the Node's first list.

@@ -5,6 +5,7 @@
 #include "agent/election/election_setup.h"
 #include "agent/election/lease_deadline_file.h"
 #include "agent/finalizers/finalizers.h"
+#include "agent/kube/server_clock.h"
 #include "agent/pipeline/hook_work_dir.h"
 
 namespace nodehook {
@@ -30,6 +31,7 @@ ModeSet::ModeSet(const Config& config, KubeClient& client, StateStore& store, Cl
                  EventRecorder* events)
     : node_name_(config.node_name) {
   SetUpNodeWatch(config, client, clock, agent_pods, events);
+  SetUpRollouts(config, client, events ? *events : NoEvents());
   // Every singleton resource keeps the one cluster-wide finalizer, whatever this agent's part in
   // the election: only a leader ever plans its steps.
   if (HasSingletonResources(config)) singleton_finalizer_ = std::make_unique<SingletonFinalizer>(client);
@@ -48,7 +50,8 @@ void ModeSet::SetUpNodeWatch(const Config& config, KubeClient& client, Clock& cl
   bool targeting = false;
   bool finalizers = false;
   for (const auto& r : config.resources) {
-    targeting = targeting || !r.node_selector_path.empty();
+    // A rollout's hold label is one of this Node's labels, as a node selector's are.
+    targeting = targeting || !r.node_selector_path.empty() || r.rollout.has_value();
     finalizers = finalizers || r.finalizer;
   }
   if (!targeting && !finalizers) return;
@@ -120,6 +123,55 @@ void ModeSet::SetUpElection(const Config& config, KubeClient& client, StateStore
   });
 }
 
+void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecorder& events) {
+  for (const auto& r : config.resources) {
+    if (!r.rollout) continue;
+    Rollout rollout;
+    rollout.resource = &r;
+    rollout.board = std::make_unique<RolloutBoard>(MonotonicClock::Instance());
+    ResourceRef leases = KubeLeaseClient::LeasesResource();
+    leases.namespace_name = config.tuning.lease_namespace;
+    leases.label_selector = std::string(kRolloutLabel) + "=" + RolloutId(r.ref.Id());
+    WatcherOptions options;
+    options.watch_timeout_seconds = config.tuning.watch_timeout_seconds;
+    options.metrics = &DefaultMetrics();
+    rollout.watcher = std::make_unique<Watcher>(client, leases, *rollout.board, SystemClock::Instance(), options);
+    RolloutGateOptions gate;
+    gate.node = config.node_name;
+    gate.namespace_name = config.tuning.lease_namespace;
+    gate.deadline_file = HookWorkDir(config) + "/rollout-" + RolloutId(r.ref.Id()) + "-deadline";
+    gate.fence = {"/proc/self/exe", "fence", gate.deadline_file, std::to_string(kSingletonKillDelayMs), "--"};
+    const NodeLabels* labels = node_labels_.get();
+    std::string hold = r.rollout->hold_label;
+    gate.held = [labels, hold] {
+      auto now = labels ? labels->Get() : std::nullopt;
+      return now && now->count(hold) > 0;
+    };
+    rollout.gate = std::make_unique<RolloutGate>(r, client, *rollout.board, MonotonicClock::Instance(),
+                                                 ApiServerClock(), events, gate);
+    rollouts_.push_back(std::move(rollout));
+  }
+}
+
+std::vector<Watcher*> ModeSet::rollout_watchers() {
+  std::vector<Watcher*> out;
+  for (auto& r : rollouts_) out.push_back(r.watcher.get());
+  return out;
+}
+
+std::vector<const Watcher*> ModeSet::rollout_watchers() const {
+  std::vector<const Watcher*> out;
+  for (const auto& r : rollouts_) out.push_back(r.watcher.get());
+  return out;
+}
+
+RolloutSteps& ModeSet::RolloutFor(const WatchedResource& resource) {
+  for (auto& r : rollouts_) {
+    if (r.resource == &resource) return *r.gate;
+  }
+  return NoRolloutSteps();
+}
+
 const NodeTargeting& ModeSet::TargetingFor(const WatchedResource& resource) const {
   return resource.node_selector_path.empty() ? EveryNodeTargeting() : Targeting();
 }
@@ -151,6 +203,17 @@ void ModeSet::OnNodeDeparted(std::function<void(const std::string& finalizer)> f
 
 void ModeSet::Tick(TimePoint now) {
   if (pod_roster_) pod_roster_->FireDue(now);
+  for (auto& r : rollouts_) {
+    // This node counts in the fleet once its Lease is there; written after the first list, so an
+    // earlier result of this node is kept, not overwritten.
+    if (r.registered || !r.board->listed()) continue;
+    Status registered = r.gate->Register();
+    r.registered = registered.ok();
+    if (!registered.ok()) {
+      Log(LogLevel::kWarn, "rollout node lease not written",
+          {{"resource", r.resource->ref.Id()}, {"error", registered.ToString()}, {"next", "try again in 2s"}});
+    }
+  }
 }
 
 void ModeSet::OnLeadershipChanged(std::function<void(bool leading)> fn) { on_leadership_ = std::move(fn); }

@@ -6,6 +6,8 @@
 //                       > 0 and the agent pods are known (app/ finds them from the agent's own pod)
 //   cluster singleton   the Lease's LeaderElector -> SingletonGate               (else OpenGate)
 //                       and the one cluster-wide finalizer -> SingletonFinalizer
+//   fleet rollout       per resource with a policy: its Leases' watch -> RolloutBoard ->
+//                       RolloutGate                                              (else NoRollout)
 // One Node watcher serves the first two (only this Node is watched when targeting is all).
 // The sources of requeue triggers are exposed for the wiring (requeue_triggers.h) to register
 // map functions on; nothing here calls back into the Agent.
@@ -31,6 +33,9 @@
 #include "agent/kube/kube_client.h"
 #include "agent/kube/lease_client.h"
 #include "agent/reconcile/finalizer_steps.h"
+#include "agent/reconcile/rollout_steps.h"
+#include "agent/rollout/rollout_board.h"
+#include "agent/rollout/rollout_gate.h"
 #include "agent/targeting/kube_node_targeting.h"
 #include "agent/targeting/node_labels.h"
 #include "agent/targeting/node_targeting.h"
@@ -53,6 +58,7 @@ class ModeSet {
   const NodeTargeting& TargetingFor(const WatchedResource& resource) const;
   FinalizerSteps& FinalizersFor(const WatchedResource& resource);
   HookGate& GateFor(const WatchedResource& resource);
+  RolloutSteps& RolloutFor(const WatchedResource& resource);
   // What the periodic lanes judge "this node's object" by.
   const NodeTargeting& Targeting() const;
 
@@ -73,6 +79,9 @@ class ModeSet {
   Watcher* agent_pod_watcher() { return pod_watcher_.get(); }
   const Watcher* agent_pod_watcher() const { return pod_watcher_.get(); }
   LeaderElector* elector() { return elector_.get(); }
+  // The watches of the rollout resources' Leases, one per resource with a policy.
+  std::vector<Watcher*> rollout_watchers();
+  std::vector<const Watcher*> rollout_watchers() const;
 
  private:
   void SetUpNodeWatch(const Config& config, KubeClient& client, Clock& clock,
@@ -80,6 +89,16 @@ class ModeSet {
   AgentWatch SetUpAgentPodWatch(const Config& config, KubeClient& client, Clock& clock, const ResourceRef& pods);
   void SetUpElection(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
                      const LeaderElectionOptions& options);
+  void SetUpRollouts(const Config& config, KubeClient& client, EventRecorder& events);
+
+  // One resource's rollout: the board its Leases' watch fills, and the gate that reads it.
+  struct Rollout {
+    const WatchedResource* resource;
+    std::unique_ptr<RolloutBoard> board;
+    std::unique_ptr<Watcher> watcher;
+    std::unique_ptr<RolloutGate> gate;
+    bool registered = false;
+  };
 
   const std::string node_name_;
   OpenGate open_gate_;
@@ -102,6 +121,8 @@ class ModeSet {
   std::unique_ptr<SingletonGate> singleton_gate_;
   std::unique_ptr<SingletonFinalizer> singleton_finalizer_;
   std::function<void(bool)> on_leadership_;
+  // Fleet rollouts.
+  std::vector<Rollout> rollouts_;
 };
 
 }  // namespace nodehook

@@ -30,7 +30,8 @@ struct ResourcePipeline {
                 modes.TargetingFor(config),
                 modes.FinalizersFor(config),
                 modes.GateFor(config),
-                KeepsObjectBytes(config)} {}
+                KeepsObjectBytes(config),
+                modes.RolloutFor(config)} {}
 
   ResourcePipeline(const ResourcePipeline&) = delete;
   ResourcePipeline& operator=(const ResourcePipeline&) = delete;

@@ -84,6 +84,7 @@ BoardView RolloutGate::ViewWithOwn() const {
 std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::string& state,
                                            const ObjectFacts* facts) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!board_.listed()) return options_.poll;  // the slots others hold are not known yet
   if (slot_ && slot_->lost) {
     slot_.reset();
     slots_held_.Set(0);
@@ -92,7 +93,7 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
   const int64_t now_ms = server_.NowMs();
   WindowNow window = options_.windows ? options_.windows(now_ms) : WindowNow{};
   bool held = options_.held && options_.held();
-  Admission a = Judge(policy_, ViewWithOwn(), target, options_.node, held, window, now_ms);
+  RolloutAdmission a = Judge(policy_, ViewWithOwn(), target, options_.node, held, window, now_ms);
   if (!a.enter) {
     NoteWait(object, a);
     Duration again = options_.poll;
@@ -204,7 +205,7 @@ void RolloutGate::Failed(const ResourceRef& resource, const ObjectMeta& object, 
   }
 }
 
-void RolloutGate::NoteWait(const ObjectMeta& object, const Admission& a) {
+void RolloutGate::NoteWait(const ObjectMeta& object, const RolloutAdmission& a) {
   auto [it, fresh] = waiting_.emplace(object.uid, a.wait);
   if (!fresh && it->second == a.wait) return;  // said already
   it->second = a.wait;

@@ -87,7 +87,7 @@ class RolloutGate final : public RolloutSteps {
   Status WriteSlot(Slot& slot, const std::string& holder, int duration_seconds);  // requires mu_
   Status WriteResult(const std::string& uid, const NodeResult& result);          // requires mu_
   void MoveFence(TimePoint deadline);
-  void NoteWait(const ObjectMeta& object, const Admission& admission);           // requires mu_
+  void NoteWait(const ObjectMeta& object, const RolloutAdmission& admission);           // requires mu_
   void RenewLoop();
 
   const WatchedResource& resource_;

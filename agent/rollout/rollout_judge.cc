@@ -26,8 +26,8 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
-Admission Waiting(WaitReason reason, std::string detail, int64_t until_ms = 0) {
-  Admission a;
+RolloutAdmission Waiting(WaitReason reason, std::string detail, int64_t until_ms = 0) {
+  RolloutAdmission a;
   a.wait = reason;
   a.detail = std::move(detail);
   a.until_ms = until_ms;
@@ -103,13 +103,13 @@ bool Halted(const RolloutPolicy& policy, const BoardView& board, const RolloutOb
   return true;
 }
 
-Admission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
+RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
                 const std::string& node, bool held, const WindowNow& window, int64_t now_ms) {
   // This node's own slot first: work it started goes on, whatever changed since.
   for (const auto& s : board.slots) {
     if (!s.live || s.holder != node) continue;
     if (s.uid == object.uid && s.state == object.state && s.phase != SlotPhase::kSoaking) {
-      Admission a;
+      RolloutAdmission a;
       a.enter = true;
       a.slot = s.slot;
       a.own = true;
@@ -144,7 +144,7 @@ Admission Judge(const RolloutPolicy& policy, const BoardView& board, const Rollo
   }
   for (int i = 0; i < limit; ++i) {
     if (taken.count(i) == 0) {
-      Admission a;
+      RolloutAdmission a;
       a.enter = true;
       a.slot = i;
       return a;

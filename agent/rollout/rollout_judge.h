@@ -51,7 +51,7 @@ enum class WaitReason { kNone, kBusy, kPaused, kHeld, kHalted, kOutsideWindow, k
 // Stable names, used in logs, metrics and kubectl output.
 const char* WaitReasonName(WaitReason reason);
 
-struct Admission {
+struct RolloutAdmission {
   bool enter = false;
   int slot = -1;           // with enter: the slot to take (or already held)
   bool own = false;        // with enter: the slot is already this node's
@@ -66,7 +66,7 @@ struct WindowNow {
   int64_t next_open_ms = 0;
 };
 
-Admission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
+RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
                 const std::string& node, bool held, const WindowNow& window, int64_t now_ms);
 
 // Every node of the board in rollout order for this object state: canaries first.
@@ -84,7 +84,7 @@ struct NodeStatus {
   std::string node;
   NodePhase phase = NodePhase::kWaiting;
   bool canary = false;
-  Admission admission;  // kWaiting: why (its `enter` means it may start now)
+  RolloutAdmission admission;  // kWaiting: why (its `enter` means it may start now)
   std::string message;  // the node's last message for this state
 };
 
