@@ -1,0 +1,216 @@
+// RolloutGate against an in-memory Lease store shared by several nodes' gates, each with its own
+// board fed from the store after every write (a watch that is never late): slots taken at most
+// max_nodes at once, soaked or released, lost when they expire unrenewed, taken back after a
+// restart without a second one, failures counted and halts posted once.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <memory>
+
+#include "agent/kube/server_clock.h"
+#include "agent/rollout/rollout_gate.h"
+#include "test/fakes/fake_clock.h"
+
+namespace nodehook {
+namespace {
+
+class LeaseStore final : public KubeClient {
+ public:
+  Result<ObjectList> List(const ResourceRef&, const ListOptions&) override { return ObjectList{}; }
+  Status Watch(const ResourceRef&, const WatchOptions&, const std::function<void(WatchEvent)>&,
+               const CancelToken&) override {
+    return Status::Ok();
+  }
+  Status Patch(const ObjectRef&, PatchType, const std::string&) override { return InternalError("no patches"); }
+  Result<KubeObject> Get(const ObjectRef& o) override {
+    auto it = objects_.find(o.name);
+    if (it == objects_.end()) return NotFoundError("lease " + o.name);
+    return it->second;
+  }
+  Status Create(const ResourceRef&, const std::string& ns, const std::string& body) override {
+    auto lease = ParseRolloutLease(body);
+    if (!lease.ok()) return lease.status();
+    if (objects_.count(lease->name)) return Status(StatusCode::kConflict, "already exists");
+    ++writes;
+    Store(ns, *lease);
+    return Status::Ok();
+  }
+  Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) override {
+    auto lease = ParseRolloutLease(body);
+    if (!lease.ok()) return lease.status();
+    auto it = objects_.find(o.name);
+    if (it == objects_.end()) return NotFoundError("lease " + o.name);
+    if (it->second.meta.resource_version != lease->resource_version) return Status(StatusCode::kConflict, "stale");
+    ++writes;
+    Store(o.namespace_name, *lease);
+    return objects_[o.name];
+  }
+  void Attach(RolloutBoard* board) {
+    boards_.push_back(board);
+    Publish();
+  }
+  RolloutLease Lease(const std::string& name) { return *ParseRolloutLease(objects_.at(name).json); }
+  int SlotsHeldBy(const std::string& node) {
+    int n = 0;
+    for (auto& [name, object] : objects_) {
+      auto l = ParseRolloutLease(object.json);
+      n += l->kind == "slot" && l->holder == node;
+    }
+    return n;
+  }
+  int writes = 0;
+
+ private:
+  void Store(const std::string& ns, RolloutLease lease) {
+    lease.resource_version = std::to_string(++version_);
+    KubeObject object{ObjectMeta{"uid-" + lease.name, ns, lease.name, lease.resource_version, false}, ""};
+    object.json = RolloutLeaseJson(ns, "rid", lease);
+    objects_[lease.name] = object;
+    Publish();
+  }
+  void Publish() {
+    std::vector<ObjectPtr> items;
+    for (auto& [name, object] : objects_) items.push_back(std::make_shared<const KubeObject>(object));
+    for (RolloutBoard* b : boards_) b->OnListed(items, {});
+  }
+  std::map<std::string, KubeObject> objects_;
+  std::vector<RolloutBoard*> boards_;
+  int version_ = 0;
+};
+
+class Events final : public EventRecorder {
+ public:
+  void PermanentFailure(const ResourceRef&, const ObjectMeta&, const std::string&, const std::string&) override {}
+  void Succeeded(const ResourceRef&, const ObjectMeta&, const std::string&) override {}
+  void RolloutReached(const ResourceRef&, const ObjectMeta&, const std::string& reason, const std::string&, bool,
+                      const std::string& note) override {
+    posted.push_back(reason + ": " + note);
+  }
+  std::vector<std::string> posted;
+};
+
+class FixedServerClock final : public ServerClock {
+ public:
+  int64_t NowMs() const override { return now_ms; }
+  int64_t now_ms = 1'000'000;
+};
+
+struct Fleet {
+  explicit Fleet(RolloutPolicy policy) {
+    resource.ref = ResourceRef{"example.com", "v1", "widgets", "", ""};
+    resource.rollout = policy;
+  }
+  RolloutGate& Node(const std::string& name) {
+    // A restarted node gets a fresh board; the old one stays attached (and alive) unread.
+    boards.push_back(std::make_unique<RolloutBoard>(clock));
+    store.Attach(boards.back().get());
+    RolloutGateOptions options;
+    options.node = name;
+    options.namespace_name = "nodehook";
+    gates[name] = std::make_unique<RolloutGate>(resource, store, *boards.back(), clock, server, events, options);
+    REQUIRE(gates[name]->Register().ok());
+    return *gates[name];
+  }
+  WatchedResource resource;
+  LeaseStore store;
+  FakeClock clock;
+  FixedServerClock server;
+  Events events;
+  std::vector<std::unique_ptr<RolloutBoard>> boards;
+  std::map<std::string, std::unique_ptr<RolloutGate>> gates;
+};
+
+ObjectMeta Widget() { return ObjectMeta{"u1", "ns", "w1", "7", false}; }
+
+RolloutPolicy MaxNodes(int n) {
+  RolloutPolicy p;
+  p.max_nodes = NodeCount{n, false};
+  p.slot_lease = std::chrono::seconds(6);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("six nodes, max_nodes 2: two get a slot, a released slot lets the next one in") {
+  Fleet fleet(MaxNodes(2));
+  for (const char* n : {"a", "b", "c", "d", "e", "f"}) fleet.Node(n);
+  std::vector<std::string> inside;
+  for (auto& [name, gate] : fleet.gates) {
+    if (!gate->Enter(Widget(), "s1", nullptr)) inside.push_back(name);
+  }
+  REQUIRE(inside == std::vector<std::string>{"a", "b"});
+  int before = fleet.store.writes;
+  fleet.gates["a"]->Succeeded(fleet.resource.ref, Widget(), "s1", "done");
+  CHECK(fleet.store.writes - before == 2);  // the result, and the slot released (no soak)
+  CHECK(fleet.store.SlotsHeldBy("a") == 0);
+  CHECK_FALSE(fleet.gates["c"]->Enter(Widget(), "s1", nullptr));  // nullopt: inside
+  CHECK(fleet.gates["d"]->Enter(Widget(), "s1", nullptr));
+}
+
+TEST_CASE("a slot that is not renewed expires for the others; its old holder finds it lost") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  CHECK(b.Enter(Widget(), "s1", nullptr));
+  fleet.clock.Advance(std::chrono::seconds(3));
+  a.RenewDue();  // renewed: a third of the lease has passed
+  fleet.clock.Advance(std::chrono::seconds(5));
+  CHECK(b.Enter(Widget(), "s1", nullptr));  // seen changing 5 s ago: still live
+  fleet.clock.Advance(std::chrono::seconds(2));
+  // "a" was stopped: seven seconds without a change, more than the six-second lease.
+  CHECK_FALSE(b.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.store.Lease(SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0)).holder == "b");
+  a.RenewDue();
+  CHECK(a.LostSlot(Widget()));
+}
+
+TEST_CASE("a restarted agent takes its own slot back, never a second one") {
+  Fleet fleet(MaxNodes(2));
+  fleet.Node("b");
+  REQUIRE_FALSE(fleet.Node("a").Enter(Widget(), "s1", nullptr));
+  fleet.Node("a");  // a new gate for node a: the process restarted
+  CHECK_FALSE(fleet.gates["a"]->Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.store.SlotsHeldBy("a") == 1);
+  CHECK_FALSE(fleet.gates["b"]->Enter(Widget(), "s1", nullptr));
+}
+
+TEST_CASE("a soaking node keeps its slot for the soak, then the slot frees itself") {
+  RolloutPolicy p = MaxNodes(1);
+  p.soak = std::chrono::seconds(20);
+  Fleet fleet(p);
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
+  CHECK(fleet.store.Lease(SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0)).phase == SlotPhase::kSoaking);
+  fleet.clock.Advance(std::chrono::seconds(19));
+  CHECK(b.Enter(Widget(), "s1", nullptr));
+  fleet.clock.Advance(std::chrono::seconds(2));
+  CHECK_FALSE(b.Enter(Widget(), "s1", nullptr));
+}
+
+TEST_CASE("failures count after failure_after_retries; two failed nodes halt and post once") {
+  RolloutPolicy p = MaxNodes(2);
+  p.failure_after_retries = 2;
+  p.max_failed_nodes = NodeCount{2, false};
+  Fleet fleet(p);
+  for (const char* n : {"a", "b", "c"}) fleet.Node(n);
+  REQUIRE_FALSE(fleet.gates["a"]->Enter(Widget(), "s1", nullptr));
+  REQUIRE_FALSE(fleet.gates["b"]->Enter(Widget(), "s1", nullptr));
+  fleet.gates["a"]->Failed(fleet.resource.ref, Widget(), "s1", 1, false, "first");
+  CHECK(fleet.store.SlotsHeldBy("a") == 1);  // one failure: it keeps its slot for the retry
+  fleet.gates["a"]->Failed(fleet.resource.ref, Widget(), "s1", 2, false, "second");
+  CHECK(fleet.store.SlotsHeldBy("a") == 0);
+  CHECK(fleet.events.posted.empty());
+  fleet.gates["b"]->Failed(fleet.resource.ref, Widget(), "s1", 1, true, "permanent");
+  REQUIRE(fleet.events.posted.size() == 1);
+  CHECK(fleet.events.posted[0].rfind("RolloutHalted: ", 0) == 0);
+  CHECK(fleet.events.posted[0].find("a: second") != std::string::npos);
+  CHECK(fleet.gates["c"]->Enter(Widget(), "s1", nullptr));  // halted
+  ObjectFacts resumed;
+  resumed.rollout_resume = "s1";
+  CHECK_FALSE(fleet.gates["c"]->Enter(Widget(), "s1", &resumed));
+}
+
+}  // namespace nodehook

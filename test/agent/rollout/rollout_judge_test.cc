@@ -1,0 +1,152 @@
+// The rollout's rules on hand-built boards: slots, canaries, halts, holds, pauses and windows.
+#include <catch2/catch.hpp>
+
+#include "agent/rollout/rollout_judge.h"
+
+namespace nodehook {
+namespace {
+
+BoardView Fleet(int nodes) {
+  BoardView board;
+  for (int i = 0; i < nodes; ++i) board.nodes["n" + std::to_string(i)];
+  return board;
+}
+
+const RolloutObject kObject{"u1", "s1", false, ""};
+
+RolloutPolicy Policy(int max_nodes) {
+  RolloutPolicy p;
+  p.max_nodes = NodeCount{max_nodes, false};
+  return p;
+}
+
+void Done(BoardView& board, const std::string& node, int64_t at_ms, bool failed = false) {
+  board.nodes[node][kObject.uid] = NodeResult{kObject.state, failed, at_ms, failed ? "boom" : "ok"};
+}
+
+}  // namespace
+
+TEST_CASE("a free slot below max_nodes lets a node in; a full gate makes it wait") {
+  BoardView board = Fleet(4);
+  RolloutAdmission first = Judge(Policy(2), board, kObject, "n0", false, WindowNow{}, 0);
+  REQUIRE(first.enter);
+  CHECK(first.slot == 0);
+  board.slots.push_back(SlotView{0, "n0", "u1", "s1", SlotPhase::kRunning, true});
+  CHECK(Judge(Policy(2), board, kObject, "n1", false, WindowNow{}, 0).slot == 1);
+  board.slots.push_back(SlotView{1, "n1", "u1", "s1", SlotPhase::kRunning, true});
+  RolloutAdmission full = Judge(Policy(2), board, kObject, "n2", false, WindowNow{}, 0);
+  CHECK_FALSE(full.enter);
+  CHECK(full.wait == WaitReason::kNoFreeSlot);
+  // An expired slot is free again, and its old holder gets no second one.
+  board.slots[0].live = false;
+  CHECK(Judge(Policy(2), board, kObject, "n2", false, WindowNow{}, 0).slot == 0);
+}
+
+TEST_CASE("a node that holds a slot for the state goes on in it; for another object it is busy") {
+  BoardView board = Fleet(3);
+  board.slots.push_back(SlotView{1, "n0", "u1", "s1", SlotPhase::kRunning, true});
+  RolloutAdmission again = Judge(Policy(1), board, kObject, "n0", true, WindowNow{false, 0}, 0);
+  CHECK(again.enter);  // held and outside the window: work it started goes on
+  CHECK(again.own);
+  CHECK(again.slot == 1);
+  RolloutObject other{"u2", "s9", false, ""};
+  CHECK(Judge(Policy(3), board, other, "n0", false, WindowNow{}, 0).wait == WaitReason::kBusy);
+}
+
+TEST_CASE("percentages resolve against the nodes that handle the resource") {
+  BoardView board = Fleet(10);
+  RolloutPolicy p;
+  p.max_nodes = NodeCount{25, true};  // 2.5 -> 3
+  for (int i = 0; i < 3; ++i) board.slots.push_back(SlotView{i, "n" + std::to_string(i), "u1", "s1", SlotPhase::kRunning, true});
+  CHECK(Judge(p, board, kObject, "n5", false, WindowNow{}, 0).wait == WaitReason::kNoFreeSlot);
+  CHECK(NodeCount{10, true}.Resolve(3) == 1);
+  CHECK(NodeCount{0, true}.Resolve(3) == 0);
+  CHECK(NodeCount{100, true}.Resolve(7) == 7);
+}
+
+TEST_CASE("canaries go first; the rest wait until every canary succeeded and soaked") {
+  BoardView board = Fleet(5);
+  RolloutPolicy p = Policy(5);
+  p.canary_nodes = 2;
+  p.soak = std::chrono::seconds(30);
+  std::vector<std::string> canaries = Canaries(p, board, kObject);
+  REQUIRE(canaries.size() == 2);
+  std::string other;
+  for (const auto& [node, _] : board.nodes) {
+    if (node != canaries[0] && node != canaries[1]) other = node;
+  }
+  CHECK(Judge(p, board, kObject, canaries[1], false, WindowNow{}, 0).enter);
+  CHECK(Judge(p, board, kObject, other, false, WindowNow{}, 0).wait == WaitReason::kCanariesPending);
+  Done(board, canaries[0], 1000);
+  Done(board, canaries[1], 2000);
+  CHECK(Judge(p, board, kObject, other, false, WindowNow{}, 31'000).wait == WaitReason::kCanariesPending);  // soaking
+  CHECK(Judge(p, board, kObject, other, false, WindowNow{}, 32'000).enter);
+  // Each new state draws its own canaries from the same nodes.
+  RolloutObject next{"u1", "s2", false, ""};
+  CHECK(RolloutOrder(board, next).size() == 5);
+}
+
+TEST_CASE("a failed canary, or max_failed_nodes failed nodes, halt the state until it is resumed") {
+  BoardView board = Fleet(6);
+  RolloutPolicy p = Policy(2);
+  p.canary_nodes = 1;
+  std::string canary = Canaries(p, board, kObject)[0];
+  Done(board, canary, 1, true);
+  std::string why;
+  CHECK(Halted(p, board, kObject, &why));
+  CHECK(why == "canary " + canary + " failed");
+  RolloutObject resumed = kObject;
+  resumed.resume_state = kObject.state;
+  std::string other = RolloutOrder(board, kObject)[3];
+  CHECK(Judge(p, board, kObject, other, false, WindowNow{}, 0).wait == WaitReason::kHalted);
+  CHECK(Judge(p, board, resumed, canary, false, WindowNow{}, 0).enter);
+
+  BoardView plain = Fleet(6);
+  RolloutPolicy q = Policy(2);
+  q.max_failed_nodes = NodeCount{2, false};
+  Done(plain, "n1", 1, true);
+  CHECK_FALSE(Halted(q, plain, kObject, nullptr));
+  Done(plain, "n4", 2, true);
+  CHECK(Halted(q, plain, kObject, &why));
+  CHECK(why == "2 nodes failed (n1,n4)");
+  // A newer state of the object starts afresh.
+  CHECK_FALSE(Halted(q, plain, RolloutObject{"u1", "s2", false, ""}, nullptr));
+}
+
+TEST_CASE("a paused object, a held node and a closed window wait, each with its reason") {
+  BoardView board = Fleet(2);
+  RolloutObject paused = kObject;
+  paused.paused = true;
+  CHECK(Judge(Policy(1), board, paused, "n0", false, WindowNow{}, 0).wait == WaitReason::kPaused);
+  CHECK(Judge(Policy(1), board, kObject, "n0", true, WindowNow{}, 0).wait == WaitReason::kHeld);
+  RolloutAdmission closed = Judge(Policy(1), board, kObject, "n0", false, WindowNow{false, 5000}, 0);
+  CHECK(closed.wait == WaitReason::kOutsideWindow);
+  CHECK(closed.until_ms == 5000);
+}
+
+TEST_CASE("status says what every node does, and completion needs every node done and soaked") {
+  BoardView board = Fleet(4);
+  RolloutPolicy p = Policy(1);
+  p.soak = std::chrono::seconds(10);
+  Done(board, "n0", 0);
+  Done(board, "n1", 0, true);
+  board.slots.push_back(SlotView{0, "n2", "u1", "s1", SlotPhase::kVerifying, true});
+  auto status = RolloutStatus(p, board, kObject, {"n3"}, WindowNow{}, 5000);
+  std::map<std::string, NodePhase> phase;
+  for (const auto& s : status) phase[s.node] = s.phase;
+  CHECK(phase["n0"] == NodePhase::kSoaking);
+  CHECK(phase["n1"] == NodePhase::kFailed);
+  CHECK(phase["n2"] == NodePhase::kVerifying);
+  CHECK(phase["n3"] == NodePhase::kWaiting);
+  for (const auto& s : status) {
+    if (s.node == "n3") CHECK(s.admission.wait == WaitReason::kHeld);
+  }
+  CHECK_FALSE(RolloutComplete(p, board, kObject, 20'000));
+  Done(board, "n1", 0);
+  Done(board, "n2", 0);
+  Done(board, "n3", 0);
+  CHECK_FALSE(RolloutComplete(p, board, kObject, 9'000));
+  CHECK(RolloutComplete(p, board, kObject, 10'000));
+}
+
+}  // namespace nodehook

@@ -1,0 +1,215 @@
+"""Fleet rollouts (issue 17) against the real API server: six agents as six nodes, one widget
+resource with a rollout policy, and singleton-hook recording every run's start and end on the
+host's monotonic clock. The oracle is those records, never the agents' logs: at any instant, the
+nodes with a run open are the nodes inside the gate (no soak or verify in these tests, so inside
+means running), and they must never be more than max_nodes."""
+
+import os
+import signal
+import time
+
+import pytest
+
+from conftest import Agent, wait_until
+from kube import ApiError, create_node, set_node_labels
+from singleton_runs import HOOK, read_runs
+
+NODES = [f"roll-{c}" for c in "abcdef"]
+HOLD = "nodehook.io/rollout-hold"
+
+
+class Fleet:
+    def __init__(self, cluster, widgets, tmp_path, policy, **tuning):
+        self.cluster, self.widgets, self.tmp = cluster, widgets, tmp_path
+        self.run_log = tmp_path / "runs.log"
+        self.prefix = f"{os.getpid()}-{widgets.namespace}"
+        self.agents = {}
+        for node in NODES:
+            name = f"{node}-{self.prefix}"
+            self.agents[name] = Agent(
+                name, tmp_path / node, cluster, widgets.namespace, ("create", "update"),
+                {"lease_namespace": widgets.namespace, "reconnect_max_ms": 2000, **tuning}, hook=HOOK,
+                env={"E2E_SINGLETON_LOG": str(self.run_log)},
+                resource_options={"rollout": {"failure_after_retries": 1, "slot_lease_seconds": 6, **policy}})
+
+    def start(self):
+        for agent in self.agents.values():
+            agent.start()
+        wait_until(lambda: len(self.node_leases()) == len(self.agents), "every agent's node Lease")
+        return self
+
+    def stop(self):
+        for agent in self.agents.values():
+            if agent.proc and agent.proc.poll() is None:
+                agent.proc.send_signal(signal.SIGCONT)
+            agent.stop()
+
+    def leases(self):
+        items = self.cluster.kube.request(
+            "GET", f"/apis/coordination.k8s.io/v1/namespaces/{self.widgets.namespace}/leases").get("items", [])
+        return [i for i in items if "nodehook.io/rollout" in (i["metadata"].get("labels") or {})]
+
+    def node_leases(self):
+        return [i for i in self.leases() if i["metadata"]["labels"].get("nodehook.io/rollout-kind") == "node"]
+
+    def results(self, uid):
+        """node -> (state, result) for the object, from the node Leases."""
+        import json
+        out = {}
+        for lease in self.node_leases():
+            results = json.loads(lease["metadata"]["annotations"].get("nodehook.io/rollout-results", "{}"))
+            if uid in results:
+                out[lease["spec"]["holderIdentity"]] = (results[uid]["state"], results[uid]["result"])
+        return out
+
+    def runs(self, name):
+        return [r for r in read_runs(self.run_log) if r.name == name]
+
+    def done_nodes(self, name):
+        return {r.node for r in self.runs(name) if r.how == "done"}
+
+    def waiting(self, reason):
+        """Agents that logged "rollout waiting" with this reason in their current run."""
+        return {a.node for a in self.agents.values() if any(e.get("reason") == reason
+                                                           for e in a.log_events("rollout waiting"))}
+
+    def events(self, reason):
+        items = self.cluster.kube.request(
+            "GET", f"/apis/events.k8s.io/v1/namespaces/{self.widgets.namespace}/events").get("items", [])
+        return [e for e in items if e.get("reason") == reason]
+
+
+def most_inside(runs):
+    """The most nodes with a run open at one instant."""
+    edges = sorted([(r.start, 1, r.node) for r in runs] + [(r.end, -1, r.node) for r in runs])
+    inside, most = 0, 0
+    for _, step, _ in edges:
+        inside += step
+        most = max(most, inside)
+    return most
+
+
+@pytest.fixture
+def fleet_of(cluster, widgets, tmp_path):
+    made = []
+
+    def make(policy, **tuning):
+        fleet = Fleet(cluster, widgets, tmp_path, policy, **tuning)
+        made.append(fleet)
+        return fleet.start()
+
+    yield make
+    for fleet in made:
+        fleet.stop()
+
+
+def test_at_most_max_nodes_run_at_once_and_every_node_finishes_each_state(fleet_of, widgets):
+    fleet = fleet_of({"max_nodes": 2})
+    widgets.create("w1", {"seconds": 1.0})
+    wait_until(lambda: fleet.done_nodes("w1") == set(fleet.agents), "every node done with w1", timeout=90)
+    first = fleet.runs("w1")
+    assert most_inside(first) == 2, first  # the gate let two in at once, never three
+    widgets.patch_spec("w1", {"seconds": 0.8})
+    wait_until(lambda: len([r for r in fleet.runs("w1") if r.how == "done"]) == 2 * len(fleet.agents),
+               "every node done with the update", timeout=90)
+    assert most_inside(fleet.runs("w1")) == 2
+    assert {r.reason for r in fleet.runs("w1")} == {"create", "update"}
+
+
+def test_a_failing_canary_stops_every_other_node_until_its_state_is_resumed(fleet_of, widgets):
+    fleet = fleet_of({"max_nodes": 3, "canary_nodes": 1, "soak_seconds": 2})
+    for agent in fleet.agents.values():
+        (agent.control_dir / "fail").write_text("")
+    w = widgets.create("w1", {"seconds": 0.3})
+    uid = w["metadata"]["uid"]
+    failed = wait_until(lambda: [n for n, (_, result) in fleet.results(uid).items() if result == "failed"],
+                        "the canary's failure in its node Lease")
+    others = set(fleet.agents) - set(failed)
+    wait_until(lambda: fleet.waiting("halted") >= others, "every other node waiting on the halt")
+    assert {r.node for r in fleet.runs("w1")} == set(failed)  # nobody but the canary ever started
+    assert len(failed) == 1
+    wait_until(lambda: fleet.events("RolloutHalted"), "the RolloutHalted Event")
+    # Resume the halted state: the canary's retry and then everyone else go on.
+    for agent in fleet.agents.values():
+        (agent.control_dir / "fail").unlink()
+    state = fleet.results(uid)[failed[0]][0]
+    widgets.kube.request("PATCH", f"{widgets.base}/w1",
+                         {"metadata": {"annotations": {"nodehook.io/rollout-resume": state}}},
+                         "application/merge-patch+json")
+    wait_until(lambda: fleet.done_nodes("w1") == set(fleet.agents), "every node done after the resume", timeout=90)
+    assert len(fleet.events("RolloutHalted")) == 1  # once per state, not once per node
+
+
+def test_two_failed_nodes_halt_the_state_and_a_newer_state_starts_afresh(fleet_of, widgets):
+    fleet = fleet_of({"max_nodes": 2, "max_failed_nodes": 2})
+    for agent in fleet.agents.values():
+        (agent.control_dir / "fail").write_text("")
+    w = widgets.create("w1", {"seconds": 0.3})
+    uid = w["metadata"]["uid"]
+    wait_until(lambda: len([1 for _, r in fleet.results(uid).values() if r == "failed"]) >= 2, "two failed nodes")
+    # A node may take a slot freed by the first failure before the second is written: a halt is
+    # seen once written, so at most max_failed_nodes + max_nodes - 1 nodes ever start.
+    wait_until(lambda: fleet.waiting("halted") >= set(fleet.agents) - {r.node for r in fleet.runs("w1")},
+               "the others waiting on the halt")
+    failed = {n for n, (_, r) in fleet.results(uid).items() if r == "failed"}
+    assert {r.node for r in fleet.runs("w1")} == failed
+    assert 2 <= len(failed) <= 3
+    for agent in fleet.agents.values():
+        (agent.control_dir / "fail").unlink()
+    widgets.patch_spec("w1", {"seconds": 0.2})  # a new state: a rollout of its own
+    wait_until(lambda: {r.node for r in fleet.runs("w1") if r.how == "done" and r.reason == "update"} |
+               {r.node for r in fleet.runs("w1") if r.how == "done" and r.reason == "create"} == set(fleet.agents),
+               "every node done with the new state", timeout=90)
+    assert most_inside(fleet.runs("w1")) <= 2
+
+
+def test_a_held_node_waits_while_the_others_finish(fleet_of, widgets, cluster):
+    fleet = fleet_of({"max_nodes": 3})
+    held = next(iter(fleet.agents))
+    try:
+        create_node(cluster.kube, held, {HOLD: "true"})
+    except ApiError as e:
+        if e.status != 409:
+            raise
+        set_node_labels(cluster.kube, held, {HOLD: "true"})
+    wait_until(lambda: fleet.agents[held].log_events("node labels changed") or True, "labels")
+    widgets.create("w1", {"seconds": 0.2})
+    wait_until(lambda: fleet.done_nodes("w1") == set(fleet.agents) - {held}, "the others done", timeout=90)
+    wait_until(lambda: held in fleet.waiting("held"), "the held node waiting on its label")
+    assert held not in {r.node for r in fleet.runs("w1")}
+    set_node_labels(cluster.kube, held, {HOLD: None})
+    wait_until(lambda: held in fleet.done_nodes("w1"), "the held node done once released")
+
+
+@pytest.mark.parametrize("fault", ["kill", "stop"])
+def test_a_slot_holder_killed_or_stopped_frees_its_slot_and_the_rollout_completes(fleet_of, widgets, fault):
+    fleet = fleet_of({"max_nodes": 2})
+    widgets.create("w1", {"seconds": 4.0})
+    victim = wait_until(lambda: [r for r in fleet.runs("w1") if r.how is None], "a run inside a slot")[0].node
+    agent = fleet.agents[victim]
+    faulted_at = time.monotonic()
+    if fault == "kill":
+        agent.kill()
+    else:
+        agent.proc.send_signal(signal.SIGSTOP)
+    # The others go on: the victim's slot frees itself once its lease runs out unrenewed.
+    wait_until(lambda: len(fleet.done_nodes("w1") - {victim}) == len(fleet.agents) - 1,
+               "every other node done", timeout=120)
+    handover = min(r.start for r in fleet.runs("w1") if r.start > faulted_at and r.node != victim) - faulted_at
+    if fault == "kill":
+        agent.start()
+    else:
+        agent.proc.send_signal(signal.SIGCONT)
+    wait_until(lambda: victim in fleet.done_nodes("w1"), "the victim's run again, inside a slot", timeout=90)
+    assert most_inside(fleet.runs("w1")) <= 2, fleet.runs("w1")
+    print(f"{fault}: the next node started {handover:.1f}s after the fault")
+
+
+def test_an_api_server_restart_mid_rollout_keeps_the_limit_and_completes(fleet_of, widgets, cluster):
+    fleet = fleet_of({"max_nodes": 2})
+    widgets.create("w1", {"seconds": 2.0})
+    wait_until(lambda: fleet.runs("w1"), "the rollout under way")
+    cluster.stop()
+    cluster.start()
+    wait_until(lambda: fleet.done_nodes("w1") == set(fleet.agents), "every node done after the restart", timeout=150)
+    assert most_inside(fleet.runs("w1")) <= 2
