@@ -122,7 +122,9 @@ Result<TimeZone> TimeZone::FromTzif(const std::string& name, const std::string& 
   if (!in.ok()) return bad("damaged TZif file: shorter than its header says");
   for (uint32_t i = 0; i < h.typecnt; ++i) {
     if (abbreviation_index[i] >= chars.size()) return bad("damaged TZif file: abbreviation index out of range");
-    zone.types_[i].abbreviation = chars.substr(abbreviation_index[i]).c_str();  // up to its NUL
+    const size_t nul = chars.find('\0', abbreviation_index[i]);  // each ends at a NUL
+    zone.types_[i].abbreviation =
+        chars.substr(abbreviation_index[i], nul == std::string::npos ? std::string::npos : nul - abbreviation_index[i]);
     if (zone.types_[i].offset < -26 * 3600 || zone.types_[i].offset > 26 * 3600) return bad("offset out of range");
   }
   for (uint32_t i = 0; i < h.timecnt; ++i) {
