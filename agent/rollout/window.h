@@ -21,6 +21,7 @@
 
 namespace nodehook {
 
+// Made by CompileWindows: `zone` is never null and `duration_seconds` is above 0.
 struct CompiledWindow {
   CronSpec cron;
   std::shared_ptr<const TimeZone> zone;
