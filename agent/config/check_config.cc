@@ -35,6 +35,25 @@ std::string ResourceName(const ResourceRef& ref) {
   return ref.plural + (ref.group.empty() ? "" : "." + ref.group) + "/" + ref.version;
 }
 
+std::string Count(const NodeCount& count) {
+  return std::to_string(count.value) + (count.percent ? "%" : "");
+}
+
+// "max_nodes 10%, canary_nodes 1, soak 60s, verify /v, max_failed_nodes 2, gates create update,
+// window 0 22 * * 1-5 for 14400s in Europe/Berlin"
+void PrintRollout(const RolloutPolicy& p, std::ostream& out) {
+  out << "    rollout: max_nodes " << Count(p.max_nodes) << ", canary_nodes " << p.canary_nodes << ", soak "
+      << p.soak.count() << "s";
+  if (p.verify && !p.verify->argv.empty()) out << ", verify " << p.verify->argv[0];
+  out << ", max_failed_nodes " << Count(p.max_failed_nodes) << ", gates";
+  for (const std::string& reason : p.reasons) out << " " << reason;
+  if (p.windows.empty()) out << ", always open";
+  for (const RolloutWindow& w : p.windows) {
+    out << ", window " << w.cron << " for " << w.duration.count() << "s in " << w.time_zone;
+  }
+  out << "\n";
+}
+
 void PrintSummary(const std::string& path, const Config& config, std::ostream& out) {
   out << path << ": valid\n";
   out << "node: " << config.node_name << "\n";
@@ -60,6 +79,7 @@ void PrintSummary(const std::string& path, const Config& config, std::ostream& o
       if (reason == kReasonSnapshot && hook.run_on_start) out << ", also on start";
       out << ")\n";
     }
+    if (r.rollout) PrintRollout(*r.rollout, out);
   }
 }
 

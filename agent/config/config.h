@@ -172,6 +172,9 @@ struct Config {
   ApiConnection api;
   std::vector<WatchedResource> resources;
   Tuning tuning;
+  // Where rollout windows' time zones are read (agent/calendar/time_zone.h): $TZDIR when set,
+  // else /usr/share/zoneinfo. Not a file key: the image has its tzdata there.
+  std::string zoneinfo_dir;
 };
 
 // One problem found in the config: where, and what was expected.

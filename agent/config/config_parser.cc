@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "agent/calendar/time_zone.h"
 #include "agent/config/config.h"
 #include "agent/config/hook_programs.h"
 #include "agent/config/json_fields.h"
@@ -68,7 +69,7 @@ void ReadResources(const rapidjson::Value* resources, Config* config, Diagnostic
   for (rapidjson::SizeType i = 0; i < resources->Size(); ++i) {
     std::string path = ElementPath("resources", i);
     WatchedResource resource;
-    ReadWatchedResource((*resources)[i], path, &resource, diag);
+    ReadWatchedResource((*resources)[i], path, config->zoneinfo_dir, &resource, diag);
     for (size_t j = 0; j < config->resources.size(); ++j) {
       if (SameResource(config->resources[j].ref, resource.ref) && !resource.ref.plural.empty()) {
         diag.Error(path, "duplicates resources[" + std::to_string(j) + "] (same group, version, plural and namespace)");
@@ -132,6 +133,8 @@ ConfigResult ParseConfig(const std::string& text, const ConfigSources& sources) 
     diag.ErrorAtLine(dup.path, dup.line, "duplicate key (each key may appear once per object)");
   }
   KnobOrigins origins;
+  auto tzdir = sources.env.find("TZDIR");  // glibc's name for the same directory
+  result.config.zoneinfo_dir = tzdir != sources.env.end() && !tzdir->second.empty() ? tzdir->second : kDefaultZoneInfoDir;
   ReadDocument(doc, &result.config, &origins, diag);
   ApplyKnobOverrides(sources, &result.config, &origins, diag);
   CheckMergedKnobs(&result.config, origins, diag);

@@ -9,6 +9,7 @@
 
 #include "agent/config/knobs.h"
 #include "agent/config/resource_parser.h"
+#include "agent/config/rollout_parser.h"
 
 namespace nodehook {
 namespace {
@@ -17,6 +18,9 @@ using rapidjson::Value;
 
 // A dotted path such as "metadata.annotations.note": no empty part.
 constexpr const char* kDottedPathPattern = "^[^.]+(\\.[^.]+)*$";
+// A label key: an optional DNS prefix and "/", then a name (the parser also refuses ".." in the prefix).
+constexpr const char* kLabelKeyPattern =
+    "^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
 
 class SchemaBuilder {
  public:
@@ -142,12 +146,13 @@ class SchemaBuilder {
     Set(when_props, "singleton", std::move(is_true));
     Set(when, "properties", std::move(when_props));
     Set(when, "required", Strings({"singleton"}));
-    Value then = Object(nullptr, "a singleton resource cannot use finalizer, node_selector_path, resume or event");
+    Value then = Object(nullptr, "a singleton resource cannot use finalizer, node_selector_path, rollout, resume or event");
     Value then_props(rapidjson::kObjectType);
     Value is_false(rapidjson::kObjectType);
     Set(is_false, "const", Value(false));
     Set(then_props, "finalizer", std::move(is_false));
     Set(then_props, "node_selector_path", Value(false));
+    Set(then_props, "rollout", Value(false));
     Value hook_props(rapidjson::kObjectType);
     Set(hook_props, kReasonResume, Value(false));
     Set(hook_props, kReasonEvent, Value(false));
@@ -159,6 +164,63 @@ class SchemaBuilder {
     Set(rule, "if", std::move(when));
     Set(rule, "then", std::move(then));
     return rule;
+  }
+
+  // 2 or "10%".
+  Value NodeCount(const std::string& description) {
+    Value v = Object(nullptr, description);
+    Value choices(rapidjson::kArrayType);
+    choices.PushBack(Integer(1, kMaxRolloutNodes, "a number of nodes"), a_);
+    Value percent = Object("string", "a percentage of the nodes that handle the resource, rounded up");
+    Set(percent, "pattern", Str(kNodePercentPattern));
+    choices.PushBack(percent, a_);
+    Set(v, "oneOf", std::move(choices));
+    return v;
+  }
+
+  Value Window() {
+    Value props(rapidjson::kObjectType);
+    Value cron = Object("string", "5-field cron expression of the window's starts, e.g. \"0 22 * * 1-5\"");
+    Set(cron, "minLength", Value(1));
+    Set(props, "cron", std::move(cron));
+    Set(props, "duration_seconds",
+        Integer(kMinWindowSeconds, kMaxWindowSeconds, "how long each start keeps the window open"));
+    Value zone = Object("string", "IANA time zone of the cron expression, e.g. Europe/Berlin");
+    Set(zone, "minLength", Value(1));
+    Set(zone, "default", Str("UTC"));
+    Set(props, "time_zone", std::move(zone));
+    return Closed("a maintenance window: gated work starts only inside one", std::move(props),
+                  {"cron", "duration_seconds"});
+  }
+
+  Value Rollout() {
+    Value props(rapidjson::kObjectType);
+    Set(props, "max_nodes", NodeCount("at most this many nodes inside the gate at once (default 1)"));
+    Set(props, "canary_nodes", Integer(0, kMaxRolloutNodes, "nodes that go first for each new object state"));
+    Set(props, "soak_seconds", Integer(0, kMaxSoakSeconds, "a node keeps its place this long after success"));
+    Set(props, "verify", Hook("verify"));
+    Set(props, "max_failed_nodes", NodeCount("failed nodes that halt an object state's rollout (default 1)"));
+    Set(props, "failure_after_retries",
+        Integer(1, kMaxHookRetries, "failed attempts after which a node counts as failed (default 3)"));
+    Value reasons = Object("array", "the reasons gated (default create and update); each needs its hook");
+    Value reason = Object("string");
+    Set(reason, "enum", Strings(RolloutReasons()));
+    Set(reasons, "items", std::move(reason));
+    Set(reasons, "minItems", Value(1));
+    Set(reasons, "uniqueItems", Value(true));
+    Set(props, "reasons", std::move(reasons));
+    Value windows = Object("array", "maintenance windows; none = always open");
+    Set(windows, "items", Window());
+    Set(props, "windows", std::move(windows));
+    Value hold = Object("string", "a Node label that holds gated work on that node");
+    Set(hold, "pattern", Str(kLabelKeyPattern));
+    Set(props, "hold_label", std::move(hold));
+    Set(props, "slot_lease_seconds", Integer(kMinSlotLeaseSeconds, kMaxSlotLeaseSeconds,
+                                             "a slot holder renews within this, or loses the slot (default 15)"));
+    for (const std::string& key : RolloutKeys()) {
+      if (!props.HasMember(key.c_str())) throw std::logic_error("config schema misses rollout key " + key);
+    }
+    return Closed("fleet rollout: at most max_nodes nodes at a time, canaries first", std::move(props));
   }
 
   Value Resource() {
@@ -182,6 +244,7 @@ class SchemaBuilder {
     Set(props, "success_events", Object("boolean", "post a Normal Event when a handler succeeds"));
     Set(props, "singleton", Object("boolean", "only the agent holding the Lease runs this resource's hooks"));
     Set(props, "hooks", Hooks());
+    Set(props, "rollout", Rollout());
     for (const std::string& key : ResourceKeys()) {
       if (!props.HasMember(key.c_str())) throw std::logic_error("config schema misses resource key " + key);
     }

@@ -26,16 +26,27 @@ std::string ProgramProblem(const std::string& program) {
   return "";
 }
 
+namespace {
+
+void CheckHookProgram(const HookSpec& hook, const std::string& path, const ProgramCheck& check, Diagnostics& diag) {
+  // A hook without an absolute program was already reported by the parser.
+  if (hook.argv.empty() || hook.argv[0].empty() || hook.argv[0][0] != '/') return;
+  std::string problem = check(hook.argv[0]);
+  if (problem.empty()) return;
+  diag.Error(ElementPath(ChildPath(path, "argv"), 0),
+             problem + " (install it, fix the path, or set skip_hook_checks; to check the file away from the "
+                       "node: check-config --offline)");
+}
+
+}  // namespace
+
 void CheckHookPrograms(const Config& config, const ProgramCheck& check, Diagnostics& diag) {
   for (size_t i = 0; i < config.resources.size(); ++i) {
-    for (const auto& [reason, hook] : config.resources[i].hooks) {
-      // A hook without an absolute program was already reported by the parser.
-      if (hook.argv.empty() || hook.argv[0].empty() || hook.argv[0][0] != '/') continue;
-      std::string problem = check(hook.argv[0]);
-      if (problem.empty()) continue;
-      diag.Error(ElementPath(ChildPath(ElementPath("resources", i), "hooks." + reason + ".argv"), 0),
-                 problem + " (install it, fix the path, or set skip_hook_checks; to check the file away from the "
-                           "node: check-config --offline)");
+    const WatchedResource& resource = config.resources[i];
+    const std::string path = ElementPath("resources", i);
+    for (const auto& [reason, hook] : resource.hooks) CheckHookProgram(hook, path + ".hooks." + reason, check, diag);
+    if (resource.rollout && resource.rollout->verify) {
+      CheckHookProgram(*resource.rollout->verify, path + ".rollout.verify", check, diag);
     }
   }
 }

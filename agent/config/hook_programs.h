@@ -14,7 +14,8 @@ namespace nodehook {
 // e.g. "hook program /x does not exist".
 std::string ProgramProblem(const std::string& program);
 
-// Reports every hook whose argv[0] `check` finds a problem with, at resources[i].hooks.<reason>.argv[0].
+// Reports every hook whose argv[0] `check` finds a problem with, at resources[i].hooks.<reason>.argv[0]
+// (and a rollout's verify hook at resources[i].rollout.verify.argv[0]).
 void CheckHookPrograms(const Config& config, const ProgramCheck& check, Diagnostics& diag);
 
 }  // namespace nodehook

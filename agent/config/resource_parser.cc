@@ -1,5 +1,6 @@
 #include "agent/config/resource_parser.h"
 
+#include "agent/config/rollout_parser.h"
 #include "agent/config/selector_template.h"
 
 namespace nodehook {
@@ -52,6 +53,8 @@ void ReadCheckTiming(const rapidjson::Value& value, const std::string& path, Hoo
   }
 }
 
+}  // namespace
+
 void ReadHook(const rapidjson::Value& value, const std::string& path, const std::string& reason, HookSpec* out,
               Diagnostics& diag) {
   if (!ExpectObject(value, path, diag)) return;
@@ -83,6 +86,8 @@ void ReadHook(const rapidjson::Value& value, const std::string& path, const std:
                    diag);
   }
 }
+
+namespace {
 
 void ReadHooks(const rapidjson::Value& value, const std::string& path, WatchedResource* out, Diagnostics& diag) {
   if (!ExpectObject(value, path, diag)) return;
@@ -125,7 +130,7 @@ const std::vector<std::string>& HookReasons() {
 const std::vector<std::string>& ResourceKeys() {
   static const std::vector<std::string> keys = {
       "group",  "version",   "plural",         "namespace", "label_selector", "field_selector", "ignored_paths",
-      "node_selector_path", "finalizer", "success_events", "singleton", "hooks"};
+      "node_selector_path", "finalizer", "success_events", "singleton", "hooks", "rollout"};
   return keys;
 }
 
@@ -136,8 +141,8 @@ std::vector<std::string> HookKeys(const std::string& reason) {
   return keys;
 }
 
-void ReadWatchedResource(const rapidjson::Value& value, const std::string& path, WatchedResource* out,
-                         Diagnostics& diag) {
+void ReadWatchedResource(const rapidjson::Value& value, const std::string& path, const std::string& zoneinfo_dir,
+                         WatchedResource* out, Diagnostics& diag) {
   if (!ExpectObject(value, path, diag)) return;
   ReportUnknownKeys(value, path, ResourceKeys(), diag);
   ResourceRef& ref = out->ref;
@@ -186,6 +191,10 @@ void ReadWatchedResource(const rapidjson::Value& value, const std::string& path,
   if (auto* singleton = FindMember(value, "singleton")) {
     std::string key_path = ChildPath(path, "singleton");
     if (ReadBool(*singleton, key_path, &out->singleton, diag) && out->singleton) CheckSingleton(key_path, out, diag);
+  }
+  // After the hooks and "singleton": the policy is checked against both.
+  if (auto* rollout = FindMember(value, "rollout")) {
+    ReadRollout(*rollout, ChildPath(path, "rollout"), zoneinfo_dir, out, diag);
   }
 }
 

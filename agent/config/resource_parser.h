@@ -27,8 +27,13 @@ const std::vector<std::string>& ResourceKeys();
 // The keys a hook accepts: every reason's, plus check's timing and snapshot's start behaviour.
 std::vector<std::string> HookKeys(const std::string& reason);
 
-// Fills `out` with what is valid and reports everything that is not.
-void ReadWatchedResource(const rapidjson::Value& value, const std::string& path, WatchedResource* out,
-                         Diagnostics& diag);
+// One hook object at `path`, with the keys HookKeys(reason) allows (argv required).
+void ReadHook(const rapidjson::Value& value, const std::string& path, const std::string& reason, HookSpec* out,
+              Diagnostics& diag);
+
+// Fills `out` with what is valid and reports everything that is not. Rollout windows' time
+// zones are looked up in `zoneinfo_dir`.
+void ReadWatchedResource(const rapidjson::Value& value, const std::string& path, const std::string& zoneinfo_dir,
+                         WatchedResource* out, Diagnostics& diag);
 
 }  // namespace nodehook

@@ -76,14 +76,38 @@ def minimal(**resource):
     minimal(singleton=True, finalizer=True),                                  # singleton and per-node
     minimal(ignored_paths=["metadata..x"]),                                   # not a dotted path
     {"state_file": "/s.db", "api": {"in_cluster": True, "kubeconfig": "/k"}, "resources": minimal()["resources"]},
+    minimal(rollout={"max_nodes": 0}),                                        # no node at a time
+    minimal(rollout={"max_nodes": "101%"}),                                   # not a percentage
+    minimal(rollout={"windows": [{"cron": "0 22 * * *", "duration_seconds": 30}]}),  # window too short
+    minimal(rollout={"windows": [{"duration_seconds": 60}]}),                 # window without cron
+    minimal(rollout={"reasons": ["event"]}),                                  # not a gated reason
+    minimal(rollout={"hold_label": "hold me"}),                               # not a label key
+    minimal(rollout={"slot_lease": 15}),                                      # unknown key
+    minimal(singleton=True, rollout={}),                                      # singleton and rollout
 ], ids=["range", "enum", "unknown-knob", "relative-argv", "check-interval", "no-hooks", "singleton-finalizer",
-        "dotted-path", "api-both"])
+        "dotted-path", "api-both", "rollout-max-nodes", "rollout-percent", "rollout-window-duration",
+        "rollout-window-cron", "rollout-reason", "rollout-hold-label", "rollout-unknown-key", "singleton-rollout"])
 def test_the_schema_and_the_offline_check_both_refuse_what_the_parser_refuses(validator, tmp_path, config):
     assert list(validator.iter_errors(config)) != []
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(config))
     checked = nodehook("check-config", "--offline", str(path))
     assert checked.returncode == 2 and str(path) in checked.stderr
+
+
+def test_a_full_rollout_block_matches_the_schema_and_passes_the_offline_check(validator, tmp_path):
+    config = minimal(hooks={"create": {"argv": ["/h"]}, "update": {"argv": ["/h"]}}, rollout={
+        "max_nodes": "10%", "canary_nodes": 1, "soak_seconds": 60,
+        "verify": {"argv": ["/hooks/verify"], "timeout_seconds": 120},
+        "max_failed_nodes": 2, "failure_after_retries": 3, "reasons": ["create", "update"],
+        "windows": [{"cron": "0 22 * * 1-5", "duration_seconds": 14400, "time_zone": "Europe/Berlin"}],
+        "hold_label": "nodehook.io/rollout-hold", "slot_lease_seconds": 15})
+    assert list(validator.iter_errors(config)) == []
+    path = tmp_path / "rollout.json"
+    path.write_text(json.dumps(config))
+    checked = nodehook("check-config", "--offline", str(path))
+    assert checked.returncode == 0, checked.stderr
+    assert "rollout: max_nodes 10%, canary_nodes 1" in checked.stdout
 
 
 def test_check_config_on_the_node_names_the_offline_mode_when_only_the_machine_is_missing():

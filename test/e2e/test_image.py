@@ -179,6 +179,7 @@ def test_the_runtime_stage_installs_only_the_shared_package_list_and_bakes_in_no
     packages = [line for line in (REPO / "deploy/image/runtime-packages.txt").read_text().splitlines()
                 if line and not line.startswith("#")]
     assert "tini" in packages
+    assert "tzdata" in packages  # rollout windows read /usr/share/zoneinfo
     for test_only in ("catch2", "python3", "sqlite3", "build-essential"):
         assert test_only not in packages
     assert dockerfile_json("ENTRYPOINT")[:2] == ["/usr/bin/tini", "--"]

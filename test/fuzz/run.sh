@@ -15,7 +15,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 build=${NODEHOOK_ASAN_BUILD_DIR:-$repo/build-asan}
-targets=(watch_stream_fuzzer http_request_fuzzer kubeconfig_fuzzer config_fuzzer hook_result_fuzzer)
+targets=(watch_stream_fuzzer http_request_fuzzer kubeconfig_fuzzer config_fuzzer hook_result_fuzzer calendar_fuzzer)
 
 # Leak checking stays on; UBSan reports are fatal unless test/sanitizers/ubsan.supp lists them.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
