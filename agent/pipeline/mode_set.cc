@@ -6,6 +6,7 @@
 #include "agent/election/lease_deadline_file.h"
 #include "agent/finalizers/finalizers.h"
 #include "agent/kube/server_clock.h"
+#include "agent/rollout/window.h"
 #include "agent/pipeline/hook_work_dir.h"
 
 namespace nodehook {
@@ -146,6 +147,21 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
     gate.held = [labels, hold] {
       auto now = labels ? labels->Get() : std::nullopt;
       return now && now->count(hold) > 0;
+    };
+    // The parser compiled these once already (and refused bad ones); this cannot fail but is checked.
+    auto windows = CompileWindows(r.rollout->windows, config.zoneinfo_dir.empty() ? kDefaultZoneInfoDir
+                                                                                   : config.zoneinfo_dir);
+    if (!windows.ok()) {
+      Log(LogLevel::kError, "rollout windows unusable",
+          {{"resource", r.ref.Id()}, {"error", windows.status().ToString()}, {"next", "gated hooks never start"}});
+    }
+    auto compiled = std::make_shared<const std::vector<CompiledWindow>>(windows.ok() ? *windows
+                                                                                     : std::vector<CompiledWindow>{});
+    bool usable = windows.ok();
+    gate.windows = [compiled, usable](int64_t now_ms) {
+      if (!usable) return WindowNow{false, 0};
+      WindowState state = JudgeWindows(*compiled, now_ms / 1000);
+      return WindowNow{state.open, state.next_open_at * 1000};
     };
     rollout.gate = std::make_unique<RolloutGate>(r, client, *rollout.board, MonotonicClock::Instance(),
                                                  ApiServerClock(), events, gate);
