@@ -80,7 +80,7 @@ int RunFence(int argc, char** args) {
     if (left <= 0) break;
     if (WaitForExit(pidfd, child, left, &status)) ExitLike(status);
   }
-  std::fprintf(stderr, "nodehook fence: this agent's lease term is over; stopping the singleton hook\n");
+  std::fprintf(stderr, "nodehook fence: the deadline passed (lease term over, or rollout slot not renewed); stopping the hook\n");
   kill(-getpgrp(), SIGTERM);
   if (WaitForExit(pidfd, child, kill_delay_ms, &status)) ExitLike(status);
   kill(-getpgrp(), SIGKILL);  // the fence too

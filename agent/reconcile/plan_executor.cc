@@ -251,18 +251,24 @@ void PlanExecutor::ReportSuccess(Execution& run, const std::string& next) {
 }
 
 void PlanExecutor::Interrupted(Execution& run) {
-  // The agent is stopping (or the term ended), not the hook failing: due again at once.
+  // The agent is stopping (or the term ended, or the rollout slot was lost), not the hook
+  // failing: due again at once, not counted as a retry.
+  const bool lost_slot = run.ctx.rollout.LostSlot(run.plan.meta);
   HandlerRecord progress = run.plan.progress;
   progress.last_outcome = kOutcomeInterrupted;
-  progress.last_message = run.ctx.gate.gated() ? "stopped at agent shutdown or loss of leadership"
-                                               : "stopped at agent shutdown";
+  progress.last_message = lost_slot             ? "stopped: this node's rollout slot was lost"
+                          : run.ctx.gate.gated() ? "stopped at agent shutdown or loss of leadership"
+                                                 : "stopped at agent shutdown";
   progress.next_attempt_ms = ToMillis(clock_.Now());
   Status stored = store_.RecordAttempt(progress);
+  std::string next = lost_slot ? "ask for a slot again now, not counted as a retry"
+                               : "run again after restart, not counted as a retry";
   Log(LogLevel::kWarn, "hook interrupted",
       {{"object", run.plan.meta.Key()}, {"uid", run.plan.meta.uid}, {"handler", run.plan.reason},
        {"retries", progress.retries},
-       {"next", stored.ok() ? "run again after restart, not counted as a retry"
-                            : "run again after restart (not saved: " + stored.ToString() + ")"}});
+       {"next", stored.ok() ? next : next + " (not saved: " + stored.ToString() + ")"}});
+  // Nothing else brings a lost slot's object back (a term's end requeues every object itself).
+  if (lost_slot) run.again = Earliest(run.again, Duration::zero());
 }
 
 std::optional<Duration> PlanExecutor::Postpone(Execution& run, const HookSpec& hook, const HookOutcome& outcome) {

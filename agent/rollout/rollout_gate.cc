@@ -85,7 +85,9 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
                                            const ObjectFacts* facts) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!board_.listed()) return options_.poll;  // the slots others hold are not known yet
-  if (slot_ && slot_->lost) {
+  if (slot_ && PastFence(*slot_)) {
+    // Not renewed in time: others may see it expire. Only the board's view counts from here on:
+    // taken back if nobody took it, else waited for like any other.
     slot_.reset();
     slots_held_.Set(0);
   }
@@ -135,7 +137,15 @@ HookSpec RolloutGate::Prepare(const HookSpec& hook) const {
 
 bool RolloutGate::LostSlot(const ObjectMeta& object) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return slot_ && slot_->uid == object.uid && slot_->lost;
+  if (!slot_ || slot_->uid != object.uid || slot_->phase == SlotPhase::kSoaking) return false;
+  // Past the fence's deadline the fence stops the hook: that is the slot ending, not the hook
+  // failing, even when this agent (stopped, or cut off) has not yet seen its renewal fail.
+  return PastFence(*slot_);
+}
+
+bool RolloutGate::PastFence(const Slot& slot) const {
+  return slot.lost || (slot.phase != SlotPhase::kSoaking &&
+                       monotonic_.Now() - slot.renewed_at >= Seconds(policy_.slot_lease) * 2 / 3);
 }
 
 void RolloutGate::Verifying(const ObjectMeta& object, const std::string& state) {
@@ -327,7 +337,19 @@ void RolloutGate::RenewDue() {
     }
     return;
   }
-  if (slot_->lost || now - slot_->renewed_at < lease / 3) return;
+  if (PastFence(*slot_)) {
+    // Too late to renew: the fence has stopped (or is stopping) the hook, and others may see the
+    // slot expire. A renewal now would make that stop look like the hook's own failure.
+    if (!slot_->lost) {
+      slot_->lost = true;
+      MoveFence(TimePoint{});
+      Log(LogLevel::kWarn, "rollout slot lost",
+          {{"uid", slot_->uid}, {"slot", slot_->index}, {"error", "not renewed before the fence's deadline"},
+           {"next", "the fence stops the hook; ask for a slot again"}});
+    }
+    return;
+  }
+  if (now - slot_->renewed_at < lease / 3) return;
   Slot renewed = *slot_;
   Status st = WriteSlot(renewed, options_.node, static_cast<int>(policy_.slot_lease.count()));
   if (st.ok()) {
@@ -335,7 +357,7 @@ void RolloutGate::RenewDue() {
     MoveFence(renewed.renewed_at + lease * 2 / 3);
     return;
   }
-  if (st.code() == StatusCode::kConflict || now - slot_->renewed_at >= lease * 2 / 3) {
+  if (st.code() == StatusCode::kConflict) {
     slot_->lost = true;
     MoveFence(TimePoint{});
     Log(LogLevel::kWarn, "rollout slot lost",

@@ -84,6 +84,7 @@ class RolloutGate final : public RolloutSteps {
     bool lost = false;
   };
   BoardView ViewWithOwn() const;  // requires mu_
+  bool PastFence(const Slot& slot) const;  // lost, or not renewed before the fence's deadline
   Status WriteSlot(Slot& slot, const std::string& holder, int duration_seconds);  // requires mu_
   Status WriteResult(const std::string& uid, const NodeResult& result);          // requires mu_
   void MoveFence(TimePoint deadline);
