@@ -36,6 +36,7 @@ void ObjectViewsPublisher::RefreshIfDue() {
     for (HandlerRecord& h : o.handlers) h.last_object.clear();  // never served; not kept in memory
     // Only when it was handled is served: the view already holds the identity, once.
     if (o.diffbase) o.diffbase = ObjectRecord{"", "", "", "", "", "", o.diffbase->handled_at_ms};
+    if (options_.settled_version) o.settled_resource_version = options_.settled_version(o.uid);
   }
   std::lock_guard<std::mutex> lock(mu_);
   latest_ = std::move(snapshot);
