@@ -32,7 +32,7 @@ struct ObjectViewsPublisherOptions {
   Duration max_age = std::chrono::seconds(30);
   double max_busy_share = 0.05;  // of the time spent reading the store for snapshots
   // Each object's settled resourceVersion (ObjectView::settled_resource_version); none: "".
-  std::function<std::string(const std::string& uid)> settled_version;
+  std::function<std::string(const std::string& uid)> settled_version{};
 };
 
 class ObjectViewsPublisher {
