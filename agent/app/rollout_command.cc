@@ -35,8 +35,7 @@ int Steer(RolloutCluster& cluster, const RolloutView& view, bool pause, std::ost
       pause ? Quoted(kRolloutPausedAnnotation) + ":\"true\""
             : Quoted(kRolloutPausedAnnotation) + ":null," + Quoted(kRolloutResumeAnnotation) + ":" + Quoted(view.state.state);
   std::string body = "{\"metadata\":{\"annotations\":{" + annotations + "}}}";
-  std::string version = view.resource_id.substr(view.resource_id.rfind('/') + 1);
-  Status patched = cluster.MergePatchObject(SpecObject(view.spec, version), body);
+  Status patched = cluster.MergePatchObject(SpecObject(view.spec, view.spec.version), body);
   if (!patched.ok()) {
     err << kWhat << ": patching " << view.Describe() << ": " << patched.message() << "\n";
     return 1;
@@ -75,19 +74,24 @@ int PollUntilDone(const Look& look, Duration timeout, const RolloutCommandArgs& 
   return 4;
 }
 
-// The version of the spec's resource when it has no rollout Leases: spelled, discovered from
-// the group, or else from what the agents list under that name.
-Result<std::string> VersionWithoutLeases(RolloutCluster& cluster, FleetSource& fleet, const ObjectSpec& spec,
-                                         int parallel) {
-  if (!spec.version.empty()) return spec.version;
-  if (spec.group_given) return cluster.PreferredVersion(spec.group);
+// The spec's group and version when its resource has no rollout Leases: spelled, discovered
+// from the group, or else from what the agents list under that name.
+Result<ObjectSpec> ResolveWithoutLeases(RolloutCluster& cluster, FleetSource& fleet, const ObjectSpec& spec,
+                                        int parallel) {
+  if (spec.group_given && !spec.version.empty()) return spec;
+  if (spec.group_given) {
+    Result<std::string> version = cluster.PreferredVersion(spec.group);
+    if (!version.ok()) return version.status();
+    ObjectSpec out = spec;
+    out.version = *version;
+    return out;
+  }
   std::string path = "/v1/objects?name=" + spec.name + (spec.namespace_name.empty() ? "" : "&namespace=" + spec.namespace_name);
   Result<std::vector<NodeAnswer>> answers = Survey(fleet, path, parallel);
   if (!answers.ok()) return answers.status();
   for (const NodeAnswer& a : *answers) {
     for (const ObjectView& o : a.objects.objects) {
-      std::string version;
-      if (MatchesResource(spec, o.resource, &version)) return version;
+      if (MatchesResource(spec, o.resource, nullptr)) return ResolvedSpec(spec, o.resource);
     }
   }
   return NotFoundError("no agent lists " + spec.Describe() + ", so its group is unknown: spell RESOURCE.GROUP");
@@ -130,9 +134,9 @@ int Wait(const FleetCommandArgs& fleet_args, const RolloutCommandArgs& args, con
     err << kWhat << ": " << fleet.status().message() << "\n";
     return 2;
   }
-  Result<std::string> version = VersionWithoutLeases(cluster, **fleet, spec, fleet_args.parallel);
-  if (!version.ok()) return Fail(err, version.status());
-  const ObjectRef ref = SpecObject(spec, *version);
+  Result<ObjectSpec> resolved = ResolveWithoutLeases(cluster, **fleet, spec, fleet_args.parallel);
+  if (!resolved.ok()) return Fail(err, resolved.status());
+  const ObjectRef ref = SpecObject(*resolved, resolved->version);
   Result<KubeObject> object = cluster.GetObject(ref);
   if (!object.ok()) {
     return Fail(err, object.status().code() == StatusCode::kNotFound ? NotFoundError(spec.Describe() + " not found")

@@ -5,7 +5,8 @@
 //     rollout halted (max_failed_nodes, or a failed canary) and was not resumed.
 //   - any resource: the agents themselves (fleet_survey.h, GET /v1/objects?uid=UID). Done when
 //     every agent lists the object with settled_resource_version equal to the object's current
-//     metadata.resourceVersion and no pending handler. An agent that does not answer blocks. Once
+//     metadata.resourceVersion and no pending handler. An agent that does not answer blocks (its
+//     404 "knows no such object" is an answer: it does not list the object). Once
 //     the object is gone: done when no agent lists it any more.
 // Each verdict names every node that blocks and why. Pure functions; thread-safe.
 #pragma once

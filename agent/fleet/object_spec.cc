@@ -82,6 +82,17 @@ bool MatchesResource(const ObjectSpec& spec, const std::string& resource_id, std
   return true;
 }
 
+ObjectSpec ResolvedSpec(const ObjectSpec& spec, const std::string& resource_id) {
+  ObjectSpec out = spec;
+  size_t slash = resource_id.rfind('/');
+  std::string resource = resource_id.substr(0, slash);
+  size_t dot = resource.find('.');
+  out.group = dot == std::string::npos ? "" : resource.substr(dot + 1);
+  out.group_given = true;
+  out.version = slash == std::string::npos ? "" : resource_id.substr(slash + 1);
+  return out;
+}
+
 ResourceRef SpecResource(const ObjectSpec& spec, const std::string& version) {
   return ResourceRef{spec.group, version, spec.plural, spec.namespace_name, ""};
 }

@@ -32,6 +32,10 @@ Result<ObjectSpec> ParseObjectSpec(const std::string& text, const std::string& n
 // spec's resource; then `version` (if not null) gets the id's version.
 bool MatchesResource(const ObjectSpec& spec, const std::string& resource_id, std::string* version);
 
+// The spec with the group and version of `resource_id` (one MatchesResource accepted), so a bare
+// "widgets/w1" reaches the object at /apis/GROUP/VERSION/...
+ObjectSpec ResolvedSpec(const ObjectSpec& spec, const std::string& resource_id);
+
 // The resource as a ResourceRef at `version`, in the spec's namespace.
 ResourceRef SpecResource(const ObjectSpec& spec, const std::string& version);
 ObjectRef SpecObject(const ObjectSpec& spec, const std::string& version);

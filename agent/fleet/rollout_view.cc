@@ -75,6 +75,7 @@ Result<RolloutView> ReadRollout(RolloutCluster& cluster, const ObjectSpec& spec,
   if (!all.ok()) return all.status();
   Result<std::vector<RolloutLease>> leases = ResourceLeases(*all, spec, &view.resource_id);
   if (!leases.ok()) return leases.status();
+  view.spec = ResolvedSpec(spec, view.resource_id);
   bool have_policy = false;
   for (const RolloutLease& lease : *leases) {
     if (lease.kind != "node" || lease.policy_json.empty()) continue;
@@ -88,8 +89,7 @@ Result<RolloutView> ReadRollout(RolloutCluster& cluster, const ObjectSpec& spec,
   if (!have_policy) return NotFoundError("no node Lease of " + view.resource_id + " carries a readable policy");
   view.board = BoardFromLeases(*leases, now_ms);
 
-  std::string version = view.resource_id.substr(view.resource_id.rfind('/') + 1);
-  Result<KubeObject> object = cluster.GetObject(SpecObject(spec, version));
+  Result<KubeObject> object = cluster.GetObject(SpecObject(view.spec, view.spec.version));
   if (!object.ok()) {
     if (object.status().code() == StatusCode::kNotFound) return NotFoundError(view.Describe() + " not found");
     return object.status();

@@ -121,6 +121,9 @@ TEST_CASE("rollout status shows the soaked canary done, the slot holder running,
                    Row(b.order[2], "-       waiting  no_free_slot: 1 of 1 slots held\n") +
                    Row(b.order[3], "-       waiting  held: node label nodehook.io/rollout-hold\n"));
   CHECK(b.cluster.patches.empty());  // read-only
+  std::string bare;
+  REQUIRE(b.Run("rollout-status", &bare, &err, "10s", nullptr, "widgets/w1") == 0);  // group from the Leases
+  CHECK(bare == out);
 }
 
 TEST_CASE("rollout plan lists the order, canaries in a batch of their own, then batches of max_nodes") {

@@ -40,7 +40,8 @@ class FakeRolloutCluster final : public RolloutCluster {
   Result<KubeObject> GetObject(const ObjectRef& ref) override {
     gets.push_back(ref);
     auto it = objects.find(ref.namespace_name + "/" + ref.name);
-    if (it == objects.end()) return NotFoundError("widgets.example.com \"" + ref.name + "\" not found");
+    // Widgets live at /apis/example.com/v1 only.
+    if (it == objects.end() || ref.resource.group != "example.com" || ref.resource.version != "v1") return NotFoundError("widgets.example.com \"" + ref.name + "\" not found");
     return it->second;
   }
   Result<NodeLabelMap> NodeLabels() override { return nodes; }

@@ -134,6 +134,19 @@ TEST_CASE("an object deleted while waiting: done once no agent lists it any more
   CHECK(s.sleeps == 2);
 }
 
+TEST_CASE("an agent's 404 for the uid means it does not list the object: blocking while it lives, done once deleted") {
+  Setup s;
+  s.agents.Set("node-a", Status(StatusCode::kNotFound, "GET /v1/objects?uid=u1: HTTP 404: node node-a knows no such object"));
+  std::string out;
+  CHECK(s.Run("widgets.example.com/w1", &out, "1s") == 4);
+  CHECK_THAT(out, Catch::Contains("  node-a: has not handled it yet (not listed)\n"));
+  s.cluster.objects.clear();
+  s.cluster.objects["ns/w1"] = Widget("ns", "w1", "u1", "42");
+  s.on_sleep = [&](int) { s.cluster.objects.clear(); };
+  CHECK(s.Run("widgets.example.com/w1", &out, "10s") == 0);
+  CHECK(out == "deleted, and no node lists it any more\n");
+}
+
 TEST_CASE("without a group, the version comes from what the agents list under that name") {
   Setup s;
   s.agents.Set("node-a", Answer("node-a", Listed("42")));
