@@ -51,7 +51,7 @@ std::string PolicySummary(const RolloutPolicy& policy) {
 
 std::string WaitingText(const NodeStatus& status) {
   if (status.phase != NodePhase::kWaiting) return "";
-  const Admission& a = status.admission;
+  const auto& a = status.admission;  // RolloutAdmission
   if (a.enter) return "may start now (slot " + std::to_string(a.slot) + ")";
   std::string out = std::string(WaitReasonName(a.wait));
   if (!a.detail.empty()) out += ": " + a.detail;
