@@ -8,7 +8,7 @@
 namespace nodehook {
 
 ObjectViewsPublisher::ObjectViewsPublisher(StateStore& store, Clock& clock, ObjectViewsPublisherOptions options)
-    : store_(store), clock_(clock), options_(options), interval_(options.min_interval) {}
+    : store_(store), clock_(clock), options_(std::move(options)), interval_(options_.min_interval) {}
 
 void ObjectViewsPublisher::RefreshIfDue() {
   TimePoint now = clock_.Now();
