@@ -7,21 +7,13 @@ reach the object's resourceVersion.
 
 import re
 
-from test_fleet import PORT, agent_pods, kubectl_nodehook, pod_network, pytestmark  # noqa: F401 (fixtures)
+from test_fleet import agent_pods, kubectl_nodehook, pod_network, pytestmark, start_two_agents  # noqa: F401 (fixtures)
 
 
 def test_wait_exits_0_once_both_agents_handled_the_change_and_4_naming_the_node_that_fails(
         make_agent, widgets, pod_network, agent_pods, kubectl_nodehook):  # noqa: F811
-    a_ip, b_ip, _ = pod_network.pod_ips
-    node_a = make_agent("node-a", health_address=f"{a_ip}:{PORT}")
     # node-b's create of w2 fails, and its next attempt is far away: it keeps blocking.
-    node_b = make_agent("node-b", health_address=f"{b_ip}:{PORT}", retry_base_seconds=600, retry_max_seconds=600)
-    node_a.launcher = node_b.launcher = pod_network.launcher
-    node_b.fail_hook("w2", "create", 1000)
-    agent_pods("nodehook-a", "node-a", a_ip)
-    agent_pods("nodehook-b", "node-b", b_ip)
-    node_a.start()
-    node_b.start()
+    node_a, node_b = start_two_agents(make_agent, pod_network, agent_pods)
     ns = widgets.namespace
 
     # The pipeline: apply, then wait; no waiting for the agents on the test's side.
