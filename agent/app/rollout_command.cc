@@ -97,6 +97,15 @@ Result<ObjectSpec> ResolveWithoutLeases(RolloutCluster& cluster, FleetSource& fl
   return NotFoundError("no agent lists " + spec.Describe() + ", so its group is unknown: spell RESOURCE.GROUP");
 }
 
+// One survey round: every agent's answer about `uid`, judged against `live_rv` (nullopt: gone).
+Result<WaitVerdict> SurveyLook(FleetSource& fleet, const std::string& uid, const std::optional<std::string>& live_rv,
+                               int parallel, const std::string& agents_namespace) {
+  Result<std::vector<NodeAnswer>> answers = Survey(fleet, "/v1/objects?uid=" + uid, parallel);
+  if (!answers.ok()) return answers.status();
+  if (answers->empty()) return UnavailableError("no agent pods in namespace " + agents_namespace);
+  return JudgeSurveyWait(*answers, uid, live_rv);
+}
+
 int Wait(const FleetCommandArgs& fleet_args, const RolloutCommandArgs& args, const RolloutDeps& deps,
          RolloutCluster& cluster, const ObjectSpec& spec, std::ostream& out, std::ostream& err) {
   Result<Duration> timeout = ParseWaitDuration(args.timeout);
@@ -108,9 +117,18 @@ int Wait(const FleetCommandArgs& fleet_args, const RolloutCommandArgs& args, con
   if (!leases.ok()) return Fail(err, leases.status());
   std::string resource_id;
   Result<std::vector<RolloutLease>> mine = ResourceLeases(*leases, spec, &resource_id);
+  if (!mine.ok() && mine.status().code() != StatusCode::kNotFound) return Fail(err, mine.status());
+  FleetCommandArgs agents = fleet_args;
+  agents.target.namespace_name = AgentsNamespace(fleet_args, args);
+  Result<std::unique_ptr<FleetSource>> fleet =
+      deps.fleet ? deps.fleet(agents) : Result<std::unique_ptr<FleetSource>>(UnavailableError("no agents to ask"));
+  const int parallel = fleet_args.parallel;
+  const std::string& agents_ns = agents.target.namespace_name;
+
   if (mine.ok()) {
     Result<RolloutView> first = ReadRollout(cluster, spec, ToMillis(deps.clock->Now()), deps.windows);
     if (!first.ok()) return Fail(err, first.status());
+    const std::string uid = first->object.meta.uid;
     Look look = [&]() -> Result<WaitVerdict> {
       Result<RolloutView> view = ReadRollout(cluster, spec, ToMillis(deps.clock->Now()), deps.windows);
       if (!view.ok() && view.status().code() == StatusCode::kNotFound) {
@@ -120,21 +138,22 @@ int Wait(const FleetCommandArgs& fleet_args, const RolloutCommandArgs& args, con
         return gone;
       }
       if (!view.ok()) return view.status();
-      return JudgeRolloutWait(*view);
+      WaitVerdict leased = JudgeRolloutWait(*view);
+      if (leased.kind != WaitVerdict::Kind::kPending || !fleet.ok() || view->object.meta.uid != uid) return leased;
+      // Node Leases get results for the policy's gated reasons only (a create with `reasons:
+      // [update]`, or a reason without a hook, writes none): the agents' own word settles those.
+      Result<WaitVerdict> asked = SurveyLook(**fleet, uid, view->object.meta.resource_version, parallel, agents_ns);
+      return asked.ok() && asked->kind == WaitVerdict::Kind::kDone ? *asked : leased;
     };
     return PollUntilDone(look, *timeout, args, deps, out);
   }
-  if (mine.status().code() != StatusCode::kNotFound) return Fail(err, mine.status());
 
   // No rollout policy: ask the agents.
-  FleetCommandArgs agents = fleet_args;
-  agents.target.namespace_name = AgentsNamespace(fleet_args, args);
-  Result<std::unique_ptr<FleetSource>> fleet = deps.fleet(agents);
   if (!fleet.ok()) {
     err << kWhat << ": " << fleet.status().message() << "\n";
     return 2;
   }
-  Result<ObjectSpec> resolved = ResolveWithoutLeases(cluster, **fleet, spec, fleet_args.parallel);
+  Result<ObjectSpec> resolved = ResolveWithoutLeases(cluster, **fleet, spec, parallel);
   if (!resolved.ok()) return Fail(err, resolved.status());
   const ObjectRef ref = SpecObject(*resolved, resolved->version);
   Result<KubeObject> object = cluster.GetObject(ref);
@@ -148,10 +167,7 @@ int Wait(const FleetCommandArgs& fleet_args, const RolloutCommandArgs& args, con
     if (!live.ok() && live.status().code() != StatusCode::kNotFound) return live.status();
     std::optional<std::string> rv;
     if (live.ok() && live->meta.uid == uid) rv = live->meta.resource_version;  // a new object of that name: not ours
-    Result<std::vector<NodeAnswer>> answers = Survey(**fleet, "/v1/objects?uid=" + uid, fleet_args.parallel);
-    if (!answers.ok()) return answers.status();
-    if (answers->empty()) return UnavailableError("no agent pods in namespace " + agents.target.namespace_name);
-    return JudgeSurveyWait(*answers, uid, rv);
+    return SurveyLook(**fleet, uid, rv, parallel, agents_ns);
   };
   return PollUntilDone(look, *timeout, args, deps, out);
 }

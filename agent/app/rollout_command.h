@@ -8,7 +8,8 @@
 //                  digest, so a halted state continues;
 //   wait           polls (every --poll, 1 s) until every node that handles the object has
 //                  handled its current state (fleet_wait.h): from the Leases for a resource with a
-//                  rollout policy, else from the agents through the fleet survey.
+//                  rollout policy (or, while they are not complete, the agents), else from the
+//                  agents through the fleet survey.
 // Exit codes: 0 ok / done; 1 object or rollout not found (or the API refused); 2 bad kubeconfig
 // or arguments; 4 wait timed out; 5 wait: the rollout halted. The clock and the sleep are
 // injected, so tests run a wait instantly. Not thread-safe (one call).

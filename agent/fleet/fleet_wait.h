@@ -2,7 +2,8 @@
 // current state. Two sources, one verdict type:
 //   - a resource with a rollout policy: the node Leases (rollout_view.h). Done when every node's
 //     result for the object's uid is "done" for the current state digest; halted when the state's
-//     rollout halted (max_failed_nodes, or a failed canary) and was not resumed.
+//     rollout halted (max_failed_nodes, or a failed canary) and was not resumed. (The command
+//     also asks the agents while the Leases are not complete: ungated reasons write no result.)
 //   - any resource: the agents themselves (fleet_survey.h, GET /v1/objects?uid=UID). Done when
 //     every agent lists the object with settled_resource_version equal to the object's current
 //     metadata.resourceVersion and no pending handler. An agent that does not answer blocks (its

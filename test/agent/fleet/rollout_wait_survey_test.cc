@@ -157,6 +157,22 @@ TEST_CASE("without a group, the version comes from what the agents list under th
   CHECK_THAT(out, Catch::Contains("spell RESOURCE.GROUP"));
 }
 
+TEST_CASE("with a policy whose Leases hold no result for the state (an ungated reason), the agents' word settles it") {
+  Setup s;
+  RolloutPolicy policy;
+  policy.reasons = {"update"};  // a create is not gated: no node result is written for it
+  for (const char* n : {"node-a", "node-b"}) s.cluster.leases.push_back(NodeLease(n, policy));
+  s.agents.Set("node-a", Answer("node-a", Listed("42")));
+  s.agents.Set("node-b", Answer("node-b", Listed("41")));
+  std::string out;
+  CHECK(s.Run("widgets.example.com/w1", &out, "2s") == 4);
+  CHECK_THAT(out, Catch::Contains("2 of 2 nodes have not handled widgets.example.com/v1 ns/w1"));  // the Leases' view
+  CHECK_THAT(out, Catch::Contains("  node-a: waiting (may start now (slot 0))\n"));
+  s.agents.Set("node-b", Answer("node-b", Listed("42")));
+  CHECK(s.Run("widgets.example.com/w1", &out, "2s") == 0);
+  CHECK(out == "every node (2) handled resourceVersion 42\n");
+}
+
 TEST_CASE("wait for an object that does not exist exits 1") {
   Setup s;
   s.agents.Set("node-a", Answer("node-a", ""));
