@@ -223,14 +223,15 @@ def main(argv):
                                     args.runs)
         finally:
             cluster.stop()
+    n = args.nodes
     rows = [
-        ("`rollout status` (10 done, 10 running, 80 waiting)", rollout["status"]),
+        (f"`rollout status` (10 done, 10 running, {n - 20} waiting)", rollout["status"]),
         ("`rollout plan` (same board)", rollout["plan"]),
         ("`wait`, rollout policy, all done (one look at the Leases)", rollout["wait"]),
-        ("`wait`, no policy, all settled (one survey round, 100 proxied GETs)", survey["survey_wait"]),
-        ("`kubectl nodehook` fleet table (same 100 simulated agents)", survey["fleet_table"]),
+        (f"`wait`, no policy, all settled (one survey round, {n} proxied GETs)", survey["survey_wait"]),
+        (f"`kubectl nodehook` fleet table (same {n} simulated agents)", survey["fleet_table"]),
     ]
-    table = "| command, against 100 nodes | median of 5 (s) |\n|---|---:|\n" + "".join(
+    table = f"| command, against {n} nodes | median of {args.runs} (s) |\n|---|---:|\n" + "".join(
         f"| {what} | {took:.3f} |\n" for what, took in rows)
     print(table)
     if args.write_docs:
