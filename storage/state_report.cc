@@ -64,6 +64,7 @@ void WriteObject(Json& w, const ObjectView& o, int64_t now_ms, bool with_diffbas
   WriteString(w, "uid", o.uid);
   w.Key("handled");
   w.Bool(o.diffbase.has_value());
+  if (!o.settled_resource_version.empty()) WriteString(w, "settled_resource_version", o.settled_resource_version);
   if (o.diffbase) {
     WriteTime(w, "handled_at_ms", o.diffbase->handled_at_ms, now_ms);
     if (with_diffbase) {

@@ -21,6 +21,9 @@ struct ObjectView {
   std::string name;
   std::optional<ObjectRecord> diffbase;
   std::vector<HandlerRecord> handlers;  // by handler name
+  // Only in the agent's /v1/objects snapshot: the resourceVersion of the latest object state this
+  // node reconciled to "nothing left to do" since it started; "" when none.
+  std::string settled_resource_version;
 
   std::string Key() const { return namespace_name.empty() ? name : namespace_name + "/" + name; }
 };

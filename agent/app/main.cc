@@ -9,6 +9,7 @@
 #include "agent/app/fleet_command.h"
 #include "agent/app/rbac_command.h"
 #include "agent/app/release_command.h"
+#include "agent/app/rollout_command.h"
 #include "agent/app/run_command.h"
 #include "agent/app/state_command.h"
 #include "agent/config/config.h"
@@ -77,6 +78,8 @@ int main(int argc, char** argv) {
   CLI::App* fleet = nodehook::AddFleetCommand(app, &fleet_args);
   nodehook::ReleaseCommandArgs release_args;
   nodehook::AddReleaseCommand(fleet, &fleet_args, &release_args);
+  nodehook::RolloutCommandArgs rollout_args;
+  nodehook::AddRolloutCommands(fleet, &fleet_args, &rollout_args);
 
   CLI::App* schema = app.add_subcommand("config-schema", "Print a JSON Schema of the config file (for editors and linters)");
   CLI::App* version = app.add_subcommand("version", "Print the version");
@@ -90,6 +93,9 @@ int main(int argc, char** argv) {
   if (*state) return nodehook::RunStateCommand(state_args, std::cout, std::cerr, nodehook::SystemClock::Instance());
   if (*fleet && fleet_args.action == "release-finalizers") {
     return nodehook::RunReleaseCommand(fleet_args, release_args, nodehook::DefaultReleaseClient, std::cout, std::cerr);
+  }
+  if (*fleet && nodehook::IsRolloutAction(fleet_args.action)) {
+    return nodehook::RunRolloutCommand(fleet_args, rollout_args, nodehook::KubeconfigRolloutDeps(), std::cout, std::cerr);
   }
   if (*fleet) {
     return nodehook::RunFleetCommand(fleet_args, nodehook::KubeconfigFleetSource, std::cout, std::cerr,

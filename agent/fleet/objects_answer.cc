@@ -57,6 +57,10 @@ Status ReadObject(const Value& v, const std::string& where, ObjectView* o) {
     NODEHOOK_RETURN_IF_ERROR(Number(v, "handled_at_ms", where, &diffbase.handled_at_ms));
     o->diffbase = diffbase;
   }
+  // Older agents do not send it: then no state counts as settled there.
+  if (v.HasMember("settled_resource_version")) {
+    NODEHOOK_RETURN_IF_ERROR(Text(v, "settled_resource_version", where, &o->settled_resource_version));
+  }
   auto handlers = v.FindMember("handlers");
   if (handlers == v.MemberEnd() || !handlers->value.IsArray()) {
     return InvalidError(where + ".handlers: expected an array");

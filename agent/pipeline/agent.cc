@@ -46,6 +46,13 @@ WatcherOptions MakeWatcherOptions(const Config& config) {
   return o;
 }
 
+// /v1/objects carries each object's settled resourceVersion, which only the reconciler knows.
+ObjectViewsPublisherOptions ViewsOptions(const Reconciler& reconciler) {
+  ObjectViewsPublisherOptions options;
+  options.settled_version = [&reconciler](const std::string& uid) { return reconciler.SettledVersion(uid); };
+  return options;
+}
+
 }  // namespace
 
 Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore& schedule, ActionRunner& runner,
@@ -64,7 +71,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
       modes_(config_, client, store, clock, std::move(options.election), options.agent_pods, &events_),
       retry_inbox_(clock, RetryInboxOptions{}),
       state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)),
-      object_views_(store, clock, ObjectViewsPublisherOptions{}),
+      object_views_(store, clock, ViewsOptions(reconciler_)),
       requeue_(queue_, pipelines_, [this](size_t index) { periodic_->Changed(index); }) {
   WatcherOptions watcher_options = MakeWatcherOptions(config_);
   ResourceTracker::FirstListFn on_first_list = AdoptionAfterRecovery();

@@ -8,7 +8,7 @@
 namespace nodehook {
 
 ObjectViewsPublisher::ObjectViewsPublisher(StateStore& store, Clock& clock, ObjectViewsPublisherOptions options)
-    : store_(store), clock_(clock), options_(options), interval_(options.min_interval) {}
+    : store_(store), clock_(clock), options_(std::move(options)), interval_(options_.min_interval) {}
 
 void ObjectViewsPublisher::RefreshIfDue() {
   TimePoint now = clock_.Now();
@@ -36,6 +36,7 @@ void ObjectViewsPublisher::RefreshIfDue() {
     for (HandlerRecord& h : o.handlers) h.last_object.clear();  // never served; not kept in memory
     // Only when it was handled is served: the view already holds the identity, once.
     if (o.diffbase) o.diffbase = ObjectRecord{"", "", "", "", "", "", o.diffbase->handled_at_ms};
+    if (options_.settled_version) o.settled_resource_version = options_.settled_version(o.uid);
   }
   std::lock_guard<std::mutex> lock(mu_);
   latest_ = std::move(snapshot);

@@ -11,11 +11,13 @@
 // the interval also stretches to `1 / max_busy_share` times the last read's duration: on a
 // large, busy node the snapshot ages a little instead of the store being read most of the time.
 // On a small node answers are at most about one housekeeping tick (2 s) behind the store; each
-// answer says how old its snapshot is.
+// answer says how old its snapshot is. Each object also carries its settled resourceVersion,
+// asked of `settled_version` (the reconciler's memory) when the snapshot is taken.
 // Thread-safety: MarkChanged() and Latest() from any thread; RefreshIfDue() from one thread.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 
 #include "agent/base/clock.h"
@@ -29,6 +31,8 @@ struct ObjectViewsPublisherOptions {
   Duration min_interval = std::chrono::seconds(1);
   Duration max_age = std::chrono::seconds(30);
   double max_busy_share = 0.05;  // of the time spent reading the store for snapshots
+  // Each object's settled resourceVersion (ObjectView::settled_resource_version); none: "".
+  std::function<std::string(const std::string& uid)> settled_version{};
 };
 
 class ObjectViewsPublisher {

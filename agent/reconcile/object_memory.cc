@@ -9,14 +9,20 @@ bool ObjectMemory::FirstSight(const std::string& uid) const {
   return seen_.count(uid) == 0;
 }
 
-void ObjectMemory::MarkSeen(const std::string& uid) {
+void ObjectMemory::MarkSeen(const std::string& uid, const std::string& resource_version) {
   std::lock_guard<std::mutex> lock(mu_);
-  seen_.insert(uid);
+  seen_[uid] = resource_version;
 }
 
 void ObjectMemory::Unsee(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mu_);
   seen_.erase(uid);
+}
+
+std::string ObjectMemory::SettledVersion(const std::string& uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = seen_.find(uid);
+  return it == seen_.end() ? "" : it->second;
 }
 
 void ObjectMemory::ExpectAdoption(int lists) {

@@ -1,5 +1,7 @@
 // ObjectMemory: what the reconciler remembers about objects between calls, in memory only:
-//   seen      uids handled or found unchanged since the agent started (no resume for them);
+//   seen      uids handled or found unchanged since the agent started (no resume for them),
+//             each with the resourceVersion of the latest state that left nothing to do (its
+//             "settled" version: what `kubectl nodehook wait` compares with the live object);
 //   adoption  after a damaged state file was replaced by an empty one, the uids of the first
 //             lists (one per watched resource) get their diffbase stored without running create,
 //             since this node most likely handled them before; when the last one is adopted, the
@@ -7,6 +9,7 @@
 // Thread-safe.
 #pragma once
 
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -19,8 +22,11 @@ namespace nodehook {
 class ObjectMemory {
  public:
   bool FirstSight(const std::string& uid) const;
-  void MarkSeen(const std::string& uid);
+  // `resource_version`: the object state that was handled, or found unchanged.
+  void MarkSeen(const std::string& uid, const std::string& resource_version);
   void Unsee(const std::string& uid);
+  // The resourceVersion MarkSeen last recorded for `uid`; "" when none since the agent started.
+  std::string SettledVersion(const std::string& uid) const;
 
   // `lists` first lists will each call AdoptOnce().
   void ExpectAdoption(int lists);
@@ -31,7 +37,7 @@ class ObjectMemory {
 
  private:
   mutable std::mutex mu_;
-  std::set<std::string> seen_;   // guarded by mu_
+  std::map<std::string, std::string> seen_;  // uid -> settled resourceVersion; guarded by mu_
   std::set<std::string> adopt_;  // guarded by mu_
   int adopt_lists_pending_ = 0;  // guarded by mu_
 };

@@ -82,7 +82,7 @@ std::optional<Duration> PlanExecutor::Run(const ResourceContext& ctx, Plan plan,
         if (!Forget(run)) return run.again;
         break;
       case Step::kMarkSeen:
-        memory_.MarkSeen(uid);
+        memory_.MarkSeen(uid, p.meta.resource_version);
         break;
       case Step::kDropBytes:
         // Those hooks that act on the live object keep its bytes; so does a deleting object.

@@ -49,6 +49,8 @@ class Reconciler {
   // After a damaged state file was replaced by an empty one (object_memory.h).
   void ExpectAdoption(int lists) { memory_.ExpectAdoption(lists); }
   void AdoptOnce(const std::vector<std::string>& uids) { memory_.AdoptOnce(uids); }
+  // The resourceVersion of the latest state of `uid` that left nothing to do here (object_memory.h).
+  std::string SettledVersion(const std::string& uid) const { return memory_.SettledVersion(uid); }
 
  private:
   // The level-triggered part: create, update, delete, resume.

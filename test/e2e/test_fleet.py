@@ -92,19 +92,27 @@ def table(text):
     return [line.split() for line in text.splitlines() if line and not line.startswith(("unreachable:", "("))]
 
 
-def test_fleet_table_shows_every_node_and_failing_lists_the_failing_handler(
-        make_agent, widgets, pod_network, agent_pods, kubectl_nodehook):
+def start_two_agents(make_agent, pod_network, agent_pods, silent_pod=False):
+    """node-a and node-b as agent pods at the first two pod addresses, started; node-b's create of
+    w2 fails, and its next attempt is far away, so what it shows holds still. With `silent_pod`,
+    a third pod node-c is scheduled and Running at the third address, where nothing listens."""
     a_ip, b_ip, silent_ip = pod_network.pod_ips
     node_a = make_agent("node-a", health_address=f"{a_ip}:{PORT}")
-    # node-b's create of w2 fails, and its next attempt is far away, so the view holds still.
     node_b = make_agent("node-b", health_address=f"{b_ip}:{PORT}", retry_base_seconds=600, retry_max_seconds=600)
     node_a.launcher = node_b.launcher = pod_network.launcher
     node_b.fail_hook("w2", "create", 1000)
     agent_pods("nodehook-a", "node-a", a_ip)
     agent_pods("nodehook-b", "node-b", b_ip)
-    agent_pods("nodehook-c", "node-c", silent_ip)  # scheduled, Running, but nothing listens there
+    if silent_pod:
+        agent_pods("nodehook-c", "node-c", silent_ip)
     node_a.start()
     node_b.start()
+    return node_a, node_b
+
+
+def test_fleet_table_shows_every_node_and_failing_lists_the_failing_handler(
+        make_agent, widgets, pod_network, agent_pods, kubectl_nodehook):
+    node_a, node_b = start_two_agents(make_agent, pod_network, agent_pods, silent_pod=True)
     widgets.create("w1", {"size": 1})
     widgets.create("w2", {"size": 2})
     node_a.wait_for("w1", "create")

@@ -181,5 +181,14 @@ TEST_CASE("the answer says how old its snapshot is") {
   CHECK(e.Get("/v1/objects")["snapshot_age_ms"].GetInt() == 3000);
 }
 
+TEST_CASE("each object carries the resourceVersion this node settled at, when it has one") {
+  ObjectView settled = Object("ns", "a");
+  settled.settled_resource_version = "4711";
+  Endpoint e({settled, Object("ns", "b")});
+  auto doc = e.Get("/v1/objects?uid=uid-a");
+  CHECK(std::string(doc["objects"][0]["settled_resource_version"].GetString()) == "4711");
+  CHECK_FALSE(e.Get("/v1/objects?uid=uid-b")["objects"][0].HasMember("settled_resource_version"));
+}
+
 }  // namespace
 }  // namespace nodehook

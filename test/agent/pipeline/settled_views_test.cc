@@ -1,0 +1,38 @@
+// The /v1/objects snapshot carries each object's settled resourceVersion, as the reconciler's
+// memory says it when the snapshot is taken, and the endpoint's JSON names it.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "agent/pipeline/object_views_publisher.h"
+#include "storage/sqlite_state_store.h"
+#include "test/fakes/fake_clock.h"
+#include "test/storage/temp_dir.h"
+
+namespace nodehook {
+namespace {
+
+TEST_CASE("each object in the snapshot carries the resourceVersion the node settled at") {
+  TempDir dir;
+  FakeClock clock;
+  auto store = std::move(SqliteStateStore::Open(dir.File("state.db"), "node-a", {})).value();
+  std::map<std::string, std::string> settled{{"uid-a", "17"}};
+  ObjectViewsPublisherOptions options;
+  options.settled_version = [&settled](const std::string& uid) { return settled.count(uid) ? settled.at(uid) : ""; };
+  ObjectViewsPublisher publisher{*store, clock, options};
+  for (const char* name : {"a", "b"}) {
+    ObjectRecord o{std::string("uid-") + name, "widgets.example.com/v1", "ns", name, "{}", "{}", 1};
+    REQUIRE(store->RecordHandled(o, "create").ok());
+  }
+  publisher.RefreshIfDue();
+  auto views = publisher.Latest().value();
+  REQUIRE(views->objects.size() == 2);
+  CHECK(views->objects[0].settled_resource_version == "17");
+  CHECK(views->objects[1].settled_resource_version.empty());
+  std::string json = ObjectsToJson(views->objects, 1000, false);
+  CHECK_THAT(json, Catch::Contains(R"("settled_resource_version":"17")"));
+  CHECK(json.find("settled_resource_version") == json.rfind("settled_resource_version"));  // b has none
+}
+
+}  // namespace
+}  // namespace nodehook
