@@ -14,7 +14,7 @@ namespace nodehook {
 // Limits of the rollout keys; shared with the JSON Schema (config_schema.cc).
 inline constexpr int kMaxRolloutNodes = 100'000;
 inline constexpr int kMaxSoakSeconds = 7 * 24 * 3600;
-inline constexpr int kMinWindowSeconds = 60;
+inline constexpr int kMinWindowSeconds = 10;  // short windows are for tests and drills
 inline constexpr int kMaxWindowSeconds = 7 * 24 * 3600;
 inline constexpr int kMinSlotLeaseSeconds = 3;
 inline constexpr int kMaxSlotLeaseSeconds = 3600;

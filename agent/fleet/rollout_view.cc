@@ -1,20 +1,25 @@
 #include "agent/fleet/rollout_view.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "agent/kube/exec_credential.h"
 #include "agent/object/object_facts.h"
+#include "agent/rollout/window.h"
 
 namespace nodehook {
 
 WindowNow KubectlWindowNow(const std::vector<RolloutWindow>& windows, int64_t now_ms) {
-  // Seam: replace with the agents' JudgeWindows(windows, now_ms) once it lands.
-  (void)windows, (void)now_ms;
-  return WindowNow{};
+  // The agents' own judgement, with the zones of this machine's zoneinfo (or $TZDIR).
+  const char* tzdir = std::getenv("TZDIR");
+  auto compiled = CompileWindows(windows, tzdir && *tzdir ? tzdir : kDefaultZoneInfoDir);
+  if (!compiled.ok()) return WindowNow{false, 0};
+  WindowState state = JudgeWindows(*compiled, now_ms / 1000);
+  return WindowNow{state.open, state.next_open_at * 1000};
 }
 
-bool KubectlJudgesWindows() { return false; }
+bool KubectlJudgesWindows() { return true; }
 
 std::string RolloutView::Describe() const {
   return resource_id + " " + (spec.namespace_name.empty() ? "" : spec.namespace_name + "/") + spec.name;

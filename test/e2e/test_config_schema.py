@@ -78,7 +78,7 @@ def minimal(**resource):
     {"state_file": "/s.db", "api": {"in_cluster": True, "kubeconfig": "/k"}, "resources": minimal()["resources"]},
     minimal(rollout={"max_nodes": 0}),                                        # no node at a time
     minimal(rollout={"max_nodes": "101%"}),                                   # not a percentage
-    minimal(rollout={"windows": [{"cron": "0 22 * * *", "duration_seconds": 30}]}),  # window too short
+    minimal(rollout={"windows": [{"cron": "0 22 * * *", "duration_seconds": 5}]}),  # window too short
     minimal(rollout={"windows": [{"duration_seconds": 60}]}),                 # window without cron
     minimal(rollout={"reasons": ["event"]}),                                  # not a gated reason
     minimal(rollout={"hold_label": "hold me"}),                               # not a label key

@@ -223,3 +223,31 @@ def test_an_api_server_restart_mid_rollout_keeps_the_limit_and_completes(fleet_o
     cluster.start()
     wait_until(lambda: fleet.done_nodes("w1") == set(fleet.agents), "every node done after the restart", timeout=150)
     assert most_inside(fleet.runs("w1")) <= 2
+
+
+def test_gated_work_starts_only_inside_a_window_declared_in_another_time_zone(fleet_of, widgets):
+    # Windows start on the minute: pick the first minute boundary at least 15 s away, and declare
+    # it in Asia/Kolkata (UTC+5:30), which is not this machine's zone (the tests run in UTC).
+    now = time.time()
+    opens = (int(now) // 60 + 1) * 60
+    if opens - now < 15:
+        opens += 60
+    local = time.gmtime(opens + 5 * 3600 + 1800)
+    fleet = fleet_of({"max_nodes": 1, "windows": [
+        {"cron": f"{local.tm_min} {local.tm_hour} * * *", "duration_seconds": 30, "time_zone": "Asia/Kolkata"}]})
+    wall = time.time() - time.monotonic()  # singleton-hook's monotonic records -> Unix time
+    widgets.create("w1", {"seconds": 6.0})
+    wait_until(lambda: fleet.waiting("outside_window") == set(fleet.agents), "every node waiting for the window")
+    assert fleet.runs("w1") == []
+    # The window is 30 s and each run 6 s, one node at a time: some nodes run, the rest wait for
+    # tomorrow's window. The last run may end after the window closed: running work finishes.
+    wait_until(lambda: time.time() > opens + 45, "the window closed and the last run done", timeout=120)
+    runs = fleet.runs("w1")
+    starts = [r.start + wall for r in runs]
+    assert runs, "nobody ran inside the window"
+    # The agents judge by the API server's clock, read from Date headers (1 s resolution).
+    assert all(opens - 1.5 <= s <= opens + 30 + 1.5 for s in starts), (opens, starts)
+    assert all(r.how == "done" for r in runs)
+    ran = {r.node for r in runs}
+    assert ran != set(fleet.agents)
+    assert fleet.waiting("outside_window") >= set(fleet.agents) - ran

@@ -129,3 +129,26 @@ TEST_CASE("the rbac command prints the agent pods Role after the ClusterRole for
   CHECK(out.str().find("---\n" + AgentPodsRoleYaml("nodehook")) != std::string::npos);
   std::remove(path.c_str());
 }
+
+TEST_CASE("a rollout policy adds a Role for the rollout Leases in the agent's namespace, and none without one") {
+  std::string path = "/tmp/nodehook-rbac-rollout-" + std::to_string(::getpid()) + ".json";
+  auto run = [&](const std::string& resource_extra) {
+    {
+      std::ofstream config(path);
+      config << R"({"state_file":"/var/lib/nodehook/state.db","api":{"in_cluster":true},"resources":[{"group":)"
+                R"("example.com","version":"v1","plural":"widgets",)"
+             << resource_extra << R"("hooks":{"update":{"argv":["/bin/true"]}}}]})";
+    }
+    RbacCommandArgs args;
+    args.config_path = path;
+    std::ostringstream out, err;
+    REQUIRE(RunRbacCommand(args, out, err) == 0);
+    CHECK(err.str().empty());
+    return out.str();
+  };
+  std::string with = run(R"("rollout":{"max_nodes":2},)");
+  CHECK(with.find("name: nodehook-rollout\n") != std::string::npos);
+  CHECK(with.find(R"(verbs: ["get", "list", "watch", "create", "update"])") != std::string::npos);
+  CHECK(run("").find("-rollout") == std::string::npos);
+  std::remove(path.c_str());
+}

@@ -191,7 +191,7 @@ TEST_CASE("rollout errors: windows need a cron that parses and a duration from 6
              "missing (expected a 5-field cron expression (minute hour day-of-month month day-of-week) for the "
              "window's starts, e.g. \"0 22 * * 1-5\")");
   CheckError("\"windows\": [{\"cron\": \"0 22 * * *\"}]", "windows[0].duration_seconds",
-             "missing (expected how long each start keeps the window open, 60 to 604800 seconds, e.g. 14400)");
+             "missing (expected how long each start keeps the window open, 10 to 604800 seconds, e.g. 14400)");
   CheckError("\"windows\": [{\"cron\": \"0 22 * * 1-8\", \"duration_seconds\": 60}]", "windows[0].cron",
              "expected a 5-field cron expression (minute hour day-of-month month day-of-week) for the window's "
              "starts, e.g. \"0 22 * * 1-5\"; day-of-week field \"1-8\": expected *, a number from 0 to 7 or a name, "
@@ -201,10 +201,10 @@ TEST_CASE("rollout errors: windows need a cron that parses and a duration from 6
              "expected a 5-field cron expression (minute hour day-of-month month day-of-week) for the window's "
              "starts, e.g. \"0 22 * * 1-5\"; expected 5 fields (minute hour day-of-month month day-of-week), e.g. "
              "\"0 22 * * 1-5\", got 4");
-  CheckError("\"windows\": [{\"cron\": \"0 22 * * *\", \"duration_seconds\": 59}]", "windows[0].duration_seconds",
-             "expected an integer from 60 to 604800, got 59");
+  CheckError("\"windows\": [{\"cron\": \"0 22 * * *\", \"duration_seconds\": 9}]", "windows[0].duration_seconds",
+             "expected an integer from 10 to 604800, got 9");
   CheckError("\"windows\": [{\"cron\": \"0 22 * * *\", \"duration_seconds\": 604801}]",
-             "windows[0].duration_seconds", "expected an integer from 60 to 604800, got 604801");
+             "windows[0].duration_seconds", "expected an integer from 10 to 604800, got 604801");
   CheckError("\"windows\": [{\"cron\": \"0 22 * * *\", \"duration_seconds\": 60, \"zone\": \"UTC\"}]",
              "windows[0].zone", "unknown key (expected one of: cron, duration_seconds, time_zone)");
 }
