@@ -106,7 +106,19 @@ class Chaos:
         self.s.cluster.stop()
         self.stopped.wait(spell)
         self.s.cluster.start()
+        # "ready" comes before the custom resources' storage is: until then lists answer 429.
+        wait_until(lambda: answers(self.widgets), "the restarted API server serving widgets")
         self.note("recovered apiserver")
+
+
+def answers(widgets):
+    try:
+        remaining(widgets)
+        return True
+    except ApiError as e:
+        if e.status == 429:
+            return False
+        raise
 
 
 def remaining(widgets):
