@@ -1,9 +1,6 @@
 #include "agent/kube/server_clock.h"
 
 #include <chrono>
-#include <cstdio>
-#include <cstring>
-#include <string>
 
 namespace nodehook {
 namespace {
@@ -33,19 +30,27 @@ DateHeaderClock& ApiServerClock() {
 }
 
 int64_t ParseHttpDate(std::string_view text) {
+  // IMF-fixdate, exactly: "Sun, 06 Nov 1994 08:49:37 GMT" (29 characters).
   static const char* const kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                         "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  std::string s(text);
-  char weekday[4] = {}, month[4] = {}, zone[4] = {};
-  int day = 0, year = 0, hour = 0, minute = 0, second = 0;
-  if (std::sscanf(s.c_str(), "%3s %d %3s %d %d:%d:%d %3s", weekday, &day, month, &year, &hour, &minute, &second,
-                  zone) != 8 ||
-      std::strcmp(zone, "GMT") != 0) {
+  if (text.size() != 29 || text.substr(3, 2) != ", " || text.substr(25) != " GMT") return -1;
+  auto digits = [&](size_t at, size_t n) -> int {
+    int value = 0;
+    for (size_t i = at; i < at + n; ++i) {
+      if (text[i] < '0' || text[i] > '9') return -1;
+      value = value * 10 + (text[i] - '0');
+    }
+    return value;
+  };
+  if (text[7] != ' ' || text[11] != ' ' || text[16] != ' ' || text[19] != ':' || text[22] != ':') return -1;
+  const int day = digits(5, 2), year = digits(12, 4), hour = digits(17, 2), minute = digits(20, 2),
+            second = digits(23, 2);
+  int m = 0;
+  while (m < 12 && text.substr(8, 3) != kMonths[m]) ++m;
+  if (m == 12 || day < 1 || day > 31 || year < 1970 || hour < 0 || hour > 23 || minute < 0 || minute > 59 ||
+      second < 0 || second > 60) {
     return -1;
   }
-  int m = 0;
-  while (m < 12 && std::strcmp(kMonths[m], month) != 0) ++m;
-  if (m == 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60 || year < 1970) return -1;
   int64_t days = DaysFromCivil(year, static_cast<unsigned>(m + 1), static_cast<unsigned>(day));
   return ((days * 24 + hour) * 60 + minute) * 60'000 + static_cast<int64_t>(second) * 1000;
 }

@@ -58,7 +58,7 @@ class NoRollout final : public RolloutSteps {
   void Failed(const ResourceRef&, const ObjectMeta&, const std::string&, int, bool, const std::string&) override {}
 
  private:
-  const std::vector<std::string> none_;
+  const std::vector<std::string> none_{};
 };
 
 // The one NoRollout, for contexts built without a rollout.

@@ -107,14 +107,15 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
   }
   if (!a.own || !slot_) {
     // A free slot, or this node's own one as the board shows it after a restart: take it.
-    Slot taking{a.slot, object.uid, state, SlotPhase::kRunning,
+    Slot taking{a.slot, object, object.uid, state, SlotPhase::kRunning,
                 board_.Lease(SlotLeaseName(rid_, a.slot)).resource_version, monotonic_.Now(), false};
     Status taken = WriteSlot(taking, options_.node, static_cast<int>(policy_.slot_lease.count()));
     if (!taken.ok()) {
+      // Another node took it first (or the write failed): soon again, for another free slot.
       Log(LogLevel::kInfo, "rollout slot not taken",
           {{"object", object.Key()}, {"uid", object.uid}, {"slot", a.slot}, {"error", taken.ToString()},
-           {"next", "ask again in " + SecondsText(options_.poll)}});
-      return options_.poll;
+           {"next", "ask again in " + SecondsText(options_.poll / 8)}});
+      return options_.poll / 8;
     }
     slot_ = taking;
     MoveFence(taking.renewed_at + Seconds(policy_.slot_lease) * 2 / 3);
@@ -329,10 +330,13 @@ void RolloutGate::RenewDue() {
     slot_.reset();
     slots_held_.Set(0);
     RolloutObject target{soaked.uid, soaked.state, false, ""};
-    if (RolloutComplete(policy_, ViewWithOwn(), target, server_.NowMs())) {
-      ObjectMeta meta;
-      meta.uid = soaked.uid;
-      events_.RolloutReached(resource_.ref, meta, "RolloutCompleted", soaked.state, false,
+    // This node's soak just ended by its own clock: its result counts as soaked, whatever the
+    // API server's clock (of one-second Dates) says to the millisecond.
+    int64_t now_ms = server_.NowMs();
+    auto own = results_.find(soaked.uid);
+    if (own != results_.end()) now_ms = std::max(now_ms, own->second.at_ms + policy_.soak.count() * 1000);
+    if (RolloutComplete(policy_, ViewWithOwn(), target, now_ms)) {
+      events_.RolloutReached(resource_.ref, soaked.object, "RolloutCompleted", soaked.state, false,
                              "rollout of state " + StateText(soaked.state) + " completed on every node");
     }
     return;

@@ -76,6 +76,7 @@ class RolloutGate final : public RolloutSteps {
  private:
   struct Slot {
     int index = -1;
+    ObjectMeta object;  // for the completion Event posted when the soak ends
     std::string uid;
     std::string state;
     SlotPhase phase = SlotPhase::kRunning;

@@ -69,6 +69,7 @@ std::vector<std::string> RolloutOrder(const BoardView& board, const RolloutObjec
   }
   std::sort(keyed.begin(), keyed.end());
   std::vector<std::string> order;
+  order.reserve(keyed.size());
   for (auto& [key, node] : keyed) order.push_back(std::move(node));
   return order;
 }
@@ -142,7 +143,11 @@ RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, cons
   if (static_cast<int>(taken.size()) >= limit) {
     return Waiting(WaitReason::kNoFreeSlot, std::to_string(taken.size()) + " of " + std::to_string(limit) + " slots held");
   }
-  for (int i = 0; i < limit; ++i) {
+  // Each node tries the free slots from its own starting point, so nodes that ask at the same
+  // moment mostly ask for different slots instead of racing for the lowest.
+  const int offset = static_cast<int>(std::stoull(EssenceDigest(node), nullptr, 16) % static_cast<uint64_t>(limit));
+  for (int k = 0; k < limit; ++k) {
+    const int i = (offset + k) % limit;
     if (taken.count(i) == 0) {
       RolloutAdmission a;
       a.enter = true;

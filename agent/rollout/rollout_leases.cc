@@ -5,6 +5,7 @@
 #include <rapidjson/writer.h>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "agent/object/essence.h"
 
@@ -73,6 +74,15 @@ Status ReadResults(const std::string& json, std::map<std::string, NodeResult>* o
   return Status::Ok();
 }
 
+// A whole decimal number, or `fallback` for anything else.
+int IntOr(const std::string& text, int fallback) {
+  if (text.empty()) return fallback;
+  char* end = nullptr;
+  long value = std::strtol(text.c_str(), &end, 10);
+  if (*end != '\0' || value < 0 || value > 1'000'000) return fallback;
+  return static_cast<int>(value);
+}
+
 void PutCount(Writer& w, const char* key, const NodeCount& count) {
   w.Key(key);
   if (count.percent) {
@@ -89,7 +99,10 @@ NodeCount ReadCount(const Value& object, const char* key, NodeCount fallback) {
   if (it->value.IsInt()) return NodeCount{it->value.GetInt(), false};
   if (it->value.IsString()) {
     std::string text = it->value.GetString();
-    if (!text.empty() && text.back() == '%') return NodeCount{std::atoi(text.c_str()), true};
+    if (!text.empty() && text.back() == '%') {
+      int value = IntOr(text.substr(0, text.size() - 1), -1);
+      if (value >= 0) return NodeCount{value, true};
+    }
   }
   return fallback;
 }
@@ -141,7 +154,7 @@ Result<RolloutLease> ParseRolloutLease(std::string_view json) {
   const Value& a = notes != meta->value.MemberEnd() && notes->value.IsObject() ? notes->value : empty;
   lease.resource = Text(a, kResourceAnnotation);
   if (lease.kind == "slot") {
-    lease.slot = std::atoi(Text(a, kSlotAnnotation).c_str());
+    lease.slot = IntOr(Text(a, kSlotAnnotation), -1);
     lease.uid = Text(a, kObjectAnnotation);
     lease.state = Text(a, kStateAnnotation);
     std::string phase = Text(a, kPhaseAnnotation);

@@ -6,28 +6,39 @@ means running), and they must never be more than max_nodes."""
 
 import os
 import signal
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from conftest import Agent, wait_until
 from kube import ApiError, create_node, set_node_labels
 from singleton_runs import HOOK, read_runs
+from test_fleet import kubectl_nodehook  # noqa: F401 (a fixture)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from recovery_times import FreezableProxy, proxied_kubeconfig  # noqa: E402
 
 NODES = [f"roll-{c}" for c in "abcdef"]
 HOLD = "nodehook.io/rollout-hold"
 
 
 class Fleet:
-    def __init__(self, cluster, widgets, tmp_path, policy, **tuning):
+    def __init__(self, cluster, widgets, tmp_path, policy, proxied=False, **tuning):
         self.cluster, self.widgets, self.tmp = cluster, widgets, tmp_path
         self.run_log = tmp_path / "runs.log"
         self.prefix = f"{os.getpid()}-{widgets.namespace}"
         self.agents = {}
+        self.proxies = {}  # node -> its FreezableProxy, when proxied: a cut freezes one node's API
         for node in NODES:
             name = f"{node}-{self.prefix}"
+            reach = cluster
+            if proxied:
+                self.proxies[name] = FreezableProxy(int(cluster.kube.server.rsplit(":", 1)[1]))
+                reach = proxied_kubeconfig(cluster, self.proxies[name], tmp_path / f"kubeconfig-{node}")
             self.agents[name] = Agent(
-                name, tmp_path / node, cluster, widgets.namespace, ("create", "update"),
+                name, tmp_path / node, reach, widgets.namespace, ("create", "update"),
                 {"lease_namespace": widgets.namespace, "reconnect_max_ms": 2000, **tuning}, hook=HOOK,
                 env={"E2E_SINGLETON_LOG": str(self.run_log)},
                 resource_options={"rollout": {"failure_after_retries": 1, "slot_lease_seconds": 6, **policy}})
@@ -39,6 +50,8 @@ class Fleet:
         return self
 
     def stop(self):
+        for proxy in self.proxies.values():
+            proxy.thaw()
         for agent in self.agents.values():
             if agent.proc and agent.proc.poll() is None:
                 agent.proc.send_signal(signal.SIGCONT)
@@ -79,6 +92,20 @@ class Fleet:
         return [e for e in items if e.get("reason") == reason]
 
 
+def lease_writes(agent):
+    """The agent's writes to Leases so far (creates and updates), from its /metrics."""
+    import re
+    import urllib.request
+    with urllib.request.urlopen(agent.health_url("/metrics"), timeout=5) as resp:
+        text = resp.read().decode()
+    total = 0
+    for line in text.splitlines():
+        m = re.match(r'nodehook_api_requests_total\{(.*)\} (\S+)$', line)
+        if m and 'resource="leases' in m.group(1) and re.search(r'verb="(create|update|replace|put|post)"', m.group(1)):
+            total += float(m.group(2))
+    return int(total)
+
+
 def most_inside(runs):
     """The most nodes with a run open at one instant."""
     edges = sorted([(r.start, 1, r.node) for r in runs] + [(r.end, -1, r.node) for r in runs])
@@ -103,8 +130,8 @@ def slot_taken_over(runs, victim, since):
 def fleet_of(cluster, widgets, tmp_path):
     made = []
 
-    def make(policy, **tuning):
-        fleet = Fleet(cluster, widgets, tmp_path, policy, **tuning)
+    def make(policy, proxied=False, **tuning):
+        fleet = Fleet(cluster, widgets, tmp_path, policy, proxied=proxied, **tuning)
         made.append(fleet)
         return fleet.start()
 
@@ -115,15 +142,19 @@ def fleet_of(cluster, widgets, tmp_path):
 
 def test_at_most_max_nodes_run_at_once_and_every_node_finishes_each_state(fleet_of, widgets):
     fleet = fleet_of({"max_nodes": 2})
-    widgets.create("w1", {"seconds": 1.0})
+    widgets.create("w1", {"seconds": 2.0})  # longer than a retry after a lost race for a slot
     wait_until(lambda: fleet.done_nodes("w1") == set(fleet.agents), "every node done with w1", timeout=90)
     first = fleet.runs("w1")
     assert most_inside(first) == 2, first  # the gate let two in at once, never three
-    widgets.patch_spec("w1", {"seconds": 0.8})
+    before = {name: lease_writes(agent) for name, agent in fleet.agents.items()}
+    widgets.patch_spec("w1", {"seconds": 2.5})
     wait_until(lambda: len([r for r in fleet.runs("w1") if r.how == "done"]) == 2 * len(fleet.agents),
                "every node done with the update", timeout=90)
     assert most_inside(fleet.runs("w1")) == 2
     assert {r.reason for r in fleet.runs("w1")} == {"create", "update"}
+    writes = sorted(lease_writes(agent) - before[name] for name, agent in fleet.agents.items())
+    print(f"lease writes per node for one gated change (2.5 s hook, no soak): {writes}")
+    assert all(w >= 3 for w in writes)  # take, result, release: each node wrote its part
 
 
 def test_a_failing_canary_stops_every_other_node_until_its_state_is_resumed(fleet_of, widgets):
@@ -191,25 +222,29 @@ def test_a_held_node_waits_while_the_others_finish(fleet_of, widgets, cluster):
     wait_until(lambda: held in fleet.done_nodes("w1"), "the held node done once released")
 
 
-@pytest.mark.parametrize("fault", ["kill", "stop"])
-def test_a_slot_holder_killed_or_stopped_frees_its_slot_and_the_rollout_completes(fleet_of, widgets, fault):
-    fleet = fleet_of({"max_nodes": 2})
+@pytest.mark.parametrize("fault", ["kill", "stop", "cut"])
+def test_a_slot_holder_killed_stopped_or_cut_off_frees_its_slot_and_the_rollout_completes(fleet_of, widgets, fault):
+    fleet = fleet_of({"max_nodes": 2}, proxied=fault == "cut")
     widgets.create("w1", {"seconds": 4.0})
     victim = wait_until(lambda: [r for r in fleet.runs("w1") if r.how is None], "a run inside a slot")[0].node
     agent = fleet.agents[victim]
     faulted_at = time.monotonic()
     if fault == "kill":
         agent.kill()
-    else:
+    elif fault == "stop":
         agent.proc.send_signal(signal.SIGSTOP)
+    else:  # bytes stop both ways, sockets stay open, new connections hang
+        fleet.proxies[victim].freeze(new_too=True)
     # The others go on: the victim's slot frees itself once its lease runs out unrenewed.
     wait_until(lambda: len(fleet.done_nodes("w1") - {victim}) == len(fleet.agents) - 1,
                "every other node done", timeout=120)
     handover = slot_taken_over(fleet.runs("w1"), victim, faulted_at) - faulted_at
     if fault == "kill":
         agent.start()
-    else:
+    elif fault == "stop":
         agent.proc.send_signal(signal.SIGCONT)
+    else:
+        fleet.proxies[victim].thaw()
     wait_until(lambda: victim in fleet.done_nodes("w1"), "the victim's run again, inside a slot", timeout=90)
     assert most_inside(fleet.runs("w1")) <= 2, fleet.runs("w1")
     print(f"{fault}: the victim's slot was taken by another node {handover:.1f}s after the fault")
@@ -251,3 +286,35 @@ def test_gated_work_starts_only_inside_a_window_declared_in_another_time_zone(fl
     ran = {r.node for r in runs}
     assert ran != set(fleet.agents)
     assert fleet.waiting("outside_window") >= set(fleet.agents) - ran
+
+
+def test_pause_resume_verify_soak_and_wait_from_kubectl_with_one_completed_event(fleet_of, widgets,
+                                                                                 kubectl_nodehook):  # noqa: F811
+    kubectl = kubectl_nodehook  # the plugin as docs/fleet.md installs it
+    ns = widgets.namespace
+    fleet = fleet_of({"max_nodes": 2, "soak_seconds": 3, "verify": {"argv": [str(HOOK)], "timeout_seconds": 20}})
+    widgets.kube.request("POST", widgets.base, {
+        "apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1", "annotations": {"nodehook.io/rollout-paused": "true"}}, "spec": {"seconds": 0.5}})
+    wait_until(lambda: fleet.waiting("paused") == set(fleet.agents), "every node waiting on the pause")
+    code, out, err = kubectl("rollout", "status", "widgets.example.com/w1", "-n", ns, "--agents-namespace", ns)
+    assert code == 0, out + err
+    assert "paused" in out and fleet.runs("w1") == []
+    code, out, err = kubectl("rollout", "resume", "widgets.example.com/w1", "-n", ns, "--agents-namespace", ns)
+    assert code == 0, out + err
+    # The pipeline: resume, then wait until the fleet has the state (verified and soaked).
+    code, out, err = kubectl("wait", "widgets.example.com/w1", "-n", ns, "--agents-namespace", ns, "--timeout", "120s")
+    assert code == 0, out + err
+    runs = fleet.runs("w1")
+    for node in fleet.agents:
+        mine = sorted((r for r in runs if r.node == node), key=lambda r: r.start)
+        assert [r.reason for r in mine] == ["create", "verify"], mine
+        assert all(r.how == "done" for r in mine)
+    # Inside the gate: from the hook's start to the end of the soak after the verify.
+    spans = [type("Span", (), {"start": min(r.start for r in runs if r.node == n), "node": n,
+                               "end": max(r.end for r in runs if r.node == n) + 3})() for n in fleet.agents]
+    assert most_inside(spans) <= 2
+    wait_until(lambda: fleet.events("RolloutCompleted"), "the RolloutCompleted Event", timeout=30)
+    code, out, err = kubectl("rollout", "status", "widgets.example.com/w1", "-n", ns, "--agents-namespace", ns)
+    assert code == 0 and "complete" in out, out + err
+    assert len(fleet.events("RolloutCompleted")) == 1
