@@ -244,6 +244,16 @@ class Agent:
         self.wait_for(name, "create")
 
 
+def stop_faulted(agents, proxies=()):
+    """Stops agents a test may have left faulted: frozen proxies thawed, stopped agents continued."""
+    for proxy in proxies:
+        proxy.thaw()
+    for agent in agents:
+        if agent.proc and agent.proc.poll() is None:
+            agent.proc.send_signal(signal.SIGCONT)
+        agent.stop()
+
+
 @pytest.fixture
 def make_agent(cluster, widgets, tmp_path):
     agents = []

@@ -3,11 +3,10 @@ agent may sit behind its own FreezableProxy (so whoever leads can be cut off), t
 the Lease's holder, and holding a hook run at its end to fault its agent in exactly that window."""
 
 import os
-import signal
 import sys
 from pathlib import Path
 
-from conftest import Agent, wait_until
+from conftest import Agent, stop_faulted, wait_until
 from singleton_runs import HOOK, lease_holder, overlaps, read_runs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -73,12 +72,7 @@ class Singletons:
         (self.agents[node].control_dir / f"hold-{name}-{reason}").unlink(missing_ok=True)
 
     def stop_all(self):
-        for proxy in self.proxies.values():
-            proxy.thaw()
-        for agent in self.agents.values():
-            if agent.proc and agent.proc.poll() is None:
-                agent.proc.send_signal(signal.SIGCONT)
-            agent.stop()
+        stop_faulted(self.agents.values(), self.proxies.values())
 
 
 def assert_one_at_a_time(runs):

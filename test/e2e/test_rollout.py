@@ -4,15 +4,18 @@ host's monotonic clock. The oracle is those records, never the agents' logs: at 
 nodes with a run open are the nodes inside the gate (no soak or verify in these tests, so inside
 means running), and they must never be more than max_nodes."""
 
+import json
 import os
+import re
 import signal
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import Agent, wait_until
+from conftest import Agent, stop_faulted, wait_until
 from kube import ApiError, create_node, set_node_labels
 from singleton_runs import HOOK, read_runs
 from test_fleet import kubectl_nodehook  # noqa: F401 (a fixture)
@@ -28,11 +31,10 @@ class Fleet:
     def __init__(self, cluster, widgets, tmp_path, policy, proxied=False, **tuning):
         self.cluster, self.widgets, self.tmp = cluster, widgets, tmp_path
         self.run_log = tmp_path / "runs.log"
-        self.prefix = f"{os.getpid()}-{widgets.namespace}"
         self.agents = {}
         self.proxies = {}  # node -> its FreezableProxy, when proxied: a cut freezes one node's API
         for node in NODES:
-            name = f"{node}-{self.prefix}"
+            name = self.node_name(node, widgets)
             reach = cluster
             if proxied:
                 self.proxies[name] = FreezableProxy(int(cluster.kube.server.rsplit(":", 1)[1]))
@@ -43,6 +45,11 @@ class Fleet:
                 env={"E2E_SINGLETON_LOG": str(self.run_log)},
                 resource_options={"rollout": {"failure_after_retries": 1, "slot_lease_seconds": 6, **policy}})
 
+    @staticmethod
+    def node_name(node, widgets):
+        """The agent's node name: unique per test run and namespace."""
+        return f"{node}-{os.getpid()}-{widgets.namespace}"
+
     def start(self):
         for agent in self.agents.values():
             agent.start()
@@ -50,12 +57,7 @@ class Fleet:
         return self
 
     def stop(self):
-        for proxy in self.proxies.values():
-            proxy.thaw()
-        for agent in self.agents.values():
-            if agent.proc and agent.proc.poll() is None:
-                agent.proc.send_signal(signal.SIGCONT)
-            agent.stop()
+        stop_faulted(self.agents.values(), self.proxies.values())
 
     def leases(self):
         items = self.cluster.kube.request(
@@ -67,7 +69,6 @@ class Fleet:
 
     def results(self, uid):
         """node -> (state, result) for the object, from the node Leases."""
-        import json
         out = {}
         for lease in self.node_leases():
             results = json.loads(lease["metadata"]["annotations"].get("nodehook.io/rollout-results", "{}"))
@@ -94,8 +95,6 @@ class Fleet:
 
 def lease_writes(agent):
     """The agent's writes to Leases so far (creates and updates), from its /metrics."""
-    import re
-    import urllib.request
     with urllib.request.urlopen(agent.health_url("/metrics"), timeout=5) as resp:
         text = resp.read().decode()
     total = 0
@@ -205,15 +204,17 @@ def test_two_failed_nodes_halt_the_state_and_a_newer_state_starts_afresh(fleet_o
 
 
 def test_a_held_node_waits_while_the_others_finish(fleet_of, widgets, cluster):
-    fleet = fleet_of({"max_nodes": 3})
-    held = next(iter(fleet.agents))
+    # The label is there before the agents start: their workers wait for their Node's first list,
+    # so the held node knows it is held before it could see the widget.
+    held = Fleet.node_name(NODES[0], widgets)
     try:
         create_node(cluster.kube, held, {HOLD: "true"})
     except ApiError as e:
         if e.status != 409:
             raise
         set_node_labels(cluster.kube, held, {HOLD: "true"})
-    wait_until(lambda: fleet.agents[held].log_events("node labels changed") or True, "labels")
+    fleet = fleet_of({"max_nodes": 3})
+    assert held in fleet.agents
     widgets.create("w1", {"seconds": 0.2})
     wait_until(lambda: fleet.done_nodes("w1") == set(fleet.agents) - {held}, "the others done", timeout=90)
     wait_until(lambda: held in fleet.waiting("held"), "the held node waiting on its label")
