@@ -46,7 +46,7 @@ BoardView RolloutBoard::View() const {
     const RolloutLease& l = seen.lease;
     if (l.kind == "slot") {
       bool live = !l.holder.empty() && now - seen.changed_at < std::chrono::seconds(l.lease_duration_seconds);
-      view.slots.push_back(SlotView{l.slot, l.holder, l.uid, l.state, l.phase, live});
+      view.slots.push_back(SlotView{l.slot, l.holder, l.uid, l.state, l.phase, live, l.resource_version});
     } else if (!l.holder.empty()) {
       view.nodes[l.holder] = l.results;
     }

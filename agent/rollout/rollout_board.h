@@ -19,7 +19,18 @@
 
 namespace nodehook {
 
-class RolloutBoard final : public WatchSink {
+// What the gate reads of a board: a seam, so tests can move the board on between two reads.
+class BoardReader {
+ public:
+  virtual ~BoardReader() = default;
+  // The board now; with this node's own knowledge laid over it by the caller.
+  virtual BoardView View() const = 0;
+  // The Lease of that name as last seen (kind "" when never seen).
+  virtual RolloutLease Lease(const std::string& name) const = 0;
+  virtual bool listed() const = 0;
+};
+
+class RolloutBoard final : public WatchSink, public BoardReader {
  public:
   explicit RolloutBoard(Clock& clock) : clock_(clock) {}
 
@@ -28,11 +39,9 @@ class RolloutBoard final : public WatchSink {
   void OnObject(ObjectPtr object) override;
   void OnDeleted(ObjectPtr last_state) override;
 
-  // The board now; with this node's own knowledge laid over it by the caller.
-  BoardView View() const;
-  // The Lease of that name as last seen (kind "" when never seen).
-  RolloutLease Lease(const std::string& name) const;
-  bool listed() const;
+  BoardView View() const override;
+  RolloutLease Lease(const std::string& name) const override;
+  bool listed() const override;
 
  private:
   struct Seen {

@@ -22,7 +22,7 @@ std::string StateText(const std::string& state) { return state.substr(0, 12); }
 
 }  // namespace
 
-RolloutGate::RolloutGate(const WatchedResource& resource, KubeClient& client, RolloutBoard& board, Clock& monotonic,
+RolloutGate::RolloutGate(const WatchedResource& resource, KubeClient& client, const BoardReader& board, Clock& monotonic,
                          const ServerClock& server, EventRecorder& events, RolloutGateOptions options)
     : resource_(resource),
       policy_(*resource.rollout),
@@ -76,7 +76,8 @@ BoardView RolloutGate::ViewWithOwn() const {
                                   [&](const SlotView& s) { return slot_ && s.slot == slot_->index; }),
                    view.slots.end());
   if (slot_ && !slot_->lost) {
-    view.slots.push_back(SlotView{slot_->index, options_.node, slot_->uid, slot_->state, slot_->phase, true});
+    view.slots.push_back(
+        SlotView{slot_->index, options_.node, slot_->uid, slot_->state, slot_->phase, true, slot_->resource_version});
   }
   return view;
 }
@@ -106,9 +107,10 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
     return again;
   }
   if (!a.own || !slot_) {
-    // A free slot, or this node's own one as the board shows it after a restart: take it.
-    Slot taking{a.slot, object, object.uid, state, SlotPhase::kRunning,
-                board_.Lease(SlotLeaseName(rid_, a.slot)).resource_version, monotonic_.Now(), false};
+    // A free slot, or this node's own one as the board shows it after a restart: take it, on the
+    // condition that it is still as judged. The board may have moved on since (another node's
+    // take arriving): its newer version would let this write take the slot from that node.
+    Slot taking{a.slot, object, object.uid, state, SlotPhase::kRunning, a.slot_version, monotonic_.Now(), false};
     Status taken = WriteSlot(taking, options_.node, static_cast<int>(policy_.slot_lease.count()));
     if (!taken.ok()) {
       // Another node took it first (or the write failed): soon again, for another free slot.

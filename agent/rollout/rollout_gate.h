@@ -1,8 +1,8 @@
 // RolloutGate: the RolloutSteps (reconcile/rollout_steps.h) of a resource with a rollout policy.
 // Before a gated hook, this node asks the rules (rollout_judge.h) on the board of the resource's
 // Leases (rollout_board.h) and, when they let it in, takes a free slot Lease under its own name
-// (a create, or an update preconditioned on the resourceVersion it saw: two nodes never take one
-// slot). While its hook or verify runs, a renewer thread renews the slot every third of
+// (a create, or an update preconditioned on the resourceVersion in the view it judged: two nodes
+// never take one slot). While its hook or verify runs, a renewer thread renews the slot every third of
 // slot_lease and moves the fence's deadline (election/lease_deadline_file.h) to two thirds of it
 // ahead; `nodehook fence` stops the hook when that passes, even while the agent is stopped, so a
 // hook never outlives the slot that others see expire. Then:
@@ -51,7 +51,7 @@ struct RolloutGateOptions {
 class RolloutGate final : public RolloutSteps {
  public:
   // `monotonic` times renewals and the fence (CLOCK_MONOTONIC in production).
-  RolloutGate(const WatchedResource& resource, KubeClient& client, RolloutBoard& board, Clock& monotonic,
+  RolloutGate(const WatchedResource& resource, KubeClient& client, const BoardReader& board, Clock& monotonic,
               const ServerClock& server, EventRecorder& events, RolloutGateOptions options);
   ~RolloutGate() override;
 
@@ -96,7 +96,7 @@ class RolloutGate final : public RolloutSteps {
   const RolloutPolicy& policy_;
   const std::string rid_;
   KubeClient& client_;
-  RolloutBoard& board_;
+  const BoardReader& board_;
   Clock& monotonic_;
   const ServerClock& server_;
   EventRecorder& events_;

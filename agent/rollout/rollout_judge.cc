@@ -114,6 +114,7 @@ RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, cons
       a.enter = true;
       a.slot = s.slot;
       a.own = true;
+      a.slot_version = s.resource_version;
       return a;
     }
     return Waiting(WaitReason::kBusy, std::string("this node is ") + SlotPhaseName(s.phase) + " another state in slot " +
@@ -152,6 +153,9 @@ RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, cons
       RolloutAdmission a;
       a.enter = true;
       a.slot = i;
+      for (const auto& s : board.slots) {
+        if (s.slot == i) a.slot_version = s.resource_version;  // released or expired: as seen
+      }
       return a;
     }
   }

@@ -32,6 +32,7 @@ struct SlotView {
   std::string state;
   SlotPhase phase = SlotPhase::kRunning;
   bool live = false;
+  std::string resource_version;  // of the Lease as observed: a take is conditioned on it
 };
 
 struct BoardView {
@@ -55,6 +56,10 @@ struct RolloutAdmission {
   bool enter = false;
   int slot = -1;           // with enter: the slot to take (or already held)
   bool own = false;        // with enter: the slot is already this node's
+  // With enter: the slot Lease's resourceVersion in the view that was judged ("" when it never
+  // existed). The take is conditioned on it, so a slot that another node took since the view was
+  // read is refused by the API server, never taken from its holder.
+  std::string slot_version;
   WaitReason wait = WaitReason::kNone;
   std::string detail;      // for people: which nodes failed, which canaries are pending, ...
   int64_t until_ms = 0;    // kOutsideWindow: when the next window opens (0: unknown)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Agent, stop_faulted, wait_until
+from conftest import Agent, parse_log_line, stop_faulted, wait_until
 from kube import ApiError, create_node, set_node_labels
 from singleton_runs import HOOK, read_runs
 from test_fleet import kubectl_nodehook  # noqa: F401 (a fixture)
@@ -25,6 +25,9 @@ from recovery_times import FreezableProxy, proxied_kubeconfig  # noqa: E402
 
 NODES = [f"roll-{c}" for c in "abcdef"]
 HOLD = "nodehook.io/rollout-hold"
+# What each agent said about its slots: printed when a limit check fails.
+SLOT_EVENTS = {"rollout slot taken", "rollout slot not taken", "rollout slot lost", "rollout node done",
+               "rollout node failed", "hook interrupted"}
 
 
 class Fleet:
@@ -81,6 +84,16 @@ class Fleet:
 
     def done_nodes(self, name):
         return {r.node for r in self.runs(name) if r.how == "done"}
+
+    def story(self, runs):
+        """The runs, then every agent's slot log lines (all its runs) in time order."""
+        lines = []
+        for agent in self.agents.values():
+            for path in sorted(agent.log_path.parent.glob("agent-*.log")):
+                for line in path.read_text(errors="replace").splitlines():
+                    if parse_log_line(line).get("event") in SLOT_EVENTS:
+                        lines.append((parse_log_line(line).get("ts", ""), f"{agent.node}: {line}"))
+        return "\n".join([repr(runs)] + [line for _, line in sorted(lines)])
 
     def waiting(self, reason):
         """Agents that logged "rollout waiting" with this reason in their current run."""
@@ -144,12 +157,12 @@ def test_at_most_max_nodes_run_at_once_and_every_node_finishes_each_state(fleet_
     widgets.create("w1", {"seconds": 2.0})  # longer than a retry after a lost race for a slot
     wait_until(lambda: fleet.done_nodes("w1") == set(fleet.agents), "every node done with w1", timeout=90)
     first = fleet.runs("w1")
-    assert most_inside(first) == 2, first  # the gate let two in at once, never three
+    assert most_inside(first) == 2, fleet.story(first)  # the gate let two in at once, never three
     before = {name: lease_writes(agent) for name, agent in fleet.agents.items()}
     widgets.patch_spec("w1", {"seconds": 2.5})
     wait_until(lambda: len([r for r in fleet.runs("w1") if r.how == "done"]) == 2 * len(fleet.agents),
                "every node done with the update", timeout=90)
-    assert most_inside(fleet.runs("w1")) == 2
+    assert most_inside(fleet.runs("w1")) == 2, fleet.story(fleet.runs("w1"))
     assert {r.reason for r in fleet.runs("w1")} == {"create", "update"}
     writes = sorted(lease_writes(agent) - before[name] for name, agent in fleet.agents.items())
     print(f"lease writes per node for one gated change (2.5 s hook, no soak): {writes}")
@@ -200,7 +213,7 @@ def test_two_failed_nodes_halt_the_state_and_a_newer_state_starts_afresh(fleet_o
     wait_until(lambda: {r.node for r in fleet.runs("w1") if r.how == "done" and r.reason == "update"} |
                {r.node for r in fleet.runs("w1") if r.how == "done" and r.reason == "create"} == set(fleet.agents),
                "every node done with the new state", timeout=90)
-    assert most_inside(fleet.runs("w1")) <= 2
+    assert most_inside(fleet.runs("w1")) <= 2, fleet.story(fleet.runs("w1"))
 
 
 def test_a_held_node_waits_while_the_others_finish(fleet_of, widgets, cluster):
@@ -247,7 +260,7 @@ def test_a_slot_holder_killed_stopped_or_cut_off_frees_its_slot_and_the_rollout_
     else:
         fleet.proxies[victim].thaw()
     wait_until(lambda: victim in fleet.done_nodes("w1"), "the victim's run again, inside a slot", timeout=90)
-    assert most_inside(fleet.runs("w1")) <= 2, fleet.runs("w1")
+    assert most_inside(fleet.runs("w1")) <= 2, fleet.story(fleet.runs("w1"))
     print(f"{fault}: the victim's slot was taken by another node {handover:.1f}s after the fault")
 
 
@@ -258,7 +271,7 @@ def test_an_api_server_restart_mid_rollout_keeps_the_limit_and_completes(fleet_o
     cluster.stop()
     cluster.start()
     wait_until(lambda: fleet.done_nodes("w1") == set(fleet.agents), "every node done after the restart", timeout=150)
-    assert most_inside(fleet.runs("w1")) <= 2
+    assert most_inside(fleet.runs("w1")) <= 2, fleet.story(fleet.runs("w1"))
 
 
 def test_gated_work_starts_only_inside_a_window_declared_in_another_time_zone(fleet_of, widgets):
@@ -314,7 +327,7 @@ def test_pause_resume_verify_soak_and_wait_from_kubectl_with_one_completed_event
     # Inside the gate: from the hook's start to the end of the soak after the verify.
     spans = [type("Span", (), {"start": min(r.start for r in runs if r.node == n), "node": n,
                                "end": max(r.end for r in runs if r.node == n) + 3})() for n in fleet.agents]
-    assert most_inside(spans) <= 2
+    assert most_inside(spans) <= 2, fleet.story(runs)
     wait_until(lambda: fleet.events("RolloutCompleted"), "the RolloutCompleted Event", timeout=30)
     code, out, err = kubectl("rollout", "status", "widgets.example.com/w1", "-n", ns, "--agents-namespace", ns)
     assert code == 0 and "complete" in out, out + err

@@ -4,8 +4,10 @@
 // restart without a second one, failures counted and halts posted once.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <utility>
 
 #include "agent/kube/server_clock.h"
 #include "agent/rollout/rollout_gate.h"
@@ -95,6 +97,24 @@ class FixedServerClock final : public ServerClock {
   int64_t now_ms = 1'000'000;
 };
 
+// A board that another node's take reaches right after this node has read its view: two nodes
+// asking for one freed slot at the same moment.
+class LateBoard final : public BoardReader {
+ public:
+  explicit LateBoard(const RolloutBoard& board) : board_(board) {}
+  BoardView View() const override {
+    BoardView view = board_.View();
+    if (auto then = std::exchange(after_view, nullptr)) then();
+    return view;
+  }
+  RolloutLease Lease(const std::string& name) const override { return board_.Lease(name); }
+  bool listed() const override { return board_.listed(); }
+  mutable std::function<void()> after_view;
+
+ private:
+  const RolloutBoard& board_;
+};
+
 struct Fleet {
   explicit Fleet(RolloutPolicy policy) {
     resource.ref = ResourceRef{"example.com", "v1", "widgets", "", ""};
@@ -104,10 +124,21 @@ struct Fleet {
     // A restarted node gets a fresh board; the old one stays attached (and alive) unread.
     boards.push_back(std::make_unique<RolloutBoard>(clock));
     store.Attach(boards.back().get());
+    return Gate(name, *boards.back());
+  }
+  // A node that reads its board through a LateBoard.
+  RolloutGate& LateNode(const std::string& name, LateBoard** late) {
+    boards.push_back(std::make_unique<RolloutBoard>(clock));
+    store.Attach(boards.back().get());
+    late_boards.push_back(std::make_unique<LateBoard>(*boards.back()));
+    *late = late_boards.back().get();
+    return Gate(name, **late);
+  }
+  RolloutGate& Gate(const std::string& name, const BoardReader& board) {
     RolloutGateOptions options;
     options.node = name;
     options.namespace_name = "nodehook";
-    gates[name] = std::make_unique<RolloutGate>(resource, store, *boards.back(), clock, server, events, options);
+    gates[name] = std::make_unique<RolloutGate>(resource, store, board, clock, server, events, options);
     REQUIRE(gates[name]->Register().ok());
     return *gates[name];
   }
@@ -117,6 +148,7 @@ struct Fleet {
   FixedServerClock server;
   Events events;
   std::vector<std::unique_ptr<RolloutBoard>> boards;
+  std::vector<std::unique_ptr<LateBoard>> late_boards;
   std::map<std::string, std::unique_ptr<RolloutGate>> gates;
 };
 
@@ -145,6 +177,25 @@ TEST_CASE("six nodes, max_nodes 2: two get a slot, a released slot lets the next
   CHECK(fleet.store.SlotsHeldBy("a") == 0);
   CHECK_FALSE(fleet.gates["c"]->Enter(Widget(), "s1", nullptr));  // nullopt: inside
   CHECK(fleet.gates["d"]->Enter(Widget(), "s1", nullptr));
+}
+
+TEST_CASE("a take that reaches the board after this node judged the slot free is refused, not stolen") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  LateBoard* late = nullptr;
+  RolloutGate& b = fleet.LateNode("b", &late);
+  RolloutGate& c = fleet.Node("c");
+  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");  // slot 0 released: b and c ask at once
+  late->after_view = [&] { REQUIRE_FALSE(c.Enter(Widget(), "s1", nullptr)); };
+  CHECK(b.Enter(Widget(), "s1", nullptr));  // judged free, but taken since: refused, asks again soon
+  const std::string slot = SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0);
+  CHECK(fleet.store.Lease(slot).holder == "c");
+  fleet.clock.Advance(std::chrono::seconds(3));
+  c.RenewDue();
+  CHECK_FALSE(c.LostSlot(Widget()));  // its renewal went through: nobody wrote over its take
+  CHECK(b.Enter(Widget(), "s1", nullptr));  // and b now sees it held
+  CHECK(fleet.store.SlotsHeldBy("b") == 0);
 }
 
 TEST_CASE("a slot that is not renewed expires for the others; its old holder finds it lost") {

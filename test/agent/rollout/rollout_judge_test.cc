@@ -45,6 +45,19 @@ TEST_CASE("a free slot below max_nodes lets a node in; a full gate makes it wait
   CHECK(Judge(Policy(2), board, kObject, "n2", false, WindowNow{}, 0).slot == first.slot);
 }
 
+TEST_CASE("an admission names the version of the slot as judged, for the take's precondition") {
+  BoardView board = Fleet(3);
+  CHECK(Judge(Policy(1), board, kObject, "n0", false, WindowNow{}, 0).slot_version.empty());  // never existed
+  board.slots.push_back(SlotView{0, "", "u1", "s1", SlotPhase::kRunning, false, "41"});        // released
+  RolloutAdmission freed = Judge(Policy(1), board, kObject, "n0", false, WindowNow{}, 0);
+  REQUIRE(freed.enter);
+  CHECK(freed.slot_version == "41");
+  board.slots[0] = SlotView{0, "n0", "u1", "s1", SlotPhase::kRunning, true, "42"};  // its own, after a restart
+  RolloutAdmission own = Judge(Policy(1), board, kObject, "n0", false, WindowNow{}, 0);
+  REQUIRE(own.own);
+  CHECK(own.slot_version == "42");
+}
+
 TEST_CASE("nodes asking at once start from different free slots") {
   BoardView board = Fleet(6);
   std::set<int> firsts;
