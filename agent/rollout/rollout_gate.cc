@@ -1,6 +1,8 @@
 #include "agent/rollout/rollout_gate.h"
 
 #include <algorithm>
+#include <functional>
+#include <random>
 
 #include "agent/base/duration_math.h"
 #include "agent/base/log.h"
@@ -33,6 +35,7 @@ RolloutGate::RolloutGate(const WatchedResource& resource, KubeClient& client, co
       server_(server),
       events_(events),
       options_(std::move(options)),
+      rng_(static_cast<std::minstd_rand::result_type>(std::random_device{}() ^ std::hash<std::string>{}(options_.node))),
       slots_held_(DefaultMetrics().GetGauge("rollout_slots_held", "1 while this node holds a rollout slot",
                                             {{"resource", resource.ref.Id()}})),
       halted_(DefaultMetrics().GetGauge("rollout_halted_objects", "Objects whose current state's rollout is halted",
@@ -99,7 +102,7 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
   RolloutAdmission a = Judge(policy_, ViewWithOwn(), target, options_.node, held, window, now_ms);
   if (!a.enter) {
     NoteWait(object, a);
-    Duration again = options_.poll;
+    Duration again = Jittered(options_.poll);
     if (a.wait == WaitReason::kOutsideWindow && a.until_ms > now_ms) {
       again = std::min<Duration>(std::max<Duration>(Duration(a.until_ms - now_ms), options_.poll),
                                  std::chrono::minutes(1));
@@ -114,10 +117,11 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
     Status taken = WriteSlot(taking, options_.node, static_cast<int>(policy_.slot_lease.count()));
     if (!taken.ok()) {
       // Another node took it first (or the write failed): soon again, for another free slot.
+      Duration again = Jittered(options_.poll / 8);
       Log(LogLevel::kInfo, "rollout slot not taken",
           {{"object", object.Key()}, {"uid", object.uid}, {"slot", a.slot}, {"error", taken.ToString()},
-           {"next", "ask again in " + SecondsText(options_.poll / 8)}});
-      return options_.poll / 8;
+           {"next", "ask again in " + SecondsText(again)}});
+      return again;
     }
     slot_ = taking;
     MoveFence(taking.renewed_at + Seconds(policy_.slot_lease) * 2 / 3);
@@ -218,6 +222,14 @@ void RolloutGate::Failed(const ResourceRef& resource, const ObjectMeta& object, 
   }
 }
 
+Duration RolloutGate::Jittered(Duration d) {
+  // Nodes that began waiting at one event would otherwise ask again in lockstep, and all race
+  // with writes for each slot that frees (n-1 conflicts). Spread out, the first to ask takes it
+  // and the others mostly see it taken on their boards before they ask.
+  std::uniform_real_distribution<double> spread(0.75, 1.25);
+  return std::chrono::duration_cast<Duration>(d * spread(rng_));
+}
+
 void RolloutGate::NoteWait(const ObjectMeta& object, const RolloutAdmission& a) {
   auto [it, fresh] = waiting_.emplace(object.uid, a.wait);
   if (!fresh && it->second == a.wait) return;  // said already
@@ -228,7 +240,7 @@ void RolloutGate::NoteWait(const ObjectMeta& object, const RolloutAdmission& a) 
   halted_.Set(counts[WaitReason::kHalted]);
   Log(LogLevel::kInfo, "rollout waiting",
       {{"object", object.Key()}, {"uid", object.uid}, {"reason", WaitReasonName(a.wait)}, {"detail", a.detail},
-       {"next", a.until_ms > 0 ? "ask again when the window opens" : "ask again every " + SecondsText(options_.poll)}});
+       {"next", a.until_ms > 0 ? "ask again when the window opens" : "ask again in about " + SecondsText(options_.poll)}});
 }
 
 Status RolloutGate::WriteSlot(Slot& slot, const std::string& holder, int duration_seconds) {

@@ -23,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,7 +46,7 @@ struct RolloutGateOptions {
   std::vector<std::string> fence;  // argv put in front of gated hooks; {} = none (tests)
   std::function<bool()> held;      // this Node carries the policy's hold label
   std::function<WindowNow(int64_t now_ms)> windows;  // whether a window is open; empty: always
-  Duration poll{2000};             // how soon a waiting object asks again
+  Duration poll{2000};             // how soon a waiting object asks again (±25%, per ask)
 };
 
 class RolloutGate final : public RolloutSteps {
@@ -90,6 +91,7 @@ class RolloutGate final : public RolloutSteps {
   Status WriteResult(const std::string& uid, const NodeResult& result);          // requires mu_
   void MoveFence(TimePoint deadline);
   void NoteWait(const ObjectMeta& object, const RolloutAdmission& admission);           // requires mu_
+  Duration Jittered(Duration d);                                                          // requires mu_
   void RenewLoop();
 
   const WatchedResource& resource_;
@@ -101,6 +103,7 @@ class RolloutGate final : public RolloutSteps {
   const ServerClock& server_;
   EventRecorder& events_;
   const RolloutGateOptions options_;
+  std::minstd_rand rng_;  // guarded by mu_: spreads out the waits
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

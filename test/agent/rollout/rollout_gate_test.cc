@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "agent/kube/server_clock.h"
@@ -196,6 +197,21 @@ TEST_CASE("a take that reaches the board after this node judged the slot free is
   CHECK_FALSE(c.LostSlot(Widget()));  // its renewal went through: nobody wrote over its take
   CHECK(b.Enter(Widget(), "s1", nullptr));  // and b now sees it held
   CHECK(fleet.store.SlotsHeldBy("b") == 0);
+}
+
+TEST_CASE("nodes that wait for a slot ask again at spread-out times, not in lockstep") {
+  Fleet fleet(MaxNodes(1));
+  REQUIRE_FALSE(fleet.Node("a").Enter(Widget(), "s1", nullptr));
+  RolloutGate& b = fleet.Node("b");
+  std::set<int64_t> waits;
+  for (int i = 0; i < 20; ++i) {
+    auto wait = b.Enter(Widget(), "s1", nullptr);
+    REQUIRE(wait);
+    CHECK(*wait >= std::chrono::milliseconds(1500));  // the 2 s poll, ±25%
+    CHECK(*wait <= std::chrono::milliseconds(2500));
+    waits.insert(std::chrono::duration_cast<std::chrono::microseconds>(*wait).count());
+  }
+  CHECK(waits.size() > 10);
 }
 
 TEST_CASE("a slot that is not renewed expires for the others; its old holder finds it lost") {
