@@ -17,21 +17,21 @@
 namespace nodehook {
 
 struct ResourcePipeline {
-  ResourcePipeline(size_t index, const WatchedResource& config, KubeClient& client, WorkQueue& queue,
+  ResourcePipeline(size_t position, const WatchedResource& resource, KubeClient& client, WorkQueue& queue,
                    StateStore& store, Clock& clock, ModeSet& modes, const WatcherOptions& watcher_options,
                    ResourceTracker::FirstListFn on_first_list)
-      : index(index),
-        config(config),
-        tracker(index, config.ref.Id(), queue, store, clock, std::move(on_first_list),
-                config.hooks.count(kReasonEvent) > 0, FactsSpecOf(config)),
-        watcher(client, config.ref, tracker, clock, watcher_options),
-        context{config,
+      : index(position),
+        config(resource),
+        tracker(position, resource.ref.Id(), queue, store, clock, std::move(on_first_list),
+                resource.hooks.count(kReasonEvent) > 0, FactsSpecOf(resource)),
+        watcher(client, resource.ref, tracker, clock, watcher_options),
+        context{resource,
                 tracker.cache(),
-                modes.TargetingFor(config),
-                modes.FinalizersFor(config),
-                modes.GateFor(config),
-                KeepsObjectBytes(config),
-                modes.RolloutFor(config)} {}
+                modes.TargetingFor(resource),
+                modes.FinalizersFor(resource),
+                modes.GateFor(resource),
+                KeepsObjectBytes(resource),
+                modes.RolloutFor(resource)} {}
 
   ResourcePipeline(const ResourcePipeline&) = delete;
   ResourcePipeline& operator=(const ResourcePipeline&) = delete;
