@@ -102,12 +102,11 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
   RolloutAdmission a = Judge(policy_, ViewWithOwn(), target, options_.node, held, window, now_ms);
   if (!a.enter) {
     NoteWait(object, a);
-    Duration again = Jittered(options_.poll);
     if (a.wait == WaitReason::kOutsideWindow && a.until_ms > now_ms) {
-      again = std::min<Duration>(std::max<Duration>(Duration(a.until_ms - now_ms), options_.poll),
-                                 std::chrono::minutes(1));
+      return std::min<Duration>(std::max<Duration>(Duration(a.until_ms - now_ms), options_.poll),
+                                std::chrono::minutes(1));
     }
-    return again;
+    return Jittered(options_.poll);
   }
   if (!a.own || !slot_) {
     // A free slot, or this node's own one as the board shows it after a restart: take it, on the

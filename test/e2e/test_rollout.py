@@ -91,8 +91,9 @@ class Fleet:
         for agent in self.agents.values():
             for path in sorted(agent.log_path.parent.glob("agent-*.log")):
                 for line in path.read_text(errors="replace").splitlines():
-                    if parse_log_line(line).get("event") in SLOT_EVENTS:
-                        lines.append((parse_log_line(line).get("ts", ""), f"{agent.node}: {line}"))
+                    fields = parse_log_line(line)
+                    if fields.get("event") in SLOT_EVENTS:
+                        lines.append((fields.get("ts", ""), f"{agent.node}: {line}"))
         return "\n".join([repr(runs)] + [line for _, line in sorted(lines)])
 
     def waiting(self, reason):
