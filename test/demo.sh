@@ -16,11 +16,13 @@ cd "$repo"
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 if [[ -z ${NODEHOOK_BIN:-} || -z ${NODEHOOK_TESTCLUSTER:-} || -z ${NODEHOOK_KUBECTL:-} ]]; then
+  step "a first run on a fresh machine takes about FIRST_RUN_MINUTES minutes on 2 cores (Debian packages, the agent, ~600 MB of Go modules and the API server); later runs start within a minute"
   step "installing what is missing"
   test/install-deps.sh
 fi
+# Only the agent: the unit tests are test/run-tests.sh's business. ninja counts "[N/M]" on stderr.
 step "building nodehook"
-nodehook=${NODEHOOK_BIN:-$(test/build.sh | tail -n 1)}
+nodehook=${NODEHOOK_BIN:-$(test/build.sh nodehook | tail -n 1)}
 step "building the local API server and kubectl (the first build takes several minutes; later runs reuse them)"
 cluster_bin=${NODEHOOK_TESTCLUSTER:-$(test/cluster/build.sh | tail -n 1)}
 kubectl_bin=${NODEHOOK_KUBECTL:-$(test/cluster/build.sh kubectl | tail -n 1)}

@@ -18,7 +18,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   sudo_cmd=()
   [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+  # A first install fetches a few hundred packages (clang, buildah, ...): one line per package
+  # fetched and set up, so a long install shows that it moves.
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}" |
+    awk '/^Get:/ { print "install-deps: fetched " $5; fflush() } /^Setting up / { print "install-deps: set up " $3; fflush() }'
 fi
 
 if ! python3 -c 'import pytest' 2>/dev/null; then

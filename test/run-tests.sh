@@ -10,32 +10,48 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
+# Each phase's wall time, printed as a table when the run ends (passed or not).
+phase_names=() phase_secs=() phase_start=$SECONDS
+phase() {
+  if ((${#phase_names[@]})); then phase_secs+=($((SECONDS - phase_start))); fi
+  phase_names+=("$1") phase_start=$SECONDS
+  echo "== $1"
+}
+phase_table() {
+  phase_secs+=($((SECONDS - phase_start)))
+  echo "== phase times (s)"
+  for i in "${!phase_names[@]}"; do printf '%6d  %s\n' "${phase_secs[$i]}" "${phase_names[$i]}"; done
+  printf '%6d  total\n' "$SECONDS"
+}
+trap phase_table EXIT
+
+phase "packages"
 test/install-deps.sh
-echo "== build"
+phase "build"
 nodehook_bin=$(test/build.sh | tail -n 1)
-echo "== unit tests"
+phase "unit tests"
 (cd "${NODEHOOK_BUILD_DIR:-$repo/build}" && ctest --output-on-failure -j 2)
-echo "== unit tests and fuzz corpora under ASan+UBSan"
+phase "unit tests and fuzz corpora under ASan+UBSan"
 test/sanitize.sh asan
-echo "== agent, storage and faults tests under TSan"
+phase "agent, storage and faults tests under TSan"
 test/sanitize.sh tsan
-echo "== static analysis (clang-tidy)"
+phase "static analysis (clang-tidy)"
 test/lint.sh
-echo "== local API server"
+phase "local API server"
 cluster_bin=$(test/cluster/build.sh | tail -n 1)
-echo "== kubectl (renders deploy/, dry-runs it against the local API server)"
+phase "kubectl (renders deploy/, dry-runs it against the local API server)"
 kubectl_bin=$(test/cluster/build.sh kubectl | tail -n 1)
-echo "== helm (lints and renders deploy/helm/nodehook; built after kubectl, whose packages it shares; cached)"
+phase "helm (lints and renders deploy/helm/nodehook; built after kubectl, whose packages it shares; cached)"
 helm_bin=$(test/cluster/build.sh helm | tail -n 1)
-echo "== real nodes: the image from the Dockerfile, the pod sandbox image, kubelet + controller-manager + scheduler"
+phase "real nodes: the image from the Dockerfile, the pod sandbox image, kubelet + controller-manager + scheduler"
 echo "   (each cached; test/e2e/test_real_nodes.py runs them on test/cluster/real-node.sh's two nodes)"
 test/image/build-image.sh | tail -n 1
 test/image/build-image.sh pause | tail -n 1
 test/cluster/build.sh nodes | tail -n 1
-echo "== end-to-end tests"
+phase "end-to-end tests"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" NODEHOOK_KUBECTL="$kubectl_bin" \
   NODEHOOK_HELM="$helm_bin" python3 -m pytest test/e2e -v -p no:cacheprovider "$@"
-echo "== fleet simulation, smoke (test/bench/fleet_sim.py --smoke)"
+phase "fleet simulation, smoke (test/bench/fleet_sim.py --smoke)"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" test/bench/fleet_sim.py --smoke
-echo "== nodehook vs kopf benchmark, smoke (kopf in a venv under the build directory)"
+phase "nodehook vs kopf benchmark, smoke (kopf in a venv under the build directory)"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" test/bench/compare.sh --smoke
