@@ -258,15 +258,24 @@ class Demo:
             subprocess.run(["ip", "addr", "del", f"{address}/32", "dev", "lo"], check=False)
 
 
+def stop_on_signal(signum, frame):
+    """SIGTERM stops the demo as Ctrl-C does: the agents are stopped, not left running."""
+    raise KeyboardInterrupt
+
+
 def main():
     parser = argparse.ArgumentParser()
     for flag in ("--kubeconfig", "--demo", "--nodehook", "--bin"):
         parser.add_argument(flag, required=True)
     parser.add_argument("--non-interactive", action="store_true")
     args = parser.parse_args()
-    demo = Demo(args)
     # Ctrl-C reaches the whole process group; the agents run in sessions of their own and are
-    # stopped here, with SIGTERM, in order.
+    # stopped here, with SIGTERM, in order. The handlers are set whatever this process inherited:
+    # a shell's background job starts with SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt, so the demo would pause for ever and leave the agents running.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, stop_on_signal)
+    demo = Demo(args)
     try:
         demo.start()
         demo.walkthrough()
@@ -277,6 +286,7 @@ def main():
         pass
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         demo.stop()
 
 

@@ -7,6 +7,8 @@ import re
 import signal
 import subprocess
 
+import pytest
+
 from conftest import REPO, _binary, wait_until
 from deploy_tools import kubectl_binary
 
@@ -53,7 +55,10 @@ def test_the_warning_filter_catches_what_it_should():
     assert unasked_warnings(out) == ['== starting: [node-a] ts=x level=warn event="health endpoints not listening"']
 
 
-def test_ctrl_c_stops_the_interactive_demo_cleanly(tmp_path):
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_ctrl_c_stops_the_interactive_demo_cleanly(tmp_path, inherited):
+    """`ignored`: started as a background job of a non-interactive shell (`test/run-tests.sh &`, a
+    CI runner) is, with SIGINT ignored. The demo still stops on it: it used to pause for ever."""
     env = dict(os.environ, NODEHOOK_DEMO_DIR=str(tmp_path / "demo"),
                NODEHOOK_BIN=str(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")),
                NODEHOOK_TESTCLUSTER=str(_binary("NODEHOOK_TESTCLUSTER", REPO / "build" / "cache" / "nodehook-testcluster")),
@@ -61,8 +66,9 @@ def test_ctrl_c_stops_the_interactive_demo_cleanly(tmp_path):
     log = tmp_path / "demo.out"
     with open(log, "w") as out:
         # A session of its own, like a terminal's foreground job: Ctrl-C is SIGINT to its group.
+        disposition = signal.SIG_IGN if inherited == "ignored" else signal.SIG_DFL
         demo = subprocess.Popen([str(REPO / "test" / "demo.sh")], env=env, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, disposition))
         try:
             wait_until(lambda: "Ctrl-C stops the agents" in log.read_text() or demo.poll() is not None,
                        "the demo to finish its walkthrough", timeout=300)
