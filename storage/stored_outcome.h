@@ -1,6 +1,6 @@
 // StoredOutcome: how a handler's last attempt ended, as the state store keeps it
 // (HandlerRecord::last_outcome, SnapshotRecord::last_outcome). The one list of these names,
-// shared by the agent, the store, the local endpoints (http/) and the fleet view (fleet/):
+// shared by the agent, the store, the local endpoints (http/) and the fleet view (kubectl/):
 // compare through the enum, never by spelling the text again.
 // Pure functions; thread-safe.
 #pragma once

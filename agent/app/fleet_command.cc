@@ -2,10 +2,10 @@
 
 #include <cstdlib>
 
-#include "agent/fleet/fleet_report.h"
-#include "agent/fleet/fleet_survey.h"
-#include "agent/kube/connection_config.h"
-#include "agent/kube/rest_kube_client.h"
+#include "agent/kubectl/fleet_report.h"
+#include "agent/kubectl/fleet_survey.h"
+#include "agent/kube/credentials/connection_config.h"
+#include "agent/kube/client/rest_kube_client.h"
 
 namespace nodehook {
 std::string KubeconfigPath(const std::string& flag) {

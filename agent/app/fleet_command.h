@@ -14,7 +14,7 @@
 #include <string>
 
 #include "agent/base/clock.h"
-#include "agent/fleet/fleet_source.h"
+#include "agent/kubectl/fleet_source.h"
 
 namespace nodehook {
 

@@ -5,9 +5,9 @@
 #include <cstdlib>
 
 #include "agent/config/config.h"
-#include "agent/fleet/finalizer_release.h"
-#include "agent/kube/connection_config.h"
-#include "agent/kube/rest_kube_client.h"
+#include "agent/kubectl/finalizer_release.h"
+#include "agent/kube/credentials/connection_config.h"
+#include "agent/kube/client/rest_kube_client.h"
 
 namespace nodehook {
 namespace {

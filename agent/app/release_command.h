@@ -15,7 +15,7 @@
 #include <string>
 
 #include "agent/app/fleet_command.h"
-#include "agent/kube/kube_client.h"
+#include "agent/kube/client/kube_client.h"
 
 namespace nodehook {
 

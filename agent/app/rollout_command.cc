@@ -3,11 +3,11 @@
 #include <cctype>
 #include <thread>
 
-#include "agent/fleet/fleet_survey.h"
-#include "agent/fleet/fleet_wait.h"
-#include "agent/fleet/rollout_report.h"
-#include "agent/kube/connection_config.h"
-#include "agent/kube/rest_kube_client.h"
+#include "agent/kubectl/fleet_survey.h"
+#include "agent/kubectl/fleet_wait.h"
+#include "agent/kubectl/rollout_report.h"
+#include "agent/kube/credentials/connection_config.h"
+#include "agent/kube/client/rest_kube_client.h"
 
 namespace nodehook {
 namespace {

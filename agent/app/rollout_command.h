@@ -24,8 +24,8 @@
 
 #include "agent/app/fleet_command.h"
 #include "agent/base/clock.h"
-#include "agent/fleet/rollout_cluster.h"
-#include "agent/fleet/rollout_view.h"
+#include "agent/kubectl/rollout_cluster.h"
+#include "agent/kubectl/rollout_view.h"
 
 namespace nodehook {
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "agent/actions/memory_work_dir.h"
-#include "agent/actions/orphan_reaper.h"
-#include "agent/actions/process_runner.h"
-#include "agent/actions/remove_tree.h"
+#include "agent/process/memory_work_dir.h"
+#include "agent/process/orphan_reaper.h"
+#include "agent/process/process_runner.h"
+#include "agent/process/remove_tree.h"
 #include "agent/app/health_service.h"
 #include "agent/app/signal_watcher.h"
 #include "agent/base/heap.h"
@@ -15,8 +15,8 @@
 #include "agent/pipeline/agent.h"
 #include "agent/election/election_setup.h"
 #include "agent/finalizers/agent_pods.h"
-#include "agent/kube/connection_config.h"
-#include "agent/kube/rest_kube_client.h"
+#include "agent/kube/credentials/connection_config.h"
+#include "agent/kube/client/rest_kube_client.h"
 #include "agent/state/observed_state_store.h"
 #include "agent/state/store_health.h"
 #include "storage/state_file.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "agent/base/status.h"
-#include "agent/kube/kube_types.h"
+#include "agent/kube/client/kube_types.h"
 
 namespace nodehook {
 

@@ -30,7 +30,7 @@
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/election/leadership.h"
-#include "agent/kube/lease_client.h"
+#include "agent/kube/client/lease_client.h"
 
 namespace nodehook {
 

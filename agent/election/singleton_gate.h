@@ -19,7 +19,7 @@
 #include "agent/base/thread_annotations.h"
 #include "agent/election/leadership.h"
 #include "agent/hooks/hook_gate.h"
-#include "agent/kube/kube_client.h"
+#include "agent/kube/client/kube_client.h"
 #include "storage/state_store.h"
 
 namespace nodehook {

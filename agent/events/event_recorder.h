@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "agent/kube/kube_types.h"
+#include "agent/kube/client/kube_types.h"
 
 namespace nodehook {
 

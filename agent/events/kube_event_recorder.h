@@ -39,8 +39,8 @@
 #include "agent/base/clock.h"
 #include "agent/base/metrics.h"
 #include "agent/events/event_recorder.h"
-#include "agent/kube/kube_client.h"
-#include "agent/kube/log_limiter.h"
+#include "agent/kube/client/kube_client.h"
+#include "agent/kube/transport/log_limiter.h"
 
 namespace nodehook {
 

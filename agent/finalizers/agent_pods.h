@@ -12,7 +12,7 @@
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/base/status.h"
-#include "agent/kube/kube_client.h"
+#include "agent/kube/client/kube_client.h"
 
 namespace nodehook {
 

@@ -12,7 +12,7 @@
 
 #include "agent/base/status.h"
 #include "agent/config/config.h"
-#include "agent/kube/kube_client.h"
+#include "agent/kube/client/kube_client.h"
 #include "agent/object/object_facts.h"
 
 namespace nodehook {

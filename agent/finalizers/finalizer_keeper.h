@@ -25,7 +25,7 @@
 #include "agent/finalizers/agent_pod_roster.h"
 #include "agent/finalizers/finalizer_edit.h"
 #include "agent/finalizers/node_roster.h"
-#include "agent/kube/kube_client.h"
+#include "agent/kube/client/kube_client.h"
 #include "agent/reconcile/finalizer_steps.h"
 
 namespace nodehook {

@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "agent/kube/kube_client.h"
+#include "agent/kube/client/kube_client.h"
 #include "agent/reconcile/finalizer_steps.h"
 
 namespace nodehook {

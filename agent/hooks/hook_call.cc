@@ -1,6 +1,6 @@
 #include "agent/hooks/hook_call.h"
 
-#include "agent/actions/scratch_dir.h"
+#include "agent/process/scratch_dir.h"
 #include "agent/base/log.h"
 
 #include "agent/base/private_file.h"

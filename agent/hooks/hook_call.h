@@ -5,11 +5,11 @@
 
 #include <string>
 
-#include "agent/actions/action_runner.h"
-#include "agent/actions/scratch_pool.h"
+#include "agent/process/action_runner.h"
+#include "agent/process/scratch_pool.h"
 #include "agent/config/config.h"
 #include "agent/hooks/hook_outcome.h"
-#include "agent/kube/kube_types.h"
+#include "agent/kube/client/kube_types.h"
 
 namespace nodehook {
 

@@ -11,7 +11,7 @@
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/config/config.h"
-#include "agent/kube/kube_types.h"
+#include "agent/kube/client/kube_types.h"
 
 namespace nodehook {
 

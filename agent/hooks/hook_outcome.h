@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "agent/actions/action_runner.h"
+#include "agent/process/action_runner.h"
 #include "agent/base/clock.h"
 #include "agent/base/printable.h"
 #include "agent/base/status.h"

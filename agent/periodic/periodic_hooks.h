@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "agent/actions/action_runner.h"
+#include "agent/process/action_runner.h"
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/config/config.h"

@@ -14,7 +14,7 @@
 #include <mutex>
 #include <vector>
 
-#include "agent/actions/action_runner.h"
+#include "agent/process/action_runner.h"
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/config/config.h"
@@ -22,7 +22,7 @@
 #include "agent/hooks/outcome_reporter.h"
 #include "agent/hooks/retry_policy.h"
 #include "agent/http/health.h"
-#include "agent/kube/kube_client.h"
+#include "agent/kube/client/kube_client.h"
 #include "agent/periodic/periodic_hooks.h"
 #include "agent/pipeline/hook_work_dir.h"
 #include "agent/pipeline/mode_set.h"

@@ -5,7 +5,7 @@
 #include "agent/election/election_setup.h"
 #include "agent/election/lease_deadline_file.h"
 #include "agent/finalizers/finalizers.h"
-#include "agent/kube/server_clock.h"
+#include "agent/kube/transport/server_clock.h"
 #include "agent/rollout/window.h"
 #include "agent/pipeline/hook_work_dir.h"
 

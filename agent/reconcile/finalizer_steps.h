@@ -9,7 +9,7 @@
 
 #include "agent/base/status.h"
 #include "agent/config/config.h"
-#include "agent/kube/kube_types.h"
+#include "agent/kube/client/kube_types.h"
 #include "agent/object/object_facts.h"
 
 namespace nodehook {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "agent/base/clock.h"
-#include "agent/kube/kube_types.h"
+#include "agent/kube/client/kube_types.h"
 #include "agent/object/object_facts.h"
 #include "storage/state_store.h"
 

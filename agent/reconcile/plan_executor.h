@@ -14,8 +14,8 @@
 #include <optional>
 #include <string>
 
-#include "agent/actions/action_runner.h"
-#include "agent/actions/scratch_pool.h"
+#include "agent/process/action_runner.h"
+#include "agent/process/scratch_pool.h"
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/hooks/hook_outcome.h"

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/actions/action_runner.h"
+#include "agent/process/action_runner.h"
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/hooks/outcome_reporter.h"

@@ -12,7 +12,7 @@
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/config/config.h"
-#include "agent/kube/kube_types.h"
+#include "agent/kube/client/kube_types.h"
 #include "agent/object/object_facts.h"
 
 namespace nodehook {

@@ -8,8 +8,8 @@
 #include "agent/base/log.h"
 #include "agent/election/lease_deadline_file.h"
 #include "agent/events/kube_event_recorder.h"
-#include "agent/kube/lease_client.h"
-#include "agent/kube/lease_record.h"
+#include "agent/kube/client/lease_client.h"
+#include "agent/kube/client/lease_record.h"
 
 namespace nodehook {
 namespace {

@@ -32,8 +32,8 @@
 #include "agent/base/metrics.h"
 #include "agent/config/config.h"
 #include "agent/events/event_recorder.h"
-#include "agent/kube/kube_client.h"
-#include "agent/kube/server_clock.h"
+#include "agent/kube/client/kube_client.h"
+#include "agent/kube/transport/server_clock.h"
 #include "agent/reconcile/rollout_steps.h"
 #include "agent/rollout/rollout_board.h"
 

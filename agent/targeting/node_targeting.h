@@ -6,7 +6,7 @@
 #pragma once
 
 #include "agent/config/config.h"
-#include "agent/kube/kube_types.h"
+#include "agent/kube/client/kube_types.h"
 #include "agent/object/object_facts.h"
 
 namespace nodehook {

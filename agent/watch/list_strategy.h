@@ -12,7 +12,7 @@
 #include <string>
 
 #include "agent/base/status.h"
-#include "agent/kube/kube_client.h"
+#include "agent/kube/client/kube_client.h"
 
 namespace nodehook {
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "agent/base/mutex.h"
-#include "agent/kube/kube_types.h"
+#include "agent/kube/client/kube_types.h"
 #include "agent/object/object_facts.h"
 
 namespace nodehook {

@@ -31,7 +31,7 @@
 #include "agent/watch/backoff.h"
 #include "agent/watch/list_strategy.h"
 #include "agent/watch/watch_metrics.h"
-#include "agent/kube/kube_client.h"
+#include "agent/kube/client/kube_client.h"
 
 namespace nodehook {
 

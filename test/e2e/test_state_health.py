@@ -11,7 +11,7 @@ image, made and removed by the test; needs root), which the test fills up:
 - a damaged file moved aside posts StateRecovered, naming where it went, not HandlerFailed.
 
 The continue-token fallback (a 410 on a continued page) is tested against the fault-injecting
-fake server (test/agent/kube/fault_modes_test.cc): the test API server compacts etcd only every
+fake server (test/agent/kube/transport/fault_modes_test.cc): the test API server compacts etcd only every
 5 minutes, so its continue tokens cannot be made to expire within a test."""
 
 import contextlib

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "agent/base/clock.h"
-#include "agent/kube/kube_client.h"
+#include "agent/kube/client/kube_client.h"
 
 namespace nodehook {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/kube/lease_client.h"
+#include "agent/kube/client/lease_client.h"
 
 namespace nodehook {
 

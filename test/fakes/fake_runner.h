@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/actions/action_runner.h"
+#include "agent/process/action_runner.h"
 
 namespace nodehook {
 

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-#include "agent/actions/action_runner.h"
+#include "agent/process/action_runner.h"
 
 namespace nodehook {
 

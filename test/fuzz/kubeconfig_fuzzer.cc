@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "agent/kube/connection_config.h"
+#include "agent/kube/credentials/connection_config.h"
 
 namespace {
 

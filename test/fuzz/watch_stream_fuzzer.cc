@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "agent/object/essence.h"
-#include "agent/kube/object_json.h"
-#include "agent/kube/watch_line_splitter.h"
+#include "agent/kube/client/object_json.h"
+#include "agent/kube/client/watch_line_splitter.h"
 
 namespace {
 

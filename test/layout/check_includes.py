@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Checks that the folders' includes follow their libraries' declared dependencies.
 
-Each folder under agent/ (and storage/) is one CMake library. A file may include headers of its
-own folder and of the folders its library links (target_link_libraries), directly or through
-them; anything else is an include against the direction of the data flow, and this test names it.
-It also checks that the cpprest headers are included by one source file only.
+Each folder under agent/ (at any depth: agent/kube/client is one) and storage/ is one CMake
+library; a file belongs to the deepest such folder that contains it. A file may include headers
+of its own folder and of the folders its library links (target_link_libraries), directly or
+through them; anything else is an include against the direction of the data flow, and this test names it.
+It also checks that the cpprest headers are included by exactly one source file.
 Usage: check_includes.py REPO
 """
 import os
@@ -14,8 +15,12 @@ import sys
 repo = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
 repo = os.path.abspath(repo)
 
-folders = ["storage"] + sorted("agent/" + d for d in os.listdir(os.path.join(repo, "agent"))
-                               if os.path.isfile(os.path.join(repo, "agent", d, "CMakeLists.txt")))
+# A folder is any directory under agent/ (at any depth, e.g. agent/kube/client) whose
+# CMakeLists.txt declares a library or an executable.
+declares_target = re.compile(r"add_(?:library|executable)\(")
+folders = ["storage"] + sorted(
+    os.path.relpath(d, repo) for d, _, names in os.walk(os.path.join(repo, "agent"))
+    if "CMakeLists.txt" in names and declares_target.search(open(os.path.join(d, "CMakeLists.txt")).read()))
 target_folder = {}
 deps = {}
 for folder in folders:
@@ -40,27 +45,47 @@ def closure(folder, seen=None):
 
 problems = []
 cpprest_includers = []
-include_re = re.compile(r'#include\s+"((?:agent/\w+|storage)/[^"]+)"')
-for folder in folders:
-    allowed = closure(folder)
-    for name in sorted(os.listdir(os.path.join(repo, folder))):
-        if not name.endswith((".h", ".cc")):
-            continue
-        path = os.path.join(folder, name)
-        for lineno, line in enumerate(open(os.path.join(repo, path), errors="replace"), 1):
-            if re.search(r"#include\s+<cpprest/", line):
-                cpprest_includers.append(path)
-            m = include_re.search(line)
-            if not m:
-                continue
-            target = m.group(1)
-            target_dir = "storage" if target.startswith("storage/") else "/".join(target.split("/")[:2])
-            if target_dir not in allowed:
-                problems.append(f"{path}:{lineno}: includes {target}, but {folder}'s library does not link "
-                                f"{target_dir} (allowed: {', '.join(sorted(allowed))})")
+include_re = re.compile(r'#include\s+"((?:agent|storage)/[^"]+)"')
 
-if len(set(cpprest_includers)) > 1:
-    problems.append("cpprest headers are included by more than one file: " + ", ".join(sorted(set(cpprest_includers))))
+
+def owner(path):
+    """The folder (library) a file belongs to: the deepest folder that contains it, or None."""
+    d = os.path.dirname(path)
+    while d:
+        if d in deps:
+            return d
+        d = os.path.dirname(d)
+    return None
+
+
+sources = []
+for root in ("agent", "storage"):
+    for d, _, names in os.walk(os.path.join(repo, root)):
+        sources += [os.path.relpath(os.path.join(d, n), repo) for n in names if n.endswith((".h", ".cc"))]
+for path in sorted(sources):
+    folder = owner(path)
+    if folder is None:
+        problems.append(f"{path}: in no folder whose CMakeLists.txt declares a library")
+        continue
+    allowed = closure(folder)
+    for lineno, line in enumerate(open(os.path.join(repo, path), errors="replace"), 1):
+        if re.search(r"#include\s+<cpprest/", line):
+            cpprest_includers.append(path)
+        m = include_re.search(line)
+        if not m:
+            continue
+        target = m.group(1)
+        target_dir = owner(target)
+        if target_dir is None:
+            problems.append(f"{path}:{lineno}: includes {target}, which is in no library's folder")
+        elif target_dir not in allowed:
+            problems.append(f"{path}:{lineno}: includes {target}, but {folder}'s library does not link "
+                            f"{target_dir} (allowed: {', '.join(sorted(allowed))})")
+
+# Exactly one: none would mean the scan missed the transport's folder.
+if len(set(cpprest_includers)) != 1:
+    problems.append("cpprest headers must be included by exactly one file, not: " +
+                    (", ".join(sorted(set(cpprest_includers))) or "none"))
 for p in problems:
     print(p)
 print(f"{len(folders)} folders checked, {len(problems)} problems")

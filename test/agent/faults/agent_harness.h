@@ -10,8 +10,8 @@
 #include <tuple>
 
 #include "agent/pipeline/agent.h"
-#include "agent/kube/file_source.h"
-#include "agent/kube/rest_kube_client.h"
+#include "agent/kube/credentials/file_source.h"
+#include "agent/kube/client/rest_kube_client.h"
 #include "storage/sqlite_state_store.h"
 #include "test/fakes/fake_api_server.h"
 #include "test/fakes/fake_runner.h"

@@ -10,7 +10,7 @@
 #include <set>
 #include <utility>
 
-#include "agent/kube/server_clock.h"
+#include "agent/kube/transport/server_clock.h"
 #include "agent/rollout/rollout_gate.h"
 #include "test/fakes/fake_clock.h"
 

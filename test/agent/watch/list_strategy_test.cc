@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "agent/watch/watcher.h"
-#include "agent/kube/api_paths.h"
-#include "agent/kube/rest_kube_client.h"
+#include "agent/kube/client/api_paths.h"
+#include "agent/kube/client/rest_kube_client.h"
 #include "test/agent/faults/agent_harness.h"
 #include "test/fakes/fake_api_server.h"
 

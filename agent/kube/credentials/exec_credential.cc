@@ -1,0 +1,201 @@
+#include "agent/kube/credentials/exec_credential.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cctype>
+#include <ctime>
+
+#include "agent/base/log.h"
+#include "agent/kube/credentials/base64.h"
+#include "agent/kube/credentials/plugin_process.h"
+
+namespace nodehook {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void Field(Writer& w, const char* key, const std::string& value) {
+  w.Key(key);
+  w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+void WriteCluster(Writer& w, const ExecClusterInfo& c) {
+  w.Key("cluster");
+  w.StartObject();
+  Field(w, "server", c.server);
+  if (!c.tls_server_name.empty()) Field(w, "tls-server-name", c.tls_server_name);
+  if (c.insecure_skip_tls_verify) {
+    w.Key("insecure-skip-tls-verify");
+    w.Bool(true);
+  }
+  if (!c.ca_pem.empty()) Field(w, "certificate-authority-data", Base64Encode(c.ca_pem));
+  if (!c.proxy_url.empty()) Field(w, "proxy-url", c.proxy_url);
+  if (!c.config_json.empty()) {
+    w.Key("config");
+    w.RawValue(c.config_json.c_str(), c.config_json.size(), rapidjson::kObjectType);
+  }
+  w.EndObject();
+}
+
+std::string Describe(const ExecPluginConfig& config) {
+  return "exec plugin '" + config.argv.at(0) + "' of user '" + config.user + "'";
+}
+
+const rapidjson::Value* Member(const rapidjson::Value& object, const char* key) {
+  auto it = object.FindMember(key);
+  return it == object.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string StringMember(const rapidjson::Value& object, const char* key) {
+  const rapidjson::Value* v = Member(object, key);
+  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
+}
+
+}  // namespace
+
+std::string ExecInfoJson(const ExecPluginConfig& config) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  Field(w, "kind", "ExecCredential");
+  Field(w, "apiVersion", config.api_version);
+  w.Key("spec");
+  w.StartObject();
+  if (config.cluster) WriteCluster(w, *config.cluster);
+  w.Key("interactive");
+  w.Bool(false);
+  w.EndObject();
+  w.EndObject();
+  return buffer.GetString();
+}
+
+namespace {
+
+// Reads exactly `count` decimal digits at `pos` (RFC 3339 fields have fixed widths).
+bool FixedDigits(const std::string& text, size_t pos, size_t count, int* out) {
+  if (pos + count > text.size()) return false;
+  int value = 0;
+  for (size_t i = pos; i < pos + count; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+    value = value * 10 + (text[i] - '0');
+  }
+  *out = value;
+  return true;
+}
+
+}  // namespace
+
+Result<TimePoint> ParseRfc3339(const std::string& text) {
+  std::tm tm{};
+  const bool shaped = text.size() >= 19 && text[4] == '-' && text[7] == '-' && (text[10] == 'T' || text[10] == 't') &&
+                      text[13] == ':' && text[16] == ':';
+  if (!shaped || !FixedDigits(text, 0, 4, &tm.tm_year) || !FixedDigits(text, 5, 2, &tm.tm_mon) ||
+      !FixedDigits(text, 8, 2, &tm.tm_mday) || !FixedDigits(text, 11, 2, &tm.tm_hour) ||
+      !FixedDigits(text, 14, 2, &tm.tm_min) || !FixedDigits(text, 17, 2, &tm.tm_sec)) {
+    return InvalidError("expected an RFC 3339 time like 2024-01-02T03:04:05Z, got '" + text + "'");
+  }
+  size_t pos = 19;
+  int64_t millis = 0;
+  if (pos < text.size() && text[pos] == '.') {
+    int64_t scale = 100;
+    for (++pos; pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])); ++pos, scale /= 10) {
+      millis += (text[pos] - '0') * scale;
+    }
+  }
+  int offset_minutes = 0;
+  std::string zone = text.substr(pos);
+  int hours = 0, minutes = 0;
+  if (zone == "Z" || zone == "z") {
+  } else if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':' &&
+             FixedDigits(zone, 1, 2, &hours) && FixedDigits(zone, 4, 2, &minutes)) {
+    offset_minutes = (zone[0] == '-' ? -1 : 1) * (hours * 60 + minutes);
+  } else {
+    return InvalidError("expected an RFC 3339 time zone (Z or +hh:mm) in '" + text + "'");
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  int64_t seconds = static_cast<int64_t>(::timegm(&tm)) - offset_minutes * 60;
+  return FromMillis(seconds * 1000 + millis);
+}
+
+Result<ExecCredential> ParseExecCredential(const std::string& stdout_text, const std::string& api_version) {
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseIterativeFlag>(stdout_text.c_str(), stdout_text.size());
+  if (doc.HasParseError()) {
+    return InvalidError("printed no ExecCredential JSON (offset " + std::to_string(doc.GetErrorOffset()) + ": " +
+                        rapidjson::GetParseError_En(doc.GetParseError()) + ")");
+  }
+  if (!doc.IsObject() || StringMember(doc, "kind") != "ExecCredential") {
+    return InvalidError("printed JSON that is not an ExecCredential (kind must be ExecCredential)");
+  }
+  std::string returned = StringMember(doc, "apiVersion");
+  if (returned != api_version) {
+    return InvalidError("is configured to use API version " + api_version + ", plugin returned version '" +
+                        returned + "'");
+  }
+  const rapidjson::Value* status = Member(doc, "status");
+  if (!status || !status->IsObject()) return InvalidError("didn't return a status field");
+  ExecCredential credential;
+  credential.token = StringMember(*status, "token");
+  bool has_cert = !StringMember(*status, "clientCertificateData").empty() ||
+                  !StringMember(*status, "clientKeyData").empty();
+  if (credential.token.empty() && has_cert) {
+    return InvalidError("returned a client certificate; only tokens from exec plugins are supported");
+  }
+  if (credential.token.empty()) return InvalidError("didn't return a token or cert/key pair");
+  std::string expires = StringMember(*status, "expirationTimestamp");
+  if (!expires.empty()) {
+    auto parsed = ParseRfc3339(expires);
+    if (!parsed.ok()) return InvalidError("status.expirationTimestamp: " + parsed.status().message());
+    credential.expires = *parsed;
+  }
+  return credential;
+}
+
+Result<std::string> ExecCredentialSource::Token() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cached_ && (!cached_->expires || clock_.Now() < *cached_->expires)) return cached_->token;
+  return RunLocked();
+}
+
+Result<std::string> ExecCredentialSource::Refresh(const std::string& rejected) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cached_ && cached_->token != rejected) return cached_->token;
+  return RunLocked();
+}
+
+Result<std::string> ExecCredentialSource::RunLocked() {
+  cached_.reset();
+  PluginCommand command;
+  command.argv = config_.argv;
+  command.env = config_.env;
+  command.env.emplace_back("KUBERNETES_EXEC_INFO", ExecInfoJson(config_));
+  command.timeout = config_.timeout;
+  auto ran = RunPlugin(command);
+  if (!ran.ok()) {
+    bool not_started = ran.status().code() == StatusCode::kInvalid;
+    std::string hint = not_started && !config_.install_hint.empty() ? "\n" + config_.install_hint : "";
+    return Status(ran.status().code() == StatusCode::kTimeout ? StatusCode::kTimeout : StatusCode::kUnavailable,
+                  Describe(config_) + ": " + ran.status().message() + hint);
+  }
+  if (ran->exit_code != 0) {
+    return UnavailableError(Describe(config_) + " exited " + std::to_string(ran->exit_code) +
+                            (ran->err.empty() ? " with no output on stderr" : "; stderr: " + ran->err));
+  }
+  auto credential = ParseExecCredential(ran->out, config_.api_version);
+  if (!credential.ok()) {
+    return UnavailableError(Describe(config_) + " " + credential.status().message() +
+                            (ran->err.empty() ? "" : "; stderr: " + ran->err));
+  }
+  std::string expires = credential->expires ? std::to_string(ToMillis(*credential->expires)) : "never";
+  Log(LogLevel::kInfo, "exec credential obtained",
+      {{"plugin", config_.argv.at(0)}, {"user", config_.user}, {"expires_ms", expires},
+       {"stderr", ran->err}, {"next", "reuse the token until it expires or is rejected"}});
+  cached_ = std::move(credential).value();
+  return cached_->token;
+}
+
+}  // namespace nodehook

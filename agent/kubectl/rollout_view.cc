@@ -1,0 +1,119 @@
+#include "agent/kubectl/rollout_view.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include "agent/kube/credentials/exec_credential.h"
+#include "agent/object/object_facts.h"
+#include "agent/rollout/window.h"
+
+namespace nodehook {
+
+WindowNow KubectlWindowNow(const std::vector<RolloutWindow>& windows, int64_t now_ms) {
+  // The agents' own judgement, with the zones of this machine's zoneinfo (or $TZDIR).
+  const char* tzdir = std::getenv("TZDIR");
+  auto compiled = CompileWindows(windows, tzdir && *tzdir ? tzdir : kDefaultZoneInfoDir);
+  if (!compiled.ok()) return WindowNow{false, 0};
+  WindowState state = JudgeWindows(*compiled, now_ms / 1000);
+  return WindowNow{state.open, state.next_open_at * 1000};
+}
+
+bool KubectlJudgesWindows() { return true; }
+
+std::string RolloutView::Describe() const {
+  return resource_id + " " + (spec.namespace_name.empty() ? "" : spec.namespace_name + "/") + spec.name;
+}
+
+Result<std::vector<RolloutLease>> ResourceLeases(const std::vector<RolloutLease>& all, const ObjectSpec& spec,
+                                                 std::string* resource_id) {
+  std::set<std::string> ids;
+  for (const RolloutLease& lease : all) {
+    if (MatchesResource(spec, lease.resource, nullptr)) ids.insert(lease.resource);
+  }
+  if (ids.empty()) {
+    return NotFoundError("no rollout Leases for " + spec.plural + (spec.group.empty() ? "" : "." + spec.group) +
+                         ": the resource has no rollout policy, or no agent has started with it yet");
+  }
+  if (ids.size() > 1) {
+    std::string names;
+    for (const auto& id : ids) names += (names.empty() ? "" : ", ") + id;
+    return InvalidError("\"" + spec.plural + "\" names several resources with rollouts (" + names +
+                        "): spell RESOURCE.GROUP");
+  }
+  *resource_id = *ids.begin();
+  std::vector<RolloutLease> out;
+  for (const RolloutLease& lease : all) {
+    if (lease.resource == *resource_id) out.push_back(lease);
+  }
+  std::sort(out.begin(), out.end(), [](const RolloutLease& a, const RolloutLease& b) { return a.name < b.name; });
+  return out;
+}
+
+BoardView BoardFromLeases(const std::vector<RolloutLease>& leases, int64_t now_ms) {
+  BoardView board;
+  for (const RolloutLease& lease : leases) {
+    if (lease.kind == "node") {
+      if (!lease.holder.empty()) board.nodes[lease.holder] = lease.results;
+      continue;
+    }
+    SlotView slot;
+    slot.slot = lease.slot;
+    slot.holder = lease.holder;
+    slot.uid = lease.uid;
+    slot.state = lease.state;
+    slot.phase = lease.phase;
+    Result<TimePoint> renewed = ParseRfc3339(lease.renew_time);
+    slot.live = !lease.holder.empty() && renewed.ok() &&
+                ToMillis(*renewed) + int64_t{lease.lease_duration_seconds} * 1000 > now_ms;
+    board.slots.push_back(std::move(slot));
+  }
+  return board;
+}
+
+Result<RolloutView> ReadRollout(RolloutCluster& cluster, const ObjectSpec& spec, int64_t now_ms,
+                                const WindowJudge& windows) {
+  RolloutView view;
+  view.spec = spec;
+  view.now_ms = now_ms;
+  Result<std::vector<RolloutLease>> all = cluster.ListRolloutLeases();
+  if (!all.ok()) return all.status();
+  Result<std::vector<RolloutLease>> leases = ResourceLeases(*all, spec, &view.resource_id);
+  if (!leases.ok()) return leases.status();
+  view.spec = ResolvedSpec(spec, view.resource_id);
+  bool have_policy = false;
+  for (const RolloutLease& lease : *leases) {
+    if (lease.kind != "node" || lease.policy_json.empty()) continue;
+    Result<SharedPolicy> shared = ParseSharedPolicyJson(lease.policy_json);
+    if (!shared.ok()) continue;
+    view.shared = std::move(shared).value();
+    view.policy_node = lease.holder;
+    have_policy = true;
+    break;
+  }
+  if (!have_policy) return NotFoundError("no node Lease of " + view.resource_id + " carries a readable policy");
+  view.board = BoardFromLeases(*leases, now_ms);
+
+  Result<KubeObject> object = cluster.GetObject(SpecObject(view.spec, view.spec.version));
+  if (!object.ok()) {
+    if (object.status().code() == StatusCode::kNotFound) return NotFoundError(view.Describe() + " not found");
+    return object.status();
+  }
+  view.object = std::move(object).value();
+  FactsPtr facts = ReadFacts(view.object.json, FactsSpec{view.shared.ignored_paths, ""});
+  if (!facts->readable.ok()) return InvalidError(view.Describe() + ": " + facts->readable.message());
+  view.state.uid = view.object.meta.uid;
+  view.state.state = facts->digest;
+  view.state.paused = facts->rollout_paused;
+  view.state.resume_state = facts->rollout_resume;
+
+  Result<NodeLabelMap> nodes = cluster.NodeLabels();
+  if (!nodes.ok()) return nodes.status();
+  for (const auto& [node, labels] : *nodes) {
+    if (labels.count(view.shared.policy.hold_label) > 0) view.held.push_back(node);
+  }
+  view.window = windows(view.shared.policy.windows, now_ms);
+  return view;
+}
+
+}  // namespace nodehook

@@ -1,0 +1,62 @@
+// RolloutView: one object's rollout as kubectl sees it, read from the API server alone (the
+// Leases, the object, the Nodes) and judged with the agents' own rules (rollout_judge.h), so what
+// `kubectl nodehook rollout status` says a node waits for is what that node's agent decides.
+//   - the resource: the Leases whose nodehook.io/rollout-resource annotation matches the spec
+//     (plural, group if given); its version comes from there;
+//   - the policy and the ignored paths: from the node Leases (SharedPolicyJson), since kubectl has
+//     no config; the object's state digest is computed with those ignored paths;
+//   - the board: the slots (live while held and renewTime + leaseDurationSeconds is after now)
+//     and each node Lease's results;
+//   - holds: the Nodes that carry the policy's hold label.
+// Slot expiry and soaks are judged by `now_ms` (the caller's clock). Pure apart from the cluster
+// calls; thread-safe if the cluster is.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "agent/kubectl/object_spec.h"
+#include "agent/kubectl/rollout_cluster.h"
+#include "agent/rollout/rollout_judge.h"
+
+namespace nodehook {
+
+// The seam for maintenance windows: whether `windows` are open at `now_ms`. Until the agents'
+// window rules (agent/rollout/window.h, JudgeWindows) are wired in here, KubectlWindowNow
+// judges every window as open, and `status` says so under its table.
+using WindowJudge = std::function<WindowNow(const std::vector<RolloutWindow>& windows, int64_t now_ms)>;
+WindowNow KubectlWindowNow(const std::vector<RolloutWindow>& windows, int64_t now_ms);
+// Whether KubectlWindowNow really judges windows (false: every window is taken as open).
+bool KubectlJudgesWindows();
+
+struct RolloutView {
+  ObjectSpec spec;
+  std::string resource_id;   // "widgets.example.com/v1"
+  std::string policy_node;   // the node Lease the policy was read from
+  SharedPolicy shared;
+  BoardView board;
+  KubeObject object;
+  RolloutObject state;       // uid, digest, paused, resume
+  std::vector<std::string> held;  // nodes with the hold label
+  WindowNow window;
+  int64_t now_ms = 0;
+
+  std::string Describe() const;  // "widgets.example.com/v1 team-a/w1"
+};
+
+// The Leases of the spec's resource and that resource's id. kNotFound when none matches (the
+// resource has no rollout policy, or no agent started yet); kInvalid when several resources do
+// (e.g. widgets in two groups: spell the group).
+Result<std::vector<RolloutLease>> ResourceLeases(const std::vector<RolloutLease>& all, const ObjectSpec& spec,
+                                                 std::string* resource_id);
+
+// Everything above. kNotFound for a missing rollout or object (the message says which).
+Result<RolloutView> ReadRollout(RolloutCluster& cluster, const ObjectSpec& spec, int64_t now_ms,
+                                const WindowJudge& windows = KubectlWindowNow);
+
+// The board from the Leases alone.
+BoardView BoardFromLeases(const std::vector<RolloutLease>& leases, int64_t now_ms);
+
+}  // namespace nodehook
