@@ -18,7 +18,7 @@ class Agent;
 
 // Members go in reverse: the store's users first, the lock last.
 struct RunState {
-  RunState(StateLock lock, OpenedState opened, const Config& config);
+  RunState(StateLock taken, OpenedState opened_state, const Config& config);
 
   // Reports how the state was found at start (ReportStateAtStart) and, from now on, every change
   // of the store's health as an Event on the Node. `agent` must stay valid until DetachAgent().
