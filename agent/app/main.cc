@@ -38,6 +38,103 @@ nodehook::ConfigSources SourcesFrom(const CLI::App* command, const std::map<std:
   return sources;
 }
 
+// Every command and its arguments, which CLI11 fills in while parsing (so this must not move).
+struct Commands {
+  CLI::App* run = nullptr;
+  std::string config_path;
+  std::map<std::string, std::string> run_knobs;
+  CLI::App* check = nullptr;
+  std::string check_path;
+  std::map<std::string, std::string> check_knobs;
+  bool check_offline = false;
+  CLI::App* state = nullptr;
+  nodehook::StateCommandArgs state_args;
+  CLI::App* rbac = nullptr;
+  nodehook::RbacCommandArgs rbac_args;
+  CLI::App* fleet = nullptr;
+  nodehook::FleetCommandArgs fleet_args;
+  nodehook::ReleaseCommandArgs release_args;
+  nodehook::RolloutCommandArgs rollout_args;
+  CLI::App* schema = nullptr;
+  CLI::App* version = nullptr;
+
+  // Adds the commands to `app`, in the order --help lists them.
+  void Declare(CLI::App& app);
+  // Runs the one command given; returns the exit code.
+  int RunChosen();
+  int RunFleet();
+  int RunCheck();
+  int StartAgent();
+};
+
+void Commands::Declare(CLI::App& app) {
+  run = app.add_subcommand("run", "Watch the configured resources and run this node's hooks");
+  run->add_option("--config,-c", config_path, "Config file (JSON)")->required();
+  AddKnobFlags(run, &run_knobs);
+
+  check = app.add_subcommand("check-config", "Validate a config file; exit 2 when it is invalid");
+  check->add_option("file", check_path, "Config file (JSON)")->required();
+  check->add_flag("--offline", check_offline,
+                  "Check the file alone, e.g. in CI: schema, ranges, selectors and templates, but no hook programs "
+                  "and no credentials");
+  AddKnobFlags(check, &check_knobs);
+
+  state = nodehook::AddStateCommand(app, &state_args);
+  rbac = nodehook::AddRbacCommand(app, &rbac_args);
+  fleet = nodehook::AddFleetCommand(app, &fleet_args);
+  nodehook::AddReleaseCommand(fleet, &fleet_args, &release_args);
+  nodehook::AddRolloutCommands(fleet, &fleet_args, &rollout_args);
+
+  schema = app.add_subcommand("config-schema", "Print a JSON Schema of the config file (for editors and linters)");
+  version = app.add_subcommand("version", "Print the version");
+}
+
+int Commands::RunChosen() {
+  if (*version) {
+    std::cout << "nodehook " << NODEHOOK_VERSION << "\n";
+    return 0;
+  }
+  if (*state) return nodehook::RunStateCommand(state_args, std::cout, std::cerr, nodehook::SystemClock::Instance());
+  if (*fleet) return RunFleet();
+  if (*rbac) return nodehook::RunRbacCommand(rbac_args, std::cout, std::cerr);
+  if (*schema) {
+    std::cout << nodehook::ConfigSchemaJson();
+    return 0;
+  }
+  if (*check) return RunCheck();
+  return StartAgent();
+}
+
+int Commands::RunFleet() {
+  if (fleet_args.action == "release-finalizers") {
+    return nodehook::RunReleaseCommand(fleet_args, release_args, nodehook::DefaultReleaseClient, std::cout, std::cerr);
+  }
+  if (nodehook::IsRolloutAction(fleet_args.action)) {
+    return nodehook::RunRolloutCommand(fleet_args, rollout_args, nodehook::KubeconfigRolloutDeps(), std::cout, std::cerr);
+  }
+  return nodehook::RunFleetCommand(fleet_args, nodehook::KubeconfigFleetSource, std::cout, std::cerr,
+                                   nodehook::SystemClock::Instance());
+}
+
+int Commands::RunCheck() {
+  nodehook::ConfigSources sources = SourcesFrom(check, check_knobs);
+  if (check_offline) {
+    int code = nodehook::RunCheckConfig(check_path, nodehook::OfflineSources(sources), std::cout, std::cerr);
+    if (code == 0) std::cout << "not checked (--offline): the hook programs and the API credentials\n";
+    return code;
+  }
+  return nodehook::RunCheckConfig(check_path, sources, std::cout, std::cerr, nodehook::CheckConnection);
+}
+
+int Commands::StartAgent() {
+  nodehook::ConfigResult loaded = nodehook::LoadConfigFile(config_path, SourcesFrom(run, run_knobs));
+  if (!loaded.ok()) {
+    for (const auto& e : loaded.errors) std::cerr << e.ToString(config_path) << "\n";
+    return 2;
+  }
+  return nodehook::RunAgent(loaded.config);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -51,75 +148,8 @@ int main(int argc, char** argv) {
 
   CLI::App app{"nodehook: run node-local hooks for Kubernetes custom resources, on every node"};
   app.require_subcommand(1);
-
-  std::string config_path;
-  std::map<std::string, std::string> run_knobs;
-  CLI::App* run = app.add_subcommand("run", "Watch the configured resources and run this node's hooks");
-  run->add_option("--config,-c", config_path, "Config file (JSON)")->required();
-  AddKnobFlags(run, &run_knobs);
-
-  std::string check_path;
-  std::map<std::string, std::string> check_knobs;
-  CLI::App* check = app.add_subcommand("check-config", "Validate a config file; exit 2 when it is invalid");
-  check->add_option("file", check_path, "Config file (JSON)")->required();
-  bool check_offline = false;
-  check->add_flag("--offline", check_offline,
-                  "Check the file alone, e.g. in CI: schema, ranges, selectors and templates, but no hook programs "
-                  "and no credentials");
-  AddKnobFlags(check, &check_knobs);
-
-  nodehook::StateCommandArgs state_args;
-  CLI::App* state = nodehook::AddStateCommand(app, &state_args);
-
-  nodehook::RbacCommandArgs rbac_args;
-  CLI::App* rbac = nodehook::AddRbacCommand(app, &rbac_args);
-
-  nodehook::FleetCommandArgs fleet_args;
-  CLI::App* fleet = nodehook::AddFleetCommand(app, &fleet_args);
-  nodehook::ReleaseCommandArgs release_args;
-  nodehook::AddReleaseCommand(fleet, &fleet_args, &release_args);
-  nodehook::RolloutCommandArgs rollout_args;
-  nodehook::AddRolloutCommands(fleet, &fleet_args, &rollout_args);
-
-  CLI::App* schema = app.add_subcommand("config-schema", "Print a JSON Schema of the config file (for editors and linters)");
-  CLI::App* version = app.add_subcommand("version", "Print the version");
-
+  Commands commands;
+  commands.Declare(app);
   CLI11_PARSE(app, argc, argv);
-
-  if (*version) {
-    std::cout << "nodehook " << NODEHOOK_VERSION << "\n";
-    return 0;
-  }
-  if (*state) return nodehook::RunStateCommand(state_args, std::cout, std::cerr, nodehook::SystemClock::Instance());
-  if (*fleet && fleet_args.action == "release-finalizers") {
-    return nodehook::RunReleaseCommand(fleet_args, release_args, nodehook::DefaultReleaseClient, std::cout, std::cerr);
-  }
-  if (*fleet && nodehook::IsRolloutAction(fleet_args.action)) {
-    return nodehook::RunRolloutCommand(fleet_args, rollout_args, nodehook::KubeconfigRolloutDeps(), std::cout, std::cerr);
-  }
-  if (*fleet) {
-    return nodehook::RunFleetCommand(fleet_args, nodehook::KubeconfigFleetSource, std::cout, std::cerr,
-                                     nodehook::SystemClock::Instance());
-  }
-  if (*rbac) return nodehook::RunRbacCommand(rbac_args, std::cout, std::cerr);
-  if (*schema) {
-    std::cout << nodehook::ConfigSchemaJson();
-    return 0;
-  }
-  if (*check) {
-    nodehook::ConfigSources sources = SourcesFrom(check, check_knobs);
-    if (check_offline) {
-      int code = nodehook::RunCheckConfig(check_path, nodehook::OfflineSources(sources), std::cout, std::cerr);
-      if (code == 0) std::cout << "not checked (--offline): the hook programs and the API credentials\n";
-      return code;
-    }
-    return nodehook::RunCheckConfig(check_path, sources, std::cout, std::cerr, nodehook::CheckConnection);
-  }
-
-  nodehook::ConfigResult loaded = nodehook::LoadConfigFile(config_path, SourcesFrom(run, run_knobs));
-  if (!loaded.ok()) {
-    for (const auto& e : loaded.errors) std::cerr << e.ToString(config_path) << "\n";
-    return 2;
-  }
-  return nodehook::RunAgent(loaded.config);
+  return commands.RunChosen();
 }

@@ -43,6 +43,9 @@ struct KnobBinding {
 
 const std::vector<KnobBinding>& KnobBindings();
 
+// A knob's flag: "allow_volatile_state" -> "--allow-volatile-state".
+std::string KnobFlagName(const std::string& name);
+
 // Where a knob's final value came from, so errors found after merging point at the right source.
 struct KnobOrigin {
   std::string path;  // "tuning.workers", "env NODEHOOK_WORKERS", "flag --workers"

@@ -31,71 +31,72 @@ PlanExecutor::PlanExecutor(StateStore& store, ActionRunner& runner, Clock& clock
 
 std::optional<Duration> PlanExecutor::Run(const ResourceContext& ctx, Plan plan, const CancelToken& stop) {
   Execution run{ctx, std::move(plan), stop, ctx.resource.ref.Id(), std::nullopt, false, "", false, HookOutcome{}};
+  for (Step step : run.plan.steps) {
+    if (!DoStep(run, step)) return run.again;
+  }
+  return Finish(run);
+}
+
+bool PlanExecutor::DoStep(Execution& run, Step step) {
+  const ResourceContext& ctx = run.ctx;
   const Plan& p = run.plan;
   const std::string& uid = p.meta.uid;
-  for (Step step : p.steps) {
-    switch (step) {
-      case Step::kSweepDeparted:
-        if (!ctx.finalizers.SweepDeparted(ctx.resource, *p.live_object, *p.live_facts).ok()) {
-          run.again = Earliest(run.again, kFinalizerRetry);
-        }
-        break;
-      case Step::kAwaitLeader:
-        return ctx.gate.AwaitHolder(ctx.cache, uid);
-      case Step::kReleaseStrayFinalizer:
-        if (!ctx.finalizers.Release(ctx.resource, *p.live_object, *p.live_facts).ok()) return kFinalizerRetry;
-        break;
-      case Step::kClaimFinalizer:
-        // On failure the watch brings the fresh object; try again with it.
-        if (!ctx.finalizers.Claim(ctx.resource, *p.live_object, *p.live_facts).ok()) {
-          return Earliest(run.again, kFinalizerRetry);
-        }
-        break;
-      case Step::kEnterRollout:
-        if (auto wait = ctx.rollout.Enter(p.meta, p.target, p.live_facts.get())) return Earliest(run.again, *wait);
-        break;
-      case Step::kRecordStart:
-        if (!RecordStart(run)) return run.again;
-        break;
-      case Step::kRunHook:
-        if (!RunHook(run)) return run.again;
-        break;
-      case Step::kVerifyRollout:
-        if (!VerifyRollout(run)) return run.again;
-        break;
-      case Step::kFinishRollout:
-        ctx.rollout.Succeeded(ctx.resource.ref, p.meta, p.target, run.message);
-        break;
-      case Step::kRecordLeaderHandled:
-        ctx.gate.Handled(ctx.resource, p.meta, p.reason, p.target);
-        break;
-      case Step::kMarkFinalizerPending:
-        if (!MarkFinalizerPending(run)) return run.again;
-        break;
-      case Step::kReleaseFinalizer:
-        if (!ReleaseFinalizer(run)) return run.again;
-        break;
-      case Step::kStoreHandled:
-        if (!StoreHandled(run)) return run.again;
-        break;
-      case Step::kForget:
-        if (!Forget(run)) return run.again;
-        break;
-      case Step::kMarkSeen:
-        memory_.MarkSeen(uid, p.meta.resource_version);
-        break;
-      case Step::kDropBytes:
-        // Those hooks that act on the live object keep its bytes; so does a deleting object.
-        if (!ctx.keeps_bytes && !p.meta.deleting) ctx.cache.DropBytes(uid, p.meta.resource_version);
-        break;
-      case Step::kEraseTombstone:
-        ctx.cache.EraseIfGone(uid);
-        break;
-    }
+  switch (step) {
+    case Step::kSweepDeparted:
+      if (!ctx.finalizers.SweepDeparted(ctx.resource, *p.live_object, *p.live_facts).ok()) {
+        run.again = Earliest(run.again, kFinalizerRetry);
+      }
+      return true;
+    case Step::kAwaitLeader:
+      run.again = ctx.gate.AwaitHolder(ctx.cache, uid);
+      return false;
+    case Step::kReleaseStrayFinalizer:
+      if (ctx.finalizers.Release(ctx.resource, *p.live_object, *p.live_facts).ok()) return true;
+      run.again = kFinalizerRetry;
+      return false;
+    case Step::kClaimFinalizer:
+      if (ctx.finalizers.Claim(ctx.resource, *p.live_object, *p.live_facts).ok()) return true;
+      // The watch brings the fresh object; try again with it.
+      run.again = Earliest(run.again, kFinalizerRetry);
+      return false;
+    case Step::kEnterRollout:
+      if (auto wait = ctx.rollout.Enter(p.meta, p.target, p.live_facts.get())) {
+        run.again = Earliest(run.again, *wait);
+        return false;
+      }
+      return true;
+    case Step::kRecordStart: return RecordStart(run);
+    case Step::kRunHook: return RunHook(run);
+    case Step::kVerifyRollout: return VerifyRollout(run);
+    case Step::kFinishRollout:
+      ctx.rollout.Succeeded(ctx.resource.ref, p.meta, p.target, run.message);
+      return true;
+    case Step::kRecordLeaderHandled:
+      ctx.gate.Handled(ctx.resource, p.meta, p.reason, p.target);
+      return true;
+    case Step::kMarkFinalizerPending: return MarkFinalizerPending(run);
+    case Step::kReleaseFinalizer: return ReleaseFinalizer(run);
+    case Step::kStoreHandled: return StoreHandled(run);
+    case Step::kForget: return Forget(run);
+    case Step::kMarkSeen:
+      memory_.MarkSeen(uid, p.meta.resource_version);
+      return true;
+    case Step::kDropBytes:
+      // Those hooks that act on the live object keep its bytes; so does a deleting object.
+      if (!ctx.keeps_bytes && !p.meta.deleting) ctx.cache.DropBytes(uid, p.meta.resource_version);
+      return true;
+    case Step::kEraseTombstone:
+      ctx.cache.EraseIfGone(uid);
+      return true;
   }
+  return true;
+}
+
+std::optional<Duration> PlanExecutor::Finish(Execution& run) {
+  const Plan& p = run.plan;
   if (!p.problem.ok()) {
     Log(LogLevel::kError, "object unreadable",
-        {{"resource", run.resource_id}, {"object", p.meta.Key()}, {"uid", uid}, {"error", p.problem.ToString()},
+        {{"resource", run.resource_id}, {"object", p.meta.Key()}, {"uid", p.meta.uid}, {"error", p.problem.ToString()},
          {"next", "wait for the next change"}});
   }
   if (p.wait_until) return Earliest(run.again, std::max(*p.wait_until - clock_.Now(), Duration::zero()));
@@ -105,7 +106,7 @@ std::optional<Duration> PlanExecutor::Run(const ResourceContext& ctx, Plan plan,
   } else {
     // Adoptions and reasons without a hook only move the diffbase: say so, not "hook succeeded".
     Log(LogLevel::kInfo, "handled without a hook",
-        {{"object", p.meta.Key()}, {"uid", uid}, {"handler", p.reason}, {"outcome", p.without_hook},
+        {{"object", p.meta.Key()}, {"uid", p.meta.uid}, {"handler", p.reason}, {"outcome", p.without_hook},
          {"next", "idle until the object changes"}});
   }
   return run.again;

@@ -48,6 +48,11 @@ class PlanExecutor {
 
  private:
   struct Execution;  // one plan's execution state
+  // Runs one step of the plan. Like the steps below, returns false when the plan stops there
+  // (`run.again` says when to look again).
+  bool DoStep(Execution& run, Step step);
+  // After the last step: the log line of an unreadable object or of the outcome, and when to look again.
+  std::optional<Duration> Finish(Execution& run);
   // Each returns false when the plan stops there (`*again` says when to look again).
   bool RecordStart(Execution& run);
   bool RunHook(Execution& run);

@@ -170,60 +170,21 @@ void Watcher::StreamingListFailed(const CancelToken& stop, const Status& st, boo
   WaitBackoff(stop, cause, "streaming list");
 }
 
-void Watcher::WatchStep(const CancelToken& stop, bool streaming_list) {
-  if (!streaming_list) SetState(State::kWatching);
+// One watch's state, shared by its event callback and what follows the watch's end.
+struct Watcher::WatchRound {
+  bool listing = false;  // a streaming list's initial state, until its initial-events-end bookmark
   bool expired = false;
   int events = 0;
   Status stream_error;
-  // A streaming list's initial state, until its initial-events-end bookmark.
-  bool listing = streaming_list;
   std::vector<ObjectPtr> initial;
   std::vector<BadObject> initial_bad;
-  auto on_event = [&](WatchEvent ev) {
-    ++events;
-    if (listing && ev.type != WatchEventType::kError) {
-      if (ev.type == WatchEventType::kBookmark && ev.initial_events_end) {
-        listing = false;
-        Listed(initial, initial_bad, ev.object.meta.resource_version);
-        initial = {};
-        initial_bad = {};
-        SetState(State::kWatching);
-      } else if (ev.quarantined) {
-        initial_bad.push_back(std::move(*ev.quarantined));
-      } else if (ev.type != WatchEventType::kBookmark) {
-        initial.push_back(std::make_shared<const KubeObject>(std::move(ev.object)));
-      }
-      return;
-    }
-    if (ev.type != WatchEventType::kError) MarkActivity();
-    if (ev.quarantined) {
-      if (!ev.object.meta.resource_version.empty()) resource_version_ = ev.object.meta.resource_version;
-      sink_.OnQuarantined(*ev.quarantined, ev.type);
-      return;
-    }
-    switch (ev.type) {
-      case WatchEventType::kAdded:
-      case WatchEventType::kModified:
-        resource_version_ = ev.object.meta.resource_version;
-        sink_.OnObject(std::make_shared<const KubeObject>(std::move(ev.object)));
-        break;
-      case WatchEventType::kDeleted:
-        resource_version_ = ev.object.meta.resource_version;
-        sink_.OnDeleted(std::make_shared<const KubeObject>(std::move(ev.object)));
-        break;
-      case WatchEventType::kBookmark:
-        if (!ev.object.meta.resource_version.empty()) resource_version_ = ev.object.meta.resource_version;
-        break;
-      case WatchEventType::kError:
-        if (ev.error_code == 410) {
-          expired = true;
-        } else {
-          stream_error = Status(StatusCode::kUnavailable,
-                                "watch ERROR event " + std::to_string(ev.error_code) + ": " + ev.error_message);
-        }
-        break;
-    }
-  };
+};
+
+void Watcher::WatchStep(const CancelToken& stop, bool streaming_list) {
+  if (!streaming_list) SetState(State::kWatching);
+  WatchRound round;
+  round.listing = streaming_list;
+  auto on_event = [&](WatchEvent ev) { OnWatchEvent(round, std::move(ev)); };
 
   WatchOptions watch_options;
   watch_options.resource_version = streaming_list ? "" : resource_version_;  // "": the latest state, read consistently
@@ -232,9 +193,61 @@ void Watcher::WatchStep(const CancelToken& stop, bool streaming_list) {
   TimePoint started = clock_.Now();
   Status st = client_.Watch(resource_, watch_options, on_event, stop);
   if (stop.cancelled()) return;
-  if (listing) return StreamingListFailed(stop, stream_error.ok() ? st : stream_error, expired);
+  if (round.listing) {
+    return StreamingListFailed(stop, round.stream_error.ok() ? st : round.stream_error, round.expired);
+  }
+  WatchEnded(stop, round, st, started);
+}
 
-  if (expired || st.code() == StatusCode::kGone) {
+void Watcher::OnWatchEvent(WatchRound& round, WatchEvent ev) {
+  ++round.events;
+  if (round.listing && ev.type != WatchEventType::kError) return OnInitialEvent(round, std::move(ev));
+  if (ev.type != WatchEventType::kError) MarkActivity();
+  if (ev.quarantined) {
+    if (!ev.object.meta.resource_version.empty()) resource_version_ = ev.object.meta.resource_version;
+    sink_.OnQuarantined(*ev.quarantined, ev.type);
+    return;
+  }
+  switch (ev.type) {
+    case WatchEventType::kAdded:
+    case WatchEventType::kModified:
+      resource_version_ = ev.object.meta.resource_version;
+      sink_.OnObject(std::make_shared<const KubeObject>(std::move(ev.object)));
+      break;
+    case WatchEventType::kDeleted:
+      resource_version_ = ev.object.meta.resource_version;
+      sink_.OnDeleted(std::make_shared<const KubeObject>(std::move(ev.object)));
+      break;
+    case WatchEventType::kBookmark:
+      if (!ev.object.meta.resource_version.empty()) resource_version_ = ev.object.meta.resource_version;
+      break;
+    case WatchEventType::kError:
+      if (ev.error_code == 410) {
+        round.expired = true;
+      } else {
+        round.stream_error = Status(StatusCode::kUnavailable,
+                                    "watch ERROR event " + std::to_string(ev.error_code) + ": " + ev.error_message);
+      }
+      break;
+  }
+}
+
+void Watcher::OnInitialEvent(WatchRound& round, WatchEvent ev) {
+  if (ev.type == WatchEventType::kBookmark && ev.initial_events_end) {
+    round.listing = false;
+    Listed(round.initial, round.initial_bad, ev.object.meta.resource_version);
+    round.initial = {};
+    round.initial_bad = {};
+    SetState(State::kWatching);
+  } else if (ev.quarantined) {
+    round.initial_bad.push_back(std::move(*ev.quarantined));
+  } else if (ev.type != WatchEventType::kBookmark) {
+    round.initial.push_back(std::make_shared<const KubeObject>(std::move(ev.object)));
+  }
+}
+
+void Watcher::WatchEnded(const CancelToken& stop, const WatchRound& round, const Status& st, TimePoint started) {
+  if (round.expired || st.code() == StatusCode::kGone) {
     metrics_.Restarted("expired");
     Log(LogLevel::kInfo, "resource version expired",
         {{"resource", resource_id_}, {"resource_version", resource_version_}, {"next", "relist"}});
@@ -243,7 +256,8 @@ void Watcher::WatchStep(const CancelToken& stop, bool streaming_list) {
     return;
   }
   SetState(State::kListed);
-  metrics_.Restarted(RestartCause(stream_error, st, events == 0 && clock_.Now() - started < kMinHealthyWatch));
+  const Status& stream_error = round.stream_error;
+  metrics_.Restarted(RestartCause(stream_error, st, round.events == 0 && clock_.Now() - started < kMinHealthyWatch));
   if (!stream_error.ok()) {
     WaitBackoff(stop, stream_error, "watch");
   } else if (st.code() == StatusCode::kTimeout) {
@@ -259,7 +273,7 @@ void Watcher::WatchStep(const CancelToken& stop, bool streaming_list) {
     WaitBackoff(stop, st, "watch");
   } else if (!st.ok()) {
     WaitBackoff(stop, st, "watch");
-  } else if (events == 0 && clock_.Now() - started < kMinHealthyWatch) {
+  } else if (round.events == 0 && clock_.Now() - started < kMinHealthyWatch) {
     WaitBackoff(stop, UnavailableError("watch closed immediately without events"), "watch");
   } else {
     Log(LogLevel::kDebug, "watch ended",

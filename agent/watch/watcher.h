@@ -91,6 +91,12 @@ class Watcher {
               const std::string& resource_version);
   // Watches from resource_version_; with `streaming_list`, first reads the state as initial events.
   void WatchStep(const CancelToken& stop, bool streaming_list);
+  struct WatchRound;  // one watch's events so far
+  void OnWatchEvent(WatchRound& round, WatchEvent ev);
+  // A streaming list's event before its initial-events-end bookmark.
+  void OnInitialEvent(WatchRound& round, WatchEvent ev);
+  // What follows the end of a watch (not of a streaming list's initial state).
+  void WatchEnded(const CancelToken& stop, const WatchRound& round, const Status& st, TimePoint started);
   // After a streaming list ended before its initial-events-end bookmark.
   void StreamingListFailed(const CancelToken& stop, const Status& st, bool expired);
   void WaitBackoff(const CancelToken& stop, const Status& cause, const char* during);
