@@ -45,8 +45,8 @@ Watcher::Watcher(KubeClient& client, ResourceRef resource, WatchSink& sink, Cloc
       sink_(sink),
       clock_(clock),
       options_(options),
-      list_strategy_(options.list_strategy),
       backoff_(options.backoff, clock, SeedOrRandom(options.seed)),
+      list_strategy_(options.list_strategy),
       rng_(SeedOrRandom(options.seed) + 1),
       metrics_(options.metrics, resource_id_) {
   last_activity_ms_.store(ToMillis(clock_.Now()));  // a scrape before Run() must not see the epoch
