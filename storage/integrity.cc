@@ -1,13 +1,14 @@
 #include "storage/integrity.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <memory>
 
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include "agent/base/utc_time.h"
 #include "storage/disk_space.h"
 #include "storage/local_fs.h"
 
@@ -39,11 +40,9 @@ Result<IntegrityVerdict> Failure(sqlite3* db, const std::string& path, int rc) {
 }
 
 std::string UtcStamp(TimePoint now) {
-  std::time_t secs = static_cast<std::time_t>(ToMillis(now) / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  UtcFields f = SplitUtc(now);
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%04d%02d%02dT%02d%02d%02dZ", f.year, f.month, f.day, f.hour, f.minute, f.second);
   return buf;
 }
 

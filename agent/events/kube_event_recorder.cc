@@ -6,10 +6,10 @@
 
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 
 #include "agent/base/log.h"
 #include "agent/base/printable.h"
+#include "agent/base/utc_time.h"
 
 namespace nodehook {
 namespace {
@@ -56,22 +56,6 @@ std::string EventName(const std::string& object_name, uint64_t unique) {
   // A cut may leave a label ending in '-' or '.', which a DNS subdomain does not allow.
   while (!base.empty() && (base.back() == '-' || base.back() == '.')) base.pop_back();
   return base + suffix;
-}
-
-std::string MicroTime(TimePoint t) {
-  int64_t ms = ToMillis(t);
-  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-  int millis = static_cast<int>(ms % 1000);
-  if (millis < 0) {
-    millis += 1000;
-    --seconds;
-  }
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buf[80];  // room for any int the compiler thinks tm fields might hold
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03d000Z", utc.tm_year + 1900, utc.tm_mon + 1,
-                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis);
-  return buf;
 }
 
 std::string EventBody(const EventSpec& event, const std::string& node_name) {

@@ -6,9 +6,9 @@
 #include <rapidjson/writer.h>
 
 #include <cctype>
-#include <ctime>
 
 #include "agent/base/log.h"
+#include "agent/base/utc_time.h"
 #include "agent/kube/base64.h"
 #include "agent/kube/plugin_process.h"
 
@@ -70,55 +70,6 @@ std::string ExecInfoJson(const ExecPluginConfig& config) {
   w.EndObject();
   w.EndObject();
   return buffer.GetString();
-}
-
-namespace {
-
-// Reads exactly `count` decimal digits at `pos` (RFC 3339 fields have fixed widths).
-bool FixedDigits(const std::string& text, size_t pos, size_t count, int* out) {
-  if (pos + count > text.size()) return false;
-  int value = 0;
-  for (size_t i = pos; i < pos + count; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
-    value = value * 10 + (text[i] - '0');
-  }
-  *out = value;
-  return true;
-}
-
-}  // namespace
-
-Result<TimePoint> ParseRfc3339(const std::string& text) {
-  std::tm tm{};
-  const bool shaped = text.size() >= 19 && text[4] == '-' && text[7] == '-' && (text[10] == 'T' || text[10] == 't') &&
-                      text[13] == ':' && text[16] == ':';
-  if (!shaped || !FixedDigits(text, 0, 4, &tm.tm_year) || !FixedDigits(text, 5, 2, &tm.tm_mon) ||
-      !FixedDigits(text, 8, 2, &tm.tm_mday) || !FixedDigits(text, 11, 2, &tm.tm_hour) ||
-      !FixedDigits(text, 14, 2, &tm.tm_min) || !FixedDigits(text, 17, 2, &tm.tm_sec)) {
-    return InvalidError("expected an RFC 3339 time like 2024-01-02T03:04:05Z, got '" + text + "'");
-  }
-  size_t pos = 19;
-  int64_t millis = 0;
-  if (pos < text.size() && text[pos] == '.') {
-    int64_t scale = 100;
-    for (++pos; pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])); ++pos, scale /= 10) {
-      millis += (text[pos] - '0') * scale;
-    }
-  }
-  int offset_minutes = 0;
-  std::string zone = text.substr(pos);
-  int hours = 0, minutes = 0;
-  if (zone == "Z" || zone == "z") {
-  } else if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':' &&
-             FixedDigits(zone, 1, 2, &hours) && FixedDigits(zone, 4, 2, &minutes)) {
-    offset_minutes = (zone[0] == '-' ? -1 : 1) * (hours * 60 + minutes);
-  } else {
-    return InvalidError("expected an RFC 3339 time zone (Z or +hh:mm) in '" + text + "'");
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  int64_t seconds = static_cast<int64_t>(::timegm(&tm)) - offset_minutes * 60;
-  return FromMillis(seconds * 1000 + millis);
 }
 
 Result<ExecCredential> ParseExecCredential(const std::string& stdout_text, const std::string& api_version) {

@@ -4,9 +4,6 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include <cstdio>
-#include <ctime>
-
 namespace nodehook {
 namespace {
 
@@ -77,17 +74,6 @@ std::string LeaseJson(const std::string& namespace_name, const std::string& name
   w.EndObject();
   w.EndObject();
   return buf.GetString();
-}
-
-std::string MicroTime(std::chrono::system_clock::time_point t) {
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  std::time_t seconds = static_cast<std::time_t>(micros / 1'000'000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", utc.tm_year + 1900, utc.tm_mon + 1,
-                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<long long>(micros % 1'000'000));
-  return buf;
 }
 
 }  // namespace nodehook

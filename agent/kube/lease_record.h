@@ -34,7 +34,4 @@ Result<LeaseRecord> ParseLease(std::string_view json);
 // The whole Lease object as JSON, with metadata.resourceVersion when the record has one.
 std::string LeaseJson(const std::string& namespace_name, const std::string& name, const LeaseRecord& record);
 
-// "2026-11-30T16:44:24.123456Z": a metav1.MicroTime.
-std::string MicroTime(std::chrono::system_clock::time_point t);
-
 }  // namespace nodehook
