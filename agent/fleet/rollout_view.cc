@@ -13,10 +13,7 @@ namespace nodehook {
 WindowNow KubectlWindowNow(const std::vector<RolloutWindow>& windows, int64_t now_ms) {
   // The agents' own judgement, with the zones of this machine's zoneinfo (or $TZDIR).
   const char* tzdir = std::getenv("TZDIR");
-  auto compiled = CompileWindows(windows, tzdir && *tzdir ? tzdir : kDefaultZoneInfoDir);
-  if (!compiled.ok()) return WindowNow{false, 0};
-  WindowState state = JudgeWindows(*compiled, now_ms / 1000);
-  return WindowNow{state.open, state.next_open_at * 1000};
+  return WindowsNow(CompileWindows(windows, tzdir && *tzdir ? tzdir : kDefaultZoneInfoDir), now_ms);
 }
 
 bool KubectlJudgesWindows() { return true; }

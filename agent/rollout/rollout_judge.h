@@ -21,6 +21,7 @@
 
 #include "agent/config/config.h"
 #include "agent/rollout/rollout_leases.h"
+#include "agent/rollout/window.h"  // WindowNow: whether the windows are open (the caller loads the zones)
 
 namespace nodehook {
 
@@ -63,12 +64,6 @@ struct RolloutAdmission {
   WaitReason wait = WaitReason::kNone;
   std::string detail;      // for people: which nodes failed, which canaries are pending, ...
   int64_t until_ms = 0;    // kOutsideWindow: when the next window opens (0: unknown)
-};
-
-// Whether the maintenance windows are open now (computed by the caller: time zones are loaded).
-struct WindowNow {
-  bool open = true;
-  int64_t next_open_ms = 0;
 };
 
 RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
