@@ -248,7 +248,7 @@ Status RolloutGate::WriteSlot(Slot& slot, const std::string& holder, int duratio
   lease.kind = "slot";
   lease.holder = holder;
   lease.lease_duration_seconds = std::max(duration_seconds, 1);
-  lease.renew_time = MicroTime(SystemClock::Instance().Now());
+  lease.renew_time = MicroTime(FromMillis(server_.NowMs()));  // kubectl ages it by this clock
   lease.resource_version = slot.resource_version;
   lease.resource = resource_.ref.Id();
   lease.slot = slot.index;
@@ -280,7 +280,7 @@ Status RolloutGate::WriteResult(const std::string& uid, const NodeResult& result
   lease.kind = "node";
   lease.holder = options_.node;
   lease.lease_duration_seconds = kNodeLeaseSeconds;
-  lease.renew_time = MicroTime(SystemClock::Instance().Now());
+  lease.renew_time = MicroTime(FromMillis(server_.NowMs()));  // kubectl ages it by this clock
   lease.resource = resource_.ref.Id();
   lease.policy_json = SharedPolicyJson(resource_);
   lease.results = results_;
