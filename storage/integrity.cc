@@ -1,7 +1,6 @@
 #include "storage/integrity.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -39,13 +38,6 @@ Result<IntegrityVerdict> Failure(sqlite3* db, const std::string& path, int rc) {
   return UnavailableError("cannot check state file " + path + ": " + message);
 }
 
-std::string UtcStamp(TimePoint now) {
-  UtcFields f = SplitUtc(now);
-  char buf[80];
-  std::snprintf(buf, sizeof buf, "%04d%02d%02dT%02d%02d%02dZ", f.year, f.month, f.day, f.hour, f.minute, f.second);
-  return buf;
-}
-
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
 }  // namespace
@@ -77,7 +69,7 @@ Result<IntegrityVerdict> QuickCheck(const std::string& path) {
 }
 
 Result<std::string> MoveAside(const std::string& path, TimePoint now, const std::string& label) {
-  std::string stem = path + "." + label + "-" + UtcStamp(now);
+  std::string stem = path + "." + label + "-" + BasicUtcStamp(now);
   std::string target = stem;
   for (int n = 2; Exists(target) || Exists(target + "-wal"); ++n) target = stem + "." + std::to_string(n);
   // The WAL and shared-memory files go first: a main file without its old WAL is harmless,

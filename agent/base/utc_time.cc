@@ -22,6 +22,22 @@ bool FixedDigits(std::string_view text, size_t pos, size_t count, int* out) {
   return true;
 }
 
+// A TimePoint's fields in UTC (month 1-12; times before 1970 too).
+struct UtcFields { int year, month, day, hour, minute, second, millis; };
+
+UtcFields SplitUtc(TimePoint t) {
+  const int64_t ms = ToMillis(t);
+  const int64_t days = FloorDiv(ms, kMillisPerDay);
+  const int64_t rest = ms - days * kMillisPerDay;
+  UtcFields f{};
+  CivilFromDays(days, &f.year, &f.month, &f.day);
+  f.hour = static_cast<int>(rest / 3'600'000);
+  f.minute = static_cast<int>(rest / 60'000 % 60);
+  f.second = static_cast<int>(rest / 1000 % 60);
+  f.millis = static_cast<int>(rest % 1000);
+  return f;
+}
+
 int64_t MillisOf(int year, int month, int day, int hour, int minute, int second) {
   return ((DaysFromCivil(year, month, day) * 24 + hour) * 60 + minute) * 60'000 + int64_t{second} * 1000;
 }
@@ -50,19 +66,6 @@ void CivilFromDays(int64_t days, int* year, int* month, int* day) {
   *year = static_cast<int>(yoe + era * 400 + (*month <= 2 ? 1 : 0));
 }
 
-UtcFields SplitUtc(TimePoint t) {
-  const int64_t ms = ToMillis(t);
-  const int64_t days = FloorDiv(ms, kMillisPerDay);
-  const int64_t rest = ms - days * kMillisPerDay;
-  UtcFields f;
-  CivilFromDays(days, &f.year, &f.month, &f.day);
-  f.hour = static_cast<int>(rest / 3'600'000);
-  f.minute = static_cast<int>(rest / 60'000 % 60);
-  f.second = static_cast<int>(rest / 1000 % 60);
-  f.millis = static_cast<int>(rest % 1000);
-  return f;
-}
-
 std::string Rfc3339Millis(TimePoint t) {
   UtcFields f = SplitUtc(t);
   char buf[80];  // room for any int the compiler thinks the fields might hold
@@ -74,6 +77,13 @@ std::string Rfc3339Millis(TimePoint t) {
 std::string MicroTime(TimePoint t) {
   std::string text = Rfc3339Millis(t);
   return text.insert(text.size() - 1, "000");
+}
+
+std::string BasicUtcStamp(TimePoint t) {
+  UtcFields f = SplitUtc(t);
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%04d%02d%02dT%02d%02d%02dZ", f.year, f.month, f.day, f.hour, f.minute, f.second);
+  return buf;
 }
 
 Result<TimePoint> ParseRfc3339(const std::string& text) {

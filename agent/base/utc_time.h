@@ -19,23 +19,13 @@ namespace nodehook {
 int64_t DaysFromCivil(int year, int month, int day);
 void CivilFromDays(int64_t days, int* year, int* month, int* day);
 
-// A TimePoint's fields in UTC (month 1-12, millis 0-999; times before 1970 too).
-struct UtcFields {
-  int year = 1970;
-  int month = 1;
-  int day = 1;
-  int hour = 0;
-  int minute = 0;
-  int second = 0;
-  int millis = 0;
-};
-UtcFields SplitUtc(TimePoint t);
-
 // "2026-11-29T17:21:40.308Z": RFC 3339 with milliseconds (the log's timestamps).
 std::string Rfc3339Millis(TimePoint t);
 // "2026-11-29T17:21:40.308000Z": a metav1.MicroTime (Events' eventTime, Leases' renewTime), to
 // the millisecond.
 std::string MicroTime(TimePoint t);
+// "20261129T172140Z": ISO 8601's basic format, to the second (for file names).
+std::string BasicUtcStamp(TimePoint t);
 
 // An RFC 3339 time ("2024-01-02T03:04:05Z", fractions and +hh:mm offsets allowed), to the
 // millisecond. kInvalid otherwise.

@@ -7,6 +7,7 @@
 
 #include <cctype>
 
+#include "agent/base/json_text.h"
 #include "agent/base/log.h"
 #include "agent/base/utc_time.h"
 #include "agent/kube/base64.h"
@@ -15,24 +16,19 @@
 namespace nodehook {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void Field(Writer& w, const char* key, const std::string& value) {
-  w.Key(key);
-  w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
-}
+using Writer = JsonWriter;
 
 void WriteCluster(Writer& w, const ExecClusterInfo& c) {
   w.Key("cluster");
   w.StartObject();
-  Field(w, "server", c.server);
-  if (!c.tls_server_name.empty()) Field(w, "tls-server-name", c.tls_server_name);
+  PutString(w, "server", c.server);
+  if (!c.tls_server_name.empty()) PutString(w, "tls-server-name", c.tls_server_name);
   if (c.insecure_skip_tls_verify) {
     w.Key("insecure-skip-tls-verify");
     w.Bool(true);
   }
-  if (!c.ca_pem.empty()) Field(w, "certificate-authority-data", Base64Encode(c.ca_pem));
-  if (!c.proxy_url.empty()) Field(w, "proxy-url", c.proxy_url);
+  if (!c.ca_pem.empty()) PutString(w, "certificate-authority-data", Base64Encode(c.ca_pem));
+  if (!c.proxy_url.empty()) PutString(w, "proxy-url", c.proxy_url);
   if (!c.config_json.empty()) {
     w.Key("config");
     w.RawValue(c.config_json.c_str(), c.config_json.size(), rapidjson::kObjectType);
@@ -49,19 +45,14 @@ const rapidjson::Value* Member(const rapidjson::Value& object, const char* key) 
   return it == object.MemberEnd() ? nullptr : &it->value;
 }
 
-std::string StringMember(const rapidjson::Value& object, const char* key) {
-  const rapidjson::Value* v = Member(object, key);
-  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
-}
-
 }  // namespace
 
 std::string ExecInfoJson(const ExecPluginConfig& config) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
-  Field(w, "kind", "ExecCredential");
-  Field(w, "apiVersion", config.api_version);
+  PutString(w, "kind", "ExecCredential");
+  PutString(w, "apiVersion", config.api_version);
   w.Key("spec");
   w.StartObject();
   if (config.cluster) WriteCluster(w, *config.cluster);
