@@ -36,7 +36,20 @@ Result<LeaseRecord> ParseLease(std::string_view json) {
   return record;
 }
 
-std::string LeaseJson(const std::string& namespace_name, const std::string& name, const LeaseRecord& record) {
+namespace {
+
+void PutMap(JsonWriter& w, const char* key, const LeaseMetadataMap& map) {
+  if (map.empty()) return;
+  w.Key(key);
+  w.StartObject();
+  for (const auto& [k, v] : map) PutString(w, k.c_str(), v);
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string LeaseJson(const std::string& namespace_name, const std::string& name, const LeaseRecord& record,
+                      const LeaseMetadataMap& labels, const LeaseMetadataMap& annotations) {
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);
   w.StartObject();
@@ -47,6 +60,8 @@ std::string LeaseJson(const std::string& namespace_name, const std::string& name
   PutString(w, "namespace", namespace_name);
   PutString(w, "name", name);
   if (!record.resource_version.empty()) PutString(w, "resourceVersion", record.resource_version);
+  PutMap(w, "labels", labels);
+  PutMap(w, "annotations", annotations);
   w.EndObject();
   w.Key("spec");
   w.StartObject();

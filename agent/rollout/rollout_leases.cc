@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "agent/base/json_text.h"
+#include "agent/kube/lease_record.h"
 #include "agent/object/essence.h"
 
 namespace nodehook {
@@ -159,44 +160,23 @@ Result<RolloutLease> ParseRolloutLease(std::string_view json) {
 }
 
 std::string RolloutLeaseJson(const std::string& namespace_name, const std::string& rid, const RolloutLease& lease) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  PutString(w, "apiVersion", "coordination.k8s.io/v1");
-  PutString(w, "kind", "Lease");
-  w.Key("metadata");
-  w.StartObject();
-  PutString(w, "namespace", namespace_name);
-  PutString(w, "name", lease.name);
-  if (!lease.resource_version.empty()) PutString(w, "resourceVersion", lease.resource_version);
-  w.Key("labels");
-  w.StartObject();
-  PutString(w, kRolloutLabel, rid);
-  PutString(w, kRolloutKindLabel, lease.kind);
-  w.EndObject();
-  w.Key("annotations");
-  w.StartObject();
-  PutString(w, kResourceAnnotation, lease.resource);
+  LeaseRecord record;
+  record.holder = lease.holder;
+  record.lease_duration_seconds = lease.lease_duration_seconds;
+  record.renew_time = lease.renew_time;
+  record.resource_version = lease.resource_version;
+  LeaseMetadataMap annotations{{kResourceAnnotation, lease.resource}};
   if (lease.kind == "slot") {
-    PutString(w, kSlotAnnotation, std::to_string(lease.slot));
-    PutString(w, kObjectAnnotation, lease.uid);
-    PutString(w, kStateAnnotation, lease.state);
-    PutString(w, kPhaseAnnotation, SlotPhaseName(lease.phase));
+    annotations[kSlotAnnotation] = std::to_string(lease.slot);
+    annotations[kObjectAnnotation] = lease.uid;
+    annotations[kStateAnnotation] = lease.state;
+    annotations[kPhaseAnnotation] = SlotPhaseName(lease.phase);
   } else {
-    PutString(w, kPolicyAnnotation, lease.policy_json);
-    PutString(w, kResultsAnnotation, ResultsJson(lease.results));
+    annotations[kPolicyAnnotation] = lease.policy_json;
+    annotations[kResultsAnnotation] = ResultsJson(lease.results);
   }
-  w.EndObject();
-  w.EndObject();
-  w.Key("spec");
-  w.StartObject();
-  PutString(w, "holderIdentity", lease.holder);
-  w.Key("leaseDurationSeconds");
-  w.Int(lease.lease_duration_seconds);
-  if (!lease.renew_time.empty()) PutString(w, "renewTime", lease.renew_time);
-  w.EndObject();
-  w.EndObject();
-  return buf.GetString();
+  return LeaseJson(namespace_name, lease.name, record, {{kRolloutLabel, rid}, {kRolloutKindLabel, lease.kind}},
+                   annotations);
 }
 
 std::string SharedPolicyJson(const WatchedResource& resource) {
