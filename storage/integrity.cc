@@ -2,12 +2,12 @@
 
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <memory>
 
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include "agent/base/utc_time.h"
 #include "storage/disk_space.h"
 #include "storage/local_fs.h"
 
@@ -36,15 +36,6 @@ Result<IntegrityVerdict> Failure(sqlite3* db, const std::string& path, int rc) {
     if (!full.empty()) message = full;
   }
   return UnavailableError("cannot check state file " + path + ": " + message);
-}
-
-std::string UtcStamp(TimePoint now) {
-  std::time_t secs = static_cast<std::time_t>(ToMillis(now) / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
 }
 
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
@@ -78,7 +69,7 @@ Result<IntegrityVerdict> QuickCheck(const std::string& path) {
 }
 
 Result<std::string> MoveAside(const std::string& path, TimePoint now, const std::string& label) {
-  std::string stem = path + "." + label + "-" + UtcStamp(now);
+  std::string stem = path + "." + label + "-" + BasicUtcStamp(now);
   std::string target = stem;
   for (int n = 2; Exists(target) || Exists(target + "-wal"); ++n) target = stem + "." + std::to_string(n);
   // The WAL and shared-memory files go first: a main file without its old WAL is harmless,

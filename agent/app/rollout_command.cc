@@ -8,6 +8,7 @@
 #include "agent/kubectl/rollout_report.h"
 #include "agent/kube/credentials/connection_config.h"
 #include "agent/kube/client/rest_kube_client.h"
+#include "agent/kube/transport/server_clock.h"
 
 namespace nodehook {
 namespace {
@@ -22,6 +23,12 @@ std::string Quoted(const std::string& text) {
   std::string out = "\"";
   for (char c : text) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
   return out + "\"";
+}
+
+std::function<int64_t()> ServerNow(const RolloutDeps& deps) {
+  if (deps.server_now_ms) return deps.server_now_ms;
+  const Clock* clock = deps.clock;
+  return [clock] { return ToMillis(clock->Now()); };
 }
 
 int Fail(std::ostream& err, const Status& status) {
@@ -126,11 +133,11 @@ int Wait(const FleetCommandArgs& fleet_args, const RolloutCommandArgs& args, con
   const std::string& agents_ns = agents.target.namespace_name;
 
   if (mine.ok()) {
-    Result<RolloutView> first = ReadRollout(cluster, spec, ToMillis(deps.clock->Now()), deps.windows);
+    Result<RolloutView> first = ReadRollout(cluster, spec, ServerNow(deps), deps.windows);
     if (!first.ok()) return Fail(err, first.status());
     const std::string uid = first->object.meta.uid;
     Look look = [&]() -> Result<WaitVerdict> {
-      Result<RolloutView> view = ReadRollout(cluster, spec, ToMillis(deps.clock->Now()), deps.windows);
+      Result<RolloutView> view = ReadRollout(cluster, spec, ServerNow(deps), deps.windows);
       if (!view.ok() && view.status().code() == StatusCode::kNotFound) {
         WaitVerdict gone;
         gone.kind = WaitVerdict::Kind::kDone;
@@ -246,6 +253,7 @@ RolloutDeps KubeconfigRolloutDeps() {
   };
   deps.fleet = KubeconfigFleetSource;
   deps.clock = &SystemClock::Instance();
+  deps.server_now_ms = [] { return ApiServerClock().NowMs(); };  // every answer's Date sets it
   deps.sleep = [](Duration d) { std::this_thread::sleep_for(d); };
   return deps;
 }
@@ -264,7 +272,7 @@ int RunRolloutCommand(const FleetCommandArgs& fleet_args, const RolloutCommandAr
   }
   const std::string& action = fleet_args.action;
   if (action == "wait") return Wait(fleet_args, args, deps, **cluster, *spec, out, err);
-  Result<RolloutView> view = ReadRollout(**cluster, *spec, ToMillis(deps.clock->Now()), deps.windows);
+  Result<RolloutView> view = ReadRollout(**cluster, *spec, ServerNow(deps), deps.windows);
   if (!view.ok()) return Fail(err, view.status());
   if (action == "rollout-status") {
     out << FormatRolloutStatus(*view);

@@ -47,10 +47,13 @@ struct RolloutDeps {
   std::function<Result<std::unique_ptr<RolloutCluster>>(const FleetCommandArgs&, const std::string&)> cluster;
   FleetSourceFactory fleet;  // wait without a policy asks the agents
   const Clock* clock = nullptr;
+  // Now by the API server's clock (the Date of its latest answer), by which slots, soaks and
+  // windows are judged; empty: `clock` (tests).
+  std::function<int64_t()> server_now_ms;
   std::function<void(Duration)> sleep;
   WindowJudge windows = KubectlWindowNow;
 };
-// The kubeconfig-backed dependencies (and the system clock and sleep).
+// The kubeconfig-backed dependencies (and the system clock, the API server's, and sleep).
 RolloutDeps KubeconfigRolloutDeps();
 
 int RunRolloutCommand(const FleetCommandArgs& fleet_args, const RolloutCommandArgs& args, const RolloutDeps& deps,

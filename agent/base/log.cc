@@ -3,8 +3,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <mutex>
+
+#include "agent/base/clock.h"
+#include "agent/base/utc_time.h"
 
 namespace nodehook {
 namespace {
@@ -58,17 +60,7 @@ void AppendValue(std::string& out, std::string_view v) {
   out.push_back('"');
 }
 
-std::string Timestamp() {
-  auto now = std::chrono::system_clock::now();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-  return buf;
-}
+std::string Timestamp() { return Rfc3339Millis(SystemClock::Instance().Now()); }
 
 // Length of the valid UTF-8 sequence starting at text[i], or 0 when it is not one.
 size_t Utf8SequenceLength(std::string_view text, size_t i) {

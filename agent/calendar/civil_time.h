@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "agent/base/utc_time.h"  // DaysFromCivil, CivilFromDays
+
 namespace nodehook {
 
 inline constexpr int64_t kSecondsPerDay = 86'400;
@@ -30,11 +32,6 @@ struct CivilTime {
 
 // a / b rounded towards minus infinity (b > 0), for times before 1970 and negative offsets.
 inline int64_t FloorDiv(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0 ? 1 : 0); }
-
-// Days since 1970-01-01 of a date (any year; month 1-12, day 1-31), and back (H. Hinnant's
-// days_from_civil / civil_from_days, exact over the whole int range of years used here).
-int64_t DaysFromCivil(int year, int month, int day);
-void CivilFromDays(int64_t days, int* year, int* month, int* day);
 
 // 0 = Sunday ... 6 = Saturday.
 int WeekdayFromDays(int64_t days);

@@ -3,33 +3,13 @@
 #include <algorithm>
 #include <cctype>
 
+#include "agent/base/kube_names.h"
 #include "agent/calendar/cron.h"
 #include "agent/calendar/time_zone.h"
 #include "agent/config/resource_parser.h"
 
 namespace nodehook {
 namespace {
-
-// A Kubernetes label key: an optional DNS-subdomain prefix and "/", then a name of at most 63
-// characters, alphanumeric at both ends, with "-", "_" and "." inside.
-bool IsLabelName(const std::string& s) {
-  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-  return !s.empty() && s.size() <= 63 && alnum(s.front()) && alnum(s.back()) &&
-         std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-bool IsDnsSubdomain(const std::string& s) {
-  auto lower_alnum = [](char c) { return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)); };
-  return !s.empty() && s.size() <= 253 && lower_alnum(s.front()) && lower_alnum(s.back()) &&
-         std::all_of(s.begin(), s.end(), [&](char c) { return lower_alnum(c) || c == '-' || c == '.'; }) &&
-         s.find("..") == std::string::npos;
-}
-
-bool IsLabelKey(const std::string& key) {
-  size_t slash = key.find('/');
-  if (slash == std::string::npos) return IsLabelName(key);
-  return IsDnsSubdomain(key.substr(0, slash)) && IsLabelName(key.substr(slash + 1));
-}
 
 // "10%" -> 10; 0 unless `text` is 1 to 3 digits without a leading zero, then a percent sign.
 int ParsePercent(const std::string& text) {

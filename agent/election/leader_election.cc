@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "agent/base/log.h"
+#include "agent/base/utc_time.h"
 
 namespace nodehook {
 namespace {
@@ -69,7 +70,7 @@ bool LeaderElector::WaitsOutDeletedLease() {
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
-  const std::string wall_now = MicroTime(std::chrono::system_clock::now());
+  const std::string wall_now = MicroTime(SystemClock::Instance().Now());
   const int duration_seconds = static_cast<int>((options_.lease_duration.count() + 999) / 1000);
   auto current = lease_.Get();
   if (!current.ok() && current.status().code() == StatusCode::kNotFound) {
@@ -227,7 +228,7 @@ void LeaderElector::Release() {
   }
   released.holder.clear();
   released.lease_duration_seconds = 1;
-  released.renew_time = MicroTime(std::chrono::system_clock::now());
+  released.renew_time = MicroTime(SystemClock::Instance().Now());
   auto stored = lease_.Update(released);
   Log(stored.ok() ? LogLevel::kInfo : LogLevel::kWarn, "lease released",
       {{"lease", lease_.Describe()}, {"holder", options_.identity},

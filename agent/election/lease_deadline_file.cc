@@ -36,4 +36,8 @@ int64_t ReadLeaseDeadline(const std::string& path) {
   return value;
 }
 
+std::vector<std::string> FenceArgv(const std::string& path, int kill_delay_ms) {
+  return {"/proc/self/exe", "fence", path, std::to_string(kill_delay_ms), "--"};
+}
+
 }  // namespace nodehook

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "agent/base/status.h"
 
@@ -16,5 +17,9 @@ namespace nodehook {
 Status WriteLeaseDeadline(const std::string& path, int64_t monotonic_ms);
 // 0 (already passed) when the file is missing or unreadable: no proof of a term, no hook.
 int64_t ReadLeaseDeadline(const std::string& path);
+
+// The words put in front of a hook's argv so that it runs under `nodehook fence` (this
+// executable) with `path` as its deadline: SIGTERM when it passes, SIGKILL kill_delay_ms later.
+std::vector<std::string> FenceArgv(const std::string& path, int kill_delay_ms);
 
 }  // namespace nodehook

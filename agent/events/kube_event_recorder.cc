@@ -6,10 +6,11 @@
 
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 
+#include "agent/base/json_text.h"
 #include "agent/base/log.h"
 #include "agent/base/printable.h"
+#include "agent/base/utc_time.h"
 
 namespace nodehook {
 namespace {
@@ -22,11 +23,6 @@ constexpr size_t kInstanceLimit = 128;
 constexpr size_t kNameLimit = 253;
 
 std::string ApiVersion(const ResourceRef& r) { return r.group.empty() ? r.version : r.group + "/" + r.version; }
-
-void Field(rapidjson::Writer<rapidjson::StringBuffer>& w, const char* key, const std::string& value) {
-  w.Key(key);
-  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-}
 
 std::string KindInJson(const std::string& json) {
   rapidjson::Document doc;
@@ -58,49 +54,33 @@ std::string EventName(const std::string& object_name, uint64_t unique) {
   return base + suffix;
 }
 
-std::string MicroTime(TimePoint t) {
-  int64_t ms = ToMillis(t);
-  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-  int millis = static_cast<int>(ms % 1000);
-  if (millis < 0) {
-    millis += 1000;
-    --seconds;
-  }
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buf[80];  // room for any int the compiler thinks tm fields might hold
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03d000Z", utc.tm_year + 1900, utc.tm_mon + 1,
-                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis);
-  return buf;
-}
-
 std::string EventBody(const EventSpec& event, const std::string& node_name) {
   const ObjectMeta& obj = event.object;
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   w.StartObject();
-  Field(w, "apiVersion", "events.k8s.io/v1");
-  Field(w, "kind", "Event");
+  PutString(w, "apiVersion", "events.k8s.io/v1");
+  PutString(w, "kind", "Event");
   w.Key("metadata");
   w.StartObject();
-  Field(w, "name", event.name);
+  PutString(w, "name", event.name);
   // Events of cluster-scoped objects go to "default", the one namespace the server allows for them.
-  Field(w, "namespace", obj.namespace_name.empty() ? "default" : obj.namespace_name);
+  PutString(w, "namespace", obj.namespace_name.empty() ? "default" : obj.namespace_name);
   w.EndObject();
-  Field(w, "eventTime", MicroTime(event.time));
-  Field(w, "reportingController", kReportingController);
-  Field(w, "reportingInstance", CutToLimit(node_name, kInstanceLimit));
-  Field(w, "action", CutToLimit(event.handler, kActionLimit));
-  Field(w, "reason", !event.reason.empty() ? event.reason : event.warning ? "HandlerFailed" : "HandlerSucceeded");
-  Field(w, "note", CutToLimit(event.note, kNoteLimit));
-  Field(w, "type", event.warning ? "Warning" : "Normal");
+  PutString(w, "eventTime", MicroTime(event.time));
+  PutString(w, "reportingController", kReportingController);
+  PutString(w, "reportingInstance", CutToLimit(node_name, kInstanceLimit));
+  PutString(w, "action", CutToLimit(event.handler, kActionLimit));
+  PutString(w, "reason", !event.reason.empty() ? event.reason : event.warning ? "HandlerFailed" : "HandlerSucceeded");
+  PutString(w, "note", CutToLimit(event.note, kNoteLimit));
+  PutString(w, "type", event.warning ? "Warning" : "Normal");
   w.Key("regarding");
   w.StartObject();
-  Field(w, "apiVersion", ApiVersion(event.resource));
-  if (!event.kind.empty()) Field(w, "kind", event.kind);
-  Field(w, "name", obj.name);
-  if (!obj.namespace_name.empty()) Field(w, "namespace", obj.namespace_name);
-  Field(w, "uid", obj.uid);
+  PutString(w, "apiVersion", ApiVersion(event.resource));
+  if (!event.kind.empty()) PutString(w, "kind", event.kind);
+  PutString(w, "name", obj.name);
+  if (!obj.namespace_name.empty()) PutString(w, "namespace", obj.namespace_name);
+  PutString(w, "uid", obj.uid);
   w.EndObject();
   w.EndObject();
   return std::string(out.GetString(), out.GetSize());

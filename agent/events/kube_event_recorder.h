@@ -76,8 +76,6 @@ bool ReportsFailure(int attempt);
 std::string EventBody(const EventSpec& event, const std::string& node_name);
 // "<object name>.<unique in hex>", the object name cut so the whole stays a valid DNS subdomain.
 std::string EventName(const std::string& object_name, uint64_t unique);
-// metav1.MicroTime: "2026-11-29T17:21:40.308000Z".
-std::string MicroTime(TimePoint t);
 
 class KubeEventRecorder final : public EventRecorder {
  public:

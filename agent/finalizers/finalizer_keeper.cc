@@ -17,6 +17,14 @@ bool Contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
+// The names of the nodes `finalizer` may be: what the rosters saw (`known`), and the plain
+// name it spells out. Empty for a hashed name whose node was never seen: it cannot be checked.
+std::vector<std::string> CandidateNodes(const std::string& finalizer, std::vector<std::string> known) {
+  std::string plain = PlainNodeName(finalizer);
+  if (!plain.empty() && !Contains(known, plain)) known.push_back(plain);
+  return known;
+}
+
 }  // namespace
 
 FinalizerKeeper::FinalizerKeeper(KubeClient& client, std::string node_name, const NodeRoster* roster,
@@ -38,10 +46,9 @@ Status FinalizerKeeper::Release(const WatchedResource& resource, const KubeObjec
 }
 
 Result<bool> FinalizerKeeper::ConfirmedGone(const std::string& finalizer) {
-  std::vector<std::string> candidates = roster_ ? roster_->NamesFor(finalizer) : std::vector<std::string>();
-  std::string plain = finalizer.substr(std::string(kFinalizerPrefix).size());
-  if (FinalizerName(plain) == finalizer && !Contains(candidates, plain)) candidates.push_back(plain);
-  if (candidates.empty()) return false;  // a hashed name whose node was never seen: cannot be checked
+  std::vector<std::string> candidates =
+      CandidateNodes(finalizer, roster_ ? roster_->NamesFor(finalizer) : std::vector<std::string>());
+  if (candidates.empty()) return false;
   for (const auto& name : candidates) {
     auto node = client_.Get(ObjectRef{kNodes, "", name});
     if (node.ok()) return false;
@@ -64,9 +71,8 @@ Result<std::string> FinalizerKeeper::AgentAway(const std::string& finalizer) {
       if (!Contains(names, n)) names.push_back(n);
     }
   }
-  std::string plain = finalizer.substr(std::string(kFinalizerPrefix).size());
-  if (FinalizerName(plain) == finalizer && !Contains(names, plain)) names.push_back(plain);
-  if (names.empty()) return std::string();  // a hashed name whose node was never seen: cannot be checked
+  names = CandidateNodes(finalizer, std::move(names));
+  if (names.empty()) return std::string();
   for (const auto& name : names) {
     ResourceRef on_node = agents_.pods;
     on_node.field_selector = "spec.nodeName=" + name;
@@ -94,7 +100,7 @@ Status FinalizerKeeper::SweepDeparted(const WatchedResource& resource, const Kub
   Status result;
   for (const auto& f : facts.finalizers) {
     // The singleton finalizer is no node's (FinalizerName never gives it to one).
-    if (f.rfind(kFinalizerPrefix, 0) != 0 || f == own_ || f == kSingletonFinalizer) continue;
+    if (!IsNodehookFinalizer(f) || f == own_ || f == kSingletonFinalizer) continue;
     auto why = WhyReleasable(f);
     if (!why.ok()) {
       Log(LogLevel::kWarn, "cannot tell whether a node left",

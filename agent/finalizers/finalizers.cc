@@ -6,18 +6,12 @@
 
 #include <algorithm>
 
+#include "agent/base/kube_names.h"
 #include "agent/object/essence.h"
 #include "agent/object/object_facts.h"
 
 namespace nodehook {
 namespace {
-
-bool IsValidNamePart(const std::string& s) {
-  if (s.empty() || s.size() > 63) return false;
-  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
-}
 
 std::string JsonList(const std::vector<std::string>& items) {
   rapidjson::StringBuffer buf;
@@ -34,8 +28,16 @@ std::string JsonString(const std::string& s) { return JsonList({s}).substr(1, Js
 
 std::string FinalizerName(const std::string& node_name) {
   // A node named "singleton" would own the singleton resources' finalizer: it gets the hashed form.
-  if (IsValidNamePart(node_name) && node_name != "singleton") return kFinalizerPrefix + node_name;
+  if (IsQualifiedNamePart(node_name) && node_name != "singleton") return kFinalizerPrefix + node_name;
   return std::string(kFinalizerPrefix) + "node-" + EssenceDigest(node_name);
+}
+
+bool IsNodehookFinalizer(const std::string& finalizer) { return finalizer.rfind(kFinalizerPrefix, 0) == 0; }
+
+std::string PlainNodeName(const std::string& finalizer) {
+  if (!IsNodehookFinalizer(finalizer)) return "";
+  std::string plain = finalizer.substr(std::string(kFinalizerPrefix).size());
+  return FinalizerName(plain) == finalizer ? plain : "";
 }
 
 Result<std::vector<std::string>> ReadFinalizers(const std::string& object_json) {

@@ -19,6 +19,11 @@ inline constexpr const char* kFinalizerPrefix = "nodehook.io/";
 // of a qualified name (at most 63 characters of [A-Za-z0-9-_.], alphanumeric at both ends), or
 // when it is "singleton" (kSingletonFinalizer belongs to no node).
 std::string FinalizerName(const std::string& node_name);
+// A nodehook.io/ finalizer: a node's, or the singleton resources' (kSingletonFinalizer).
+bool IsNodehookFinalizer(const std::string& finalizer);
+// The node a finalizer spells out ("nodehook.io/<node>", as FinalizerName writes it), or "" when
+// it is hashed (only a roster that saw the node can tell whose it is) or no node's.
+std::string PlainNodeName(const std::string& finalizer);
 
 Result<std::vector<std::string>> ReadFinalizers(const std::string& object_json);
 

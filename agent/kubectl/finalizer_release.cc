@@ -9,8 +9,6 @@ namespace {
 
 constexpr int kMaxAttempts = 5;
 
-bool IsOurs(const std::string& finalizer) { return finalizer.rfind(kFinalizerPrefix, 0) == 0; }
-
 // The API server answers a failed JSON-patch "test" with 422, a stale write with 409.
 bool ListChanged(const Status& st) {
   return st.code() == StatusCode::kConflict ||
@@ -26,7 +24,7 @@ Result<int> ReleaseObject(KubeClient& client, const ObjectRef& ref, std::string 
     std::vector<std::string> list = *current;
     Status st = Status::Ok();
     for (const std::string& finalizer : *current) {
-      if (!IsOurs(finalizer)) continue;
+      if (!IsNodehookFinalizer(finalizer)) continue;
       st = client.Patch(ref, PatchType::kJson, RemoveFinalizerPatch(list, finalizer));
       if (!st.ok()) break;
       list.erase(std::find(list.begin(), list.end(), finalizer));
@@ -67,7 +65,7 @@ ReleaseTotals ReleaseFinalizers(KubeClient& client, const std::vector<ResourceRe
         ++totals.objects;
         ObjectRef ref{resource, object.meta.namespace_name, object.meta.name};
         Result<std::vector<std::string>> before = ReadFinalizers(object.json);
-        if (before.ok() && std::none_of(before->begin(), before->end(), IsOurs)) continue;
+        if (before.ok() && std::none_of(before->begin(), before->end(), IsNodehookFinalizer)) continue;
         Result<int> removed = ReleaseObject(client, ref, std::move(object.json));
         if (!removed.ok()) {
           err << "cannot release " << resource.Id() << " " << object.meta.Key() << ": " << removed.status().message()

@@ -4,7 +4,7 @@
 
 #include "agent/base/printable.h"
 #include "agent/base/text_table.h"
-#include "agent/kube/client/lease_record.h"
+#include "agent/base/utc_time.h"
 
 namespace nodehook {
 namespace {
@@ -56,7 +56,7 @@ std::string WaitingText(const NodeStatus& status) {
   std::string out = std::string(WaitReasonName(a.wait));
   if (!a.detail.empty()) out += ": " + a.detail;
   if (a.wait == WaitReason::kOutsideWindow && a.until_ms > 0) {
-    out += " until " + MicroTime(std::chrono::system_clock::time_point(std::chrono::milliseconds(a.until_ms)));
+    out += " until " + MicroTime(FromMillis(a.until_ms));
   }
   return out;
 }

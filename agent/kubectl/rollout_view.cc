@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <set>
 
-#include "agent/kube/credentials/exec_credential.h"
 #include "agent/object/object_facts.h"
 #include "agent/rollout/window.h"
 
@@ -13,10 +12,7 @@ namespace nodehook {
 WindowNow KubectlWindowNow(const std::vector<RolloutWindow>& windows, int64_t now_ms) {
   // The agents' own judgement, with the zones of this machine's zoneinfo (or $TZDIR).
   const char* tzdir = std::getenv("TZDIR");
-  auto compiled = CompileWindows(windows, tzdir && *tzdir ? tzdir : kDefaultZoneInfoDir);
-  if (!compiled.ok()) return WindowNow{false, 0};
-  WindowState state = JudgeWindows(*compiled, now_ms / 1000);
-  return WindowNow{state.open, state.next_open_at * 1000};
+  return WindowsNow(CompileWindows(windows, tzdir && *tzdir ? tzdir : kDefaultZoneInfoDir), now_ms);
 }
 
 bool KubectlJudgesWindows() { return true; }
@@ -50,34 +46,14 @@ Result<std::vector<RolloutLease>> ResourceLeases(const std::vector<RolloutLease>
   return out;
 }
 
-BoardView BoardFromLeases(const std::vector<RolloutLease>& leases, int64_t now_ms) {
-  BoardView board;
-  for (const RolloutLease& lease : leases) {
-    if (lease.kind == "node") {
-      if (!lease.holder.empty()) board.nodes[lease.holder] = lease.results;
-      continue;
-    }
-    SlotView slot;
-    slot.slot = lease.slot;
-    slot.holder = lease.holder;
-    slot.uid = lease.uid;
-    slot.state = lease.state;
-    slot.phase = lease.phase;
-    Result<TimePoint> renewed = ParseRfc3339(lease.renew_time);
-    slot.live = !lease.holder.empty() && renewed.ok() &&
-                ToMillis(*renewed) + int64_t{lease.lease_duration_seconds} * 1000 > now_ms;
-    board.slots.push_back(std::move(slot));
-  }
-  return board;
-}
-
-Result<RolloutView> ReadRollout(RolloutCluster& cluster, const ObjectSpec& spec, int64_t now_ms,
-                                const WindowJudge& windows) {
+Result<RolloutView> ReadRollout(RolloutCluster& cluster, const ObjectSpec& spec,
+                                const std::function<int64_t()>& server_now_ms, const WindowJudge& windows) {
   RolloutView view;
   view.spec = spec;
-  view.now_ms = now_ms;
   Result<std::vector<RolloutLease>> all = cluster.ListRolloutLeases();
   if (!all.ok()) return all.status();
+  const int64_t now_ms = server_now_ms();  // the Date of the list's answer, on the clock the holders wrote by
+  view.now_ms = now_ms;
   Result<std::vector<RolloutLease>> leases = ResourceLeases(*all, spec, &view.resource_id);
   if (!leases.ok()) return leases.status();
   view.spec = ResolvedSpec(spec, view.resource_id);

@@ -5,11 +5,12 @@
 //     (plural, group if given); its version comes from there;
 //   - the policy and the ignored paths: from the node Leases (SharedPolicyJson), since kubectl has
 //     no config; the object's state digest is computed with those ignored paths;
-//   - the board: the slots (live while held and renewTime + leaseDurationSeconds is after now)
-//     and each node Lease's results;
+//   - the board: BoardFromLeases (board_view.h), the agents' own board with its one rule for a
+//     live slot, each Lease aged by the API server's clock;
 //   - holds: the Nodes that carry the policy's hold label.
-// Slot expiry and soaks are judged by `now_ms` (the caller's clock). Pure apart from the cluster
-// calls; thread-safe if the cluster is.
+// Slot expiry, soaks and windows are judged at `server_now_ms()`, asked once the Leases are
+// listed: the API server's clock as the Date of that very answer tells it (a fake clock in
+// tests), never this machine's. Pure apart from the cluster calls; thread-safe if the cluster is.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +42,7 @@ struct RolloutView {
   RolloutObject state;       // uid, digest, paused, resume
   std::vector<std::string> held;  // nodes with the hold label
   WindowNow window;
-  int64_t now_ms = 0;
+  int64_t now_ms = 0;        // by the API server's clock
 
   std::string Describe() const;  // "widgets.example.com/v1 team-a/w1"
 };
@@ -53,10 +54,8 @@ Result<std::vector<RolloutLease>> ResourceLeases(const std::vector<RolloutLease>
                                                  std::string* resource_id);
 
 // Everything above. kNotFound for a missing rollout or object (the message says which).
-Result<RolloutView> ReadRollout(RolloutCluster& cluster, const ObjectSpec& spec, int64_t now_ms,
+Result<RolloutView> ReadRollout(RolloutCluster& cluster, const ObjectSpec& spec,
+                                const std::function<int64_t()>& server_now_ms,
                                 const WindowJudge& windows = KubectlWindowNow);
-
-// The board from the Leases alone.
-BoardView BoardFromLeases(const std::vector<RolloutLease>& leases, int64_t now_ms);
 
 }  // namespace nodehook

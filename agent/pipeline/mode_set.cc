@@ -25,6 +25,14 @@ Duration SingletonDeleteWindow(const Config& config) {
   return std::chrono::seconds(2 * config.tuning.lease_duration_seconds + 3 * config.tuning.lease_retry_period_seconds);
 }
 
+// Every watch a mode sets up: the tuned timeout, and the agent's metrics.
+WatcherOptions ModeWatchOptions(const Config& config) {
+  WatcherOptions options;
+  options.watch_timeout_seconds = config.tuning.watch_timeout_seconds;
+  options.metrics = &DefaultMetrics();
+  return options;
+}
+
 }  // namespace
 
 ModeSet::ModeSet(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
@@ -76,20 +84,14 @@ void ModeSet::SetUpNodeWatch(const Config& config, KubeClient& client, Clock& cl
     node_ref.field_selector.clear();  // every Node: departures matter wherever they happen
   }
   node_tee_ = std::make_unique<WatchSinkTee>(sinks);
-  WatcherOptions options;
-  options.watch_timeout_seconds = config.tuning.watch_timeout_seconds;
-  options.metrics = &DefaultMetrics();
-  node_watcher_ = std::make_unique<Watcher>(client, node_ref, *node_tee_, clock, options);
+  node_watcher_ = std::make_unique<Watcher>(client, node_ref, *node_tee_, clock, ModeWatchOptions(config));
 }
 
 AgentWatch ModeSet::SetUpAgentPodWatch(const Config& config, KubeClient& client, Clock& clock,
                                        const ResourceRef& pods) {
   Duration release_after = std::chrono::seconds(config.tuning.finalizer_release_after_seconds);
   pod_roster_ = std::make_unique<AgentPodRoster>(clock, release_after);
-  WatcherOptions options;
-  options.watch_timeout_seconds = config.tuning.watch_timeout_seconds;
-  options.metrics = &DefaultMetrics();
-  pod_watcher_ = std::make_unique<Watcher>(client, pods, *pod_roster_, clock, options);
+  pod_watcher_ = std::make_unique<Watcher>(client, pods, *pod_roster_, clock, ModeWatchOptions(config));
   const Watcher* watcher = pod_watcher_.get();
   // Listed, and not failing now: otherwise its view of the pods may be stale.
   auto healthy = [watcher] { return watcher->synced() && watcher->consecutive_failures() == 0; };
@@ -111,7 +113,7 @@ void ModeSet::SetUpElection(const Config& config, KubeClient& client, StateStore
     }
   });
   SingletonGateOptions gate;
-  gate.fence = {"/proc/self/exe", "fence", deadline_file, std::to_string(kSingletonKillDelayMs), "--"};
+  gate.fence = FenceArgv(deadline_file, kSingletonKillDelayMs);
   gate.delete_window = SingletonDeleteWindow(config);
   singleton_gate_ = std::make_unique<SingletonGate>(*elector_, client, store, clock, gate);
   Gauge& leader = DefaultMetrics().GetGauge(
@@ -133,15 +135,13 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
     ResourceRef leases = KubeLeaseClient::LeasesResource();
     leases.namespace_name = config.tuning.lease_namespace;
     leases.label_selector = std::string(kRolloutLabel) + "=" + RolloutId(r.ref.Id());
-    WatcherOptions options;
-    options.watch_timeout_seconds = config.tuning.watch_timeout_seconds;
-    options.metrics = &DefaultMetrics();
-    rollout.watcher = std::make_unique<Watcher>(client, leases, *rollout.board, SystemClock::Instance(), options);
+    rollout.watcher =
+        std::make_unique<Watcher>(client, leases, *rollout.board, SystemClock::Instance(), ModeWatchOptions(config));
     RolloutGateOptions gate;
     gate.node = config.node_name;
     gate.namespace_name = config.tuning.lease_namespace;
     gate.deadline_file = HookWorkDir(config) + "/rollout-" + RolloutId(r.ref.Id()) + "-deadline";
-    gate.fence = {"/proc/self/exe", "fence", gate.deadline_file, std::to_string(kSingletonKillDelayMs), "--"};
+    gate.fence = FenceArgv(gate.deadline_file, kSingletonKillDelayMs);
     const NodeLabels* labels = node_labels_.get();
     std::string hold = r.rollout->hold_label;
     gate.held = [labels, hold] {
@@ -149,20 +149,13 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
       return now && now->count(hold) > 0;
     };
     // The parser compiled these once already (and refused bad ones); this cannot fail but is checked.
-    auto windows = CompileWindows(r.rollout->windows, config.zoneinfo_dir.empty() ? kDefaultZoneInfoDir
-                                                                                   : config.zoneinfo_dir);
-    if (!windows.ok()) {
+    auto windows = std::make_shared<const Result<std::vector<CompiledWindow>>>(CompileWindows(
+        r.rollout->windows, config.zoneinfo_dir.empty() ? kDefaultZoneInfoDir : config.zoneinfo_dir));
+    if (!windows->ok()) {
       Log(LogLevel::kError, "rollout windows unusable",
-          {{"resource", r.ref.Id()}, {"error", windows.status().ToString()}, {"next", "gated hooks never start"}});
+          {{"resource", r.ref.Id()}, {"error", windows->status().ToString()}, {"next", "gated hooks never start"}});
     }
-    auto compiled = std::make_shared<const std::vector<CompiledWindow>>(windows.ok() ? *windows
-                                                                                     : std::vector<CompiledWindow>{});
-    bool usable = windows.ok();
-    gate.windows = [compiled, usable](int64_t now_ms) {
-      if (!usable) return WindowNow{false, 0};
-      WindowState state = JudgeWindows(*compiled, now_ms / 1000);
-      return WindowNow{state.open, state.next_open_at * 1000};
-    };
+    gate.windows = [windows](int64_t now_ms) { return WindowsNow(*windows, now_ms); };
     rollout.gate = std::make_unique<RolloutGate>(r, client, *rollout.board, MonotonicClock::Instance(),
                                                  ApiServerClock(), events, gate);
     rollouts_.push_back(std::move(rollout));

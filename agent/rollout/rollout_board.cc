@@ -42,15 +42,7 @@ BoardView RolloutBoard::View() const {
   MutexLock lock(&mu_);
   BoardView view;
   TimePoint now = clock_.Now();
-  for (const auto& [name, seen] : leases_) {
-    const RolloutLease& l = seen.lease;
-    if (l.kind == "slot") {
-      bool live = !l.holder.empty() && now - seen.changed_at < std::chrono::seconds(l.lease_duration_seconds);
-      view.slots.push_back(SlotView{l.slot, l.holder, l.uid, l.state, l.phase, live, l.resource_version});
-    } else if (!l.holder.empty()) {
-      view.nodes[l.holder] = l.results;
-    }
-  }
+  for (const auto& [name, seen] : leases_) PutOnBoard(seen.lease, now - seen.changed_at, &view);
   return view;
 }
 

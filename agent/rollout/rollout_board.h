@@ -1,8 +1,8 @@
 // RolloutBoard: one resource's rollout Leases as this agent last saw them (a WatchSink fed by a
-// watch of the Leases labelled nodehook.io/rollout=<rid>), and when it saw each change. A slot is
-// live while held and less than its leaseDurationSeconds has passed since this agent saw it
-// change, measured on the local monotonic clock as client-go's leader election does: the
-// holder's wall clock (renewTime) is never compared with ours.
+// watch of the Leases labelled nodehook.io/rollout=<rid>), and when it saw each change. Its View
+// is the board of board_view.h, each Lease aged by the time since this agent saw it change, on
+// the local monotonic clock as client-go's leader election does: the holder's wall clock
+// (renewTime) is never compared with ours.
 // Thread-safe; borrows the clock.
 #pragma once
 

@@ -6,10 +6,10 @@
 
 #include "agent/base/duration_math.h"
 #include "agent/base/log.h"
+#include "agent/base/utc_time.h"
 #include "agent/election/lease_deadline_file.h"
 #include "agent/events/kube_event_recorder.h"
 #include "agent/kube/client/lease_client.h"
-#include "agent/kube/client/lease_record.h"
 
 namespace nodehook {
 namespace {
@@ -248,7 +248,7 @@ Status RolloutGate::WriteSlot(Slot& slot, const std::string& holder, int duratio
   lease.kind = "slot";
   lease.holder = holder;
   lease.lease_duration_seconds = std::max(duration_seconds, 1);
-  lease.renew_time = MicroTime(std::chrono::system_clock::now());
+  lease.renew_time = MicroTime(FromMillis(server_.NowMs()));  // kubectl ages it by this clock
   lease.resource_version = slot.resource_version;
   lease.resource = resource_.ref.Id();
   lease.slot = slot.index;
@@ -280,7 +280,7 @@ Status RolloutGate::WriteResult(const std::string& uid, const NodeResult& result
   lease.kind = "node";
   lease.holder = options_.node;
   lease.lease_duration_seconds = kNodeLeaseSeconds;
-  lease.renew_time = MicroTime(std::chrono::system_clock::now());
+  lease.renew_time = MicroTime(FromMillis(server_.NowMs()));  // kubectl ages it by this clock
   lease.resource = resource_.ref.Id();
   lease.policy_json = SharedPolicyJson(resource_);
   lease.results = results_;

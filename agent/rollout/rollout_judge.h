@@ -20,26 +20,11 @@
 #include <vector>
 
 #include "agent/config/config.h"
+#include "agent/rollout/board_view.h"
 #include "agent/rollout/rollout_leases.h"
+#include "agent/rollout/window.h"  // WindowNow: whether the windows are open (the caller loads the zones)
 
 namespace nodehook {
-
-// One slot as an agent observes it: `live` while held and not yet expired.
-struct SlotView {
-  int slot = 0;
-  std::string holder;
-  std::string uid;
-  std::string state;
-  SlotPhase phase = SlotPhase::kRunning;
-  bool live = false;
-  std::string resource_version;  // of the Lease as observed: a take is conditioned on it
-};
-
-struct BoardView {
-  std::vector<SlotView> slots;
-  // Every node that handles the resource (it has a node Lease), with its results by object uid.
-  std::map<std::string, std::map<std::string, NodeResult>> nodes;
-};
 
 struct RolloutObject {
   std::string uid;
@@ -63,12 +48,6 @@ struct RolloutAdmission {
   WaitReason wait = WaitReason::kNone;
   std::string detail;      // for people: which nodes failed, which canaries are pending, ...
   int64_t until_ms = 0;    // kOutsideWindow: when the next window opens (0: unknown)
-};
-
-// Whether the maintenance windows are open now (computed by the caller: time zones are loaded).
-struct WindowNow {
-  bool open = true;
-  int64_t next_open_ms = 0;
 };
 
 RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,

@@ -7,13 +7,15 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "agent/base/json_text.h"
+#include "agent/kube/client/lease_record.h"
 #include "agent/object/essence.h"
 
 namespace nodehook {
 namespace {
 
 using rapidjson::Value;
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using Writer = JsonWriter;
 
 const char* const kObjectAnnotation = "nodehook.io/rollout-object";
 const char* const kStateAnnotation = "nodehook.io/rollout-state";
@@ -22,17 +24,6 @@ const char* const kResultsAnnotation = "nodehook.io/rollout-results";
 const char* const kPolicyAnnotation = "nodehook.io/rollout-policy";
 const char* const kResourceAnnotation = "nodehook.io/rollout-resource";
 const char* const kSlotAnnotation = "nodehook.io/rollout-slot";
-
-void Put(Writer& w, const char* key, const std::string& value) {
-  w.Key(key);
-  w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
-}
-
-std::string Text(const Value& object, const char* key) {
-  if (!object.IsObject()) return "";
-  auto it = object.FindMember(key);
-  return it != object.MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
-}
 
 int64_t Number(const Value& object, const char* key, int64_t fallback) {
   if (!object.IsObject()) return fallback;
@@ -47,11 +38,11 @@ std::string ResultsJson(const std::map<std::string, NodeResult>& results) {
   for (const auto& [uid, r] : results) {
     w.Key(uid.c_str(), static_cast<rapidjson::SizeType>(uid.size()));
     w.StartObject();
-    Put(w, "state", r.state);
-    Put(w, "result", r.failed ? "failed" : "done");
+    PutString(w, "state", r.state);
+    PutString(w, "result", r.failed ? "failed" : "done");
     w.Key("at_ms");
     w.Int64(r.at_ms);
-    Put(w, "message", r.message);
+    PutString(w, "message", r.message);
     w.EndObject();
   }
   w.EndObject();
@@ -65,10 +56,10 @@ Status ReadResults(const std::string& json, std::map<std::string, NodeResult>* o
   if (doc.HasParseError() || !doc.IsObject()) return InvalidError(std::string(kResultsAnnotation) + ": not a JSON object");
   for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
     NodeResult r;
-    r.state = Text(it->value, "state");
-    r.failed = Text(it->value, "result") == "failed";
+    r.state = StringMember(it->value, "state");
+    r.failed = StringMember(it->value, "result") == "failed";
     r.at_ms = Number(it->value, "at_ms", 0);
-    r.message = Text(it->value, "message");
+    r.message = StringMember(it->value, "message");
     (*out)[it->name.GetString()] = std::move(r);
   }
   return Status::Ok();
@@ -136,77 +127,56 @@ Result<RolloutLease> ParseRolloutLease(std::string_view json) {
   auto meta = doc.FindMember("metadata");
   if (meta == doc.MemberEnd() || !meta->value.IsObject()) return InvalidError("rollout lease: no metadata");
   RolloutLease lease;
-  lease.name = Text(meta->value, "name");
-  lease.resource_version = Text(meta->value, "resourceVersion");
+  lease.name = StringMember(meta->value, "name");
+  lease.resource_version = StringMember(meta->value, "resourceVersion");
   auto labels = meta->value.FindMember("labels");
-  if (labels != meta->value.MemberEnd()) lease.kind = Text(labels->value, kRolloutKindLabel);
+  if (labels != meta->value.MemberEnd()) lease.kind = StringMember(labels->value, kRolloutKindLabel);
   if (lease.kind != "slot" && lease.kind != "node") {
     return InvalidError("rollout lease " + lease.name + ": label " + kRolloutKindLabel + " is neither slot nor node");
   }
   auto spec = doc.FindMember("spec");
   if (spec != doc.MemberEnd() && spec->value.IsObject()) {
-    lease.holder = Text(spec->value, "holderIdentity");
-    lease.renew_time = Text(spec->value, "renewTime");
+    lease.holder = StringMember(spec->value, "holderIdentity");
+    lease.renew_time = StringMember(spec->value, "renewTime");
     lease.lease_duration_seconds = static_cast<int>(Number(spec->value, "leaseDurationSeconds", 0));
   }
   auto notes = meta->value.FindMember("annotations");
   const Value empty(rapidjson::kObjectType);
   const Value& a = notes != meta->value.MemberEnd() && notes->value.IsObject() ? notes->value : empty;
-  lease.resource = Text(a, kResourceAnnotation);
+  lease.resource = StringMember(a, kResourceAnnotation);
   if (lease.kind == "slot") {
-    lease.slot = IntOr(Text(a, kSlotAnnotation), -1);
-    lease.uid = Text(a, kObjectAnnotation);
-    lease.state = Text(a, kStateAnnotation);
-    std::string phase = Text(a, kPhaseAnnotation);
+    lease.slot = IntOr(StringMember(a, kSlotAnnotation), -1);
+    lease.uid = StringMember(a, kObjectAnnotation);
+    lease.state = StringMember(a, kStateAnnotation);
+    std::string phase = StringMember(a, kPhaseAnnotation);
     lease.phase = phase == "soaking" ? SlotPhase::kSoaking : phase == "verifying" ? SlotPhase::kVerifying
                                                                                  : SlotPhase::kRunning;
   } else {
-    lease.policy_json = Text(a, kPolicyAnnotation);
-    Status read = ReadResults(Text(a, kResultsAnnotation), &lease.results);
+    lease.policy_json = StringMember(a, kPolicyAnnotation);
+    Status read = ReadResults(StringMember(a, kResultsAnnotation), &lease.results);
     if (!read.ok()) return InvalidError("rollout lease " + lease.name + ": " + read.message());
   }
   return lease;
 }
 
 std::string RolloutLeaseJson(const std::string& namespace_name, const std::string& rid, const RolloutLease& lease) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  Put(w, "apiVersion", "coordination.k8s.io/v1");
-  Put(w, "kind", "Lease");
-  w.Key("metadata");
-  w.StartObject();
-  Put(w, "namespace", namespace_name);
-  Put(w, "name", lease.name);
-  if (!lease.resource_version.empty()) Put(w, "resourceVersion", lease.resource_version);
-  w.Key("labels");
-  w.StartObject();
-  Put(w, kRolloutLabel, rid);
-  Put(w, kRolloutKindLabel, lease.kind);
-  w.EndObject();
-  w.Key("annotations");
-  w.StartObject();
-  Put(w, kResourceAnnotation, lease.resource);
+  LeaseRecord record;
+  record.holder = lease.holder;
+  record.lease_duration_seconds = lease.lease_duration_seconds;
+  record.renew_time = lease.renew_time;
+  record.resource_version = lease.resource_version;
+  LeaseMetadataMap annotations{{kResourceAnnotation, lease.resource}};
   if (lease.kind == "slot") {
-    Put(w, kSlotAnnotation, std::to_string(lease.slot));
-    Put(w, kObjectAnnotation, lease.uid);
-    Put(w, kStateAnnotation, lease.state);
-    Put(w, kPhaseAnnotation, SlotPhaseName(lease.phase));
+    annotations[kSlotAnnotation] = std::to_string(lease.slot);
+    annotations[kObjectAnnotation] = lease.uid;
+    annotations[kStateAnnotation] = lease.state;
+    annotations[kPhaseAnnotation] = SlotPhaseName(lease.phase);
   } else {
-    Put(w, kPolicyAnnotation, lease.policy_json);
-    Put(w, kResultsAnnotation, ResultsJson(lease.results));
+    annotations[kPolicyAnnotation] = lease.policy_json;
+    annotations[kResultsAnnotation] = ResultsJson(lease.results);
   }
-  w.EndObject();
-  w.EndObject();
-  w.Key("spec");
-  w.StartObject();
-  Put(w, "holderIdentity", lease.holder);
-  w.Key("leaseDurationSeconds");
-  w.Int(lease.lease_duration_seconds);
-  if (!lease.renew_time.empty()) Put(w, "renewTime", lease.renew_time);
-  w.EndObject();
-  w.EndObject();
-  return buf.GetString();
+  return LeaseJson(namespace_name, lease.name, record, {{kRolloutLabel, rid}, {kRolloutKindLabel, lease.kind}},
+                   annotations);
 }
 
 std::string SharedPolicyJson(const WatchedResource& resource) {
@@ -224,15 +194,15 @@ std::string SharedPolicyJson(const WatchedResource& resource) {
   PutCount(w, "max_failed_nodes", policy.max_failed_nodes);
   w.Key("failure_after_retries");
   w.Int(policy.failure_after_retries);
-  Put(w, "hold_label", policy.hold_label);
+  PutString(w, "hold_label", policy.hold_label);
   w.Key("windows");
   w.StartArray();
   for (const auto& window : policy.windows) {
     w.StartObject();
-    Put(w, "cron", window.cron);
+    PutString(w, "cron", window.cron);
     w.Key("duration_seconds");
     w.Int64(window.duration.count());
-    Put(w, "time_zone", window.time_zone);
+    PutString(w, "time_zone", window.time_zone);
     w.EndObject();
   }
   w.EndArray();
@@ -257,13 +227,13 @@ Result<SharedPolicy> ParseSharedPolicyJson(std::string_view json) {
   if (verify != doc.MemberEnd() && verify->value.IsBool() && verify->value.GetBool()) policy.verify = HookSpec{};
   policy.max_failed_nodes = ReadCount(doc, "max_failed_nodes", policy.max_failed_nodes);
   policy.failure_after_retries = static_cast<int>(Number(doc, "failure_after_retries", policy.failure_after_retries));
-  std::string hold = Text(doc, "hold_label");
+  std::string hold = StringMember(doc, "hold_label");
   if (!hold.empty()) policy.hold_label = hold;
   auto windows = doc.FindMember("windows");
   if (windows != doc.MemberEnd() && windows->value.IsArray()) {
     for (const auto& w : windows->value.GetArray()) {
-      policy.windows.push_back(RolloutWindow{Text(w, "cron"), std::chrono::seconds(Number(w, "duration_seconds", 0)),
-                                             Text(w, "time_zone")});
+      policy.windows.push_back(RolloutWindow{StringMember(w, "cron"), std::chrono::seconds(Number(w, "duration_seconds", 0)),
+                                             StringMember(w, "time_zone")});
     }
   }
   auto ignored = doc.FindMember("ignored_paths");

@@ -70,4 +70,10 @@ WindowState JudgeWindows(const std::vector<CompiledWindow>& windows, int64_t now
   return state;
 }
 
+WindowNow WindowsNow(const Result<std::vector<CompiledWindow>>& windows, int64_t now_ms) {
+  if (!windows.ok()) return WindowNow{false, 0};
+  WindowState state = JudgeWindows(*windows, now_ms / 1000);
+  return WindowNow{state.open, state.next_open_at * 1000};
+}
+
 }  // namespace nodehook

@@ -52,4 +52,12 @@ Result<std::vector<CompiledWindow>> CompileWindows(const std::vector<RolloutWind
 // An empty list means no windows were configured: always open (open, closes_at 0).
 WindowState JudgeWindows(const std::vector<CompiledWindow>& windows, int64_t now_unix_seconds);
 
+// What the rules (rollout_judge.h) take of the windows at an instant, in milliseconds.
+struct WindowNow {
+  bool open = true;
+  int64_t next_open_ms = 0;
+};
+// The agent's gate and kubectl alike: windows that did not compile are closed, for good.
+WindowNow WindowsNow(const Result<std::vector<CompiledWindow>>& windows, int64_t now_ms);
+
 }  // namespace nodehook

@@ -4,26 +4,9 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include <cstdio>
-#include <ctime>
+#include "agent/base/json_text.h"
 
 namespace nodehook {
-namespace {
-
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void Key(Writer& w, const char* key, const std::string& value) {
-  w.Key(key);
-  w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
-}
-
-std::string StringField(const rapidjson::Value& spec, const char* key) {
-  auto it = spec.FindMember(key);
-  return it != spec.MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
-}
-
-}  // namespace
-
 Result<LeaseRecord> ParseLease(std::string_view json) {
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
@@ -31,15 +14,15 @@ Result<LeaseRecord> ParseLease(std::string_view json) {
   LeaseRecord record;
   auto meta = doc.FindMember("metadata");
   if (meta == doc.MemberEnd() || !meta->value.IsObject()) return InvalidError("lease: no metadata");
-  record.resource_version = StringField(meta->value, "resourceVersion");
+  record.resource_version = StringMember(meta->value, "resourceVersion");
   if (record.resource_version.empty()) return InvalidError("lease: metadata.resourceVersion missing");
   auto spec = doc.FindMember("spec");
   if (spec == doc.MemberEnd()) return record;  // an empty Lease: free to take
   if (!spec->value.IsObject()) return InvalidError("lease: spec is not an object");
   const rapidjson::Value& s = spec->value;
-  record.holder = StringField(s, "holderIdentity");
-  record.acquire_time = StringField(s, "acquireTime");
-  record.renew_time = StringField(s, "renewTime");
+  record.holder = StringMember(s, "holderIdentity");
+  record.acquire_time = StringMember(s, "acquireTime");
+  record.renew_time = StringMember(s, "renewTime");
   auto duration = s.FindMember("leaseDurationSeconds");
   if (duration != s.MemberEnd()) {
     if (!duration->value.IsInt()) return InvalidError("lease: spec.leaseDurationSeconds is not an integer");
@@ -53,41 +36,45 @@ Result<LeaseRecord> ParseLease(std::string_view json) {
   return record;
 }
 
-std::string LeaseJson(const std::string& namespace_name, const std::string& name, const LeaseRecord& record) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
+namespace {
+
+void PutMap(JsonWriter& w, const char* key, const LeaseMetadataMap& map) {
+  if (map.empty()) return;
+  w.Key(key);
   w.StartObject();
-  Key(w, "apiVersion", "coordination.k8s.io/v1");
-  Key(w, "kind", "Lease");
+  for (const auto& [k, v] : map) PutString(w, k.c_str(), v);
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string LeaseJson(const std::string& namespace_name, const std::string& name, const LeaseRecord& record,
+                      const LeaseMetadataMap& labels, const LeaseMetadataMap& annotations) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  PutString(w, "apiVersion", "coordination.k8s.io/v1");
+  PutString(w, "kind", "Lease");
   w.Key("metadata");
   w.StartObject();
-  Key(w, "namespace", namespace_name);
-  Key(w, "name", name);
-  if (!record.resource_version.empty()) Key(w, "resourceVersion", record.resource_version);
+  PutString(w, "namespace", namespace_name);
+  PutString(w, "name", name);
+  if (!record.resource_version.empty()) PutString(w, "resourceVersion", record.resource_version);
+  PutMap(w, "labels", labels);
+  PutMap(w, "annotations", annotations);
   w.EndObject();
   w.Key("spec");
   w.StartObject();
-  Key(w, "holderIdentity", record.holder);
+  PutString(w, "holderIdentity", record.holder);
   w.Key("leaseDurationSeconds");
   w.Int(record.lease_duration_seconds);
-  if (!record.acquire_time.empty()) Key(w, "acquireTime", record.acquire_time);
-  if (!record.renew_time.empty()) Key(w, "renewTime", record.renew_time);
+  if (!record.acquire_time.empty()) PutString(w, "acquireTime", record.acquire_time);
+  if (!record.renew_time.empty()) PutString(w, "renewTime", record.renew_time);
   w.Key("leaseTransitions");
   w.Int(record.transitions);
   w.EndObject();
   w.EndObject();
   return buf.GetString();
-}
-
-std::string MicroTime(std::chrono::system_clock::time_point t) {
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  std::time_t seconds = static_cast<std::time_t>(micros / 1'000'000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", utc.tm_year + 1900, utc.tm_mon + 1,
-                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<long long>(micros % 1'000'000));
-  return buf;
 }
 
 }  // namespace nodehook

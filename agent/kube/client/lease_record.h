@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -31,10 +32,10 @@ struct LeaseRecord {
 // Reads a Lease object's JSON. kInvalid names what is missing or of the wrong type.
 Result<LeaseRecord> ParseLease(std::string_view json);
 
-// The whole Lease object as JSON, with metadata.resourceVersion when the record has one.
-std::string LeaseJson(const std::string& namespace_name, const std::string& name, const LeaseRecord& record);
-
-// "2026-11-30T16:44:24.123456Z": a metav1.MicroTime.
-std::string MicroTime(std::chrono::system_clock::time_point t);
+// The whole Lease object as JSON, with metadata.resourceVersion when the record has one, and
+// the labels and annotations when there are any (rollout Leases carry their state there).
+using LeaseMetadataMap = std::map<std::string, std::string>;
+std::string LeaseJson(const std::string& namespace_name, const std::string& name, const LeaseRecord& record,
+                      const LeaseMetadataMap& labels = {}, const LeaseMetadataMap& annotations = {});
 
 }  // namespace nodehook

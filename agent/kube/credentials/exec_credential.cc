@@ -6,33 +6,29 @@
 #include <rapidjson/writer.h>
 
 #include <cctype>
-#include <ctime>
 
+#include "agent/base/json_text.h"
 #include "agent/base/log.h"
+#include "agent/base/utc_time.h"
 #include "agent/kube/credentials/base64.h"
 #include "agent/kube/credentials/plugin_process.h"
 
 namespace nodehook {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void Field(Writer& w, const char* key, const std::string& value) {
-  w.Key(key);
-  w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
-}
+using Writer = JsonWriter;
 
 void WriteCluster(Writer& w, const ExecClusterInfo& c) {
   w.Key("cluster");
   w.StartObject();
-  Field(w, "server", c.server);
-  if (!c.tls_server_name.empty()) Field(w, "tls-server-name", c.tls_server_name);
+  PutString(w, "server", c.server);
+  if (!c.tls_server_name.empty()) PutString(w, "tls-server-name", c.tls_server_name);
   if (c.insecure_skip_tls_verify) {
     w.Key("insecure-skip-tls-verify");
     w.Bool(true);
   }
-  if (!c.ca_pem.empty()) Field(w, "certificate-authority-data", Base64Encode(c.ca_pem));
-  if (!c.proxy_url.empty()) Field(w, "proxy-url", c.proxy_url);
+  if (!c.ca_pem.empty()) PutString(w, "certificate-authority-data", Base64Encode(c.ca_pem));
+  if (!c.proxy_url.empty()) PutString(w, "proxy-url", c.proxy_url);
   if (!c.config_json.empty()) {
     w.Key("config");
     w.RawValue(c.config_json.c_str(), c.config_json.size(), rapidjson::kObjectType);
@@ -49,19 +45,14 @@ const rapidjson::Value* Member(const rapidjson::Value& object, const char* key) 
   return it == object.MemberEnd() ? nullptr : &it->value;
 }
 
-std::string StringMember(const rapidjson::Value& object, const char* key) {
-  const rapidjson::Value* v = Member(object, key);
-  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
-}
-
 }  // namespace
 
 std::string ExecInfoJson(const ExecPluginConfig& config) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
-  Field(w, "kind", "ExecCredential");
-  Field(w, "apiVersion", config.api_version);
+  PutString(w, "kind", "ExecCredential");
+  PutString(w, "apiVersion", config.api_version);
   w.Key("spec");
   w.StartObject();
   if (config.cluster) WriteCluster(w, *config.cluster);
@@ -70,55 +61,6 @@ std::string ExecInfoJson(const ExecPluginConfig& config) {
   w.EndObject();
   w.EndObject();
   return buffer.GetString();
-}
-
-namespace {
-
-// Reads exactly `count` decimal digits at `pos` (RFC 3339 fields have fixed widths).
-bool FixedDigits(const std::string& text, size_t pos, size_t count, int* out) {
-  if (pos + count > text.size()) return false;
-  int value = 0;
-  for (size_t i = pos; i < pos + count; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
-    value = value * 10 + (text[i] - '0');
-  }
-  *out = value;
-  return true;
-}
-
-}  // namespace
-
-Result<TimePoint> ParseRfc3339(const std::string& text) {
-  std::tm tm{};
-  const bool shaped = text.size() >= 19 && text[4] == '-' && text[7] == '-' && (text[10] == 'T' || text[10] == 't') &&
-                      text[13] == ':' && text[16] == ':';
-  if (!shaped || !FixedDigits(text, 0, 4, &tm.tm_year) || !FixedDigits(text, 5, 2, &tm.tm_mon) ||
-      !FixedDigits(text, 8, 2, &tm.tm_mday) || !FixedDigits(text, 11, 2, &tm.tm_hour) ||
-      !FixedDigits(text, 14, 2, &tm.tm_min) || !FixedDigits(text, 17, 2, &tm.tm_sec)) {
-    return InvalidError("expected an RFC 3339 time like 2024-01-02T03:04:05Z, got '" + text + "'");
-  }
-  size_t pos = 19;
-  int64_t millis = 0;
-  if (pos < text.size() && text[pos] == '.') {
-    int64_t scale = 100;
-    for (++pos; pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])); ++pos, scale /= 10) {
-      millis += (text[pos] - '0') * scale;
-    }
-  }
-  int offset_minutes = 0;
-  std::string zone = text.substr(pos);
-  int hours = 0, minutes = 0;
-  if (zone == "Z" || zone == "z") {
-  } else if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':' &&
-             FixedDigits(zone, 1, 2, &hours) && FixedDigits(zone, 4, 2, &minutes)) {
-    offset_minutes = (zone[0] == '-' ? -1 : 1) * (hours * 60 + minutes);
-  } else {
-    return InvalidError("expected an RFC 3339 time zone (Z or +hh:mm) in '" + text + "'");
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  int64_t seconds = static_cast<int64_t>(::timegm(&tm)) - offset_minutes * 60;
-  return FromMillis(seconds * 1000 + millis);
 }
 
 Result<ExecCredential> ParseExecCredential(const std::string& stdout_text, const std::string& api_version) {

@@ -53,9 +53,6 @@ struct ExecCredential {
 // status with a token. A client certificate in the status is refused (not supported here).
 Result<ExecCredential> ParseExecCredential(const std::string& stdout_text, const std::string& api_version);
 
-// "2024-01-02T03:04:05Z", fractions and numeric offsets allowed (RFC 3339).
-Result<TimePoint> ParseRfc3339(const std::string& text);
-
 class ExecCredentialSource {
  public:
   // `clock` must outlive this object.

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "agent/base/log.h"
+#include "agent/base/utc_time.h"
 #include "agent/kube/transport/http_transport.h"
 #include "agent/kube/transport/log_limiter.h"
 #include "agent/kube/transport/server_clock.h"

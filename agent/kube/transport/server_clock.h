@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <string_view>
 
 namespace nodehook {
 
@@ -33,9 +32,5 @@ class DateHeaderClock final : public ServerClock {
 
 // The one clock every API response of this process updates (cpprest_transport.cc).
 DateHeaderClock& ApiServerClock();
-
-// An HTTP-date ("Tue, 01 Dec 2026 22:40:21 GMT", RFC 9110 IMF-fixdate) as Unix milliseconds; -1
-// when it is not one.
-int64_t ParseHttpDate(std::string_view text);
 
 }  // namespace nodehook

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "agent/app/rollout_command.h"
+#include "agent/base/utc_time.h"
 #include "agent/kubectl/rollout_cluster.h"
-#include "agent/kube/client/lease_record.h"
 #include "agent/object/object_facts.h"
 #include "test/fakes/fake_clock.h"
 
@@ -146,7 +146,7 @@ inline RolloutLease SlotLease(int slot, const std::string& holder, const std::st
   l.phase = phase;
   l.resource = kWidgets;
   l.lease_duration_seconds = duration_s;
-  l.renew_time = MicroTime(std::chrono::system_clock::time_point(std::chrono::milliseconds(renewed_ms)));
+  l.renew_time = MicroTime(FromMillis(renewed_ms));
   return l;
 }
 

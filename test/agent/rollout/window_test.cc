@@ -39,6 +39,17 @@ TEST_CASE("no windows means always open") {
   CheckOpen(JudgeWindows({}, kDec1At22Utc), 0);
 }
 
+TEST_CASE("the rules' view in milliseconds: the next opening, and windows that did not compile stay closed") {
+  Result<std::vector<CompiledWindow>> nightly = CompileWindows({Window("0 1 * * *", 3600, "UTC")});
+  WindowNow now = WindowsNow(nightly, kDec1At22Utc * 1000 + 5);
+  CHECK_FALSE(now.open);
+  CHECK(now.next_open_ms == (kDec1At22Utc + 3 * 3600) * 1000);
+  CHECK(WindowsNow(nightly, (kDec1At22Utc + 3 * 3600) * 1000).open);
+  WindowNow broken = WindowsNow(CompileWindows({Window("0 1 * * *", 3600, "No/Such_Zone")}), kDec1At22Utc * 1000);
+  CHECK_FALSE(broken.open);
+  CHECK(broken.next_open_ms == 0);
+}
+
 TEST_CASE("a window that opens in 20 s for 30 s, declared in New York, opens by New York's clock") {
   // The start is 17:00 in New York. Seconds, not the config's 60 s minimum: JudgeWindows takes any.
   std::vector<CompiledWindow> windows = Compile({Window("0 17 * * *", 30, "America/New_York")});

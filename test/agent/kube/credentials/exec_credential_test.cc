@@ -205,14 +205,6 @@ TEST_CASE("a plugin that prints garbage or the wrong ExecCredential is a clear e
                                            Catch::Contains("stderr: warning: stale cache"));
 }
 
-TEST_CASE("RFC 3339 times with fractions and offsets are read exactly") {
-  CHECK(ToMillis(*ParseRfc3339("2023-11-14T22:13:20Z")) == 1'700'000'000'000);
-  CHECK(ToMillis(*ParseRfc3339("2023-11-14T22:13:20.25Z")) == 1'700'000'000'250);
-  CHECK(ToMillis(*ParseRfc3339("2023-11-15T00:13:20+02:00")) == 1'700'000'000'000);
-  CHECK_FALSE(ParseRfc3339("2023-11-14 22:13:20").ok());
-  CHECK_FALSE(ParseRfc3339("2023-11-14T22:13:20").ok());
-}
-
 TEST_CASE("a plugin that hangs is killed at its timeout, and one that cannot start names the install hint") {
   TempDir dir;
   FakeClock clock;
