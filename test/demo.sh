@@ -16,7 +16,7 @@ cd "$repo"
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 if [[ -z ${NODEHOOK_BIN:-} || -z ${NODEHOOK_TESTCLUSTER:-} || -z ${NODEHOOK_KUBECTL:-} ]]; then
-  step "a first run on a fresh machine takes about FIRST_RUN_MINUTES minutes on 2 cores (Debian packages, the agent, ~600 MB of Go modules and the API server); later runs start within a minute"
+  step "a first run on a fresh machine takes about 15 minutes on 2 cores (Debian packages, the agent, ~600 MB of Go modules and the API server); later runs start within a minute"
   step "installing what is missing"
   test/install-deps.sh
 fi
