@@ -78,6 +78,9 @@ def test_ctrl_c_stops_the_interactive_demo_cleanly(tmp_path, inherited):
         finally:
             if demo.poll() is None:
                 os.killpg(demo.pid, signal.SIGKILL)
+                # The agents and the API server run in sessions of their own: a demo that did not
+                # stop would leave them running for the rest of the suite.
+                subprocess.run(["pkill", "-KILL", "-f", str(tmp_path / "demo")], check=False)
     output = log.read_text()
     after = output[output.index("Ctrl-C stops the agents"):]
     assert unasked_warnings(after) == [], after[-4000:]
