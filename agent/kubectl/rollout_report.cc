@@ -35,12 +35,6 @@ std::string Header(const RolloutView& view, const std::vector<NodeStatus>& statu
   return out;
 }
 
-std::string Footer(const RolloutView& view) {
-  if (view.shared.policy.windows.empty() || KubectlJudgesWindows()) return "";
-  return "note: " + std::to_string(view.shared.policy.windows.size()) +
-         " maintenance window(s) not judged by this kubectl build: taken as open\n";
-}
-
 }  // namespace
 
 std::string PolicySummary(const RolloutPolicy& policy) {
@@ -69,7 +63,7 @@ std::string FormatRolloutStatus(const RolloutView& view) {
     rows.push_back({s.node, s.canary ? "yes" : "-", NodePhaseName(s.phase), WaitingText(s),
                     OneLine(EscapeForTerminal(s.message), kMessageWidth)});
   }
-  return Header(view, statuses) + FormatTextTable(rows) + Footer(view);
+  return Header(view, statuses) + FormatTextTable(rows);
 }
 
 std::string FormatRolloutPlan(const RolloutView& view) {
@@ -93,7 +87,7 @@ std::string FormatRolloutPlan(const RolloutView& view) {
     rows.push_back({std::to_string(++order), std::to_string(batch), s.node, s.canary ? "yes" : "-",
                     NodePhaseName(s.phase), WaitingText(s)});
   }
-  return Header(view, statuses) + FormatTextTable(rows) + Footer(view);
+  return Header(view, statuses) + FormatTextTable(rows);
 }
 
 }  // namespace nodehook

@@ -15,8 +15,6 @@ WindowNow KubectlWindowNow(const std::vector<RolloutWindow>& windows, int64_t no
   return WindowsNow(CompileWindows(windows, tzdir && *tzdir ? tzdir : kDefaultZoneInfoDir), now_ms);
 }
 
-bool KubectlJudgesWindows() { return true; }
-
 std::string RolloutView::Describe() const {
   return resource_id + " " + (spec.namespace_name.empty() ? "" : spec.namespace_name + "/") + spec.name;
 }

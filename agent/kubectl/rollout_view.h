@@ -24,13 +24,11 @@
 
 namespace nodehook {
 
-// The seam for maintenance windows: whether `windows` are open at `now_ms`. Until the agents'
-// window rules (agent/rollout/window.h, JudgeWindows) are wired in here, KubectlWindowNow
-// judges every window as open, and `status` says so under its table.
+// The seam for maintenance windows: whether `windows` are open at `now_ms` (tests pass a fake).
+// KubectlWindowNow judges them with the agents' own rules (agent/rollout/window.h), in the zones
+// of this machine's zoneinfo (or $TZDIR).
 using WindowJudge = std::function<WindowNow(const std::vector<RolloutWindow>& windows, int64_t now_ms)>;
 WindowNow KubectlWindowNow(const std::vector<RolloutWindow>& windows, int64_t now_ms);
-// Whether KubectlWindowNow really judges windows (false: every window is taken as open).
-bool KubectlJudgesWindows();
 
 struct RolloutView {
   ObjectSpec spec;

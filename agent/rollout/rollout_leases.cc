@@ -15,7 +15,6 @@ namespace nodehook {
 namespace {
 
 using rapidjson::Value;
-using Writer = JsonWriter;
 
 const char* const kObjectAnnotation = "nodehook.io/rollout-object";
 const char* const kStateAnnotation = "nodehook.io/rollout-state";
@@ -33,7 +32,7 @@ int64_t Number(const Value& object, const char* key, int64_t fallback) {
 
 std::string ResultsJson(const std::map<std::string, NodeResult>& results) {
   rapidjson::StringBuffer buf;
-  Writer w(buf);
+  JsonWriter w(buf);
   w.StartObject();
   for (const auto& [uid, r] : results) {
     w.Key(uid.c_str(), static_cast<rapidjson::SizeType>(uid.size()));
@@ -74,7 +73,7 @@ int IntOr(const std::string& text, int fallback) {
   return static_cast<int>(value);
 }
 
-void PutCount(Writer& w, const char* key, const NodeCount& count) {
+void PutCount(JsonWriter& w, const char* key, const NodeCount& count) {
   w.Key(key);
   if (count.percent) {
     std::string text = std::to_string(count.value) + "%";
@@ -182,7 +181,7 @@ std::string RolloutLeaseJson(const std::string& namespace_name, const std::strin
 std::string SharedPolicyJson(const WatchedResource& resource) {
   const RolloutPolicy& policy = *resource.rollout;
   rapidjson::StringBuffer buf;
-  Writer w(buf);
+  JsonWriter w(buf);
   w.StartObject();
   PutCount(w, "max_nodes", policy.max_nodes);
   w.Key("canary_nodes");
