@@ -157,7 +157,8 @@ func apply(ctx context.Context, ri dynamic.ResourceInterface, o *unstructured.Un
 // in the cluster can be listed. Right after a restart (or a new CRD) the watch
 // cache of a custom resource answers 429 "storage is (re)initializing" for a
 // moment; built-in resources are covered by /readyz, CRDs are not.
-func waitCustomResourcesServed(ctx context.Context, cfg *rest.Config) error {
+// stuck is called once for a resource still not served halfway through its wait.
+func waitCustomResourcesServed(ctx context.Context, cfg *rest.Config, stuck func(gvr schema.GroupVersionResource)) error {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -177,11 +178,15 @@ func waitCustomResourcesServed(ctx context.Context, cfg *rest.Config) error {
 				continue
 			}
 			gvr := schema.GroupVersionResource{Group: group, Version: name, Resource: plural}
+			// What the server is doing while one request hangs is what explains it; once the
+			// wait has failed, that request is gone.
+			halfway := time.AfterFunc(30*time.Second, func() { stuck(gvr) })
 			// resourceVersion "0" is answered from the watch cache.
 			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 				_, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{ResourceVersion: "0", Limit: 1})
 				return err == nil, nil
 			})
+			halfway.Stop()
 			if err != nil {
 				return fmt.Errorf("%s not served: %w", gvr, err)
 			}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/server/v3/embed"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -187,7 +189,9 @@ func run(dir string, port int, applies []string, opts serverOptions) error {
 		err = applyManifests(readyCtx, cfg, objs)
 	}
 	if err == nil {
-		err = waitCustomResourcesServed(readyCtx, cfg)
+		err = waitCustomResourcesServed(readyCtx, cfg, func(gvr schema.GroupVersionResource) {
+			logf("%s not served after 30s; every goroutine's stack: %s", gvr, dumpGoroutines(dir))
+		})
 	}
 	readyCancel()
 	if a := <-aborted; a != nil {
@@ -239,6 +243,18 @@ func stop(cancel func(), serverDone <-chan error, sigs <-chan os.Signal) {
 	case <-time.After(10 * time.Second):
 		logf("kube-apiserver did not stop within 10s")
 	}
+}
+
+// dumpGoroutines writes every goroutine's stack to DIR/goroutines-<unix time>.txt and returns
+// its path (or why it could not).
+func dumpGoroutines(dir string) string {
+	buf := make([]byte, 64<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	path := filepath.Join(dir, fmt.Sprintf("goroutines-%d.txt", time.Now().Unix()))
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		return err.Error()
+	}
+	return path
 }
 
 // quietLogs sends the API server's klog output to DIR/apiserver.log, so
