@@ -227,6 +227,7 @@ bool PlanExecutor::Forget(Execution& run) {
   run.ctx.cache.EraseIfGone(uid);
   memory_.Unsee(uid);
   run.ctx.gate.Forgotten(uid);
+  run.ctx.rollout.Gone(run.plan.meta);
   return true;
 }
 

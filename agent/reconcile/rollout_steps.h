@@ -40,6 +40,8 @@ class RolloutSteps {
   // of them, make the node count as failed for `state`, which frees its slot.
   virtual void Failed(const ResourceRef& resource, const ObjectMeta& object, const std::string& state, int retries,
                       bool permanent, const std::string& message) = 0;
+  // The object is gone (its state forgotten): a slot this node holds for it is released.
+  virtual void Gone(const ObjectMeta& object) = 0;
 };
 
 // For resources without a rollout policy: no gated reasons; the executor's failure report reaches
@@ -56,6 +58,7 @@ class NoRollout final : public RolloutSteps {
   void Verifying(const ObjectMeta&, const std::string&) override {}
   void Succeeded(const ResourceRef&, const ObjectMeta&, const std::string&, const std::string&) override {}
   void Failed(const ResourceRef&, const ObjectMeta&, const std::string&, int, bool, const std::string&) override {}
+  void Gone(const ObjectMeta&) override {}
 
  private:
   const std::vector<std::string> none_{};

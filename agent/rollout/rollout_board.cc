@@ -12,8 +12,16 @@ void RolloutBoard::Take(const KubeObject& object) {
     return;
   }
   auto& seen = leases_[lease->name];
-  if (seen.lease.resource_version != lease->resource_version) seen.changed_at = clock_.Now();
+  if (seen.deleted || seen.lease.resource_version != lease->resource_version) seen.changed_at = clock_.Now();
+  seen.deleted = false;
   seen.lease = std::move(lease).value();
+}
+
+void RolloutBoard::Forget(Seen& seen) {
+  if (seen.deleted) return;
+  seen.deleted = true;
+  seen.changed_at = clock_.Now();
+  seen.lease.resource_version.clear();  // taken again by a create
 }
 
 void RolloutBoard::OnListed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>&) {
@@ -22,8 +30,15 @@ void RolloutBoard::OnListed(const std::vector<ObjectPtr>& items, const std::vect
   leases_.clear();
   for (const auto& item : items) {
     auto old = before.find(item->meta.name);
-    if (old != before.end()) leases_[item->meta.name] = old->second;  // keeps when it last changed
+    if (old != before.end()) {
+      leases_[item->meta.name] = old->second;  // keeps when it last changed
+      before.erase(old);
+    }
     Take(*item);
+  }
+  for (auto& [name, seen] : before) {  // deleted while the watch was away
+    Forget(seen);
+    leases_[name] = seen;
   }
   listed_ = true;
 }
@@ -35,14 +50,18 @@ void RolloutBoard::OnObject(ObjectPtr object) {
 
 void RolloutBoard::OnDeleted(ObjectPtr last_state) {
   MutexLock lock(&mu_);
-  leases_.erase(last_state->meta.name);
+  auto it = leases_.find(last_state->meta.name);
+  if (it != leases_.end()) Forget(it->second);
 }
 
 BoardView RolloutBoard::View() const {
   MutexLock lock(&mu_);
   BoardView view;
   TimePoint now = clock_.Now();
-  for (const auto& [name, seen] : leases_) PutOnBoard(seen.lease, now - seen.changed_at, &view);
+  for (const auto& [name, seen] : leases_) {
+    if (seen.deleted && seen.lease.kind != "slot" && now - seen.changed_at >= kDeletedNodeKept) continue;
+    PutOnBoard(seen.lease, now - seen.changed_at, &view);
+  }
   return view;
 }
 
@@ -50,6 +69,12 @@ RolloutLease RolloutBoard::Lease(const std::string& name) const {
   MutexLock lock(&mu_);
   auto it = leases_.find(name);
   return it == leases_.end() ? RolloutLease{} : it->second.lease;
+}
+
+bool RolloutBoard::Deleted(const std::string& name) const {
+  MutexLock lock(&mu_);
+  auto it = leases_.find(name);
+  return it != leases_.end() && it->second.deleted;
 }
 
 bool RolloutBoard::listed() const {

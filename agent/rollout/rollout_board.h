@@ -3,6 +3,10 @@
 // is the board of board_view.h, each Lease aged by the time since this agent saw it change, on
 // the local monotonic clock as client-go's leader election does: the holder's wall clock
 // (renewTime) is never compared with ours.
+// A Lease deleted by someone else stays on the board for a while as it was last seen: a slot
+// until its lease passes from the deletion (its holder may still run: only a create takes it
+// then), a node for kDeletedNodeKept (its agent writes it again within seconds; a node that left
+// leaves). So a Lease deleted by hand neither lets two nodes in nor drops a node from the fleet.
 // Thread-safe; borrows the clock.
 #pragma once
 
@@ -28,6 +32,8 @@ class BoardReader {
   // The Lease of that name as last seen (kind "" when never seen).
   virtual RolloutLease Lease(const std::string& name) const = 0;
   virtual bool listed() const = 0;
+  // Whether the Lease of that name was deleted after this board saw it (and not written since).
+  virtual bool Deleted(const std::string& name) const = 0;
 };
 
 class RolloutBoard final : public WatchSink, public BoardReader {
@@ -42,13 +48,18 @@ class RolloutBoard final : public WatchSink, public BoardReader {
   BoardView View() const override;
   RolloutLease Lease(const std::string& name) const override;
   bool listed() const override;
+  bool Deleted(const std::string& name) const override;
+
+  static constexpr Duration kDeletedNodeKept = std::chrono::minutes(1);
 
  private:
   struct Seen {
     RolloutLease lease;
-    TimePoint changed_at;  // local: when this resourceVersion was first seen
+    TimePoint changed_at;  // local: when this resourceVersion was first seen, or the deletion
+    bool deleted = false;
   };
   void Take(const KubeObject& object) REQUIRES(mu_);
+  void Forget(Seen& seen) REQUIRES(mu_);
 
   Clock& clock_;
   mutable Mutex mu_;

@@ -60,13 +60,14 @@ RolloutGate::~RolloutGate() {
 
 Status RolloutGate::Register() {
   std::lock_guard<std::mutex> lock(mu_);
-  RolloutLease seen = board_.Lease(NodeLeaseName(rid_, options_.node));
+  const std::string name = NodeLeaseName(rid_, options_.node);
+  RolloutLease seen = board_.Lease(name);
   std::string policy = SharedPolicyJson(resource_);
   if (!seen.kind.empty()) {
     // Results written before a restart stay: they are what the fleet knows of this node.
     for (auto& [uid, result] : seen.results) results_.emplace(uid, result);
-    node_version_ = seen.resource_version;
-    if (seen.policy_json == policy && seen.holder == options_.node) return Status::Ok();
+    node_version_ = seen.resource_version;  // "" when deleted since: created again
+    if (!board_.Deleted(name) && seen.policy_json == policy && seen.holder == options_.node) return Status::Ok();
   }
   return WriteResult("", NodeResult{});
 }
@@ -99,8 +100,10 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
   const int64_t now_ms = server_.NowMs();
   WindowNow window = options_.windows ? options_.windows(now_ms) : WindowNow{};
   bool held = options_.held && options_.held();
-  RolloutAdmission a = Judge(policy_, ViewWithOwn(), target, options_.node, held, window, now_ms);
+  BoardView view = ViewWithOwn();
+  RolloutAdmission a = Judge(policy_, view, target, options_.node, held, window, now_ms);
   if (!a.enter) {
+    if (a.give_up_own) GiveUpSlot(view, object.uid, "rollout " + std::string(WaitReasonName(a.wait)));
     NoteWait(object, a);
     if (a.wait == WaitReason::kOutsideWindow && a.until_ms > now_ms) {
       return std::min<Duration>(std::max<Duration>(Duration(a.until_ms - now_ms), options_.poll),
@@ -108,12 +111,16 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
     }
     return Jittered(options_.poll);
   }
-  if (!a.own || !slot_) {
-    // A free slot, or this node's own one as the board shows it after a restart: take it, on the
-    // condition that it is still as judged. The board may have moved on since (another node's
-    // take arriving): its newer version would let this write take the slot from that node.
+  if (!a.own || !slot_ || slot_->state != state) {
+    // A free slot; this node's own one as the board shows it after a restart; or its own one
+    // while the object changed (a fix after its old state failed): the slot goes on for the new
+    // state, so the fleet does not wait for work nobody will finish. A free slot is taken on the
+    // condition that it is still as judged: the board may have moved on since (another node's
+    // take arriving), and its newer version would let this write take the slot from that node.
+    const char* how = !a.own ? "new" : slot_ ? "newer state" : "again";
     Slot taking{a.slot, object, object.uid, state, SlotPhase::kRunning, a.slot_version, monotonic_.Now(), false};
-    Status taken = WriteSlot(taking, options_.node, static_cast<int>(policy_.slot_lease.count()));
+    const int seconds = static_cast<int>(policy_.slot_lease.count());
+    Status taken = a.own ? WriteOwnSlot(taking, options_.node, seconds) : WriteSlot(taking, options_.node, seconds);
     if (!taken.ok()) {
       // Another node took it first (or the write failed): soon again, for another free slot.
       Duration again = Jittered(options_.poll / 8);
@@ -126,11 +133,39 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
     MoveFence(taking.renewed_at + Seconds(policy_.slot_lease) * 2 / 3);
     Log(LogLevel::kInfo, "rollout slot taken",
         {{"object", object.Key()}, {"uid", object.uid}, {"slot", a.slot}, {"state", StateText(state)},
-         {"own", a.own ? "again" : "new"}, {"next", "run the hook inside the slot"}});
+         {"own", how}, {"next", "run the hook inside the slot"}});
   }
   slots_held_.Set(1);
-  waiting_.erase(object.uid);
+  if (waiting_.erase(object.uid) > 0) CountWaits();
   return std::nullopt;
+}
+
+void RolloutGate::Gone(const ObjectMeta& object) {
+  std::lock_guard<std::mutex> lock(mu_);
+  GiveUpSlot(ViewWithOwn(), object.uid, "object deleted");
+  if (waiting_.erase(object.uid) > 0) CountWaits();
+  // Its result is of no use to anyone now; the next write of the node Lease leaves it out.
+  if (results_.erase(object.uid) > 0) results_dirty_ = true;
+}
+
+void RolloutGate::GiveUpSlot(const BoardView& view, const std::string& uid, const std::string& why) {
+  std::optional<Slot> mine = slot_;
+  if (!mine) {
+    // After a restart the board is what says this node holds a slot.
+    for (const auto& s : view.slots) {
+      if (s.live && s.holder == options_.node && s.uid == uid) {
+        mine = Slot{s.slot, ObjectMeta{}, s.uid, s.state, s.phase, s.resource_version, monotonic_.Now(), false};
+      }
+    }
+  }
+  if (!mine || mine->uid != uid) return;
+  Status released = WriteOwnSlot(*mine, "", 1);
+  slot_.reset();
+  slots_held_.Set(0);
+  MoveFence(TimePoint{});
+  Log(LogLevel::kInfo, "rollout slot given up",
+      {{"uid", uid}, {"slot", mine->index}, {"reason", why},
+       {"next", released.ok() ? "slot released" : "slot expires unrenewed (" + released.ToString() + ")"}});
 }
 
 HookSpec RolloutGate::Prepare(const HookSpec& hook) const {
@@ -159,7 +194,7 @@ void RolloutGate::Verifying(const ObjectMeta& object, const std::string& state) 
   if (!slot_ || slot_->uid != object.uid || slot_->state != state) return;
   Slot next = *slot_;
   next.phase = SlotPhase::kVerifying;
-  if (WriteSlot(next, options_.node, static_cast<int>(policy_.slot_lease.count())).ok()) *slot_ = next;
+  if (WriteOwnSlot(next, options_.node, static_cast<int>(policy_.slot_lease.count())).ok()) *slot_ = next;
 }
 
 void RolloutGate::Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& state,
@@ -172,13 +207,13 @@ void RolloutGate::Succeeded(const ResourceRef& resource, const ObjectMeta& objec
     MoveFence(TimePoint{});
     if (policy_.soak.count() > 0) {
       done.phase = SlotPhase::kSoaking;
-      Status soaking = WriteSlot(done, options_.node, static_cast<int>(policy_.soak.count()));
+      Status soaking = WriteOwnSlot(done, options_.node, static_cast<int>(policy_.soak.count()));
       *slot_ = done;
       slot_->renewed_at = monotonic_.Now();  // the soak ends soak seconds from here
       next = soaking.ok() ? "soak for " + SecondsText(Seconds(policy_.soak)) + " in slot " + std::to_string(done.index)
                           : "soak not written (" + soaking.ToString() + "): the slot expires unrenewed";
     } else {
-      Status released = WriteSlot(done, "", 1);
+      Status released = WriteOwnSlot(done, "", 1);
       slot_.reset();
       slots_held_.Set(0);
       next = released.ok() ? "slot released" : "slot not released (" + released.ToString() + "): it expires unrenewed";
@@ -203,7 +238,7 @@ void RolloutGate::Failed(const ResourceRef& resource, const ObjectMeta& object, 
   if (!permanent && retries < policy_.failure_after_retries) return;  // keeps its slot for the retry
   Status written = WriteResult(object.uid, NodeResult{state, true, server_.NowMs(), NoteText(message, kResultMessageBytes)});
   Slot failed = *slot_;
-  Status released = WriteSlot(failed, "", 1);
+  Status released = WriteOwnSlot(failed, "", 1);
   slot_.reset();
   slots_held_.Set(0);
   MoveFence(TimePoint{});
@@ -233,13 +268,38 @@ void RolloutGate::NoteWait(const ObjectMeta& object, const RolloutAdmission& a) 
   auto [it, fresh] = waiting_.emplace(object.uid, a.wait);
   if (!fresh && it->second == a.wait) return;  // said already
   it->second = a.wait;
+  CountWaits();
+  Log(LogLevel::kInfo, "rollout waiting",
+      {{"object", object.Key()}, {"uid", object.uid}, {"reason", WaitReasonName(a.wait)}, {"detail", a.detail},
+       {"next", a.until_ms > 0 ? "ask again when the window opens" : "ask again in about " + SecondsText(options_.poll)}});
+}
+
+void RolloutGate::CountWaits() {
   std::map<WaitReason, int> counts;
   for (const auto& [uid, reason] : waiting_) ++counts[reason];
   for (auto& [reason, gauge] : waiting_gauges_) gauge->Set(counts[reason]);
   halted_.Set(counts[WaitReason::kHalted]);
-  Log(LogLevel::kInfo, "rollout waiting",
-      {{"object", object.Key()}, {"uid", object.uid}, {"reason", WaitReasonName(a.wait)}, {"detail", a.detail},
-       {"next", a.until_ms > 0 ? "ask again when the window opens" : "ask again in about " + SecondsText(options_.poll)}});
+}
+
+Status RolloutGate::WriteOwnSlot(Slot& slot, const std::string& holder, int duration_seconds) {
+  Status st = WriteSlot(slot, holder, duration_seconds);
+  if (st.code() != StatusCode::kConflict && st.code() != StatusCode::kNotFound) return st;
+  // Written by someone else since (an annotation, a label, the lost answer to this node's own
+  // last write), or deleted by hand. It is still this node's slot while it names this node and
+  // this object; deleted, the others keep it as held for a lease (rollout_board.h), so it is
+  // created again. Taken by another node: the slot is lost.
+  ObjectRef ref{KubeLeaseClient::LeasesResource(), options_.namespace_name, SlotLeaseName(rid_, slot.index)};
+  auto now = client_.Get(ref);
+  if (now.ok()) {
+    auto lease = ParseRolloutLease(now->json);
+    if (!lease.ok() || lease->holder != options_.node || lease->uid != slot.uid) return st;
+    slot.resource_version = now->meta.resource_version;
+  } else if (now.status().code() == StatusCode::kNotFound) {
+    slot.resource_version.clear();
+  } else {
+    return st;
+  }
+  return WriteSlot(slot, holder, duration_seconds);
 }
 
 Status RolloutGate::WriteSlot(Slot& slot, const std::string& holder, int duration_seconds) {
@@ -333,6 +393,11 @@ void RolloutGate::MoveFence(TimePoint deadline) {
 
 void RolloutGate::RenewDue() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (board_.Deleted(NodeLeaseName(rid_, options_.node))) {
+    // Deleted by someone else: this node would drop out of the fleet. Written again as it was.
+    node_version_.clear();
+    results_dirty_ = true;
+  }
   if (results_dirty_) (void)WriteResult("", NodeResult{});
   if (!slot_) return;
   const TimePoint now = monotonic_.Now();
@@ -368,13 +433,13 @@ void RolloutGate::RenewDue() {
   }
   if (now - slot_->renewed_at < lease / 3) return;
   Slot renewed = *slot_;
-  Status st = WriteSlot(renewed, options_.node, static_cast<int>(policy_.slot_lease.count()));
+  Status st = WriteOwnSlot(renewed, options_.node, static_cast<int>(policy_.slot_lease.count()));
   if (st.ok()) {
     *slot_ = renewed;
     MoveFence(renewed.renewed_at + lease * 2 / 3);
     return;
   }
-  if (st.code() == StatusCode::kConflict) {
+  if (st.code() == StatusCode::kConflict || st.code() == StatusCode::kNotFound) {
     slot_->lost = true;
     MoveFence(TimePoint{});
     Log(LogLevel::kWarn, "rollout slot lost",

@@ -70,6 +70,7 @@ class RolloutGate final : public RolloutSteps {
                  const std::string& message) override;
   void Failed(const ResourceRef& resource, const ObjectMeta& object, const std::string& state, int retries,
               bool permanent, const std::string& message) override;
+  void Gone(const ObjectMeta& object) override;
 
   // Runs one renewal round now (the renewer thread calls it; tests call it directly).
   void RenewDue();
@@ -88,6 +89,11 @@ class RolloutGate final : public RolloutSteps {
   BoardView ViewWithOwn() const;  // requires mu_
   bool PastFence(const Slot& slot) const;  // lost, or not renewed before the fence's deadline
   Status WriteSlot(Slot& slot, const std::string& holder, int duration_seconds);  // requires mu_
+  // WriteSlot, and once more over an outside edit or deletion while the Lease is still this node's.
+  Status WriteOwnSlot(Slot& slot, const std::string& holder, int duration_seconds);  // requires mu_
+  // Releases this node's slot for the object (held here, or on the board after a restart).
+  void GiveUpSlot(const BoardView& view, const std::string& uid, const std::string& why);  // requires mu_
+  void CountWaits();  // requires mu_: the waiting and halted gauges from waiting_
   Status WriteResult(const std::string& uid, const NodeResult& result);          // requires mu_
   void MoveFence(TimePoint deadline);
   void NoteWait(const ObjectMeta& object, const RolloutAdmission& admission);           // requires mu_

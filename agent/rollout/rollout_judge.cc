@@ -104,12 +104,36 @@ bool Halted(const RolloutPolicy& policy, const BoardView& board, const RolloutOb
   return true;
 }
 
+namespace {
+
+// What keeps any node of the fleet from starting the object's gated hook now; wait kNone if nothing.
+RolloutAdmission Stopped(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object, bool held,
+                         const WindowNow& window) {
+  if (object.paused) return Waiting(WaitReason::kPaused, std::string("annotation ") + kRolloutPausedAnnotation);
+  if (held) return Waiting(WaitReason::kHeld, "node label " + policy.hold_label);
+  std::string why;
+  if (object.resume_state != object.state && Halted(policy, board, object, &why)) {
+    return Waiting(WaitReason::kHalted, why);
+  }
+  if (!window.open) return Waiting(WaitReason::kOutsideWindow, "outside every window", window.next_open_ms);
+  return RolloutAdmission{};
+}
+
+}  // namespace
+
 RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
                 const std::string& node, bool held, const WindowNow& window, int64_t now_ms) {
-  // This node's own slot first: work it started goes on, whatever changed since.
+  RolloutAdmission stop = Stopped(policy, board, object, held, window);
+  // This node's own slot first. The object's work it started goes on there, for the state it
+  // has now: a fix after a failure is not made to wait for a slot its old state still holds.
   for (const auto& s : board.slots) {
     if (!s.live || s.holder != node) continue;
-    if (s.uid == object.uid && s.state == object.state && s.phase != SlotPhase::kSoaking) {
+    if (s.uid == object.uid && s.phase != SlotPhase::kSoaking) {
+      // A retry or a restart starts the hook again: it obeys pauses, holds and windows too.
+      if (stop.wait != WaitReason::kNone) {
+        stop.give_up_own = true;
+        return stop;
+      }
       RolloutAdmission a;
       a.enter = true;
       a.slot = s.slot;
@@ -120,13 +144,7 @@ RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, cons
     return Waiting(WaitReason::kBusy, std::string("this node is ") + SlotPhaseName(s.phase) + " another state in slot " +
                                           std::to_string(s.slot));
   }
-  if (object.paused) return Waiting(WaitReason::kPaused, std::string("annotation ") + kRolloutPausedAnnotation);
-  if (held) return Waiting(WaitReason::kHeld, "node label " + policy.hold_label);
-  std::string why;
-  if (object.resume_state != object.state && Halted(policy, board, object, &why)) {
-    return Waiting(WaitReason::kHalted, why);
-  }
-  if (!window.open) return Waiting(WaitReason::kOutsideWindow, "outside every window", window.next_open_ms);
+  if (stop.wait != WaitReason::kNone) return stop;
   std::vector<std::string> canaries = Canaries(policy, board, object);
   if (std::find(canaries.begin(), canaries.end(), node) == canaries.end()) {
     std::vector<std::string> pending;

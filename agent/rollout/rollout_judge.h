@@ -41,6 +41,9 @@ struct RolloutAdmission {
   bool enter = false;
   int slot = -1;           // with enter: the slot to take (or already held)
   bool own = false;        // with enter: the slot is already this node's
+  // Without enter: this node holds a running slot for the object, and a pause, hold, halt or
+  // closed window says it may not run there now (a retry, or a restart): it gives the slot up.
+  bool give_up_own = false;
   // With enter: the slot Lease's resourceVersion in the view that was judged ("" when it never
   // existed). The take is conditioned on it, so a slot that another node took since the view was
   // read is refused by the API server, never taken from its holder.

@@ -146,8 +146,31 @@ def test_rbac_is_what_nodehook_rbac_prints_for_the_config(tmp_path):
         [str(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")), "rbac", "--config",
          str(tmp_path / "rbac-config.json")], capture_output=True, text=True, check=True).stdout)
     rendered = template("--set-file", f"rbac.generated={generated}")
-    by_kind = {o["kind"]: o for o in rendered if o["kind"] in ("ClusterRole", "Role") and not is_helm_hook(o)}
-    assert {k: o["rules"] for k, o in by_kind.items()} == {d["kind"]: d["rules"] for d in documents}
+    assert charted_roles(rendered) == printed_roles(documents)
+
+
+def test_a_rollout_config_gets_the_rollout_lease_role_and_its_binding(tmp_path):
+    rollout = (REPO / "config" / "examples" / "rollout.json").read_text()
+    documents = nodehook_rbac_documents(rollout, tmp_path)
+    assert ("Role", "rollout") in printed_roles(documents)
+    generated = tmp_path / "rbac.yaml"
+    generated.write_text("\n---\n".join(yaml.safe_dump(d) for d in documents))
+    rendered = template("--set-file", f"rbac.generated={generated}")
+    assert charted_roles(rendered) == printed_roles(documents)
+    (binding,) = [o for o in rendered if o["kind"] == "RoleBinding" and o["metadata"]["name"].endswith("-rollout")]
+    assert binding["roleRef"]["name"] == binding["metadata"]["name"]
+    assert binding["subjects"][0]["name"] == next(o for o in rendered if o["kind"] == "ServiceAccount")["metadata"]["name"]
+
+
+def charted_roles(rendered):
+    """(kind, what the name says after the release name) -> rules, of the chart's agent roles."""
+    return {(o["kind"], o["metadata"]["name"].split("nodehook-", 1)[-1] if o["kind"] == "Role" else ""): o["rules"]
+            for o in rendered if o["kind"] in ("ClusterRole", "Role") and not is_helm_hook(o)}
+
+
+def printed_roles(documents):
+    return {(d["kind"], d["metadata"]["name"].split("nodehook-", 1)[-1] if d["kind"] == "Role" else ""): d["rules"]
+            for d in documents}
 
 
 def test_uninstall_runs_release_finalizers_as_a_pre_delete_hook():

@@ -217,6 +217,46 @@ def test_two_failed_nodes_halt_the_state_and_a_newer_state_starts_afresh(fleet_o
     assert most_inside(fleet.runs("w1")) <= 2, fleet.story(fleet.runs("w1"))
 
 
+def test_a_fix_after_a_failure_runs_on_every_node_though_the_failed_state_held_the_only_slot(fleet_of, widgets):
+    # The failed state is retried (failure_after_retries 5), so its node keeps the one slot; the
+    # object is then fixed, as docs/rollouts.md recommends.
+    fleet = fleet_of({"max_nodes": 1, "failure_after_retries": 5})
+    for agent in fleet.agents.values():
+        (agent.control_dir / "fail").write_text("")
+    widgets.create("w1", {"seconds": 0.3})
+    failed = wait_until(lambda: [r for r in fleet.runs("w1") if r.how == "failed"], "the first node's failure")
+    for agent in fleet.agents.values():
+        (agent.control_dir / "fail").unlink()
+    fixed_at = time.monotonic()
+    widgets.patch_spec("w1", {"seconds": 0.4})
+    wait_until(lambda: fleet.done_nodes("w1") == set(fleet.agents), "the fixed state done on every node", timeout=90)
+    runs = fleet.runs("w1")
+    assert most_inside(runs) == 1, fleet.story(runs)
+    print(f"the fixed state ran on all {len(fleet.agents)} nodes {time.monotonic() - fixed_at:.1f}s after the fix; "
+          f"first failure on {failed[0].node}")
+
+
+@pytest.mark.parametrize("edit", ["annotate", "delete"])
+def test_a_slot_lease_edited_or_deleted_by_hand_neither_restarts_the_hook_nor_lets_a_second_node_in(
+        fleet_of, widgets, edit):
+    fleet = fleet_of({"max_nodes": 1})
+    widgets.create("w1", {"seconds": 6.0})
+    holder = wait_until(lambda: [r.node for r in fleet.runs("w1")], "the first node inside")[0]
+    slot = wait_until(lambda: [lease for lease in fleet.leases()
+                               if lease["metadata"]["labels"].get("nodehook.io/rollout-kind") == "slot"
+                               and lease["spec"].get("holderIdentity") == holder], "the holder's slot Lease")[0]
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{widgets.namespace}/leases/{slot['metadata']['name']}"
+    if edit == "annotate":  # an audit tool, a mutating policy, a person
+        widgets.kube.request("PATCH", path, {"metadata": {"annotations": {"example.com/audited": "yes"}}},
+                             "application/merge-patch+json")
+    else:
+        widgets.kube.request("DELETE", path)
+    wait_until(lambda: fleet.done_nodes("w1") == set(fleet.agents), "every node done", timeout=150)
+    runs = fleet.runs("w1")
+    assert most_inside(runs) == 1, fleet.story(runs)
+    assert [r.how for r in runs if r.node == holder] == ["done"], fleet.story(runs)  # one run, not restarted
+
+
 def test_a_held_node_waits_while_the_others_finish(fleet_of, widgets, cluster):
     # The label is there before the agents start: their workers wait for their Node's first list,
     # so the held node knows it is held before it could see the widget.

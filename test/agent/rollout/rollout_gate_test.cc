@@ -53,6 +53,14 @@ class LeaseStore final : public KubeClient {
     Publish();
   }
   RolloutLease Lease(const std::string& name) { return *ParseRolloutLease(objects_.at(name).json); }
+  bool Has(const std::string& name) const { return objects_.count(name) > 0; }
+  // Someone else's write that keeps the Lease's content (an annotation): a new resourceVersion.
+  void Touch(const std::string& name) { Store("nodehook", Lease(name)); }
+  // Someone else's delete.
+  void Remove(const std::string& name) {
+    objects_.erase(name);
+    Publish();
+  }
   int SlotsHeldBy(const std::string& node) {
     int n = 0;
     for (auto& [name, object] : objects_) {
@@ -109,6 +117,7 @@ class LateBoard final : public BoardReader {
     return view;
   }
   RolloutLease Lease(const std::string& name) const override { return board_.Lease(name); }
+  bool Deleted(const std::string& name) const override { return board_.Deleted(name); }
   bool listed() const override { return board_.listed(); }
   mutable std::function<void()> after_view;
 
@@ -155,11 +164,26 @@ struct Fleet {
 
 ObjectMeta Widget() { return ObjectMeta{"u1", "ns", "w1", "7", false}; }
 
+std::string Slot0(const Fleet& fleet) { return SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0); }
+
 RolloutPolicy MaxNodes(int n) {
   RolloutPolicy p;
   p.max_nodes = NodeCount{n, false};
   p.slot_lease = std::chrono::seconds(6);
   return p;
+}
+
+// max_nodes 1 and three attempts before a failure counts: a node whose first attempt failed
+// keeps the one slot for its retry.
+RolloutPolicy RetriedInOneSlot() {
+  RolloutPolicy p = MaxNodes(1);
+  p.failure_after_retries = 3;
+  return p;
+}
+
+void FailOnce(Fleet& fleet, RolloutGate& node, const ObjectMeta& object, const std::string& state) {
+  REQUIRE_FALSE(node.Enter(object, state, nullptr));
+  node.Failed(fleet.resource.ref, object, state, 1, false, "broken");
 }
 
 }  // namespace
@@ -278,6 +302,109 @@ TEST_CASE("failures count after failure_after_retries; two failed nodes halt and
   ObjectFacts resumed;
   resumed.rollout_resume = "s1";
   CHECK_FALSE(fleet.gates["c"]->Enter(Widget(), "s1", &resumed));
+}
+
+TEST_CASE("a fix after a failure runs in the slot its failed state held; the others wait for it, then go on") {
+  Fleet fleet(RetriedInOneSlot());
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  FailOnce(fleet, a, Widget(), "s1");
+  // The object is fixed: s2. Its retry for s1 will never come; a goes on with s2 in that slot.
+  CHECK_FALSE(a.Enter(Widget(), "s2", nullptr));
+  CHECK(fleet.store.Lease(Slot0(fleet)).state == "s2");
+  CHECK(fleet.store.SlotsHeldBy("a") == 1);
+  CHECK(b.Enter(Widget(), "s2", nullptr));  // max_nodes 1: a is inside
+  a.Succeeded(fleet.resource.ref, Widget(), "s2", "done");
+  CHECK_FALSE(b.Enter(Widget(), "s2", nullptr));
+}
+
+TEST_CASE("an object deleted while its node holds a slot for a retry frees the slot and its result") {
+  Fleet fleet(RetriedInOneSlot());
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  ObjectMeta other{"u2", "ns", "w2", "3", false};
+  REQUIRE_FALSE(a.Enter(other, "t1", nullptr));
+  a.Succeeded(fleet.resource.ref, other, "t1", "done");
+  FailOnce(fleet, a, Widget(), "s1");
+  CHECK(b.Enter(ObjectMeta{"u3", "ns", "w3", "1", false}, "x", nullptr));  // the one slot is a's
+  a.Gone(Widget());
+  a.Gone(other);
+  CHECK(fleet.store.SlotsHeldBy("a") == 0);
+  CHECK_FALSE(b.Enter(ObjectMeta{"u3", "ns", "w3", "1", false}, "x", nullptr));
+  a.RenewDue();  // the node Lease is written without the deleted objects' results
+  CHECK(fleet.store.Lease(NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "a")).results.empty());
+}
+
+TEST_CASE("a retry while the rollout is paused or outside a window gives the slot up until it may run") {
+  Fleet fleet(RetriedInOneSlot());
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  FailOnce(fleet, a, Widget(), "s1");
+  ObjectFacts paused;
+  paused.rollout_paused = true;
+  CHECK(a.Enter(Widget(), "s1", &paused));  // the retry waits
+  CHECK(fleet.store.SlotsHeldBy("a") == 0);
+  CHECK(b.Enter(Widget(), "s1", &paused));
+  CHECK_FALSE(b.Enter(Widget(), "s1", nullptr));  // unpaused: the free slot goes to whoever asks
+  CHECK(a.Enter(Widget(), "s1", nullptr));
+}
+
+TEST_CASE("a slot Lease annotated by someone else is renewed by its holder, not lost") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  fleet.store.Touch(Slot0(fleet));
+  fleet.clock.Advance(std::chrono::seconds(3));
+  a.RenewDue();
+  CHECK_FALSE(a.LostSlot(Widget()));
+  CHECK(fleet.store.Lease(Slot0(fleet)).holder == "a");
+  fleet.store.Touch(Slot0(fleet));
+  a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
+  CHECK(fleet.store.SlotsHeldBy("a") == 0);  // released over the edit, not left to expire
+}
+
+TEST_CASE("a slot Lease deleted by hand stays held for the others; its holder writes it again") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  fleet.store.Remove(Slot0(fleet));
+  CHECK(b.Enter(Widget(), "s1", nullptr));  // not free: a may still run
+  CHECK_FALSE(fleet.store.Has(Slot0(fleet)));
+  fleet.clock.Advance(std::chrono::seconds(3));
+  a.RenewDue();
+  CHECK_FALSE(a.LostSlot(Widget()));
+  CHECK(fleet.store.Lease(Slot0(fleet)).holder == "a");
+  CHECK(b.Enter(Widget(), "s1", nullptr));
+}
+
+TEST_CASE("a slot Lease deleted with its holder gone frees itself a lease after the deletion") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  fleet.clock.Advance(std::chrono::seconds(2));
+  fleet.store.Remove(Slot0(fleet));
+  fleet.clock.Advance(std::chrono::seconds(5));
+  CHECK(b.Enter(Widget(), "s1", nullptr));  // 5 s since the deletion, of a 6-s lease
+  fleet.clock.Advance(std::chrono::seconds(1));
+  CHECK_FALSE(b.Enter(Widget(), "s1", nullptr));  // taken by a create
+  CHECK(fleet.store.Lease(Slot0(fleet)).holder == "b");
+}
+
+TEST_CASE("a node Lease deleted by hand keeps the node in the fleet and is written again") {
+  RolloutPolicy p = MaxNodes(1);
+  Fleet fleet(p);
+  RolloutGate& a = fleet.Node("a");
+  fleet.Node("b");
+  const std::string lease = NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "a");
+  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
+  fleet.store.Remove(lease);
+  CHECK(fleet.boards[1]->View().nodes.count("a") == 1);  // b still counts a
+  a.RenewDue();
+  REQUIRE(fleet.store.Has(lease));
+  CHECK(fleet.store.Lease(lease).results.count("u1") == 1);
 }
 
 }  // namespace nodehook

@@ -65,15 +65,40 @@ TEST_CASE("nodes asking at once start from different free slots") {
   CHECK(firsts.size() > 1);
 }
 
-TEST_CASE("a node that holds a slot for the state goes on in it; for another object it is busy") {
+TEST_CASE("a node that holds a slot for the object goes on in it, for a newer state too; for another object it is busy") {
   BoardView board = Fleet(3);
   board.slots.push_back(SlotView{1, "n0", "u1", "s1", SlotPhase::kRunning, true});
-  RolloutAdmission again = Judge(Policy(1), board, kObject, "n0", true, WindowNow{false, 0}, 0);
-  CHECK(again.enter);  // held and outside the window: work it started goes on
+  RolloutAdmission again = Judge(Policy(1), board, kObject, "n0", false, WindowNow{}, 0);
+  CHECK(again.enter);
   CHECK(again.own);
   CHECK(again.slot == 1);
+  RolloutAdmission fixed = Judge(Policy(1), board, RolloutObject{"u1", "s2", false, ""}, "n0", false, WindowNow{}, 0);
+  CHECK(fixed.enter);  // the object changed while its old state held the slot
+  CHECK(fixed.own);
+  CHECK(fixed.slot == 1);
   RolloutObject other{"u2", "s9", false, ""};
   CHECK(Judge(Policy(3), board, other, "n0", false, WindowNow{}, 0).wait == WaitReason::kBusy);
+  board.slots[0].phase = SlotPhase::kSoaking;  // a soak is not cut short by a newer state
+  CHECK(Judge(Policy(1), board, RolloutObject{"u1", "s2", false, ""}, "n0", false, WindowNow{}, 0).wait ==
+        WaitReason::kBusy);
+}
+
+TEST_CASE("a retry in its own slot obeys holds, pauses and windows: the node gives the slot up") {
+  BoardView board = Fleet(3);
+  board.slots.push_back(SlotView{1, "n0", "u1", "s1", SlotPhase::kRunning, true});
+  RolloutAdmission held = Judge(Policy(1), board, kObject, "n0", true, WindowNow{}, 0);
+  CHECK_FALSE(held.enter);
+  CHECK(held.wait == WaitReason::kHeld);
+  CHECK(held.give_up_own);
+  RolloutAdmission closed = Judge(Policy(1), board, kObject, "n0", false, WindowNow{false, 5000}, 0);
+  CHECK(closed.wait == WaitReason::kOutsideWindow);
+  CHECK(closed.until_ms == 5000);
+  CHECK(closed.give_up_own);
+  RolloutAdmission paused = Judge(Policy(1), board, RolloutObject{"u1", "s1", true, ""}, "n0", false, WindowNow{}, 0);
+  CHECK(paused.wait == WaitReason::kPaused);
+  CHECK(paused.give_up_own);
+  // Another node's wait never gives anything up.
+  CHECK_FALSE(Judge(Policy(1), board, kObject, "n1", true, WindowNow{}, 0).give_up_own);
 }
 
 TEST_CASE("percentages resolve against the nodes that handle the resource") {
