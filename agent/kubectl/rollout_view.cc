@@ -22,8 +22,12 @@ std::string RolloutView::Describe() const {
 Result<std::vector<RolloutLease>> ResourceLeases(const std::vector<RolloutLease>& all, const ObjectSpec& spec,
                                                  std::string* resource_id) {
   std::set<std::string> ids;
+  bool scoped = false;  // a config entry for the object's own namespace has a rollout of its own
   for (const RolloutLease& lease : all) {
-    if (MatchesResource(spec, lease.resource, nullptr)) ids.insert(lease.resource);
+    if (!MatchesResource(spec, lease.resource, nullptr)) continue;
+    if (!lease.scope.empty() && lease.scope != spec.namespace_name) continue;  // another entry's rollout
+    ids.insert(lease.resource);
+    scoped = scoped || !lease.scope.empty();
   }
   if (ids.empty()) {
     return NotFoundError("no rollout Leases for " + spec.plural + (spec.group.empty() ? "" : "." + spec.group) +
@@ -36,9 +40,10 @@ Result<std::vector<RolloutLease>> ResourceLeases(const std::vector<RolloutLease>
                         "): spell RESOURCE.GROUP");
   }
   *resource_id = *ids.begin();
+  const std::string scope = scoped ? spec.namespace_name : "";
   std::vector<RolloutLease> out;
   for (const RolloutLease& lease : all) {
-    if (lease.resource == *resource_id) out.push_back(lease);
+    if (lease.resource == *resource_id && lease.scope == scope) out.push_back(lease);
   }
   std::sort(out.begin(), out.end(), [](const RolloutLease& a, const RolloutLease& b) { return a.name < b.name; });
   return out;

@@ -134,13 +134,13 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
     rollout.board = std::make_unique<RolloutBoard>(MonotonicClock::Instance());
     ResourceRef leases = KubeLeaseClient::LeasesResource();
     leases.namespace_name = config.tuning.lease_namespace;
-    leases.label_selector = std::string(kRolloutLabel) + "=" + RolloutId(r.ref.Id());
+    leases.label_selector = std::string(kRolloutLabel) + "=" + RolloutIdOf(r.ref);
     rollout.watcher =
         std::make_unique<Watcher>(client, leases, *rollout.board, SystemClock::Instance(), ModeWatchOptions(config));
     RolloutGateOptions gate;
     gate.node = config.node_name;
     gate.namespace_name = config.tuning.lease_namespace;
-    gate.deadline_file = HookWorkDir(config) + "/rollout-" + RolloutId(r.ref.Id()) + "-deadline";
+    gate.deadline_file = HookWorkDir(config) + "/rollout-" + RolloutIdOf(r.ref) + "-deadline";
     gate.fence = FenceArgv(gate.deadline_file, kSingletonKillDelayMs);
     const NodeLabels* labels = node_labels_.get();
     std::string hold = r.rollout->hold_label;

@@ -28,7 +28,7 @@ RolloutGate::RolloutGate(const WatchedResource& resource, KubeClient& client, co
                          const ServerClock& server, EventRecorder& events, RolloutGateOptions options)
     : resource_(resource),
       policy_(*resource.rollout),
-      rid_(RolloutId(resource.ref.Id())),
+      rid_(RolloutIdOf(resource.ref)),
       client_(client),
       board_(board),
       monotonic_(monotonic),
@@ -311,6 +311,7 @@ Status RolloutGate::WriteSlot(Slot& slot, const std::string& holder, int duratio
   lease.renew_time = MicroTime(FromMillis(server_.NowMs()));  // kubectl ages it by this clock
   lease.resource_version = slot.resource_version;
   lease.resource = resource_.ref.Id();
+  lease.scope = resource_.ref.namespace_name;
   lease.slot = slot.index;
   lease.uid = slot.uid;
   lease.state = slot.state;
@@ -342,6 +343,7 @@ Status RolloutGate::WriteResult(const std::string& uid, const NodeResult& result
   lease.lease_duration_seconds = kNodeLeaseSeconds;
   lease.renew_time = MicroTime(FromMillis(server_.NowMs()));  // kubectl ages it by this clock
   lease.resource = resource_.ref.Id();
+  lease.scope = resource_.ref.namespace_name;
   lease.policy_json = SharedPolicyJson(resource_);
   lease.results = results_;
   ObjectRef ref{KubeLeaseClient::LeasesResource(), options_.namespace_name, lease.name};

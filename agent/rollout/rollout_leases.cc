@@ -22,6 +22,7 @@ const char* const kPhaseAnnotation = "nodehook.io/rollout-phase";
 const char* const kResultsAnnotation = "nodehook.io/rollout-results";
 const char* const kPolicyAnnotation = "nodehook.io/rollout-policy";
 const char* const kResourceAnnotation = "nodehook.io/rollout-resource";
+const char* const kScopeAnnotation = "nodehook.io/rollout-namespace";
 const char* const kSlotAnnotation = "nodehook.io/rollout-slot";
 
 int64_t Number(const Value& object, const char* key, int64_t fallback) {
@@ -110,6 +111,11 @@ const char* SlotPhaseName(SlotPhase phase) {
 
 std::string RolloutId(const std::string& resource_id) { return EssenceDigest(resource_id).substr(0, 10); }
 
+std::string RolloutIdOf(const ResourceRef& entry) {
+  // A cluster-wide entry keeps the id it always had, so its Leases survive an upgrade.
+  return RolloutId(entry.namespace_name.empty() ? entry.Id() : entry.Id() + " in " + entry.namespace_name);
+}
+
 std::string SlotLeaseName(const std::string& rid, int slot) {
   return "nodehook-rollout-" + rid + "-slot-" + std::to_string(slot);
 }
@@ -143,6 +149,7 @@ Result<RolloutLease> ParseRolloutLease(std::string_view json) {
   const Value empty(rapidjson::kObjectType);
   const Value& a = notes != meta->value.MemberEnd() && notes->value.IsObject() ? notes->value : empty;
   lease.resource = StringMember(a, kResourceAnnotation);
+  lease.scope = StringMember(a, kScopeAnnotation);
   if (lease.kind == "slot") {
     lease.slot = IntOr(StringMember(a, kSlotAnnotation), -1);
     lease.uid = StringMember(a, kObjectAnnotation);
@@ -165,6 +172,7 @@ std::string RolloutLeaseJson(const std::string& namespace_name, const std::strin
   record.renew_time = lease.renew_time;
   record.resource_version = lease.resource_version;
   LeaseMetadataMap annotations{{kResourceAnnotation, lease.resource}};
+  if (!lease.scope.empty()) annotations[kScopeAnnotation] = lease.scope;
   if (lease.kind == "slot") {
     annotations[kSlotAnnotation] = std::to_string(lease.slot);
     annotations[kObjectAnnotation] = lease.uid;

@@ -7,8 +7,10 @@
 //           resource, holder = the node; its annotations carry the node's result per object
 //           (the state it last finished or failed, when, and the last message) and the policy,
 //           so `kubectl nodehook rollout` reads everything from the Leases alone.
-// <rid> is a short hash of the resource id. Every such Lease carries the label
-// nodehook.io/rollout=<rid>, which is what agents watch and kubectl lists.
+// <rid> is a short hash of the resource id and, for a config entry limited to one namespace, that
+// namespace: two entries for one plural in two namespaces are two rollouts. Every such Lease
+// carries the label nodehook.io/rollout=<rid>, which is what agents watch and kubectl lists, and
+// the entry's namespace (if any) in an annotation, by which kubectl picks an object's rollout.
 // Value types and pure functions; thread-safe.
 #pragma once
 
@@ -54,10 +56,13 @@ struct RolloutLease {
   std::map<std::string, NodeResult> results;  // by object uid
   std::string policy_json;                    // SharedPolicyJson of the node's config
   std::string resource;                       // ResourceRef::Id()
+  std::string scope;                          // the config entry's namespace; "" = every namespace
 };
 
 // Short, stable hash of the resource id (10 hex digits), used in Lease names and the label.
 std::string RolloutId(const std::string& resource_id);
+// The rollout of a config entry: RolloutId of its resource id, and of its namespace when it has one.
+std::string RolloutIdOf(const ResourceRef& entry);
 std::string SlotLeaseName(const std::string& rid, int slot);
 std::string NodeLeaseName(const std::string& rid, const std::string& node);
 

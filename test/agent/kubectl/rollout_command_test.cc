@@ -263,4 +263,28 @@ TEST_CASE("durations are read as kubectl users write them") {
 }
 
 }  // namespace
+TEST_CASE("an entry limited to one namespace has a rollout of its own: an object reads its namespace's") {
+  RolloutLease everywhere = NodeLease("node-1", Policy(1, 0));
+  RolloutLease team_a = NodeLease("node-1", Policy(2, 0));
+  team_a.scope = "team-a";
+  team_a.name = NodeLeaseName(RolloutIdOf(ResourceRef{"example.com", "v1", "widgets", "team-a", ""}), "node-1");
+  RolloutLease team_b = team_a;
+  team_b.scope = "team-b";
+  team_b.name = NodeLeaseName(RolloutIdOf(ResourceRef{"example.com", "v1", "widgets", "team-b", ""}), "node-1");
+  CHECK(team_a.name != team_b.name);
+  CHECK(team_a.name != everywhere.name);
+  // Through the Leases' JSON: the scope is written and read back.
+  std::vector<RolloutLease> all;
+  for (const RolloutLease& l : {everywhere, team_a, team_b}) all.push_back(*ParseRolloutLease(RolloutLeaseJson("nodehook", "rid", l)));
+  std::string id;
+  auto in_a = ResourceLeases(all, *ParseObjectSpec("widgets.example.com/w1", "team-a"), &id);
+  REQUIRE(in_a.ok());
+  REQUIRE(in_a->size() == 1);
+  CHECK((*in_a)[0].name == team_a.name);
+  auto in_c = ResourceLeases(all, *ParseObjectSpec("widgets.example.com/w1", "team-c"), &id);
+  REQUIRE(in_c.ok());
+  REQUIRE(in_c->size() == 1);
+  CHECK((*in_c)[0].name == everywhere.name);  // no entry of its own: the cluster-wide one
+}
+
 }  // namespace nodehook

@@ -48,8 +48,9 @@ class LeaseStore final : public KubeClient {
     Store(o.namespace_name, *lease);
     return objects_[o.name];
   }
-  void Attach(RolloutBoard* board) {
-    boards_.push_back(board);
+  // A board fed as its watch would be: the Leases of one rollout (by the rid in their names).
+  void Attach(RolloutBoard* board, const std::string& rid) {
+    boards_.emplace_back(board, "nodehook-rollout-" + rid + "-");
     Publish();
   }
   RolloutLease Lease(const std::string& name) { return *ParseRolloutLease(objects_.at(name).json); }
@@ -80,12 +81,16 @@ class LeaseStore final : public KubeClient {
     Publish();
   }
   void Publish() {
-    std::vector<ObjectPtr> items;
-    for (auto& [name, object] : objects_) items.push_back(std::make_shared<const KubeObject>(object));
-    for (RolloutBoard* b : boards_) b->OnListed(items, {});
+    for (auto& [board, prefix] : boards_) {
+      std::vector<ObjectPtr> items;
+      for (auto& [name, object] : objects_) {
+        if (name.rfind(prefix, 0) == 0) items.push_back(std::make_shared<const KubeObject>(object));
+      }
+      board->OnListed(items, {});
+    }
   }
   std::map<std::string, KubeObject> objects_;
-  std::vector<RolloutBoard*> boards_;
+  std::vector<std::pair<RolloutBoard*, std::string>> boards_;
   int version_ = 0;
 };
 
@@ -133,13 +138,13 @@ struct Fleet {
   RolloutGate& Node(const std::string& name) {
     // A restarted node gets a fresh board; the old one stays attached (and alive) unread.
     boards.push_back(std::make_unique<RolloutBoard>(clock));
-    store.Attach(boards.back().get());
+    store.Attach(boards.back().get(), RolloutIdOf(resource.ref));
     return Gate(name, *boards.back());
   }
   // A node that reads its board through a LateBoard.
   RolloutGate& LateNode(const std::string& name, LateBoard** late) {
     boards.push_back(std::make_unique<RolloutBoard>(clock));
-    store.Attach(boards.back().get());
+    store.Attach(boards.back().get(), RolloutIdOf(resource.ref));
     late_boards.push_back(std::make_unique<LateBoard>(*boards.back()));
     *late = late_boards.back().get();
     return Gate(name, **late);
@@ -405,6 +410,34 @@ TEST_CASE("a node Lease deleted by hand keeps the node in the fleet and is writt
   a.RenewDue();
   REQUIRE(fleet.store.Has(lease));
   CHECK(fleet.store.Lease(lease).results.count("u1") == 1);
+}
+
+TEST_CASE("two entries for one plural in two namespaces are two rollouts, each with its own slots") {
+  Fleet fleet(MaxNodes(1));
+  WatchedResource team_b = fleet.resource;
+  fleet.resource.ref.namespace_name = "team-a";
+  team_b.ref.namespace_name = "team-b";
+  RolloutGate& a = fleet.Node("n1");
+  // The same node, for the entry of the other namespace: a board and a gate of its own.
+  fleet.boards.push_back(std::make_unique<RolloutBoard>(fleet.clock));
+  fleet.store.Attach(fleet.boards.back().get(), RolloutIdOf(team_b.ref));
+  RolloutGateOptions options;
+  options.node = "n1";
+  options.namespace_name = "nodehook";
+  RolloutGate b(team_b, fleet.store, *fleet.boards.back(), fleet.clock, fleet.server, fleet.events, options);
+  REQUIRE(b.Register().ok());
+  ObjectMeta in_a{"ua", "team-a", "w1", "1", false};
+  ObjectMeta in_b{"ub", "team-b", "w1", "1", false};
+  CHECK_FALSE(a.Enter(in_a, "s1", nullptr));
+  CHECK_FALSE(b.Enter(in_b, "s1", nullptr));  // not "busy": team-a's slot is another rollout's
+  CHECK(fleet.store.SlotsHeldBy("n1") == 2);
+  a.Succeeded(fleet.resource.ref, in_a, "s1", "done");
+  b.Succeeded(team_b.ref, in_b, "s1", "done");
+  const std::string lease_a = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "n1");
+  const std::string lease_b = NodeLeaseName(RolloutIdOf(team_b.ref), "n1");
+  CHECK(fleet.store.Lease(lease_a).results.count("ua") == 1);
+  CHECK(fleet.store.Lease(lease_b).results.count("ub") == 1);
+  CHECK(fleet.store.Lease(lease_b).scope == "team-b");
 }
 
 }  // namespace nodehook
