@@ -22,6 +22,14 @@ Duration Seconds(std::chrono::seconds s) { return std::chrono::duration_cast<Dur
 
 std::string StateText(const std::string& state) { return state.substr(0, 12); }
 
+// The wait after the n-th take refused in a row for a lasting reason: the poll, doubled each
+// time, at most a minute.
+Duration RefusedBackoff(Duration poll, int refusals) {
+  Duration wait = poll;
+  for (int i = 1; i < refusals && wait < std::chrono::minutes(1); ++i) wait *= 2;
+  return std::min<Duration>(wait, std::chrono::minutes(1));
+}
+
 }  // namespace
 
 RolloutGate::RolloutGate(const WatchedResource& resource, KubeClient& client, const BoardReader& board, Clock& monotonic,
@@ -122,13 +130,17 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
     const int seconds = static_cast<int>(policy_.slot_lease.count());
     Status taken = a.own ? WriteOwnSlot(taking, options_.node, seconds) : WriteSlot(taking, options_.node, seconds);
     if (!taken.ok()) {
-      // Another node took it first (or the write failed): soon again, for another free slot.
-      Duration again = Jittered(options_.poll / 8);
+      // Another node took it first: soon again, for another free slot. Refused for another
+      // reason (403, 422, the server away): that lasts, so each refusal doubles the wait.
+      const bool raced = taken.code() == StatusCode::kConflict || taken.code() == StatusCode::kNotFound;
+      take_refusals_ = raced ? 0 : take_refusals_ + 1;
+      Duration again = raced ? Jittered(options_.poll / 8) : Jittered(RefusedBackoff(options_.poll, take_refusals_));
       Log(LogLevel::kInfo, "rollout slot not taken",
           {{"object", object.Key()}, {"uid", object.uid}, {"slot", a.slot}, {"error", taken.ToString()},
            {"next", "ask again in " + SecondsText(again)}});
       return again;
     }
+    take_refusals_ = 0;
     slot_ = taking;
     MoveFence(taking.renewed_at + Seconds(policy_.slot_lease) * 2 / 3);
     Log(LogLevel::kInfo, "rollout slot taken",

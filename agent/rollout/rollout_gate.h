@@ -119,6 +119,7 @@ class RolloutGate final : public RolloutSteps {
   std::map<std::string, NodeResult> results_;   // guarded by mu_: what its node Lease says
   std::map<std::string, WaitReason> waiting_;   // guarded by mu_: objects waiting, by uid
   bool results_dirty_ = false;                  // guarded by mu_: results_ not yet written
+  int take_refusals_ = 0;                       // guarded by mu_: takes refused in a row, not by a race
   Gauge& slots_held_;
   std::map<WaitReason, Gauge*> waiting_gauges_;
   Gauge& halted_;

@@ -31,6 +31,7 @@ class LeaseStore final : public KubeClient {
     return it->second;
   }
   Status Create(const ResourceRef&, const std::string& ns, const std::string& body) override {
+    if (!refuse.ok()) return refuse;
     auto lease = ParseRolloutLease(body);
     if (!lease.ok()) return lease.status();
     if (objects_.count(lease->name)) return Status(StatusCode::kConflict, "already exists");
@@ -71,6 +72,7 @@ class LeaseStore final : public KubeClient {
     return n;
   }
   int writes = 0;
+  Status refuse;  // when set, every create is refused with it (403 from RBAC, say)
 
  private:
   void Store(const std::string& ns, RolloutLease lease) {
@@ -438,6 +440,20 @@ TEST_CASE("two entries for one plural in two namespaces are two rollouts, each w
   CHECK(fleet.store.Lease(lease_a).results.count("ua") == 1);
   CHECK(fleet.store.Lease(lease_b).results.count("ub") == 1);
   CHECK(fleet.store.Lease(lease_b).scope == "team-b");
+}
+
+TEST_CASE("a take refused for a lasting reason backs off, doubling up to a minute; a lost race does not") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  fleet.store.refuse = Status(StatusCode::kForbidden, "leases is forbidden");
+  std::vector<Duration> waits;
+  for (int i = 0; i < 8; ++i) waits.push_back(*a.Enter(Widget(), "s1", nullptr));
+  CHECK(waits[0] >= std::chrono::milliseconds(1500));  // the 2 s poll, ±25%: not poll/8
+  CHECK(waits[3] >= std::chrono::milliseconds(12000));  // 16 s ±25%
+  CHECK(waits[7] >= std::chrono::seconds(45));
+  CHECK(waits[7] <= std::chrono::seconds(75));  // a minute ±25%
+  fleet.store.refuse = Status::Ok();
+  CHECK_FALSE(a.Enter(Widget(), "s1", nullptr));
 }
 
 }  // namespace nodehook
