@@ -148,8 +148,12 @@ RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, cons
   std::vector<std::string> canaries = Canaries(policy, board, object);
   if (std::find(canaries.begin(), canaries.end(), node) == canaries.end()) {
     std::vector<std::string> pending;
+    const bool resumed = object.resume_state == object.state;
     for (const auto& canary : canaries) {
       const NodeResult* r = ResultOf(board, canary, object);
+      // A resumed state goes on past the canaries that failed it (the person who resumed it
+      // accepted that): a permanent failure would never be retried, and the fleet would wait.
+      if (r && r->failed && resumed) continue;
       if (!r || !Soaked(policy, *r, now_ms)) pending.push_back(canary);
     }
     if (!pending.empty()) return Waiting(WaitReason::kCanariesPending, "canaries " + JoinNames(pending));

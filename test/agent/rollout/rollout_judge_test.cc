@@ -197,4 +197,20 @@ TEST_CASE("status says what every node does, and completion needs every node don
   CHECK(RolloutComplete(p, board, kObject, 10'000));
 }
 
+TEST_CASE("a resumed state goes on past a canary that failed it; before the resume it is halted") {
+  BoardView board = Fleet(4);
+  RolloutPolicy p = Policy(2);
+  p.canary_nodes = 1;
+  const std::string canary = Canaries(p, board, kObject)[0];
+  Done(board, canary, 0, true);  // failed, permanently: it will not try again
+  const std::string other = canary == "n0" ? "n1" : "n0";
+  CHECK(Judge(p, board, kObject, other, false, WindowNow{}, 1000).wait == WaitReason::kHalted);
+  RolloutObject resumed{"u1", "s1", false, "s1"};
+  RolloutAdmission a = Judge(p, board, resumed, other, false, WindowNow{}, 1000);
+  CHECK(a.enter);
+  // A canary still running (no result yet) holds the others back, resumed or not.
+  BoardView running = Fleet(4);
+  CHECK(Judge(p, running, resumed, other, false, WindowNow{}, 1000).wait == WaitReason::kCanariesPending);
+}
+
 }  // namespace nodehook
