@@ -17,6 +17,8 @@ namespace {
 // A node Lease is never judged by expiry; the duration only has to be valid.
 constexpr int kNodeLeaseSeconds = 86400;
 constexpr size_t kResultMessageBytes = 200;
+// How long a node that finished looks for the rest of the fleet to finish, to post completion.
+constexpr Duration kCompletionWatch = std::chrono::minutes(10);
 
 Duration Seconds(std::chrono::seconds s) { return std::chrono::duration_cast<Duration>(s); }
 
@@ -158,6 +160,7 @@ void RolloutGate::Gone(const ObjectMeta& object) {
   if (waiting_.erase(object.uid) > 0) CountWaits();
   // Its result is of no use to anyone now; the next write of the node Lease leaves it out.
   if (results_.erase(object.uid) > 0) results_dirty_ = true;
+  completion_due_.erase(object.uid);
 }
 
 void RolloutGate::GiveUpSlot(const BoardView& view, const std::string& uid, const std::string& why) {
@@ -209,7 +212,7 @@ void RolloutGate::Verifying(const ObjectMeta& object, const std::string& state) 
   if (WriteOwnSlot(next, options_.node, static_cast<int>(policy_.slot_lease.count())).ok()) *slot_ = next;
 }
 
-void RolloutGate::Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& state,
+void RolloutGate::Succeeded(const ResourceRef& /*resource*/, const ObjectMeta& object, const std::string& state,
                             const std::string& message) {
   std::lock_guard<std::mutex> lock(mu_);
   Status written = WriteResult(object.uid, NodeResult{state, false, server_.NowMs(), NoteText(message, kResultMessageBytes)});
@@ -234,13 +237,32 @@ void RolloutGate::Succeeded(const ResourceRef& resource, const ObjectMeta& objec
   if (!written.ok()) next += "; result not written (" + written.ToString() + "): written again at the next renewal";
   Log(LogLevel::kInfo, "rollout node done",
       {{"object", object.Key()}, {"uid", object.uid}, {"state", StateText(state)}, {"next", next}});
-  if (policy_.soak.count() == 0) {
-    RolloutObject target{object.uid, state, false, ""};
-    if (RolloutComplete(policy_, ViewWithOwn(), target, server_.NowMs())) {
-      events_.RolloutReached(resource, object, "RolloutCompleted", state, false,
-                             "rollout of state " + StateText(state) + " completed on every node");
+  if (policy_.soak.count() == 0) CheckComplete(object, state, server_.NowMs());
+}
+
+void RolloutGate::CheckComplete(const ObjectMeta& object, const std::string& state, int64_t now_ms) {
+  RolloutObject target{object.uid, state, false, ""};
+  if (!RolloutComplete(policy_, ViewWithOwn(), target, now_ms)) {
+    completion_due_.try_emplace(object.uid, CompletionDue{object, state, monotonic_.Now()});
+    return;
+  }
+  completion_due_.erase(object.uid);
+  // Every node that sees it complete posts it: the Event's name is the same on each (one create).
+  events_.RolloutReached(resource_.ref, object, "RolloutCompleted", state, false,
+                         "rollout of state " + StateText(state) + " completed on every node");
+}
+
+void RolloutGate::CheckCompletionsDue() {
+  const TimePoint now = monotonic_.Now();
+  std::vector<CompletionDue> due;
+  for (auto it = completion_due_.begin(); it != completion_due_.end();) {
+    if (now - it->second.since >= kCompletionWatch) {
+      it = completion_due_.erase(it);  // the last node to finish posts it; this one stops looking
+    } else {
+      due.push_back((it++)->second);
     }
   }
+  for (const CompletionDue& d : due) CheckComplete(d.object, d.state, server_.NowMs());
 }
 
 void RolloutGate::Failed(const ResourceRef& resource, const ObjectMeta& object, const std::string& state, int retries,
@@ -413,6 +435,7 @@ void RolloutGate::RenewDue() {
     results_dirty_ = true;
   }
   if (results_dirty_) (void)WriteResult("", NodeResult{});
+  CheckCompletionsDue();
   if (!slot_) return;
   const TimePoint now = monotonic_.Now();
   const Duration lease = Seconds(policy_.slot_lease);
@@ -427,10 +450,7 @@ void RolloutGate::RenewDue() {
     int64_t now_ms = server_.NowMs();
     auto own = results_.find(soaked.uid);
     if (own != results_.end()) now_ms = std::max(now_ms, own->second.at_ms + policy_.soak.count() * 1000);
-    if (RolloutComplete(policy_, ViewWithOwn(), target, now_ms)) {
-      events_.RolloutReached(resource_.ref, soaked.object, "RolloutCompleted", soaked.state, false,
-                             "rollout of state " + StateText(soaked.state) + " completed on every node");
-    }
+    CheckComplete(soaked.object, soaked.state, now_ms);
     return;
   }
   if (PastFence(*slot_)) {

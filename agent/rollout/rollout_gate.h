@@ -94,6 +94,10 @@ class RolloutGate final : public RolloutSteps {
   // Releases this node's slot for the object (held here, or on the board after a restart).
   void GiveUpSlot(const BoardView& view, const std::string& uid, const std::string& why);  // requires mu_
   void CountWaits();  // requires mu_: the waiting and halted gauges from waiting_
+  // Posts RolloutCompleted if the object's state is complete on the board (at now_ms), else keeps
+  // it in completion_due_ to look again.
+  void CheckComplete(const ObjectMeta& object, const std::string& state, int64_t now_ms);  // requires mu_
+  void CheckCompletionsDue();  // requires mu_
   Status WriteResult(const std::string& uid, const NodeResult& result);          // requires mu_
   void MoveFence(TimePoint deadline);
   void NoteWait(const ObjectMeta& object, const RolloutAdmission& admission);           // requires mu_
@@ -120,6 +124,14 @@ class RolloutGate final : public RolloutSteps {
   std::map<std::string, WaitReason> waiting_;   // guarded by mu_: objects waiting, by uid
   bool results_dirty_ = false;                  // guarded by mu_: results_ not yet written
   int take_refusals_ = 0;                       // guarded by mu_: takes refused in a row, not by a race
+  // States this node finished (and soaked) whose rollout was not yet complete on its board: the
+  // last nodes to finish may each miss the other's result, so each renewal round looks again.
+  struct CompletionDue {
+    ObjectMeta object;
+    std::string state;
+    TimePoint since;  // monotonic; given up after kCompletionWatch
+  };
+  std::map<std::string, CompletionDue> completion_due_;  // guarded by mu_: by uid
   Gauge& slots_held_;
   std::map<WaitReason, Gauge*> waiting_gauges_;
   Gauge& halted_;

@@ -73,6 +73,12 @@ class LeaseStore final : public KubeClient {
   }
   int writes = 0;
   Status refuse;  // when set, every create is refused with it (403 from RBAC, say)
+  // While set, writes reach no board (the watches are late); Release brings them all at once.
+  bool held = false;
+  void Release() {
+    held = false;
+    Publish();
+  }
 
  private:
   void Store(const std::string& ns, RolloutLease lease) {
@@ -83,6 +89,7 @@ class LeaseStore final : public KubeClient {
     Publish();
   }
   void Publish() {
+    if (held) return;
     for (auto& [board, prefix] : boards_) {
       std::vector<ObjectPtr> items;
       for (auto& [name, object] : objects_) {
@@ -454,6 +461,25 @@ TEST_CASE("a take refused for a lasting reason backs off, doubling up to a minut
   CHECK(waits[7] <= std::chrono::seconds(75));  // a minute ±25%
   fleet.store.refuse = Status::Ok();
   CHECK_FALSE(a.Enter(Widget(), "s1", nullptr));
+}
+
+TEST_CASE("the last two nodes finish at once, each before it sees the other's result: completion is still posted") {
+  Fleet fleet(MaxNodes(2));
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  REQUIRE_FALSE(b.Enter(Widget(), "s1", nullptr));
+  fleet.store.held = true;
+  a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
+  b.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
+  CHECK(fleet.events.posted.empty());  // neither saw the other done
+  fleet.store.Release();
+  a.RenewDue();
+  b.RenewDue();
+  REQUIRE(fleet.events.posted.size() == 2);  // both post it; the one Event name makes it one create
+  CHECK(fleet.events.posted[0].rfind("RolloutCompleted: ", 0) == 0);
+  a.RenewDue();
+  CHECK(fleet.events.posted.size() == 2);  // once
 }
 
 }  // namespace nodehook
