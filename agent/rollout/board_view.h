@@ -38,7 +38,9 @@ struct SlotView {
   std::string state;
   SlotPhase phase = SlotPhase::kRunning;
   bool live = false;
-  std::string resource_version;  // of the Lease as observed: a take is conditioned on it
+  // Of the Lease as observed: a take is conditioned on it. The initializer keeps six-field brace
+  // initialisations free of -Wmissing-field-initializers.
+  std::string resource_version{};
 };
 
 struct BoardView {

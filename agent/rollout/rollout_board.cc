@@ -24,6 +24,20 @@ void RolloutBoard::Forget(Seen& seen) {
   seen.lease.resource_version.clear();  // taken again by a create
 }
 
+bool RolloutBoard::Expired(const Seen& seen, TimePoint now) {
+  if (!seen.deleted) return false;
+  // A slot counts as held for its lease from the deletion, a node for kDeletedNodeKept.
+  Duration kept = seen.lease.kind == "slot" ? Duration(std::chrono::seconds(seen.lease.lease_duration_seconds))
+                                            : kDeletedNodeKept;
+  return now - seen.changed_at >= kept;
+}
+
+void RolloutBoard::Prune() {
+  // Deleted Leases past their time leave the board, so nodes that come and go do not pile up.
+  const TimePoint now = clock_.Now();
+  for (auto it = leases_.begin(); it != leases_.end();) it = Expired(it->second, now) ? leases_.erase(it) : ++it;
+}
+
 void RolloutBoard::OnListed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>&) {
   MutexLock lock(&mu_);
   std::map<std::string, Seen> before = std::move(leases_);
@@ -40,6 +54,7 @@ void RolloutBoard::OnListed(const std::vector<ObjectPtr>& items, const std::vect
     Forget(seen);
     leases_[name] = seen;
   }
+  Prune();
   listed_ = true;
 }
 
@@ -52,6 +67,7 @@ void RolloutBoard::OnDeleted(ObjectPtr last_state) {
   MutexLock lock(&mu_);
   auto it = leases_.find(last_state->meta.name);
   if (it != leases_.end()) Forget(it->second);
+  Prune();
 }
 
 BoardView RolloutBoard::View() const {
@@ -59,8 +75,7 @@ BoardView RolloutBoard::View() const {
   BoardView view;
   TimePoint now = clock_.Now();
   for (const auto& [name, seen] : leases_) {
-    if (seen.deleted && seen.lease.kind != "slot" && now - seen.changed_at >= kDeletedNodeKept) continue;
-    PutOnBoard(seen.lease, now - seen.changed_at, &view);
+    if (!Expired(seen, now)) PutOnBoard(seen.lease, now - seen.changed_at, &view);
   }
   return view;
 }

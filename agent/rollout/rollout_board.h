@@ -60,6 +60,8 @@ class RolloutBoard final : public WatchSink, public BoardReader {
   };
   void Take(const KubeObject& object) REQUIRES(mu_);
   void Forget(Seen& seen) REQUIRES(mu_);
+  static bool Expired(const Seen& seen, TimePoint now);  // deleted, and past its time on the board
+  void Prune() REQUIRES(mu_);
 
   Clock& clock_;
   mutable Mutex mu_;

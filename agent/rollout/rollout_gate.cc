@@ -18,7 +18,9 @@ namespace {
 constexpr int kNodeLeaseSeconds = 86400;
 constexpr size_t kResultMessageBytes = 200;
 // How long a node that finished looks for the rest of the fleet to finish, to post completion.
-constexpr Duration kCompletionWatch = std::chrono::minutes(10);
+// Long enough for the others' last results to reach its watch; short, so that only the last few
+// nodes to finish are still looking (and post) when the state completes.
+constexpr Duration kCompletionWatch = std::chrono::minutes(1);
 
 Duration Seconds(std::chrono::seconds s) { return std::chrono::duration_cast<Duration>(s); }
 
@@ -113,7 +115,9 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
   BoardView view = ViewWithOwn();
   RolloutAdmission a = Judge(policy_, view, target, options_.node, held, window, now_ms);
   if (!a.enter) {
-    if (a.give_up_own) GiveUpSlot(view, object.uid, "rollout " + std::string(WaitReasonName(a.wait)));
+    if (a.give_up_own) {
+      if (auto mine = OwnSlot(view, object.uid)) GiveUpSlot(*mine, "rollout " + std::string(WaitReasonName(a.wait)));
+    }
     NoteWait(object, a);
     if (a.wait == WaitReason::kOutsideWindow && a.until_ms > now_ms) {
       return std::min<Duration>(std::max<Duration>(Duration(a.until_ms - now_ms), options_.poll),
@@ -156,30 +160,34 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
 
 void RolloutGate::Gone(const ObjectMeta& object) {
   std::lock_guard<std::mutex> lock(mu_);
-  GiveUpSlot(ViewWithOwn(), object.uid, "object deleted");
+  // A slot known only from the board (held before a restart) is not renewed by this process: it
+  // frees itself within its lease, so no board is read here for every deleted object.
+  if (slot_ && slot_->uid == object.uid) GiveUpSlot(*slot_, "object deleted");
   if (waiting_.erase(object.uid) > 0) CountWaits();
-  // Its result is of no use to anyone now; the next write of the node Lease leaves it out.
-  if (results_.erase(object.uid) > 0) results_dirty_ = true;
+  // Its result is of no use to anyone now. Not worth a write of its own (each reaches every
+  // agent): the node Lease's next write, for a result or a renewal, leaves it out.
+  results_.erase(object.uid);
   completion_due_.erase(object.uid);
 }
 
-void RolloutGate::GiveUpSlot(const BoardView& view, const std::string& uid, const std::string& why) {
-  std::optional<Slot> mine = slot_;
-  if (!mine) {
-    // After a restart the board is what says this node holds a slot.
-    for (const auto& s : view.slots) {
-      if (s.live && s.holder == options_.node && s.uid == uid) {
-        mine = Slot{s.slot, ObjectMeta{}, s.uid, s.state, s.phase, s.resource_version, monotonic_.Now(), false};
-      }
+std::optional<RolloutGate::Slot> RolloutGate::OwnSlot(const BoardView& view, const std::string& uid) const {
+  if (slot_) return slot_->uid == uid ? slot_ : std::nullopt;
+  // After a restart the board is what says this node holds a slot.
+  for (const auto& s : view.slots) {
+    if (s.live && s.holder == options_.node && s.uid == uid) {
+      return Slot{s.slot, ObjectMeta{}, s.uid, s.state, s.phase, s.resource_version, monotonic_.Now(), false};
     }
   }
-  if (!mine || mine->uid != uid) return;
-  Status released = WriteOwnSlot(*mine, "", 1);
+  return std::nullopt;
+}
+
+void RolloutGate::GiveUpSlot(Slot mine, const std::string& why) {
+  Status released = WriteOwnSlot(mine, "", 1);
   slot_.reset();
   slots_held_.Set(0);
   MoveFence(TimePoint{});
   Log(LogLevel::kInfo, "rollout slot given up",
-      {{"uid", uid}, {"slot", mine->index}, {"reason", why},
+      {{"uid", mine.uid}, {"slot", mine.index}, {"reason", why},
        {"next", released.ok() ? "slot released" : "slot expires unrenewed (" + released.ToString() + ")"}});
 }
 
@@ -237,12 +245,13 @@ void RolloutGate::Succeeded(const ResourceRef& /*resource*/, const ObjectMeta& o
   if (!written.ok()) next += "; result not written (" + written.ToString() + "): written again at the next renewal";
   Log(LogLevel::kInfo, "rollout node done",
       {{"object", object.Key()}, {"uid", object.uid}, {"state", StateText(state)}, {"next", next}});
-  if (policy_.soak.count() == 0) CheckComplete(object, state, server_.NowMs());
+  if (policy_.soak.count() == 0) CheckComplete(ViewWithOwn(), object, state, server_.NowMs());
 }
 
-void RolloutGate::CheckComplete(const ObjectMeta& object, const std::string& state, int64_t now_ms) {
+void RolloutGate::CheckComplete(const BoardView& view, const ObjectMeta& object, const std::string& state,
+                                int64_t now_ms) {
   RolloutObject target{object.uid, state, false, ""};
-  if (!RolloutComplete(policy_, ViewWithOwn(), target, now_ms)) {
+  if (!RolloutComplete(policy_, view, target, now_ms)) {
     completion_due_.try_emplace(object.uid, CompletionDue{object, state, monotonic_.Now()});
     return;
   }
@@ -262,7 +271,9 @@ void RolloutGate::CheckCompletionsDue() {
       due.push_back((it++)->second);
     }
   }
-  for (const CompletionDue& d : due) CheckComplete(d.object, d.state, server_.NowMs());
+  if (due.empty()) return;
+  const BoardView view = ViewWithOwn();  // one copy of the board per round, however many are due
+  for (const CompletionDue& d : due) CheckComplete(view, d.object, d.state, server_.NowMs());
 }
 
 void RolloutGate::Failed(const ResourceRef& resource, const ObjectMeta& object, const std::string& state, int retries,
@@ -329,6 +340,7 @@ Status RolloutGate::WriteOwnSlot(Slot& slot, const std::string& holder, int dura
     if (!lease.ok() || lease->holder != options_.node || lease->uid != slot.uid) return st;
     slot.resource_version = now->meta.resource_version;
   } else if (now.status().code() == StatusCode::kNotFound) {
+    if (holder.empty()) return Status::Ok();  // a release: gone already is released
     slot.resource_version.clear();
   } else {
     return st;
@@ -450,7 +462,7 @@ void RolloutGate::RenewDue() {
     int64_t now_ms = server_.NowMs();
     auto own = results_.find(soaked.uid);
     if (own != results_.end()) now_ms = std::max(now_ms, own->second.at_ms + policy_.soak.count() * 1000);
-    CheckComplete(soaked.object, soaked.state, now_ms);
+    CheckComplete(ViewWithOwn(), soaked.object, soaked.state, now_ms);
     return;
   }
   if (PastFence(*slot_)) {

@@ -91,12 +91,14 @@ class RolloutGate final : public RolloutSteps {
   Status WriteSlot(Slot& slot, const std::string& holder, int duration_seconds);  // requires mu_
   // WriteSlot, and once more over an outside edit or deletion while the Lease is still this node's.
   Status WriteOwnSlot(Slot& slot, const std::string& holder, int duration_seconds);  // requires mu_
-  // Releases this node's slot for the object (held here, or on the board after a restart).
-  void GiveUpSlot(const BoardView& view, const std::string& uid, const std::string& why);  // requires mu_
+  // This node's slot for the object: held here, or on the board after a restart.
+  std::optional<Slot> OwnSlot(const BoardView& view, const std::string& uid) const;  // requires mu_
+  void GiveUpSlot(Slot mine, const std::string& why);  // requires mu_: released, and forgotten here
   void CountWaits();  // requires mu_: the waiting and halted gauges from waiting_
   // Posts RolloutCompleted if the object's state is complete on the board (at now_ms), else keeps
   // it in completion_due_ to look again.
-  void CheckComplete(const ObjectMeta& object, const std::string& state, int64_t now_ms);  // requires mu_
+  void CheckComplete(const BoardView& view, const ObjectMeta& object, const std::string& state,
+                     int64_t now_ms);  // requires mu_
   void CheckCompletionsDue();  // requires mu_
   Status WriteResult(const std::string& uid, const NodeResult& result);          // requires mu_
   void MoveFence(TimePoint deadline);

@@ -123,13 +123,13 @@ RolloutAdmission Stopped(const RolloutPolicy& policy, const BoardView& board, co
 
 RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
                 const std::string& node, bool held, const WindowNow& window, int64_t now_ms) {
-  RolloutAdmission stop = Stopped(policy, board, object, held, window);
   // This node's own slot first. The object's work it started goes on there, for the state it
   // has now: a fix after a failure is not made to wait for a slot its old state still holds.
   for (const auto& s : board.slots) {
     if (!s.live || s.holder != node) continue;
     if (s.uid == object.uid && s.phase != SlotPhase::kSoaking) {
       // A retry or a restart starts the hook again: it obeys pauses, holds and windows too.
+      RolloutAdmission stop = Stopped(policy, board, object, held, window);
       if (stop.wait != WaitReason::kNone) {
         stop.give_up_own = true;
         return stop;
@@ -144,6 +144,7 @@ RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, cons
     return Waiting(WaitReason::kBusy, std::string("this node is ") + SlotPhaseName(s.phase) + " another state in slot " +
                                           std::to_string(s.slot));
   }
+  RolloutAdmission stop = Stopped(policy, board, object, held, window);
   if (stop.wait != WaitReason::kNone) return stop;
   std::vector<std::string> canaries = Canaries(policy, board, object);
   if (std::find(canaries.begin(), canaries.end(), node) == canaries.end()) {

@@ -340,13 +340,20 @@ TEST_CASE("an object deleted while its node holds a slot for a retry frees the s
   REQUIRE_FALSE(a.Enter(other, "t1", nullptr));
   a.Succeeded(fleet.resource.ref, other, "t1", "done");
   FailOnce(fleet, a, Widget(), "s1");
-  CHECK(b.Enter(ObjectMeta{"u3", "ns", "w3", "1", false}, "x", nullptr));  // the one slot is a's
+  const ObjectMeta third{"u3", "ns", "w3", "1", false};
+  CHECK(b.Enter(third, "x", nullptr));  // the one slot is a's
+  int before = fleet.store.writes;
   a.Gone(Widget());
   a.Gone(other);
+  CHECK(fleet.store.writes - before == 1);  // the slot released; the results wait for the next write
   CHECK(fleet.store.SlotsHeldBy("a") == 0);
-  CHECK_FALSE(b.Enter(ObjectMeta{"u3", "ns", "w3", "1", false}, "x", nullptr));
-  a.RenewDue();  // the node Lease is written without the deleted objects' results
-  CHECK(fleet.store.Lease(NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "a")).results.empty());
+  CHECK_FALSE(b.Enter(third, "x", nullptr));
+  b.Succeeded(fleet.resource.ref, third, "x", "done");
+  REQUIRE_FALSE(a.Enter(third, "x", nullptr));
+  a.Succeeded(fleet.resource.ref, third, "x", "done");  // a's next write leaves the deleted objects out
+  const auto results = fleet.store.Lease(NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "a")).results;
+  CHECK(results.size() == 1);
+  CHECK(results.count("u3") == 1);
 }
 
 TEST_CASE("a retry while the rollout is paused or outside a window gives the slot up until it may run") {
@@ -480,6 +487,23 @@ TEST_CASE("the last two nodes finish at once, each before it sees the other's re
   CHECK(fleet.events.posted[0].rfind("RolloutCompleted: ", 0) == 0);
   a.RenewDue();
   CHECK(fleet.events.posted.size() == 2);  // once
+}
+
+TEST_CASE("a node Lease deleted for good leaves the boards after a minute, and the board forgets it") {
+  Fleet fleet(MaxNodes(1));
+  fleet.Node("a");  // its agent is gone after this: nobody writes its Lease again
+  fleet.Node("b");
+  const std::string lease = NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "a");
+  fleet.store.Remove(lease);
+  RolloutBoard& b_board = *fleet.boards[1];
+  fleet.clock.Advance(std::chrono::seconds(59));
+  CHECK(b_board.View().nodes.count("a") == 1);
+  fleet.clock.Advance(std::chrono::seconds(1));
+  CHECK(b_board.View().nodes.count("a") == 0);
+  CHECK(b_board.Deleted(lease));
+  fleet.store.Touch(NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "b"));  // any change: the watch brings it
+  CHECK_FALSE(b_board.Deleted(lease));  // pruned
+  CHECK(b_board.Lease(lease).kind.empty());
 }
 
 }  // namespace nodehook
