@@ -3,8 +3,11 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "agent/base/mutex.h"
@@ -15,53 +18,34 @@ class CancelToken {
  public:
   bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
 
-  // Idempotent; runs every registered callback once, outside the lock.
-  void Cancel() {
-    std::vector<std::function<void()>> callbacks;
-    {
-      MutexLock lock(&mu_);
-      if (cancelled_.exchange(true)) return;
-      for (auto& [id, cb] : callbacks_) callbacks.push_back(std::move(cb));
-      callbacks_.clear();
-    }
-    for (auto& cb : callbacks) cb();
-  }
+  // Idempotent; runs every registered callback once, one at a time, outside the lock.
+  void Cancel();
 
   // Runs `cb` on cancellation (at once if already cancelled). Used to unblock I/O.
   // Returns an id for RemoveCallback(): long-lived tokens must not pile up callbacks of
   // operations that already finished (see CancelRegistration).
-  uint64_t OnCancel(std::function<void()> cb) const {
-    {
-      MutexLock lock(&mu_);
-      if (!cancelled_.load()) {
-        callbacks_.emplace_back(++last_id_, std::move(cb));
-        return last_id_;
-      }
-    }
-    cb();
-    return 0;
-  }
+  uint64_t OnCancel(std::function<void()> cb) const;
 
-  void RemoveCallback(uint64_t id) const {
-    MutexLock lock(&mu_);
-    for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
-      if (it->first == id) {
-        callbacks_.erase(it);
-        return;
-      }
-    }
-  }
+  // After it returns, the callback neither runs nor is running on another thread: a callback
+  // that Cancel() is running is waited for, since it may touch the caller's stack (a callback
+  // removing itself from inside its own run does not wait).
+  void RemoveCallback(uint64_t id) const;
 
  private:
+  void FinishRunning() const;
+
   std::atomic<bool> cancelled_{false};
   // Registering a callback does not change whether the token is cancelled, hence mutable.
   mutable Mutex mu_;
+  mutable std::condition_variable ran_;  // signalled when running_id_ goes back to 0
   mutable uint64_t last_id_ GUARDED_BY(mu_) = 0;
   mutable std::vector<std::pair<uint64_t, std::function<void()>>> callbacks_ GUARDED_BY(mu_);
+  mutable uint64_t running_id_ GUARDED_BY(mu_) = 0;  // the callback Cancel() runs now, 0 if none
+  std::thread::id canceller_ GUARDED_BY(mu_);
 };
 
-// Scoped OnCancel: the callback is removed when the operation that registered it ends.
-// Note: a callback already running when RemoveCallback() is called may still finish afterwards.
+// Scoped OnCancel: when the operation that registered it ends, the callback is removed, and
+// waited for if it is running, so it may safely capture the operation's locals.
 class CancelRegistration {
  public:
   CancelRegistration(const CancelToken& token, std::function<void()> cb)

@@ -56,7 +56,7 @@ TEST_CASE("a permanent failure posts a Warning events.k8s.io Event about the obj
   KubeObject widget;
   widget.meta = Meta("u1");
   widget.json = R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w-u1"}})";
-  f.client.QueueList(ObjectList{{widget}, "7", ""});
+  f.client.QueueList(ObjectList{{widget}, "7", "", {}});
   f.Recorder().PermanentFailure(kWidgets, Meta("u1"), "create", "exit code 3: disk full");
   f.Recorder().WaitIdle();
 
@@ -89,7 +89,7 @@ TEST_CASE("a success posts a Normal Event; the kind is looked up once per resour
   KubeObject widget;
   widget.meta = Meta("u1");
   widget.json = R"({"kind":"Widget","metadata":{"name":"w-u1"}})";
-  f.client.QueueList(ObjectList{{widget}, "7", ""});
+  f.client.QueueList(ObjectList{{widget}, "7", "", {}});
   f.Recorder().Succeeded(kWidgets, Meta("u1"), "update");
   f.Recorder().Succeeded(kWidgets, Meta("u2"), "update");  // no list left in the fake: the cached kind is used
   f.Recorder().WaitIdle();
@@ -107,7 +107,7 @@ TEST_CASE("the kind is learned by listing just that object and never by a get th
   widget.meta = Meta("u1");
   widget.json = R"({"kind":"Widget","metadata":{"name":"w-u1"}})";
   f.client.PutObject(widget);  // a get would find it
-  f.client.QueueList(ObjectList{{widget}, "7", ""});
+  f.client.QueueList(ObjectList{{widget}, "7", "", {}});
   f.Recorder().PermanentFailure(kWidgets, Meta("u1"), "create", "boom");
   f.Recorder().WaitIdle();
   CHECK(f.client.get_call_count() == 0);
