@@ -10,6 +10,7 @@
 #include "agent/election/lease_deadline_file.h"
 #include "agent/events/kube_event_recorder.h"
 #include "agent/kube/client/lease_client.h"
+#include "agent/rollout/node_results.h"
 
 namespace nodehook {
 namespace {
@@ -392,6 +393,34 @@ Status RolloutGate::WriteResult(const std::string& uid, const NodeResult& result
   lease.scope = resource_.ref.namespace_name;
   lease.policy_json = SharedPolicyJson(resource_);
   lease.results = results_;
+  NoteResultsBudget();
+  Status st = WriteNodeLease(lease);
+  if (st.ok()) {
+    results_dirty_ = false;
+    results_refusals_ = 0;
+    return st;
+  }
+  // Tried again at the renewal rounds, backing off: a refusal that lasts (403, 422) must not
+  // become a write of the whole Lease every few seconds for ever.
+  results_dirty_ = true;
+  results_refusals_ = std::min(results_refusals_ + 1, 16);
+  results_retry_at_ = monotonic_.Now() + std::min<Duration>(options_.poll * (1 << std::min(results_refusals_, 8)),
+                                                            std::chrono::minutes(5));
+  return st;
+}
+
+void RolloutGate::NoteResultsBudget() {
+  EncodedResults encoded = EncodeNodeResults(results_);
+  if (encoded.left_out == results_left_out_) return;
+  results_left_out_ = encoded.left_out;
+  Log(encoded.left_out > 0 ? LogLevel::kError : LogLevel::kInfo, "rollout results over budget",
+      {{"resource", resource_.ref.Id()}, {"objects", results_.size()}, {"left_out", encoded.left_out},
+       {"next", encoded.left_out > 0 ? "the oldest done results are left out of this node's Lease: rollouts of those "
+                                       "objects wait for this node until it handles them again"
+                                     : "every result fits again"}});
+}
+
+Status RolloutGate::WriteNodeLease(RolloutLease& lease) {
   ObjectRef ref{KubeLeaseClient::LeasesResource(), options_.namespace_name, lease.name};
   for (int attempt = 0; attempt < 2; ++attempt) {
     lease.resource_version = node_version_;
@@ -410,7 +439,6 @@ Status RolloutGate::WriteResult(const std::string& uid, const NodeResult& result
       auto stored = client_.Replace(ref, body);
       if (stored.ok()) {
         node_version_ = stored->meta.resource_version;
-        results_dirty_ = false;
         return Status::Ok();
       }
       st = stored.status();
@@ -422,10 +450,8 @@ Status RolloutGate::WriteResult(const std::string& uid, const NodeResult& result
         continue;
       }
     }
-    results_dirty_ = true;
     return st;
   }
-  results_dirty_ = true;
   return Status(StatusCode::kConflict, "node lease " + lease.name + " changed while it was written");
 }
 
@@ -446,7 +472,7 @@ void RolloutGate::RenewDue() {
     node_version_.clear();
     results_dirty_ = true;
   }
-  if (results_dirty_) (void)WriteResult("", NodeResult{});
+  if (results_dirty_ && monotonic_.Now() >= results_retry_at_) (void)WriteResult("", NodeResult{});
   CheckCompletionsDue();
   if (!slot_) return;
   const TimePoint now = monotonic_.Now();

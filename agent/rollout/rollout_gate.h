@@ -100,7 +100,11 @@ class RolloutGate final : public RolloutSteps {
   void CheckComplete(const BoardView& view, const ObjectMeta& object, const std::string& state,
                      int64_t now_ms);  // requires mu_
   void CheckCompletionsDue();  // requires mu_
+  // Puts the result in results_ and writes this node's Lease; a failed write is tried again at
+  // the renewal rounds, backing off.
   Status WriteResult(const std::string& uid, const NodeResult& result);          // requires mu_
+  Status WriteNodeLease(RolloutLease& lease);                                    // requires mu_
+  void NoteResultsBudget();  // requires mu_: logs when results start or stop being left out
   void MoveFence(TimePoint deadline);
   void NoteWait(const ObjectMeta& object, const RolloutAdmission& admission);           // requires mu_
   Duration Jittered(Duration d);                                                          // requires mu_
@@ -125,6 +129,9 @@ class RolloutGate final : public RolloutSteps {
   std::map<std::string, NodeResult> results_;   // guarded by mu_: what its node Lease says
   std::map<std::string, WaitReason> waiting_;   // guarded by mu_: objects waiting, by uid
   bool results_dirty_ = false;                  // guarded by mu_: results_ not yet written
+  int results_refusals_ = 0;                    // guarded by mu_: node Lease writes failed in a row
+  TimePoint results_retry_at_;                  // guarded by mu_: monotonic; the next try of a failed write
+  size_t results_left_out_ = 0;                 // guarded by mu_: done results over the budget
   int take_refusals_ = 0;                       // guarded by mu_: takes refused in a row, not by a race
   // States this node finished (and soaked) whose rollout was not yet complete on its board: the
   // last nodes to finish may each miss the other's result, so each renewal round looks again.

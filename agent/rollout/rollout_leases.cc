@@ -10,6 +10,7 @@
 #include "agent/base/json_text.h"
 #include "agent/kube/client/lease_record.h"
 #include "agent/object/essence.h"
+#include "agent/rollout/node_results.h"
 
 namespace nodehook {
 namespace {
@@ -19,7 +20,6 @@ using rapidjson::Value;
 const char* const kObjectAnnotation = "nodehook.io/rollout-object";
 const char* const kStateAnnotation = "nodehook.io/rollout-state";
 const char* const kPhaseAnnotation = "nodehook.io/rollout-phase";
-const char* const kResultsAnnotation = "nodehook.io/rollout-results";
 const char* const kPolicyAnnotation = "nodehook.io/rollout-policy";
 const char* const kResourceAnnotation = "nodehook.io/rollout-resource";
 const char* const kScopeAnnotation = "nodehook.io/rollout-namespace";
@@ -29,40 +29,6 @@ int64_t Number(const Value& object, const char* key, int64_t fallback) {
   if (!object.IsObject()) return fallback;
   auto it = object.FindMember(key);
   return it != object.MemberEnd() && it->value.IsInt64() ? it->value.GetInt64() : fallback;
-}
-
-std::string ResultsJson(const std::map<std::string, NodeResult>& results) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
-  w.StartObject();
-  for (const auto& [uid, r] : results) {
-    w.Key(uid.c_str(), static_cast<rapidjson::SizeType>(uid.size()));
-    w.StartObject();
-    PutString(w, "state", r.state);
-    PutString(w, "result", r.failed ? "failed" : "done");
-    w.Key("at_ms");
-    w.Int64(r.at_ms);
-    PutString(w, "message", r.message);
-    w.EndObject();
-  }
-  w.EndObject();
-  return buf.GetString();
-}
-
-Status ReadResults(const std::string& json, std::map<std::string, NodeResult>* out) {
-  if (json.empty()) return Status::Ok();
-  rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (doc.HasParseError() || !doc.IsObject()) return InvalidError(std::string(kResultsAnnotation) + ": not a JSON object");
-  for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
-    NodeResult r;
-    r.state = StringMember(it->value, "state");
-    r.failed = StringMember(it->value, "result") == "failed";
-    r.at_ms = Number(it->value, "at_ms", 0);
-    r.message = StringMember(it->value, "message");
-    (*out)[it->name.GetString()] = std::move(r);
-  }
-  return Status::Ok();
 }
 
 // A whole decimal number, or `fallback` for anything else.
@@ -159,7 +125,7 @@ Result<RolloutLease> ParseRolloutLease(std::string_view json) {
                                                                                  : SlotPhase::kRunning;
   } else {
     lease.policy_json = StringMember(a, kPolicyAnnotation);
-    Status read = ReadResults(StringMember(a, kResultsAnnotation), &lease.results);
+    Status read = DecodeNodeResults(StringMember(a, kNodeResultsAnnotation), &lease.results);
     if (!read.ok()) return InvalidError("rollout lease " + lease.name + ": " + read.message());
   }
   return lease;
@@ -180,7 +146,7 @@ std::string RolloutLeaseJson(const std::string& namespace_name, const std::strin
     annotations[kPhaseAnnotation] = SlotPhaseName(lease.phase);
   } else {
     annotations[kPolicyAnnotation] = lease.policy_json;
-    annotations[kResultsAnnotation] = ResultsJson(lease.results);
+    annotations[kNodeResultsAnnotation] = EncodeNodeResults(lease.results).json;
   }
   return LeaseJson(namespace_name, lease.name, record, {{kRolloutLabel, rid}, {kRolloutKindLabel, lease.kind}},
                    annotations);

@@ -3,6 +3,7 @@
 // max_nodes at once, soaked or released, lost when they expire unrenewed, taken back after a
 // restart without a second one, failures counted and halts posted once.
 #include <catch2/catch.hpp>
+#include <rapidjson/document.h>
 
 #include <functional>
 #include <map>
@@ -31,7 +32,11 @@ class LeaseStore final : public KubeClient {
     return it->second;
   }
   Status Create(const ResourceRef&, const std::string& ns, const std::string& body) override {
-    if (!refuse.ok()) return refuse;
+    if (!refuse.ok()) {
+      ++refused;
+      return refuse;
+    }
+    if (Status valid = AnnotationsFit(body); !valid.ok()) return valid;
     auto lease = ParseRolloutLease(body);
     if (!lease.ok()) return lease.status();
     if (objects_.count(lease->name)) return Status(StatusCode::kConflict, "already exists");
@@ -40,6 +45,7 @@ class LeaseStore final : public KubeClient {
     return Status::Ok();
   }
   Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) override {
+    if (Status valid = AnnotationsFit(body); !valid.ok()) return valid;
     auto lease = ParseRolloutLease(body);
     if (!lease.ok()) return lease.status();
     auto it = objects_.find(o.name);
@@ -73,6 +79,7 @@ class LeaseStore final : public KubeClient {
   }
   int writes = 0;
   Status refuse;  // when set, every create is refused with it (403 from RBAC, say)
+  int refused = 0;
   // While set, writes reach no board (the watches are late); Release brings them all at once.
   bool held = false;
   void Release() {
@@ -81,6 +88,19 @@ class LeaseStore final : public KubeClient {
   }
 
  private:
+  // The API server's validation: an object's annotations, keys and values together, have at most
+  // 256 KiB (apimachinery's TotalAnnotationSizeLimitB); more is 422.
+  static Status AnnotationsFit(const std::string& body) {
+    rapidjson::Document doc;
+    doc.Parse(body.c_str());
+    size_t total = 0;
+    const auto& annotations = doc["metadata"]["annotations"];
+    for (auto it = annotations.MemberBegin(); it != annotations.MemberEnd(); ++it) {
+      total += it->name.GetStringLength() + it->value.GetStringLength();
+    }
+    if (total > 256 * 1024) return Status(StatusCode::kInvalid, "metadata.annotations: Too long: must have at most 262144 bytes");
+    return Status::Ok();
+  }
   void Store(const std::string& ns, RolloutLease lease) {
     lease.resource_version = std::to_string(++version_);
     KubeObject object{ObjectMeta{"uid-" + lease.name, ns, lease.name, lease.resource_version, false}, ""};
@@ -504,6 +524,52 @@ TEST_CASE("a node Lease deleted for good leaves the boards after a minute, and t
   fleet.store.Touch(NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "b"));  // any change: the watch brings it
   CHECK_FALSE(b_board.Deleted(lease));  // pruned
   CHECK(b_board.Lease(lease).kind.empty());
+}
+
+}  // namespace nodehook
+
+namespace nodehook {
+
+TEST_CASE("a node that handled 2,000 gated objects keeps every result on its Lease, one write each") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  // A hook's outcome as the executor words it: the exit and the first of its output.
+  const std::string outcome = "exited 0: " + std::string(180, 'x');
+  for (int i = 0; i < 2000; ++i) {
+    ObjectMeta object{"00000000-0000-0000-0000-" + std::to_string(100000000000 + i), "ns", "w" + std::to_string(i),
+                      "7", false};
+    REQUIRE_FALSE(a.Enter(object, "s1", nullptr));
+    a.Succeeded(fleet.resource.ref, object, "s1", outcome);
+  }
+  const std::string lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "a");
+  CHECK(fleet.store.Lease(lease).results.size() == 2000);
+  const int writes = fleet.store.writes;
+  for (int round = 0; round < 10; ++round) {
+    fleet.clock.Advance(std::chrono::seconds(2));
+    a.RenewDue();
+  }
+  CHECK(fleet.store.writes == writes);  // nothing left to write again
+}
+
+TEST_CASE("a node Lease write refused for good is tried again backing off, not every round") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  const std::string lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "a");
+  fleet.store.Remove(lease);
+  fleet.store.refuse = Status(StatusCode::kForbidden, "leases is forbidden");
+  for (int second = 0; second < 120; ++second) {
+    fleet.clock.Advance(std::chrono::seconds(1));
+    a.RenewDue();
+  }
+  // The poll (2 s) doubled with each refusal: 2, 4, 8, 16, 32, 64 s.
+  CHECK(fleet.store.refused <= 7);
+  CHECK(fleet.store.refused >= 5);
+  fleet.store.refuse = Status::Ok();
+  for (int second = 0; second < 300; ++second) {
+    fleet.clock.Advance(std::chrono::seconds(1));
+    a.RenewDue();
+  }
+  CHECK(fleet.store.Has(lease));  // written again once the refusal ended, within the backoff
 }
 
 }  // namespace nodehook
