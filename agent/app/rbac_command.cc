@@ -56,7 +56,8 @@ std::vector<PolicyRule> LeastPrivilegeRules(const Config& config) {
     // A singleton resource: its nodehook.io/singleton-handled annotation and the one finalizer
     // nodehook.io/singleton (re-read with a GET after a concurrent change of the list).
     if (r.singleton) rules.Grant(r.ref.group, r.ref.plural, {"get", "patch"});
-    targeting = targeting || !r.node_selector_path.empty();
+    // A rollout reads this Node too: its hold label, and its uid (the owner of its node Lease).
+    targeting = targeting || !r.node_selector_path.empty() || r.rollout.has_value();
     finalizers = finalizers || r.finalizer;
   }
   if (targeting) rules.Grant("", "nodes", {"list", "watch"});

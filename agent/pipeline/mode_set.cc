@@ -148,6 +148,10 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
       auto now = labels ? labels->Get() : std::nullopt;
       return now && now->count(hold) > 0;
     };
+    gate.presence = [labels] {
+      NodeIdentity node = labels ? labels->Identity() : NodeIdentity{};
+      return NodePresence{node.uid, node.gone};
+    };
     // The parser compiled these once already (and refused bad ones); this cannot fail but is checked.
     auto windows = std::make_shared<const Result<std::vector<CompiledWindow>>>(CompileWindows(
         r.rollout->windows, config.zoneinfo_dir.empty() ? kDefaultZoneInfoDir : config.zoneinfo_dir));

@@ -80,7 +80,11 @@ Status RolloutGate::Register() {
     // Results written before a restart stay: they are what the fleet knows of this node.
     for (auto& [uid, result] : seen.results) results_.emplace(uid, result);
     node_version_ = seen.resource_version;  // "" when deleted since: created again
-    if (!board_.Deleted(name) && seen.policy_json == policy && seen.holder == options_.node) return Status::Ok();
+    owner_written_ = seen.owner_uid;
+    if (!board_.Deleted(name) && seen.policy_json == policy && seen.holder == options_.node &&
+        seen.owner_uid == Presence().uid) {
+      return Status::Ok();
+    }
   }
   return WriteResult("", NodeResult{});
 }
@@ -393,9 +397,18 @@ Status RolloutGate::WriteResult(const std::string& uid, const NodeResult& result
   lease.scope = resource_.ref.namespace_name;
   lease.policy_json = SharedPolicyJson(resource_);
   lease.results = results_;
+  const NodePresence presence = Presence();
+  if (presence.gone) {
+    // Deleted with its Node by the garbage collector, or about to be: written again, it would
+    // count this node in the fleet for ever.
+    results_dirty_ = true;
+    return Status(StatusCode::kNotFound, "node " + options_.node + " is deleted: it has left the fleet");
+  }
+  lease.owner_uid = presence.uid;
   NoteResultsBudget();
   Status st = WriteNodeLease(lease);
   if (st.ok()) {
+    owner_written_ = presence.uid;
     results_dirty_ = false;
     results_refusals_ = 0;
     return st;
@@ -465,8 +478,28 @@ void RolloutGate::MoveFence(TimePoint deadline) {
   }
 }
 
+NodePresence RolloutGate::Presence() const { return options_.presence ? options_.presence() : NodePresence{}; }
+
+void RolloutGate::NoteNodePresence() {
+  const NodePresence presence = Presence();
+  if (presence.gone != left_) {
+    left_ = presence.gone;
+    Log(LogLevel::kWarn, left_ ? "rollout node left" : "rollout node back",
+        {{"resource", resource_.ref.Id()}, {"node", options_.node},
+         {"next", left_ ? "its node Lease is not written again (the garbage collector deletes it with the Node); the "
+                          "others stop counting this node"
+                        : "write its node Lease again"}});
+  }
+  if (!presence.gone && !presence.uid.empty() && presence.uid != owner_written_ && !node_version_.empty()) {
+    // The Node became known after the Lease was written (or was created anew): name it as owner.
+    results_dirty_ = true;
+    results_retry_at_ = TimePoint{};
+  }
+}
+
 void RolloutGate::RenewDue() {
   std::lock_guard<std::mutex> lock(mu_);
+  NoteNodePresence();
   if (board_.Deleted(NodeLeaseName(rid_, options_.node))) {
     // Deleted by someone else: this node would drop out of the fleet. Written again as it was.
     node_version_.clear();

@@ -39,12 +39,22 @@
 
 namespace nodehook {
 
+// This node's Node object: its uid while it is there; `gone` once it was there and is deleted.
+struct NodePresence {
+  std::string uid;
+  bool gone = false;
+};
+
 struct RolloutGateOptions {
   std::string node;
   std::string namespace_name;  // where the Leases live (tuning.lease_namespace)
   std::string deadline_file;   // the fence's deadline for this resource's gated hooks
   std::vector<std::string> fence;  // argv put in front of gated hooks; {} = none (tests)
   std::function<bool()> held;      // this Node carries the policy's hold label
+  // Where known, the node Lease is owned by the Node, so the garbage collector deletes it with the
+  // Node: a node that left stops counting for canaries, completion and percentages. A node whose
+  // Node is gone writes its Lease no more. Empty: no owner (tests).
+  std::function<NodePresence()> presence;
   std::function<WindowNow(int64_t now_ms)> windows;  // whether a window is open; empty: always
   Duration poll{2000};             // how soon a waiting object asks again (±25%, per ask)
 };
@@ -105,6 +115,10 @@ class RolloutGate final : public RolloutSteps {
   Status WriteResult(const std::string& uid, const NodeResult& result);          // requires mu_
   Status WriteNodeLease(RolloutLease& lease);                                    // requires mu_
   void NoteResultsBudget();  // requires mu_: logs when results start or stop being left out
+  NodePresence Presence() const;
+  // Logs when this node's Node goes or comes back; has its Lease written again to name a Node
+  // that became known after it was written.
+  void NoteNodePresence();  // requires mu_
   void MoveFence(TimePoint deadline);
   void NoteWait(const ObjectMeta& object, const RolloutAdmission& admission);           // requires mu_
   Duration Jittered(Duration d);                                                          // requires mu_
@@ -132,6 +146,8 @@ class RolloutGate final : public RolloutSteps {
   int results_refusals_ = 0;                    // guarded by mu_: node Lease writes failed in a row
   TimePoint results_retry_at_;                  // guarded by mu_: monotonic; the next try of a failed write
   size_t results_left_out_ = 0;                 // guarded by mu_: done results over the budget
+  std::string owner_written_;                   // guarded by mu_: the Node uid its Lease names
+  bool left_ = false;                           // guarded by mu_: its Node is gone (logged once)
   int take_refusals_ = 0;                       // guarded by mu_: takes refused in a row, not by a race
   // States this node finished (and soaked) whose rollout was not yet complete on its board: the
   // last nodes to finish may each miss the other's result, so each renewal round looks again.

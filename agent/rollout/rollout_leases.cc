@@ -125,6 +125,12 @@ Result<RolloutLease> ParseRolloutLease(std::string_view json) {
                                                                                  : SlotPhase::kRunning;
   } else {
     lease.policy_json = StringMember(a, kPolicyAnnotation);
+    auto owners = meta->value.FindMember("ownerReferences");
+    if (owners != meta->value.MemberEnd() && owners->value.IsArray()) {
+      for (const auto& owner : owners->value.GetArray()) {
+        if (StringMember(owner, "kind") == "Node") lease.owner_uid = StringMember(owner, "uid");
+      }
+    }
     Status read = DecodeNodeResults(StringMember(a, kNodeResultsAnnotation), &lease.results);
     if (!read.ok()) return InvalidError("rollout lease " + lease.name + ": " + read.message());
   }
@@ -149,7 +155,7 @@ std::string RolloutLeaseJson(const std::string& namespace_name, const std::strin
     annotations[kNodeResultsAnnotation] = EncodeNodeResults(lease.results).json;
   }
   return LeaseJson(namespace_name, lease.name, record, {{kRolloutLabel, rid}, {kRolloutKindLabel, lease.kind}},
-                   annotations);
+                   annotations, LeaseOwnerNode{lease.holder, lease.kind == "node" ? lease.owner_uid : ""});
 }
 
 std::string SharedPolicyJson(const WatchedResource& resource) {

@@ -57,6 +57,7 @@ struct RolloutLease {
   std::string policy_json;                    // SharedPolicyJson of the node's config
   std::string resource;                       // ResourceRef::Id()
   std::string scope;                          // the config entry's namespace; "" = every namespace
+  std::string owner_uid;  // the node's Node (ownerReferences): deleted with it by the garbage collector
 };
 
 // Short, stable hash of the resource id (10 hex digits), used in Lease names and the label.

@@ -13,8 +13,10 @@ void NodeLabels::SetOnChange(std::function<void(uint64_t version)> on_change) {
   on_change_ = std::move(on_change);
 }
 
-void NodeLabels::Set(LabelMap labels) {
+void NodeLabels::Set(LabelMap labels, std::string uid) {
   std::unique_lock<std::mutex> lock(mu_);
+  uid_ = std::move(uid);
+  seen_ = true;
   if (labels_ && *labels_ == labels) return;
   labels_ = std::move(labels);
   Changed(lock);
@@ -22,6 +24,7 @@ void NodeLabels::Set(LabelMap labels) {
 
 void NodeLabels::Clear() {
   std::unique_lock<std::mutex> lock(mu_);
+  uid_.clear();
   if (!labels_) return;
   labels_.reset();
   Changed(lock);
@@ -37,6 +40,11 @@ void NodeLabels::Changed(std::unique_lock<std::mutex>& lock) {
 std::optional<LabelMap> NodeLabels::Get() const {
   std::lock_guard<std::mutex> lock(mu_);
   return labels_;
+}
+
+NodeIdentity NodeLabels::Identity() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return NodeIdentity{uid_, seen_ && !labels_};
 }
 
 uint64_t NodeLabels::version() const {
@@ -111,7 +119,7 @@ void NodeLabelsSink::Update(const KubeObject& node) {
   missing_reported_ = false;
   uint64_t before = labels_.version();
   size_t count = labels->size();
-  labels_.Set(std::move(labels).value());
+  labels_.Set(std::move(labels).value(), node.meta.uid);
   if (labels_.version() != before) {
     Log(LogLevel::kInfo, "node labels changed",
         {{"node", node_name_}, {"labels", count}, {"next", "re-check node selectors"}});

@@ -1,4 +1,5 @@
-// This node's labels, as the agent last saw them on its own Node object (issue 4, node targeting).
+// This node's labels, as the agent last saw them on its own Node object (issue 4, node targeting),
+// and whether that Node is there (rollouts: a node whose Node is deleted has left the fleet).
 //
 // NodeLabels holds them for the workers that ask whether an object targets this node; a
 // NodeLabelsSink keeps it current from a standard Watcher on the Node:
@@ -28,18 +29,27 @@
 namespace nodehook {
 
 
+// Whether this node's Node object is there: its uid while it is, and `gone` once it was seen and
+// then deleted (or missing from a later list). Never seen: neither.
+struct NodeIdentity {
+  std::string uid;
+  bool gone = false;
+};
+
 class NodeLabels {
  public:
   // Called after every change with the new version. Set before the Node watcher starts.
   void SetOnChange(std::function<void(uint64_t version)> on_change);
 
-  // Replaces the labels (now known). No version bump or callback when nothing changed.
-  void Set(LabelMap labels);
+  // Replaces the labels (now known) and the Node's uid. No version bump or callback when the
+  // labels did not change.
+  void Set(LabelMap labels, std::string uid = {});
   // The Node is gone: labels unknown again.
   void Clear();
 
   // The labels, or nullopt while unknown.
   std::optional<LabelMap> Get() const;
+  NodeIdentity Identity() const;
   // Counts changes, starting at 0 (unknown, never set).
   uint64_t version() const;
   // True when the labels are known and every key of `selector` has the same value among them.
@@ -52,6 +62,8 @@ class NodeLabels {
   mutable std::mutex mu_;
   std::optional<LabelMap> labels_;             // guarded by mu_
   uint64_t version_ = 0;                       // guarded by mu_
+  std::string uid_;                            // guarded by mu_: "" while the Node is not known
+  bool seen_ = false;                          // guarded by mu_: the Node was known once
   std::function<void(uint64_t)> on_change_;    // guarded by mu_
 };
 

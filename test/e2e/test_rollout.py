@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 import urllib.request
@@ -76,7 +77,7 @@ class Fleet:
         for lease in self.node_leases():
             results = json.loads(lease["metadata"]["annotations"].get("nodehook.io/rollout-results", "{}"))
             if uid in results:
-                out[lease["spec"]["holderIdentity"]] = (results[uid]["state"], results[uid]["result"])
+                out[lease["spec"]["holderIdentity"]] = result_entry(results[uid])
         return out
 
     def runs(self, name):
@@ -105,6 +106,12 @@ class Fleet:
         items = self.cluster.kube.request(
             "GET", f"/apis/events.k8s.io/v1/namespaces/{self.widgets.namespace}/events").get("items", [])
         return [e for e in items if e.get("reason") == reason]
+
+
+def result_entry(entry):
+    """(state, "done"|"failed") of one node-Lease result: "done <state> <at_ms> [message]"."""
+    kind, state = entry.split(" ", 2)[:2]
+    return state, kind
 
 
 def lease_writes(agent):
@@ -373,3 +380,47 @@ def test_pause_resume_verify_soak_and_wait_from_kubectl_with_one_completed_event
     code, out, err = kubectl("rollout", "status", "widgets.example.com/w1", "-n", ns, "--agents-namespace", ns)
     assert code == 0 and "complete" in out, out + err
     assert len(fleet.events("RolloutCompleted")) == 1
+
+
+@pytest.fixture
+def garbage_collector(cluster, tmp_path):
+    """kube-controller-manager with only the garbage collector, against the session's API server:
+    what deletes a node's Lease with its Node in a real cluster."""
+    binary = Path(os.environ.get("NODEHOOK_K8S_NODE",
+                                 Path(__file__).resolve().parents[2] / "build" / "cache" / "nodehook-k8s-node"))
+    if not binary.exists():
+        pytest.fail(f"{binary} does not exist: test/cluster/build.sh nodes builds it (test/run-tests.sh does)")
+    log = open(tmp_path / "controller-manager.log", "wb")
+    proc = subprocess.Popen([str(binary), "controller-manager", "--kubeconfig", cluster.kubeconfig,
+                             "--leader-elect=false", "--secure-port=0", "--controllers=garbagecollector",
+                             "--use-service-account-credentials=false", "--v=1"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    yield proc
+    proc.terminate()
+    proc.wait(timeout=30)
+    log.close()
+
+
+def test_a_node_that_left_stops_counting_for_canaries_and_completion(cluster, widgets, fleet_of, garbage_collector):
+    # Every agent has its Node, which owns its node Lease. Five canaries of six nodes: the node
+    # that leaves is a canary of nearly every new object (each draws its own order).
+    kube = cluster.kube
+    for node in NODES:
+        create_node(kube, Fleet.node_name(node, widgets), {})
+    fleet = fleet_of({"max_nodes": 3, "canary_nodes": 5})
+    wait_until(lambda: all(lease["metadata"].get("ownerReferences") for lease in fleet.node_leases()),
+               "every node Lease owned by its Node")
+    leaver = sorted(fleet.agents)[0]
+    fleet.agents[leaver].stop()
+    kube.request("DELETE", f"/api/v1/nodes/{leaver}")
+    wait_until(lambda: leaver not in {lease["spec"]["holderIdentity"] for lease in fleet.node_leases()},
+               "the garbage collector deleting the node Lease of the node that left", timeout=120)
+    names = [f"w{i}" for i in range(8)]
+    for name in names:
+        widgets.create(name, {"seconds": 0.2})
+    live = set(fleet.agents) - {leaver}
+    wait_until(lambda: all(fleet.done_nodes(name) == live for name in names),
+               "every new object done on every live node", timeout=180)
+    wait_until(lambda: len({e["regarding"]["name"] for e in fleet.events("RolloutCompleted")}) == len(names),
+               "RolloutCompleted for every new object")
+    assert all(leaver not in fleet.done_nodes(name) for name in names)

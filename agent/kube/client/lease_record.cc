@@ -49,7 +49,7 @@ void PutMap(JsonWriter& w, const char* key, const LeaseMetadataMap& map) {
 }  // namespace
 
 std::string LeaseJson(const std::string& namespace_name, const std::string& name, const LeaseRecord& record,
-                      const LeaseMetadataMap& labels, const LeaseMetadataMap& annotations) {
+                      const LeaseMetadataMap& labels, const LeaseMetadataMap& annotations, const LeaseOwnerNode& owner) {
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);
   w.StartObject();
@@ -62,6 +62,17 @@ std::string LeaseJson(const std::string& namespace_name, const std::string& name
   if (!record.resource_version.empty()) PutString(w, "resourceVersion", record.resource_version);
   PutMap(w, "labels", labels);
   PutMap(w, "annotations", annotations);
+  if (!owner.uid.empty()) {
+    w.Key("ownerReferences");
+    w.StartArray();
+    w.StartObject();
+    PutString(w, "apiVersion", "v1");
+    PutString(w, "kind", "Node");
+    PutString(w, "name", owner.name);
+    PutString(w, "uid", owner.uid);
+    w.EndObject();
+    w.EndArray();
+  }
   w.EndObject();
   w.Key("spec");
   w.StartObject();

@@ -34,8 +34,15 @@ Result<LeaseRecord> ParseLease(std::string_view json);
 
 // The whole Lease object as JSON, with metadata.resourceVersion when the record has one, and
 // the labels and annotations when there are any (rollout Leases carry their state there).
+// `owner`, when its uid is set: metadata.ownerReferences names that Node, so the
+// garbage collector deletes the Lease once the Node is deleted (kubelet's node Leases do the same).
 using LeaseMetadataMap = std::map<std::string, std::string>;
+struct LeaseOwnerNode {
+  std::string name;
+  std::string uid;
+};
 std::string LeaseJson(const std::string& namespace_name, const std::string& name, const LeaseRecord& record,
-                      const LeaseMetadataMap& labels = {}, const LeaseMetadataMap& annotations = {});
+                      const LeaseMetadataMap& labels = {}, const LeaseMetadataMap& annotations = {},
+                      const LeaseOwnerNode& owner = {});
 
 }  // namespace nodehook

@@ -60,6 +60,14 @@ TEST_CASE("node targeting adds list and watch on nodes") {
                                                  "events.k8s.io/events: create"});
 }
 
+TEST_CASE("a rollout policy adds list and watch on nodes: the hold label and the Node that owns the node Lease") {
+  WatchedResource widgets = Watched("example.com", "widgets");
+  widgets.rollout = RolloutPolicy{};
+  auto rules = LeastPrivilegeRules(WithResources({widgets}));
+  CHECK(Lines(rules) == std::vector<std::string>{"example.com/widgets: list watch", "/nodes: list watch",
+                                                 "events.k8s.io/events: create"});
+}
+
 TEST_CASE("a resource watched twice (two selectors) gets one rule with the union of verbs") {
   WatchedResource in_a = Watched("", "configmaps"), in_b = Watched("", "configmaps");
   in_a.ref.namespace_name = "a";

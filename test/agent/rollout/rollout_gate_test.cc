@@ -182,6 +182,7 @@ struct Fleet {
     RolloutGateOptions options;
     options.node = name;
     options.namespace_name = "nodehook";
+    options.presence = [this, name] { return presence[name]; };
     gates[name] = std::make_unique<RolloutGate>(resource, store, board, clock, server, events, options);
     REQUIRE(gates[name]->Register().ok());
     return *gates[name];
@@ -194,6 +195,7 @@ struct Fleet {
   std::vector<std::unique_ptr<RolloutBoard>> boards;
   std::vector<std::unique_ptr<LateBoard>> late_boards;
   std::map<std::string, std::unique_ptr<RolloutGate>> gates;
+  std::map<std::string, NodePresence> presence;  // each node's Node; unknown unless set
 };
 
 ObjectMeta Widget() { return ObjectMeta{"u1", "ns", "w1", "7", false}; }
@@ -570,6 +572,51 @@ TEST_CASE("a node Lease write refused for good is tried again backing off, not e
     a.RenewDue();
   }
   CHECK(fleet.store.Has(lease));  // written again once the refusal ended, within the backoff
+}
+
+}  // namespace nodehook
+
+namespace nodehook {
+
+TEST_CASE("a node Lease names its Node as owner, also when the Node becomes known after the Lease") {
+  Fleet fleet(MaxNodes(1));
+  fleet.presence["a"] = NodePresence{"node-uid-a", false};
+  fleet.Node("a");
+  const std::string a_lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "a");
+  CHECK(fleet.store.Lease(a_lease).owner_uid == "node-uid-a");
+
+  RolloutGate& b = fleet.Node("b");  // its Node not listed yet: no owner
+  const std::string b_lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "b");
+  CHECK(fleet.store.Lease(b_lease).owner_uid.empty());
+  fleet.presence["b"] = NodePresence{"node-uid-b", false};
+  const int before = fleet.store.writes;
+  b.RenewDue();
+  CHECK(fleet.store.Lease(b_lease).owner_uid == "node-uid-b");
+  b.RenewDue();
+  CHECK(fleet.store.writes == before + 1);
+}
+
+TEST_CASE("a node whose Node is deleted writes its Lease no more, so it leaves the fleet") {
+  Fleet fleet(MaxNodes(1));
+  fleet.presence["a"] = NodePresence{"node-uid-a", false};
+  RolloutGate& a = fleet.Node("a");
+  const std::string lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "a");
+  REQUIRE(fleet.store.Has(lease));
+  fleet.presence["a"] = NodePresence{"", true};
+  fleet.store.Remove(lease);  // the garbage collector, after the Node
+  for (int round = 0; round < 100; ++round) {
+    fleet.clock.Advance(std::chrono::seconds(1));
+    a.RenewDue();
+  }
+  CHECK_FALSE(fleet.store.Has(lease));
+  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));  // work in progress still runs
+  a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
+  CHECK_FALSE(fleet.store.Has(lease));
+  fleet.presence["a"] = NodePresence{"node-uid-a2", false};  // registered again, a new Node
+  fleet.clock.Advance(std::chrono::minutes(5));
+  a.RenewDue();
+  REQUIRE(fleet.store.Has(lease));
+  CHECK(fleet.store.Lease(lease).owner_uid == "node-uid-a2");
 }
 
 }  // namespace nodehook
