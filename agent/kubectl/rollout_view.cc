@@ -79,12 +79,13 @@ Result<RolloutView> ReadRollout(RolloutCluster& cluster, const ObjectSpec& spec,
     return object.status();
   }
   view.object = std::move(object).value();
-  FactsPtr facts = ReadFacts(view.object.json, FactsSpec{view.shared.ignored_paths, ""});
+  FactsPtr facts = ReadFacts(view.object.json, FactsSpec{view.shared.ignored_paths, view.shared.node_selector_path});
   if (!facts->readable.ok()) return InvalidError(view.Describe() + ": " + facts->readable.message());
   view.state.uid = view.object.meta.uid;
   view.state.state = facts->digest;
   view.state.paused = facts->rollout_paused;
   view.state.resume_state = facts->rollout_resume;
+  if (!view.shared.node_selector_path.empty()) view.state.selector = RolloutSelector(facts->selector);
 
   Result<NodeLabelMap> nodes = cluster.NodeLabels();
   if (!nodes.ok()) return nodes.status();

@@ -150,7 +150,7 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
     };
     gate.presence = [labels] {
       NodeIdentity node = labels ? labels->Identity() : NodeIdentity{};
-      return NodePresence{node.uid, node.gone};
+      return NodePresence{node.uid, node.gone, labels ? labels->Get() : std::nullopt};
     };
     // The parser compiled these once already (and refused bad ones); this cannot fail but is checked.
     auto windows = std::make_shared<const Result<std::vector<CompiledWindow>>>(CompileWindows(

@@ -14,6 +14,7 @@ void PutOnBoard(const RolloutLease& lease, std::optional<Duration> age, BoardVie
                                     SlotLive(lease, age), lease.resource_version});
   } else if (!lease.holder.empty()) {
     board->nodes[lease.holder] = lease.results;
+    board->labels[lease.holder] = lease.labels;
   }
 }
 

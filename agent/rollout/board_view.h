@@ -47,6 +47,8 @@ struct BoardView {
   std::vector<SlotView> slots;
   // Every node that handles the resource (it has a node Lease), with its results by object uid.
   std::map<std::string, std::map<std::string, NodeResult>> nodes;
+  // Their labels, as their node Leases say (absent or nullopt: unknown).
+  std::map<std::string, std::optional<LabelMap>> labels;
 };
 
 // The rule. `age`: how long ago the slot Lease last changed, as its reader measured it (nullopt:

@@ -81,8 +81,10 @@ Status RolloutGate::Register() {
     for (auto& [uid, result] : seen.results) results_.emplace(uid, result);
     node_version_ = seen.resource_version;  // "" when deleted since: created again
     owner_written_ = seen.owner_uid;
+    labels_written_ = seen.labels;
+    const NodePresence presence = Presence();
     if (!board_.Deleted(name) && seen.policy_json == policy && seen.holder == options_.node &&
-        seen.owner_uid == Presence().uid) {
+        seen.owner_uid == presence.uid && seen.labels == presence.labels) {
       return Status::Ok();
     }
   }
@@ -93,6 +95,7 @@ BoardView RolloutGate::ViewWithOwn() const {
   BoardView view = board_.View();
   // What this node wrote is newer than what the watch has brought back.
   view.nodes[options_.node] = results_;
+  view.labels[options_.node] = Presence().labels;
   view.slots.erase(std::remove_if(view.slots.begin(), view.slots.end(),
                                   [&](const SlotView& s) { return slot_ && s.slot == slot_->index; }),
                    view.slots.end());
@@ -114,6 +117,8 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
     slots_held_.Set(0);
   }
   RolloutObject target{object.uid, state, facts && facts->rollout_paused, facts ? facts->rollout_resume : ""};
+  if (facts && !resource_.node_selector_path.empty()) target.selector = RolloutSelector(facts->selector);
+  selectors_[object.uid] = target.selector;
   const int64_t now_ms = server_.NowMs();
   WindowNow window = options_.windows ? options_.windows(now_ms) : WindowNow{};
   bool held = options_.held && options_.held();
@@ -172,6 +177,7 @@ void RolloutGate::Gone(const ObjectMeta& object) {
   // Its result is of no use to anyone now. Not worth a write of its own (each reaches every
   // agent): the node Lease's next write, for a result or a renewal, leaves it out.
   results_.erase(object.uid);
+  selectors_.erase(object.uid);
   completion_due_.erase(object.uid);
 }
 
@@ -255,7 +261,7 @@ void RolloutGate::Succeeded(const ResourceRef& /*resource*/, const ObjectMeta& o
 
 void RolloutGate::CheckComplete(const BoardView& view, const ObjectMeta& object, const std::string& state,
                                 int64_t now_ms) {
-  RolloutObject target{object.uid, state, false, ""};
+  RolloutObject target = Target(object.uid, state);
   if (!RolloutComplete(policy_, view, target, now_ms)) {
     completion_due_.try_emplace(object.uid, CompletionDue{object, state, monotonic_.Now()});
     return;
@@ -296,7 +302,7 @@ void RolloutGate::Failed(const ResourceRef& resource, const ObjectMeta& object, 
       {{"object", object.Key()}, {"uid", object.uid}, {"state", StateText(state)}, {"retries", retries},
        {"result", written.ok() ? "written" : written.ToString()},
        {"next", released.ok() ? "slot released" : "slot expires unrenewed"}});
-  RolloutObject target{object.uid, state, false, ""};
+  RolloutObject target = Target(object.uid, state);
   BoardView view = ViewWithOwn();
   std::string why;
   if (Halted(policy_, view, target, &why)) {
@@ -405,10 +411,12 @@ Status RolloutGate::WriteResult(const std::string& uid, const NodeResult& result
     return Status(StatusCode::kNotFound, "node " + options_.node + " is deleted: it has left the fleet");
   }
   lease.owner_uid = presence.uid;
+  lease.labels = presence.labels;
   NoteResultsBudget();
   Status st = WriteNodeLease(lease);
   if (st.ok()) {
     owner_written_ = presence.uid;
+    labels_written_ = presence.labels;
     results_dirty_ = false;
     results_refusals_ = 0;
     return st;
@@ -478,6 +486,13 @@ void RolloutGate::MoveFence(TimePoint deadline) {
   }
 }
 
+RolloutObject RolloutGate::Target(const std::string& uid, const std::string& state) const {
+  RolloutObject target{uid, state, false, ""};
+  auto selector = selectors_.find(uid);
+  if (selector != selectors_.end()) target.selector = selector->second;
+  return target;
+}
+
 NodePresence RolloutGate::Presence() const { return options_.presence ? options_.presence() : NodePresence{}; }
 
 void RolloutGate::NoteNodePresence() {
@@ -490,8 +505,10 @@ void RolloutGate::NoteNodePresence() {
                           "others stop counting this node"
                         : "write its node Lease again"}});
   }
-  if (!presence.gone && !presence.uid.empty() && presence.uid != owner_written_ && !node_version_.empty()) {
+  if (!presence.gone && !node_version_.empty() &&
+      ((!presence.uid.empty() && presence.uid != owner_written_) || presence.labels != labels_written_)) {
     // The Node became known after the Lease was written (or was created anew): name it as owner.
+    // Its labels changed: the others judge targeting and holds by them.
     results_dirty_ = true;
     results_retry_at_ = TimePoint{};
   }
@@ -515,7 +532,6 @@ void RolloutGate::RenewDue() {
     Slot soaked = *slot_;
     slot_.reset();
     slots_held_.Set(0);
-    RolloutObject target{soaked.uid, soaked.state, false, ""};
     // This node's soak just ended by its own clock: its result counts as soaked, whatever the
     // API server's clock (of one-second Dates) says to the millisecond.
     int64_t now_ms = server_.NowMs();

@@ -36,13 +36,16 @@
 #include "agent/kube/transport/server_clock.h"
 #include "agent/reconcile/rollout_steps.h"
 #include "agent/rollout/rollout_board.h"
+#include "agent/rollout/rollout_judge.h"
 
 namespace nodehook {
 
-// This node's Node object: its uid while it is there; `gone` once it was there and is deleted.
+// This node's Node object: its uid and labels while it is there; `gone` once it was there and is
+// deleted.
 struct NodePresence {
   std::string uid;
   bool gone = false;
+  std::optional<LabelMap> labels{};
 };
 
 struct RolloutGateOptions {
@@ -116,6 +119,8 @@ class RolloutGate final : public RolloutSteps {
   Status WriteNodeLease(RolloutLease& lease);                                    // requires mu_
   void NoteResultsBudget();  // requires mu_: logs when results start or stop being left out
   NodePresence Presence() const;
+  // The object state as the rules take it, with the selector its last Enter saw.
+  RolloutObject Target(const std::string& uid, const std::string& state) const;  // requires mu_
   // Logs when this node's Node goes or comes back; has its Lease written again to name a Node
   // that became known after it was written.
   void NoteNodePresence();  // requires mu_
@@ -147,6 +152,9 @@ class RolloutGate final : public RolloutSteps {
   TimePoint results_retry_at_;                  // guarded by mu_: monotonic; the next try of a failed write
   size_t results_left_out_ = 0;                 // guarded by mu_: done results over the budget
   std::string owner_written_;                   // guarded by mu_: the Node uid its Lease names
+  std::optional<LabelMap> labels_written_;      // guarded by mu_: the labels its Lease carries
+  // guarded by mu_: each object's node selector as its last Enter saw it (erased when it is gone)
+  std::map<std::string, std::optional<LabelMap>> selectors_;
   bool left_ = false;                           // guarded by mu_: its Node is gone (logged once)
   int take_refusals_ = 0;                       // guarded by mu_: takes refused in a row, not by a race
   // States this node finished (and soaked) whose rollout was not yet complete on its board: the

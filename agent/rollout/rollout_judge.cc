@@ -16,6 +16,24 @@ const NodeResult* ResultOf(const BoardView& board, const std::string& node, cons
   return &r->second;
 }
 
+// By the labels on the node's Lease: a node whose labels are unknown is targeted only by objects
+// without a selector, as its own agent decides (targeting/node_labels.h).
+bool Targets(const BoardView& board, const std::string& node, const RolloutObject& object) {
+  if (!object.selector) return true;
+  auto labels = board.labels.find(node);
+  if (labels == board.labels.end() || !labels->second) return false;
+  for (const auto& [key, value] : *object.selector) {
+    auto it = labels->second->find(key);
+    if (it == labels->second->end() || it->second != value) return false;
+  }
+  return true;
+}
+
+bool HeldOnBoard(const RolloutPolicy& policy, const BoardView& board, const std::string& node) {
+  auto labels = board.labels.find(node);
+  return labels != board.labels.end() && labels->second && labels->second->count(policy.hold_label) > 0;
+}
+
 bool Soaked(const RolloutPolicy& policy, const NodeResult& result, int64_t now_ms) {
   return !result.failed && result.at_ms + policy.soak.count() * 1000 <= now_ms;
 }
@@ -35,6 +53,11 @@ RolloutAdmission Waiting(WaitReason reason, std::string detail, int64_t until_ms
 }
 
 }  // namespace
+
+std::optional<LabelMap> RolloutSelector(const NodeSelectorLookup& lookup) {
+  if (lookup.kind != NodeSelectorLookup::Kind::kSelector || lookup.selector.empty()) return std::nullopt;
+  return lookup.selector;
+}
 
 const char* WaitReasonName(WaitReason reason) {
   switch (reason) {
@@ -65,7 +88,7 @@ const char* NodePhaseName(NodePhase phase) {
 std::vector<std::string> RolloutOrder(const BoardView& board, const RolloutObject& object) {
   std::vector<std::pair<std::string, std::string>> keyed;
   for (const auto& [node, results] : board.nodes) {
-    keyed.emplace_back(EssenceDigest(object.uid + "/" + object.state + "/" + node), node);
+    if (Targets(board, node, object)) keyed.emplace_back(EssenceDigest(object.uid + "/" + object.state + "/" + node), node);
   }
   std::sort(keyed.begin(), keyed.end());
   std::vector<std::string> order;
@@ -75,9 +98,13 @@ std::vector<std::string> RolloutOrder(const BoardView& board, const RolloutObjec
 }
 
 std::vector<std::string> Canaries(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object) {
-  std::vector<std::string> order = RolloutOrder(board, object);
-  order.resize(std::min(order.size(), static_cast<size_t>(std::max(policy.canary_nodes, 0))));
-  return order;
+  std::vector<std::string> canaries;
+  const size_t wanted = static_cast<size_t>(std::max(policy.canary_nodes, 0));
+  for (auto& node : RolloutOrder(board, object)) {
+    if (canaries.size() >= wanted) break;
+    if (!HeldOnBoard(policy, board, node) || ResultOf(board, node, object)) canaries.push_back(std::move(node));
+  }
+  return canaries;
 }
 
 std::vector<std::string> FailedNodes(const BoardView& board, const RolloutObject& object) {
@@ -98,7 +125,8 @@ bool Halted(const RolloutPolicy& policy, const BoardView& board, const RolloutOb
       return true;
     }
   }
-  int limit = std::max(policy.max_failed_nodes.Resolve(static_cast<int>(board.nodes.size())), 1);
+  const int targeted = static_cast<int>(RolloutOrder(board, object).size());
+  int limit = std::max(policy.max_failed_nodes.Resolve(targeted), 1);
   if (static_cast<int>(failed.size()) < limit) return false;
   if (why) *why = std::to_string(failed.size()) + " nodes failed (" + JoinNames(failed) + ")";
   return true;
@@ -218,8 +246,9 @@ std::vector<NodeStatus> RolloutStatus(const RolloutPolicy& policy, const BoardVi
 }
 
 bool RolloutComplete(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object, int64_t now_ms) {
-  if (board.nodes.empty()) return false;
-  for (const auto& [node, results] : board.nodes) {
+  const std::vector<std::string> targeted = RolloutOrder(board, object);
+  if (targeted.empty()) return false;
+  for (const auto& node : targeted) {
     const NodeResult* r = ResultOf(board, node, object);
     if (!r || !Soaked(policy, *r, now_ms)) return false;
   }

@@ -7,7 +7,8 @@
 //   - the object paused (annotation), the node held (Node label): wait;
 //   - halted: max_failed_nodes nodes failed this state, or a canary did (until a resume of it);
 //   - outside every window: wait until the next opens;
-//   - not a canary: wait until every canary has succeeded and soaked;
+//   - not a canary: wait until every canary has succeeded and soaked (canaries: the first
+//     canary_nodes nodes the object targets that are not held);
 //   - a free slot below max_nodes: enter it; none: wait.
 // Canaries are the first canary_nodes nodes in an order drawn from the object state, so each
 // new state picks its own, and every agent computes the same list.
@@ -16,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +33,14 @@ struct RolloutObject {
   std::string state;         // digest of the object state
   bool paused = false;       // kRolloutPausedAnnotation
   std::string resume_state;  // kRolloutResumeAnnotation: a halted state that goes on anyway
+  // Its node selector (the resource's node_selector_path); nullopt: every node. Only the nodes it
+  // targets, by the labels on their node Leases, are drawn as canaries and awaited for completion.
+  std::optional<LabelMap> selector{};
 };
+
+// The selector a RolloutObject carries for what lies at the resource's node selector path:
+// nullopt (every node) when absent or empty, as node targeting takes them.
+std::optional<LabelMap> RolloutSelector(const NodeSelectorLookup& lookup);
 
 enum class WaitReason { kNone, kBusy, kPaused, kHeld, kHalted, kOutsideWindow, kCanariesPending, kNoFreeSlot };
 // Stable names, used in logs, metrics and kubectl output.
@@ -56,7 +65,9 @@ struct RolloutAdmission {
 RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
                 const std::string& node, bool held, const WindowNow& window, int64_t now_ms);
 
-// Every node of the board in rollout order for this object state: canaries first.
+// Every node of the board that the object targets, in rollout order for this object state:
+// canaries first. Canaries are the first canary_nodes of them that are not held (a held node
+// that already has a result for the state stays one), so a held node does not stop the fleet.
 std::vector<std::string> RolloutOrder(const BoardView& board, const RolloutObject& object);
 std::vector<std::string> Canaries(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object);
 

@@ -23,6 +23,31 @@ const char* const kPhaseAnnotation = "nodehook.io/rollout-phase";
 const char* const kPolicyAnnotation = "nodehook.io/rollout-policy";
 const char* const kResourceAnnotation = "nodehook.io/rollout-resource";
 const char* const kScopeAnnotation = "nodehook.io/rollout-namespace";
+const char* const kLabelsAnnotation = "nodehook.io/rollout-node-labels";
+
+std::string LabelsJson(const LabelMap& labels) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  for (const auto& [key, value] : labels) PutString(w, key.c_str(), value);
+  w.EndObject();
+  return buf.GetString();
+}
+
+// nullopt unless a JSON object of strings.
+std::optional<LabelMap> ReadLabels(const Value& annotations) {
+  auto it = annotations.FindMember(kLabelsAnnotation);
+  if (it == annotations.MemberEnd() || !it->value.IsString()) return std::nullopt;
+  rapidjson::Document doc;
+  doc.Parse(it->value.GetString(), it->value.GetStringLength());
+  if (doc.HasParseError() || !doc.IsObject()) return std::nullopt;
+  LabelMap labels;
+  for (auto m = doc.MemberBegin(); m != doc.MemberEnd(); ++m) {
+    if (!m->value.IsString()) return std::nullopt;
+    labels[m->name.GetString()] = m->value.GetString();
+  }
+  return labels;
+}
 const char* const kSlotAnnotation = "nodehook.io/rollout-slot";
 
 int64_t Number(const Value& object, const char* key, int64_t fallback) {
@@ -125,6 +150,7 @@ Result<RolloutLease> ParseRolloutLease(std::string_view json) {
                                                                                  : SlotPhase::kRunning;
   } else {
     lease.policy_json = StringMember(a, kPolicyAnnotation);
+    lease.labels = ReadLabels(a);
     auto owners = meta->value.FindMember("ownerReferences");
     if (owners != meta->value.MemberEnd() && owners->value.IsArray()) {
       for (const auto& owner : owners->value.GetArray()) {
@@ -153,6 +179,7 @@ std::string RolloutLeaseJson(const std::string& namespace_name, const std::strin
   } else {
     annotations[kPolicyAnnotation] = lease.policy_json;
     annotations[kNodeResultsAnnotation] = EncodeNodeResults(lease.results).json;
+    if (lease.labels) annotations[kLabelsAnnotation] = LabelsJson(*lease.labels);
   }
   return LeaseJson(namespace_name, lease.name, record, {{kRolloutLabel, rid}, {kRolloutKindLabel, lease.kind}},
                    annotations, LeaseOwnerNode{lease.holder, lease.kind == "node" ? lease.owner_uid : ""});
@@ -189,6 +216,7 @@ std::string SharedPolicyJson(const WatchedResource& resource) {
   w.StartArray();
   for (const auto& path : resource.ignored_paths) w.String(path.c_str(), static_cast<rapidjson::SizeType>(path.size()));
   w.EndArray();
+  if (!resource.node_selector_path.empty()) PutString(w, "node_selector_path", resource.node_selector_path);
   w.EndObject();
   return buf.GetString();
 }
@@ -221,6 +249,7 @@ Result<SharedPolicy> ParseSharedPolicyJson(std::string_view json) {
       if (path.IsString()) shared.ignored_paths.emplace_back(path.GetString(), path.GetStringLength());
     }
   }
+  shared.node_selector_path = StringMember(doc, "node_selector_path");
   return shared;
 }
 

@@ -23,6 +23,7 @@
 
 #include "agent/base/status.h"
 #include "agent/config/config.h"
+#include "agent/object/object_facts.h"  // LabelMap
 
 namespace nodehook {
 
@@ -58,6 +59,9 @@ struct RolloutLease {
   std::string resource;                       // ResourceRef::Id()
   std::string scope;                          // the config entry's namespace; "" = every namespace
   std::string owner_uid;  // the node's Node (ownerReferences): deleted with it by the garbage collector
+  // The node's labels as its agent last saw them (nullopt: unknown): whom an object's node
+  // selector targets, and who is held, for canaries and completion.
+  std::optional<LabelMap> labels;
 };
 
 // Short, stable hash of the resource id (10 hex digits), used in Lease names and the label.
@@ -76,6 +80,7 @@ std::string RolloutLeaseJson(const std::string& namespace_name, const std::strin
 struct SharedPolicy {
   RolloutPolicy policy;
   std::vector<std::string> ignored_paths;
+  std::string node_selector_path;  // "" = the resource does not target nodes
 };
 std::string SharedPolicyJson(const WatchedResource& resource);
 Result<SharedPolicy> ParseSharedPolicyJson(std::string_view json);

@@ -32,7 +32,7 @@ SLOT_EVENTS = {"rollout slot taken", "rollout slot not taken", "rollout slot los
 
 
 class Fleet:
-    def __init__(self, cluster, widgets, tmp_path, policy, proxied=False, **tuning):
+    def __init__(self, cluster, widgets, tmp_path, policy, proxied=False, resource_options=None, **tuning):
         self.cluster, self.widgets, self.tmp = cluster, widgets, tmp_path
         self.run_log = tmp_path / "runs.log"
         self.agents = {}
@@ -47,7 +47,8 @@ class Fleet:
                 name, tmp_path / node, reach, widgets.namespace, ("create", "update"),
                 {"lease_namespace": widgets.namespace, "reconnect_max_ms": 2000, **tuning}, hook=HOOK,
                 env={"E2E_SINGLETON_LOG": str(self.run_log)},
-                resource_options={"rollout": {"failure_after_retries": 1, "slot_lease_seconds": 6, **policy}})
+                resource_options={"rollout": {"failure_after_retries": 1, "slot_lease_seconds": 6, **policy},
+                                  **(resource_options or {})})
 
     @staticmethod
     def node_name(node, widgets):
@@ -150,8 +151,8 @@ def slot_taken_over(runs, victim, since):
 def fleet_of(cluster, widgets, tmp_path):
     made = []
 
-    def make(policy, proxied=False, **tuning):
-        fleet = Fleet(cluster, widgets, tmp_path, policy, proxied=proxied, **tuning)
+    def make(policy, proxied=False, resource_options=None, **tuning):
+        fleet = Fleet(cluster, widgets, tmp_path, policy, proxied=proxied, resource_options=resource_options, **tuning)
         made.append(fleet)
         return fleet.start()
 
@@ -424,3 +425,30 @@ def test_a_node_that_left_stops_counting_for_canaries_and_completion(cluster, wi
     wait_until(lambda: len({e["regarding"]["name"] for e in fleet.events("RolloutCompleted")}) == len(names),
                "RolloutCompleted for every new object")
     assert all(leaver not in fleet.done_nodes(name) for name in names)
+
+
+def test_a_targeted_object_completes_on_the_nodes_it_targets_and_a_held_node_is_no_canary(cluster, widgets, fleet_of):
+    # Three GPU nodes of six; the object targets them. One of them is held: it must not be drawn
+    # as the canary (the others would wait on it), and completion waits for it, not for the CPU nodes.
+    kube = cluster.kube
+    gpu = [Fleet.node_name(n, widgets) for n in NODES[:3]]
+    for i, node in enumerate(NODES):
+        create_node(kube, Fleet.node_name(node, widgets), {"pool": "gpu" if i < 3 else "cpu"})
+    held = gpu[0]
+    set_node_labels(kube, held, {HOLD: "true"})
+    fleet = fleet_of({"max_nodes": 1, "canary_nodes": 1}, resource_options={"node_selector_path": "spec.nodeSelector"})
+    wait_until(lambda: all("nodehook.io/rollout-node-labels" in lease["metadata"]["annotations"]
+                           for lease in fleet.node_leases()), "every node's labels on its node Lease")
+    names = [f"t{i}" for i in range(4)]
+    for name in names:
+        widgets.create(name, {"seconds": 0.2, "nodeSelector": {"pool": "gpu"}})
+    wait_until(lambda: all(fleet.done_nodes(name) == set(gpu[1:]) for name in names),
+               "every object done on the two GPU nodes not held", timeout=120)
+    assert not fleet.events("RolloutCompleted")  # the held GPU node has not run them yet
+    set_node_labels(kube, held, {HOLD: None})
+    wait_until(lambda: all(fleet.done_nodes(name) == set(gpu) for name in names), "the held node done after the hold",
+               timeout=120)
+    wait_until(lambda: len({e["regarding"]["name"] for e in fleet.events("RolloutCompleted")}) == len(names),
+               "RolloutCompleted for every object")
+    cpu = set(fleet.agents) - set(gpu)
+    assert all(not (fleet.done_nodes(name) & cpu) for name in names)

@@ -620,3 +620,23 @@ TEST_CASE("a node whose Node is deleted writes its Lease no more, so it leaves t
 }
 
 }  // namespace nodehook
+
+namespace nodehook {
+
+TEST_CASE("a node Lease carries its node's labels, written again when they change") {
+  Fleet fleet(MaxNodes(1));
+  fleet.presence["a"] = NodePresence{"node-uid-a", false, LabelMap{{"pool", "gpu"}}};
+  RolloutGate& a = fleet.Node("a");
+  const std::string lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "a");
+  CHECK(fleet.store.Lease(lease).labels == LabelMap{{"pool", "gpu"}});
+  const int before = fleet.store.writes;
+  a.RenewDue();
+  CHECK(fleet.store.writes == before);
+  fleet.presence["a"].labels = LabelMap{{"pool", "gpu"}, {"nodehook.io/rollout-hold", "true"}};
+  a.RenewDue();
+  a.RenewDue();
+  CHECK(fleet.store.writes == before + 1);
+  CHECK(fleet.store.Lease(lease).labels->count("nodehook.io/rollout-hold") == 1);
+}
+
+}  // namespace nodehook

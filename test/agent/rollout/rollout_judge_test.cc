@@ -214,3 +214,43 @@ TEST_CASE("a resumed state goes on past a canary that failed it; before the resu
 }
 
 }  // namespace nodehook
+
+namespace nodehook {
+
+TEST_CASE("only the nodes an object's selector targets are canaries and awaited for completion") {
+  BoardView board = Fleet(6);
+  for (int i = 0; i < 6; ++i) board.labels["n" + std::to_string(i)] = LabelMap{{"pool", i < 3 ? "gpu" : "cpu"}};
+  board.labels["n5"] = std::nullopt;  // its agent has not seen its Node: targeted by no selector
+  RolloutObject gpu = kObject;
+  gpu.selector = LabelMap{{"pool", "gpu"}};
+  RolloutPolicy policy = Policy(1);
+  policy.canary_nodes = 2;
+  std::vector<std::string> order = RolloutOrder(board, gpu);
+  CHECK(std::set<std::string>(order.begin(), order.end()) == std::set<std::string>{"n0", "n1", "n2"});
+  for (const auto& canary : Canaries(policy, board, gpu)) CHECK(canary < "n3");
+  for (const char* n : {"n0", "n1"}) Done(board, n, 0);
+  CHECK_FALSE(RolloutComplete(policy, board, gpu, 1));
+  Done(board, "n2", 0);
+  CHECK(RolloutComplete(policy, board, gpu, 1));       // n3..n5 never run it
+  CHECK_FALSE(RolloutComplete(policy, board, kObject, 1));  // without a selector: every node
+  CHECK(RolloutStatus(policy, board, gpu, {}, WindowNow{}, 1).size() == 3);
+}
+
+TEST_CASE("a held node is passed over as a canary, unless it already has a result for the state") {
+  BoardView board = Fleet(4);
+  RolloutPolicy policy = Policy(1);
+  policy.canary_nodes = 1;
+  const std::string first = RolloutOrder(board, kObject).front();
+  const std::string second = RolloutOrder(board, kObject)[1];
+  CHECK(Canaries(policy, board, kObject) == std::vector<std::string>{first});
+  board.labels[first] = LabelMap{{policy.hold_label, "true"}};
+  CHECK(Canaries(policy, board, kObject) == std::vector<std::string>{second});
+  // The others wait for the canary that is not held, not for the held one.
+  RolloutAdmission waiting = Judge(policy, board, kObject, RolloutOrder(board, kObject)[2], false, WindowNow{}, 0);
+  CHECK(waiting.wait == WaitReason::kCanariesPending);
+  CHECK(waiting.detail == "canaries " + second);
+  Done(board, first, 0);  // it ran before it was held: it stays the canary
+  CHECK(Canaries(policy, board, kObject) == std::vector<std::string>{first});
+}
+
+}  // namespace nodehook
