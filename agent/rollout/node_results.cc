@@ -24,7 +24,8 @@ struct Messages {
 };
 
 std::string EntryText(const NodeResult& r, Messages m) {
-  std::string text = std::string(r.failed ? "failed " : "done ") + r.state + " " + std::to_string(r.at_ms);
+  std::string text = std::string(!r.failed ? "done " : r.canary ? "failed-canary " : "failed ") + r.state + " " +
+                     std::to_string(r.at_ms);
   const size_t keep = r.failed ? m.failed : m.done;
   if (!r.message.empty() && keep > 0) text += " " + r.message.substr(0, keep);
   return text;
@@ -43,10 +44,11 @@ bool ParseEntryText(const std::string& text, NodeResult* r) {
   const size_t kind_end = text.find(' ');
   if (kind_end == std::string::npos) return false;
   const std::string kind = text.substr(0, kind_end);
-  if (kind != "done" && kind != "failed") return false;
+  if (kind != "done" && kind != "failed" && kind != "failed-canary") return false;
   const size_t state_end = text.find(' ', kind_end + 1);
   if (state_end == std::string::npos) return false;
-  r->failed = kind == "failed";
+  r->failed = kind != "done";
+  r->canary = kind == "failed-canary";
   r->state = text.substr(kind_end + 1, state_end - kind_end - 1);
   const size_t at_end = text.find(' ', state_end + 1);
   const std::string at = text.substr(state_end + 1, at_end == std::string::npos ? std::string::npos : at_end - state_end - 1);
@@ -107,7 +109,7 @@ Status DecodeNodeResults(const std::string& json, std::map<std::string, NodeResu
     if (it->value.IsString()) {
       if (!ParseEntryText(it->value.GetString(), &r)) {
         return InvalidError(std::string(kNodeResultsAnnotation) + ": the entry of " + it->name.GetString() +
-                            " is not \"done|failed <state> <at_ms> [message]\"");
+                            " is not \"done|failed|failed-canary <state> <at_ms> [message]\"");
       }
     } else if (it->value.IsObject()) {  // the older form
       r.state = StringMember(it->value, "state");

@@ -3,6 +3,7 @@
 // the Lease stays far below the API server's 256 KiB limit on annotations however many objects
 // the node handles.
 //   {"<object uid>": "done <state> <at_ms>", "<uid>": "failed <state> <at_ms> <message>", ...}
+// ("failed-canary" for a failure of a node that was a canary of the state).
 // About 75 bytes per object without its message: the budget holds about 2,700. Over it, done
 // results' messages (their outcome, for people) are left out first, then failed results'
 // messages are cut short, then the oldest done results are left out (the caller logs it); failed

@@ -292,7 +292,10 @@ void RolloutGate::Failed(const ResourceRef& resource, const ObjectMeta& object, 
   std::lock_guard<std::mutex> lock(mu_);
   if (!slot_ || slot_->uid != object.uid) return;  // not inside the gate: not this policy's failure
   if (!permanent && retries < policy_.failure_after_retries) return;  // keeps its slot for the retry
-  Status written = WriteResult(object.uid, NodeResult{state, true, server_.NowMs(), NoteText(message, kResultMessageBytes)});
+  NodeResult result{state, true, server_.NowMs(), NoteText(message, kResultMessageBytes)};
+  const std::vector<std::string> canaries = Canaries(policy_, ViewWithOwn(), Target(object.uid, state));
+  result.canary = std::find(canaries.begin(), canaries.end(), options_.node) != canaries.end();
+  Status written = WriteResult(object.uid, result);
   Slot failed = *slot_;
   Status released = WriteOwnSlot(failed, "", 1);
   slot_.reset();

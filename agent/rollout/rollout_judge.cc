@@ -119,6 +119,12 @@ std::vector<std::string> FailedNodes(const BoardView& board, const RolloutObject
 bool Halted(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object, std::string* why) {
   std::vector<std::string> failed = FailedNodes(board, object);
   if (failed.empty()) return false;
+  for (const auto& node : failed) {
+    if (ResultOf(board, node, object)->canary) {
+      if (why) *why = "canary " + node + " failed";
+      return true;
+    }
+  }
   for (const auto& canary : Canaries(policy, board, object)) {
     if (std::find(failed.begin(), failed.end(), canary) != failed.end()) {
       if (why) *why = "canary " + canary + " failed";

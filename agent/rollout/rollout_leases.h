@@ -39,6 +39,9 @@ struct NodeResult {
   bool failed = false;  // false: done (succeeded, verified); true: the node failed that state
   int64_t at_ms = 0;    // when, by the API server's clock
   std::string message;  // the hook's last message (failed) or outcome (done), cut short
+  // With failed: the node was a canary of the state when it failed. The state stays halted though
+  // nodes that join later change who the canaries are.
+  bool canary = false;
 };
 
 struct RolloutLease {

@@ -105,3 +105,14 @@ TEST_CASE("2,000 results fit the budget whole, 2,600 without their done messages
   CHECK(encoded.left_out == 0);
   CHECK(encoded.messages_cut == 2600);
 }
+
+TEST_CASE("a canary's failure keeps its mark through the compact form") {
+  std::map<std::string, NodeResult> results{{"u1", NodeResult{"00aa", true, 7, "boom"}}};
+  results["u1"].canary = true;
+  EncodedResults encoded = EncodeNodeResults(results);
+  CHECK(encoded.json == R"({"u1":"failed-canary 00aa 7 boom"})");
+  auto back = Decoded(encoded.json);
+  CHECK(back["u1"].failed);
+  CHECK(back["u1"].canary);
+  CHECK_FALSE(Decoded(R"({"u1":"failed 00aa 7 boom"})")["u1"].canary);
+}

@@ -640,3 +640,24 @@ TEST_CASE("a node Lease carries its node's labels, written again when they chang
 }
 
 }  // namespace nodehook
+
+namespace nodehook {
+
+TEST_CASE("a canary that fails marks its result as a canary's; a node that is not one does not") {
+  RolloutPolicy policy = MaxNodes(3);
+  policy.canary_nodes = 1;
+  policy.max_failed_nodes = NodeCount{5, false};
+  Fleet fleet(policy);
+  for (const char* n : {"a", "b", "c"}) fleet.Node(n);
+  std::string canary;
+  for (auto& [name, gate] : fleet.gates) {
+    if (!gate->Enter(Widget(), "s1", nullptr)) canary = name;
+  }
+  REQUIRE_FALSE(canary.empty());
+  fleet.gates[canary]->Failed(fleet.resource.ref, Widget(), "s1", 1, true, "boom");
+  auto result = fleet.store.Lease(NodeLeaseName(RolloutIdOf(fleet.resource.ref), canary)).results.at("u1");
+  CHECK(result.failed);
+  CHECK(result.canary);
+}
+
+}  // namespace nodehook

@@ -254,3 +254,26 @@ TEST_CASE("a held node is passed over as a canary, unless it already has a resul
 }
 
 }  // namespace nodehook
+
+namespace nodehook {
+
+TEST_CASE("a canary's failure halts the state though nodes that joined since change who the canaries are") {
+  BoardView board = Fleet(4);
+  RolloutPolicy policy = Policy(1);
+  policy.canary_nodes = 1;
+  policy.max_failed_nodes = NodeCount{3, false};
+  const std::string canary = Canaries(policy, board, kObject).front();
+  Done(board, canary, 0, true);
+  CHECK(Halted(policy, board, kObject, nullptr));
+  // Nodes join until one of them comes first in this state's order.
+  int joined = 0;
+  while (RolloutOrder(board, kObject).front() == canary) board.nodes["joined" + std::to_string(joined++)];
+  board.nodes[canary][kObject.uid].canary = false;  // as written before failures were marked
+  CHECK_FALSE(Halted(policy, board, kObject, nullptr));
+  board.nodes[canary][kObject.uid].canary = true;  // as its agent writes it now
+  std::string why;
+  CHECK(Halted(policy, board, kObject, &why));
+  CHECK(why == "canary " + canary + " failed");
+}
+
+}  // namespace nodehook
