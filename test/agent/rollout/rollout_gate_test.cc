@@ -528,9 +528,6 @@ TEST_CASE("a node Lease deleted for good leaves the boards after a minute, and t
   CHECK(b_board.Lease(lease).kind.empty());
 }
 
-}  // namespace nodehook
-
-namespace nodehook {
 
 TEST_CASE("a node that handled 2,000 gated objects keeps every result on its Lease, one write each") {
   Fleet fleet(MaxNodes(1));
@@ -574,9 +571,6 @@ TEST_CASE("a node Lease write refused for good is tried again backing off, not e
   CHECK(fleet.store.Has(lease));  // written again once the refusal ended, within the backoff
 }
 
-}  // namespace nodehook
-
-namespace nodehook {
 
 TEST_CASE("a node Lease names its Node as owner, also when the Node becomes known after the Lease") {
   Fleet fleet(MaxNodes(1));
@@ -619,9 +613,6 @@ TEST_CASE("a node whose Node is deleted writes its Lease no more, so it leaves t
   CHECK(fleet.store.Lease(lease).owner_uid == "node-uid-a2");
 }
 
-}  // namespace nodehook
-
-namespace nodehook {
 
 TEST_CASE("a node Lease carries its node's labels, written again when they change") {
   Fleet fleet(MaxNodes(1));
@@ -639,11 +630,8 @@ TEST_CASE("a node Lease carries its node's labels, written again when they chang
   CHECK(fleet.store.Lease(lease).labels->count("nodehook.io/rollout-hold") == 1);
 }
 
-}  // namespace nodehook
 
-namespace nodehook {
-
-TEST_CASE("a canary that fails marks its result as a canary's; a node that is not one does not") {
+TEST_CASE("a canary that fails marks its result as a canary's") {
   RolloutPolicy policy = MaxNodes(3);
   policy.canary_nodes = 1;
   policy.max_failed_nodes = NodeCount{5, false};

@@ -213,9 +213,6 @@ TEST_CASE("a resumed state goes on past a canary that failed it; before the resu
   CHECK(Judge(p, running, resumed, other, false, WindowNow{}, 1000).wait == WaitReason::kCanariesPending);
 }
 
-}  // namespace nodehook
-
-namespace nodehook {
 
 TEST_CASE("only the nodes an object's selector targets are canaries and awaited for completion") {
   BoardView board = Fleet(6);
@@ -253,9 +250,6 @@ TEST_CASE("a held node is passed over as a canary, unless it already has a resul
   CHECK(Canaries(policy, board, kObject) == std::vector<std::string>{first});
 }
 
-}  // namespace nodehook
-
-namespace nodehook {
 
 TEST_CASE("a canary's failure halts the state though nodes that joined since change who the canaries are") {
   BoardView board = Fleet(4);
