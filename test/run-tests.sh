@@ -4,8 +4,9 @@
 # the agent, storage and faults tests under TSan (test/sanitize.sh); clang-tidy (test/lint.sh); builds the local
 # API server once (cached), the image and the real-node binaries (cached), then the end-to-end
 # tests (pytest, the real-node suite included); last, the smoke runs of the
-# fleet simulation (5 agents on one API server) and of the nodehook vs kopf benchmark
-# (test/bench/compare.sh --smoke); both fail only when something is broken, never on timing.
+# fleet simulation (5 agents on one API server), of the fleet rollout cost (5 agents, 2 gated
+# objects) and of the nodehook vs kopf benchmark (test/bench/compare.sh --smoke); they fail only
+# when something is broken, never on timing.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -53,5 +54,7 @@ NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" NODEHOOK_KUBECT
   NODEHOOK_HELM="$helm_bin" python3 -m pytest test/e2e -v -p no:cacheprovider "$@"
 phase "fleet simulation, smoke (test/bench/fleet_sim.py --smoke)"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" test/bench/fleet_sim.py --smoke
+phase "fleet rollout cost, smoke (test/bench/fleet_rollout.py --smoke)"
+NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" test/bench/fleet_rollout.py --smoke
 phase "nodehook vs kopf benchmark, smoke (kopf in a venv under the build directory)"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" test/bench/compare.sh --smoke

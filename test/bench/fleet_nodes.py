@@ -36,20 +36,23 @@ def free_ports(count, start=PORT_BASE):
 
 
 class FleetAgent:
-    def __init__(self, node, directory, port, kubeconfig, binary, hooks, sharded, strategy, log_level):
+    def __init__(self, node, directory, port, kubeconfig, binary, hooks, sharded, strategy, log_level,
+                 resource_options=None, tuning=None):
         self.node, self.dir, self.port, self.binary = node, directory, port, binary
         self.strategy = strategy
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "state").mkdir(mode=0o700, exist_ok=True)  # as the agent wants its state dir
         resource = {"group": "example.com", "version": "v1", "plural": "widgets", "namespace": "",
-                    "hooks": {r: {"argv": ["/bin/true"], "timeout_seconds": 30} for r in hooks}}
+                    "hooks": {r: {"argv": ["/bin/true"], "timeout_seconds": 30} for r in hooks},
+                    **(resource_options or {})}
         if sharded:
             # A binary without selector templates gets what `{node}` expands to: the same requests.
             resource["label_selector"] = f"{NODE_LABEL}={'{node}' if sharded == 'template' else node}"
         config = {"node_name": node, "state_file": str(directory / "state" / "state.db"),
                   "api": {"kubeconfig": kubeconfig}, "resources": [resource],
                   "tuning": {"health_address": f"127.0.0.1:{port}", "admin_address": "",
-                             "hook_work_dir": str(directory / "scratch"), "log_level": log_level}}
+                             "hook_work_dir": str(directory / "scratch"), "log_level": log_level,
+                             **(tuning or {})}}
         self.config_file = directory / "config.json"
         self.config_file.write_text(json.dumps(config, indent=2))
         self.proc = None
@@ -118,10 +121,12 @@ class FleetAgent:
 class Fleet:
     """All agents, with the few operations the scenarios need done on every one in parallel."""
 
-    def __init__(self, count, work, kubeconfig, binary, hooks, sharded, strategy, log_level):
+    def __init__(self, count, work, kubeconfig, binary, hooks, sharded, strategy, log_level,
+                 resource_options=None, tuning=None):
         ports = free_ports(count)
         self.agents = [FleetAgent(f"node-{i:03d}", work / f"node-{i:03d}", ports[i], kubeconfig, binary,
-                                  hooks, sharded, strategy, log_level) for i in range(count)]
+                                  hooks, sharded, strategy, log_level, resource_options, tuning)
+                       for i in range(count)]
         self.pool = ThreadPoolExecutor(8)
 
     def each(self, fn):

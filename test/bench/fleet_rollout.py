@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Fleet rollout cost (issue 24, item 3): N agents with a rollout policy against ONE API server.
+
+Per fleet size: starts the API server (test/cluster) and N agents (test/bench/fleet_nodes.py),
+each with `rollout: {max_nodes: "10%", canary_nodes: 1}` and a --hook-seconds hook on create;
+waits until every node Lease is there; then creates --objects widgets (each is one gated change
+for every node) and waits until every node Lease says done for every object. Reported per gated
+change per node (so flat figures mean the API server's work grows linearly with N):
+  - the Lease watch events the API server sent, and their bytes (apiserver_watch_events_sizes);
+  - the Lease writes it served (creates and updates, apiserver_request_total);
+  - its CPU seconds (etcd included: same process);
+and the time from the first create to the last node done.
+
+  test/bench/fleet_rollout.py                    # 50, 100 and 300 agents, 20 objects, 1-s hook
+  test/bench/fleet_rollout.py --agents 50 --objects 4
+  test/bench/fleet_rollout.py --smoke            # 5 agents, 2 objects: fails only when broken
+
+Needs NODEHOOK_BIN and NODEHOOK_TESTCLUSTER (or the default build paths). Exit 1 when a run never
+completes; the figures never fail a run."""
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from fleet_apiserver import ApiServer
+from fleet_nodes import Fleet
+from fleet_probe import parse_prometheus, sum_samples
+from fleet_report import REPO
+
+LEASE_NS = "nodehook-fleet"
+OBJECT_NS = "default"
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--agents", default="50,100,300", help="fleet sizes, comma-separated")
+    p.add_argument("--objects", type=int, default=20, help="widgets created: gated changes per node")
+    p.add_argument("--hook-seconds", type=float, default=1.0)
+    p.add_argument("--smoke", action="store_true", help="5 agents, 2 objects")
+    p.add_argument("--timeout", type=float, default=3600.0, help="seconds a rollout may take")
+    p.add_argument("--keep", action="store_true", help="keep the work directory (logs, state files)")
+    p.add_argument("--json", type=Path, help="also write every figure here")
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.agents, args.objects = "5", 2
+    args.sizes = [int(n) for n in args.agents.split(",")]
+    return args
+
+
+def binary():
+    import os
+    return Path(os.environ.get("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook"))
+
+
+def lease_counters(server):
+    """Cumulative: Lease watch events sent and their bytes, Lease writes, the server's CPU."""
+    samples = parse_prometheus(server.writer.request("GET", "/metrics", raw=True))
+    writes = sum_samples(samples, "apiserver_request_total", by="verb", resource="leases")
+    return {"events": sum_samples(samples, "apiserver_watch_events_sizes_count", resource="leases"),
+            "bytes": sum_samples(samples, "apiserver_watch_events_sizes_sum", resource="leases"),
+            "writes": sum(v for verb, v in writes.items() if verb in ("POST", "PUT", "PATCH", "CREATE", "UPDATE")),
+            "cpu": server.cpu_total()}
+
+
+def node_leases(server):
+    listed = server.writer.request("GET", f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NS}/leases"
+                                          "?labelSelector=nodehook.io/rollout-kind%3Dnode")
+    return listed.get("items", [])
+
+
+def done_count(server, uids):
+    """How many (node, object) pairs are done, by the node Leases."""
+    done = 0
+    for lease in node_leases(server):
+        results = json.loads(lease["metadata"].get("annotations", {}).get("nodehook.io/rollout-results", "{}"))
+        for uid in uids:
+            entry = results.get(uid)
+            if isinstance(entry, str) and entry.startswith("done "):
+                done += 1
+            elif isinstance(entry, dict) and entry.get("result") == "done":
+                done += 1
+    return done
+
+
+def wait(predicate, what, timeout, interval=1.0):
+    t0 = time.time()
+    while not predicate():
+        if time.time() - t0 > timeout:
+            raise RuntimeError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+def one_size(args, n, work):
+    (work / "apiserver").mkdir(parents=True)
+    server = ApiServer(work / "apiserver")
+    fleet = None
+    try:
+        server.writer.request("POST", "/api/v1/namespaces",
+                              {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": LEASE_NS}})
+        hook = {"argv": ["/bin/sleep", str(args.hook_seconds)], "timeout_seconds": 120}
+        fleet = Fleet(n, work / "nodes", server.kubeconfig, binary(), (), False, "paginated", "warn",
+                      resource_options={"hooks": {"create": hook},
+                                        "rollout": {"max_nodes": "10%", "canary_nodes": 1}},
+                      tuning={"lease_namespace": LEASE_NS})
+        fleet.start()
+        fleet.wait(lambda a: a.ready(), "got ready", 600)
+        wait(lambda: len(node_leases(server)) == n, f"{n} node Leases", 600)
+        before = lease_counters(server)
+        t0 = time.time()
+        uids = []
+        for i in range(args.objects):
+            created = server.writer.request("POST", server.writer.widgets(OBJECT_NS),
+                                            {"apiVersion": "example.com/v1", "kind": "Widget",
+                                             "metadata": {"name": f"roll-{i}"}, "spec": {"size": i}})
+            uids.append(created["metadata"]["uid"])
+        wait(lambda: done_count(server, uids) == n * len(uids), "every node done with every object", args.timeout)
+        took = time.time() - t0
+        after = lease_counters(server)
+        changes = n * len(uids)
+        figures = {k: (after[k] - before[k]) / changes for k in after}
+        figures.update({"agents": n, "objects": len(uids), "seconds": took, "total events": after["events"] - before["events"]})
+        return figures
+    finally:
+        if fleet:
+            fleet.stop()
+        server.stop()
+
+
+def main(argv):
+    args = parse_args(argv)
+    root = Path(tempfile.mkdtemp(prefix="nodehook-fleet-rollout-"))
+    rows = []
+    try:
+        for n in args.sizes:
+            print(f"fleet_rollout: {n} agents, {args.objects} objects ...", flush=True)
+            figures = one_size(args, n, root / f"n{n}")
+            rows.append(figures)
+            print(f"  {json.dumps(figures)}", flush=True)
+    except RuntimeError as e:
+        print(f"fleet_rollout: {e} (work directory {root})", file=sys.stderr)
+        return 1
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    print("\n| agents | objects | Lease watch events | watch KiB | Lease writes | API-server CPU ms | time to complete |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        print(f"| {r['agents']} | {r['objects']} | {r['events']:.1f} | {r['bytes'] / 1024:.1f} | {r['writes']:.2f} | "
+              f"{r['cpu'] * 1000:.1f} | {r['seconds']:.0f} s |")
+    print("(per gated change per node)")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
