@@ -110,9 +110,9 @@ class Fleet:
 
 
 def result_entry(entry):
-    """(state, "done"|"failed") of one node-Lease result: "done <state> <at_ms> [message]"."""
+    """(state, "done"|"failed") of one node-Lease result: "done|failed|failed-canary <state> <at_ms> [message]"."""
     kind, state = entry.split(" ", 2)[:2]
-    return state, kind
+    return state, "failed" if kind.startswith("failed") else kind
 
 
 def lease_writes(agent):
