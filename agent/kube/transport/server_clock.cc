@@ -1,5 +1,6 @@
 #include "agent/kube/transport/server_clock.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace nodehook {
@@ -11,6 +12,16 @@ int64_t LocalMs() {
 }
 
 }  // namespace
+
+void DateHeaderClock::Observe(int64_t server_ms, int64_t local_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  recent_[seen_ % kDateWindow] = server_ms + 500 - local_ms;
+  ++seen_;
+  const size_t count = std::min(seen_, kDateWindow);
+  std::array<int64_t, kDateWindow> sorted = recent_;
+  std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(count));
+  offset_ms_.store(sorted[count / 2], std::memory_order_relaxed);
+}
 
 int64_t DateHeaderClock::NowMs() const { return LocalMs() + offset_ms(); }
 
