@@ -35,7 +35,23 @@ bool RolloutBoard::Expired(const Seen& seen, TimePoint now) {
 void RolloutBoard::Prune() {
   // Deleted Leases past their time leave the board, so nodes that come and go do not pile up.
   const TimePoint now = clock_.Now();
-  for (auto it = leases_.begin(); it != leases_.end();) it = Expired(it->second, now) ? leases_.erase(it) : ++it;
+  for (auto it = leases_.begin(); it != leases_.end();) {
+    if (!Expired(it->second, now)) {
+      ++it;
+      continue;
+    }
+    pruned_nodes_ += it->second.lease.kind == "node";
+    it = leases_.erase(it);
+  }
+}
+
+uint64_t RolloutBoard::departures() const {
+  MutexLock lock(&mu_);
+  // Those pruned, and those past their time but not yet pruned (pruning waits for a watch event).
+  uint64_t gone = pruned_nodes_;
+  const TimePoint now = clock_.Now();
+  for (const auto& [name, seen] : leases_) gone += seen.lease.kind == "node" && Expired(seen, now);
+  return gone;
 }
 
 void RolloutBoard::OnListed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>&) {

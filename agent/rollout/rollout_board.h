@@ -10,12 +10,13 @@
 // Thread-safe; borrows the clock.
 #pragma once
 
+#include <cstdint>
 #include <map>
-#include "agent/base/mutex.h"
 #include <string>
 #include <vector>
 
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 #include "agent/base/thread_annotations.h"
 #include "agent/rollout/rollout_judge.h"
 #include "agent/rollout/rollout_leases.h"
@@ -34,6 +35,9 @@ class BoardReader {
   virtual bool listed() const = 0;
   // Whether the Lease of that name was deleted after this board saw it (and not written since).
   virtual bool Deleted(const std::string& name) const = 0;
+  // Grows each time a node leaves the board (its deleted Lease past its time there): states that
+  // waited for that node may be complete now.
+  virtual uint64_t departures() const = 0;
 };
 
 class RolloutBoard final : public WatchSink, public BoardReader {
@@ -49,6 +53,7 @@ class RolloutBoard final : public WatchSink, public BoardReader {
   RolloutLease Lease(const std::string& name) const override;
   bool listed() const override;
   bool Deleted(const std::string& name) const override;
+  uint64_t departures() const override;
 
   static constexpr Duration kDeletedNodeKept = std::chrono::minutes(1);
 
@@ -67,6 +72,7 @@ class RolloutBoard final : public WatchSink, public BoardReader {
   mutable Mutex mu_;
   std::map<std::string, Seen> leases_ GUARDED_BY(mu_);
   bool listed_ GUARDED_BY(mu_) = false;
+  uint64_t pruned_nodes_ GUARDED_BY(mu_) = 0;  // node Leases that left the board
 };
 
 }  // namespace nodehook

@@ -178,6 +178,7 @@ void RolloutGate::Gone(const ObjectMeta& object) {
   // agent): the node Lease's next write, for a result or a renewal, leaves it out.
   results_.erase(object.uid);
   selectors_.erase(object.uid);
+  completion_unseen_.erase(object.uid);
   completion_due_.erase(object.uid);
 }
 
@@ -267,6 +268,7 @@ void RolloutGate::CheckComplete(const BoardView& view, const ObjectMeta& object,
     return;
   }
   completion_due_.erase(object.uid);
+  completion_unseen_.erase(object.uid);
   // Every node that sees it complete posts it: the Event's name is the same on each (one create).
   events_.RolloutReached(resource_.ref, object, "RolloutCompleted", state, false,
                          "rollout of state " + StateText(state) + " completed on every node");
@@ -274,10 +276,21 @@ void RolloutGate::CheckComplete(const BoardView& view, const ObjectMeta& object,
 
 void RolloutGate::CheckCompletionsDue() {
   const TimePoint now = monotonic_.Now();
+  const uint64_t departures = board_.departures();
+  if (departures != departures_seen_) {
+    departures_seen_ = departures;
+    for (auto& [uid, unseen] : completion_unseen_) {
+      unseen.since = now;
+      completion_due_.insert_or_assign(uid, unseen);
+    }
+    completion_unseen_.clear();
+  }
   std::vector<CompletionDue> due;
   for (auto it = completion_due_.begin(); it != completion_due_.end();) {
     if (now - it->second.since >= kCompletionWatch) {
-      it = completion_due_.erase(it);  // the last node to finish posts it; this one stops looking
+      // The last node to finish posts it; this one stops looking until a node leaves.
+      completion_unseen_.insert_or_assign(it->first, it->second);
+      it = completion_due_.erase(it);
     } else {
       due.push_back((it++)->second);
     }

@@ -165,6 +165,10 @@ class RolloutGate final : public RolloutSteps {
     TimePoint since;  // monotonic; given up after kCompletionWatch
   };
   std::map<std::string, CompletionDue> completion_due_;  // guarded by mu_: by uid
+  // guarded by mu_: finished states not seen complete within kCompletionWatch, by uid. Looked at
+  // again when a node leaves the board (it may have been the one they waited for).
+  std::map<std::string, CompletionDue> completion_unseen_;
+  uint64_t departures_seen_ = 0;  // guarded by mu_: the board's departures() when last looked
   Gauge& slots_held_;
   std::map<WaitReason, Gauge*> waiting_gauges_;
   Gauge& halted_;

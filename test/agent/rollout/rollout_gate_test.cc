@@ -152,6 +152,7 @@ class LateBoard final : public BoardReader {
   }
   RolloutLease Lease(const std::string& name) const override { return board_.Lease(name); }
   bool Deleted(const std::string& name) const override { return board_.Deleted(name); }
+  uint64_t departures() const override { return board_.departures(); }
   bool listed() const override { return board_.listed(); }
   mutable std::function<void()> after_view;
 
@@ -646,6 +647,35 @@ TEST_CASE("a canary that fails marks its result as a canary's") {
   auto result = fleet.store.Lease(NodeLeaseName(RolloutIdOf(fleet.resource.ref), canary)).results.at("u1");
   CHECK(result.failed);
   CHECK(result.canary);
+}
+
+}  // namespace nodehook
+
+namespace nodehook {
+
+TEST_CASE("a state that waited for a node that left is posted complete when that node leaves the board") {
+  Fleet fleet(MaxNodes(2));
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  fleet.Node("c");  // never runs it: it has left, though its Lease is still there
+  for (RolloutGate* node : {&a, &b}) {
+    REQUIRE_FALSE(node->Enter(Widget(), "s1", nullptr));
+    node->Succeeded(fleet.resource.ref, Widget(), "s1", "done");
+  }
+  for (int round = 0; round < 70; ++round) {  // past the minute the finishers look for completion
+    fleet.clock.Advance(std::chrono::seconds(1));
+    a.RenewDue();
+    b.RenewDue();
+  }
+  CHECK(fleet.events.posted.empty());
+  fleet.store.Remove(NodeLeaseName(RolloutIdOf(fleet.resource.ref), "c"));  // the garbage collector
+  for (int round = 0; round < 70; ++round) {  // the minute a deleted node Lease stays on the boards
+    fleet.clock.Advance(std::chrono::seconds(1));
+    a.RenewDue();
+    b.RenewDue();
+  }
+  REQUIRE_FALSE(fleet.events.posted.empty());
+  CHECK(fleet.events.posted.front().rfind("RolloutCompleted", 0) == 0);
 }
 
 }  // namespace nodehook
