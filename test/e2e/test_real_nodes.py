@@ -143,7 +143,7 @@ def pods(real, namespace=NAMESPACE):
 
 def ready(pod):
     return pod["status"].get("phase") == "Running" and any(
-        c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", []))
+        c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions") or [])
 
 
 def wait_rolled_out(real, timeout=180, namespace=NAMESPACE, daemonset="nodehook"):

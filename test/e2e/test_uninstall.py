@@ -44,8 +44,9 @@ def gadget_crd(cluster):
     kube = cluster.kube
     kube.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD)
     path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{CRD_NAME}"
+    # Until the API server's controller has looked at the new CRD, status.conditions is null.
     wait_until(lambda: any(c["type"] == "Established" and c["status"] == "True"
-                           for c in kube.request("GET", path).get("status", {}).get("conditions", [])),
+                           for c in (kube.request("GET", path).get("status") or {}).get("conditions") or []),
                "the gadget CRD to be established")
     yield path
     if not missing(kube, path):
