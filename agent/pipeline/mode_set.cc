@@ -40,7 +40,8 @@ ModeSet::ModeSet(const Config& config, KubeClient& client, StateStore& store, Cl
                  EventRecorder* events)
     : node_name_(config.node_name) {
   SetUpNodeWatch(config, client, clock, agent_pods, events);
-  SetUpRollouts(config, client, events ? *events : NoEvents());
+  SetUpRollouts(config, client, events ? *events : NoEvents(),
+                election ? *election : ElectionOptionsFor(config, ""));
   // Every singleton resource keeps the one cluster-wide finalizer, whatever this agent's part in
   // the election: only a leader ever plans its steps.
   if (HasSingletonResources(config)) singleton_finalizer_ = std::make_unique<SingletonFinalizer>(client);
@@ -126,7 +127,8 @@ void ModeSet::SetUpElection(const Config& config, KubeClient& client, StateStore
   });
 }
 
-void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecorder& events) {
+void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecorder& events,
+                            const LeaderElectionOptions& election) {
   for (const auto& r : config.resources) {
     if (!r.rollout) continue;
     Rollout rollout;
@@ -134,7 +136,9 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
     rollout.board = std::make_unique<RolloutBoard>(MonotonicClock::Instance());
     ResourceRef leases = KubeLeaseClient::LeasesResource();
     leases.namespace_name = config.tuning.lease_namespace;
-    leases.label_selector = std::string(kRolloutLabel) + "=" + RolloutIdOf(r.ref);
+    // Only the Leases labelled for this node: the coordinator alone watches them all.
+    leases.label_selector = std::string(kRolloutLabel) + "=" + RolloutIdOf(r.ref) + "," + kRolloutForLabel + "=" +
+                            RolloutForValue(config.node_name);
     rollout.watcher =
         std::make_unique<Watcher>(client, leases, *rollout.board, SystemClock::Instance(), ModeWatchOptions(config));
     RolloutGateOptions gate;
@@ -161,7 +165,14 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
     }
     gate.windows = [windows](int64_t now_ms) { return WindowsNow(*windows, now_ms); };
     rollout.gate = std::make_unique<RolloutGate>(r, client, *rollout.board, MonotonicClock::Instance(),
-                                                 ApiServerClock(), events, gate);
+                                                 ApiServerClock(), gate);
+    RolloutCoordinationOptions coordination;
+    coordination.election = election;
+    coordination.watch = ModeWatchOptions(config);
+    coordination.coordinator.namespace_name = config.tuning.lease_namespace;
+    coordination.coordinator.windows = gate.windows;
+    rollout.coordination = std::make_unique<RolloutCoordination>(r, client, MonotonicClock::Instance(),
+                                                                 ApiServerClock(), events, coordination);
     rollouts_.push_back(std::move(rollout));
   }
 }
@@ -169,6 +180,12 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
 std::vector<Watcher*> ModeSet::rollout_watchers() {
   std::vector<Watcher*> out;
   for (auto& r : rollouts_) out.push_back(r.watcher.get());
+  return out;
+}
+
+std::vector<RolloutCoordination*> ModeSet::rollout_coordinations() {
+  std::vector<RolloutCoordination*> out;
+  for (auto& r : rollouts_) out.push_back(r.coordination.get());
   return out;
 }
 

@@ -6,8 +6,10 @@
 //                       > 0 and the agent pods are known (app/ finds them from the agent's own pod)
 //   cluster singleton   the Lease's LeaderElector -> SingletonGate               (else OpenGate)
 //                       and the one cluster-wide finalizer -> SingletonFinalizer
-//   fleet rollout       per resource with a policy: its Leases' watch -> RolloutBoard ->
-//                       RolloutGate                                              (else NoRollout)
+//   fleet rollout       per resource with a policy: the watch of this node's Leases ->
+//                       RolloutBoard -> RolloutGate                              (else NoRollout)
+//                       + RolloutCoordination: the coordinator's election, and while elected
+//                       the watch of every Lease of the rollout -> RolloutCoordinator
 // One Node watcher serves the first two (only this Node is watched when targeting is all).
 // The sources of requeue triggers are exposed for the wiring (requeue_triggers.h) to register
 // map functions on; nothing here calls back into the Agent.
@@ -35,6 +37,7 @@
 #include "agent/reconcile/finalizer_steps.h"
 #include "agent/reconcile/rollout_steps.h"
 #include "agent/rollout/rollout_board.h"
+#include "agent/rollout/rollout_coordination.h"
 #include "agent/rollout/rollout_gate.h"
 #include "agent/targeting/kube_node_targeting.h"
 #include "agent/targeting/node_labels.h"
@@ -82,6 +85,8 @@ class ModeSet {
   // The watches of the rollout resources' Leases, one per resource with a policy.
   std::vector<Watcher*> rollout_watchers();
   std::vector<const Watcher*> rollout_watchers() const;
+  // Each rollout's coordination (its election, and the coordinator while elected); Run by the agent.
+  std::vector<RolloutCoordination*> rollout_coordinations();
 
  private:
   void SetUpNodeWatch(const Config& config, KubeClient& client, Clock& clock,
@@ -89,7 +94,8 @@ class ModeSet {
   AgentWatch SetUpAgentPodWatch(const Config& config, KubeClient& client, Clock& clock, const ResourceRef& pods);
   void SetUpElection(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
                      const LeaderElectionOptions& options);
-  void SetUpRollouts(const Config& config, KubeClient& client, EventRecorder& events);
+  void SetUpRollouts(const Config& config, KubeClient& client, EventRecorder& events,
+                     const LeaderElectionOptions& election);
 
   // One resource's rollout: the board its Leases' watch fills, and the gate that reads it.
   struct Rollout {
@@ -97,6 +103,7 @@ class ModeSet {
     std::unique_ptr<RolloutBoard> board;
     std::unique_ptr<Watcher> watcher;
     std::unique_ptr<RolloutGate> gate;
+    std::unique_ptr<RolloutCoordination> coordination;
     bool registered = false;
   };
 

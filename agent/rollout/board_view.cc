@@ -15,6 +15,7 @@ void PutOnBoard(const RolloutLease& lease, std::optional<Duration> age, BoardVie
   } else if (!lease.holder.empty()) {
     board->nodes[lease.holder] = lease.results;
     board->labels[lease.holder] = lease.labels;
+    if (!lease.requests.empty()) board->requests[lease.holder] = lease.requests;
   }
 }
 

@@ -49,6 +49,8 @@ struct BoardView {
   std::map<std::string, std::map<std::string, NodeResult>> nodes;
   // Their labels, as their node Leases say (absent or nullopt: unknown).
   std::map<std::string, std::optional<LabelMap>> labels;
+  // The object states each node waits to run, by node and object uid (what the coordinator grants).
+  std::map<std::string, std::map<std::string, NodeRequest>> requests;
 };
 
 // The rule. `age`: how long ago the slot Lease last changed, as its reader measured it (nullopt:

@@ -8,7 +8,7 @@
 #include "agent/base/log.h"
 #include "agent/base/utc_time.h"
 #include "agent/election/lease_deadline_file.h"
-#include "agent/events/kube_event_recorder.h"
+#include "agent/events/kube_event_recorder.h"  // NoteText
 #include "agent/kube/client/lease_client.h"
 #include "agent/rollout/node_results.h"
 
@@ -18,10 +18,6 @@ namespace {
 // A node Lease is never judged by expiry; the duration only has to be valid.
 constexpr int kNodeLeaseSeconds = 86400;
 constexpr size_t kResultMessageBytes = 200;
-// How long a node that finished looks for the rest of the fleet to finish, to post completion.
-// Long enough for the others' last results to reach its watch; short, so that only the last few
-// nodes to finish are still looking (and post) when the state completes.
-constexpr Duration kCompletionWatch = std::chrono::minutes(1);
 
 Duration Seconds(std::chrono::seconds s) { return std::chrono::duration_cast<Duration>(s); }
 
@@ -38,7 +34,7 @@ Duration RefusedBackoff(Duration poll, int refusals) {
 }  // namespace
 
 RolloutGate::RolloutGate(const WatchedResource& resource, KubeClient& client, const BoardReader& board, Clock& monotonic,
-                         const ServerClock& server, EventRecorder& events, RolloutGateOptions options)
+                         const ServerClock& server, RolloutGateOptions options)
     : resource_(resource),
       policy_(*resource.rollout),
       rid_(RolloutIdOf(resource.ref)),
@@ -46,7 +42,6 @@ RolloutGate::RolloutGate(const WatchedResource& resource, KubeClient& client, co
       board_(board),
       monotonic_(monotonic),
       server_(server),
-      events_(events),
       options_(std::move(options)),
       rng_(static_cast<std::minstd_rand::result_type>(std::random_device{}() ^ std::hash<std::string>{}(options_.node))),
       slots_held_(DefaultMetrics().GetGauge("rollout_slots_held", "1 while this node holds a rollout slot",
@@ -54,7 +49,8 @@ RolloutGate::RolloutGate(const WatchedResource& resource, KubeClient& client, co
       halted_(DefaultMetrics().GetGauge("rollout_halted_objects", "Objects whose current state's rollout is halted",
                                         {{"resource", resource.ref.Id()}})) {
   for (WaitReason r : {WaitReason::kBusy, WaitReason::kPaused, WaitReason::kHeld, WaitReason::kHalted,
-                       WaitReason::kOutsideWindow, WaitReason::kCanariesPending, WaitReason::kNoFreeSlot}) {
+                       WaitReason::kOutsideWindow, WaitReason::kCanariesPending, WaitReason::kNoFreeSlot,
+                       WaitReason::kQueued}) {
     waiting_gauges_[r] = &DefaultMetrics().GetGauge("rollout_waiting_objects",
                                                     "Objects waiting at this node's rollout gate, by reason",
                                                     {{"resource", resource.ref.Id()}, {"reason", WaitReasonName(r)}});
@@ -91,13 +87,17 @@ Status RolloutGate::Register() {
   return WriteResult("", NodeResult{});
 }
 
-BoardView RolloutGate::ViewWithOwn() const {
+BoardView RolloutGate::OwnView() const {
   BoardView view = board_.View();
-  // What this node wrote is newer than what the watch has brought back.
+  // What this node wrote is newer than what the watch has brought back. A slot its watch saw
+  // leave (released, granted to another node, deleted) is not this node's.
   view.nodes[options_.node] = results_;
   view.labels[options_.node] = Presence().labels;
   view.slots.erase(std::remove_if(view.slots.begin(), view.slots.end(),
-                                  [&](const SlotView& s) { return slot_ && s.slot == slot_->index; }),
+                                  [&](const SlotView& s) {
+                                    return (slot_ && s.slot == slot_->index) ||
+                                           board_.Deleted(SlotLeaseName(rid_, s.slot));
+                                  }),
                    view.slots.end());
   if (slot_ && !slot_->lost) {
     view.slots.push_back(
@@ -109,10 +109,10 @@ BoardView RolloutGate::ViewWithOwn() const {
 std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::string& state,
                                            const ObjectFacts* facts) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!board_.listed()) return options_.poll;  // the slots others hold are not known yet
+  if (!board_.listed()) return options_.poll;  // its own slots are not known yet
   if (slot_ && PastFence(*slot_)) {
     // Not renewed in time: others may see it expire. Only the board's view counts from here on:
-    // taken back if nobody took it, else waited for like any other.
+    // taken back if nobody took it, else asked for again like any other.
     slot_.reset();
     slots_held_.Set(0);
   }
@@ -122,32 +122,68 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
   const int64_t now_ms = server_.NowMs();
   WindowNow window = options_.windows ? options_.windows(now_ms) : WindowNow{};
   bool held = options_.held && options_.held();
-  BoardView view = ViewWithOwn();
-  RolloutAdmission a = Judge(policy_, view, target, options_.node, held, window, now_ms);
-  if (!a.enter) {
-    if (a.give_up_own) {
-      if (auto mine = OwnSlot(view, object.uid)) GiveUpSlot(*mine, "rollout " + std::string(WaitReasonName(a.wait)));
-    }
-    NoteWait(object, a);
-    if (a.wait == WaitReason::kOutsideWindow && a.until_ms > now_ms) {
-      return std::min<Duration>(std::max<Duration>(Duration(a.until_ms - now_ms), options_.poll),
-                                std::chrono::minutes(1));
-    }
-    return Jittered(options_.poll);
+  const BoardView view = OwnView();
+  if (auto mine = OwnSlot(view, object.uid)) {
+    // Its own slot for the object (held here, granted by the coordinator, or held before a
+    // restart): the rules need nothing beyond this node to judge it.
+    RolloutAdmission a = Judge(policy_, view, target, options_.node, held, window, now_ms);
+    if (a.enter) return TakeOwn(object, state, *mine, a);
+    if (a.give_up_own) GiveUpSlot(*mine, "rollout " + std::string(WaitReasonName(a.wait)));
+    return Wait(object, a, now_ms);
   }
-  if (!a.own || !slot_ || slot_->state != state) {
-    // A free slot; this node's own one as the board shows it after a restart; or its own one
-    // while the object changed (a fix after its old state failed): the slot goes on for the new
-    // state, so the fleet does not wait for work nobody will finish. A free slot is taken on the
-    // condition that it is still as judged: the board may have moved on since (another node's
-    // take arriving), and its newer version would let this write take the slot from that node.
-    const char* how = !a.own ? "new" : slot_ ? "newer state" : "again";
-    Slot taking{a.slot, object, object.uid, state, SlotPhase::kRunning, a.slot_version, monotonic_.Now(), false};
+  RolloutAdmission stop = NodeStopped(policy_, target, held, window);
+  if (stop.wait != WaitReason::kNone) {
+    // Not asked for while it could not start: a grant now would hold a slot nobody uses.
+    Withdraw(object.uid);
+    return Wait(object, stop, now_ms);
+  }
+  RolloutAdmission queued;
+  queued.wait = WaitReason::kQueued;
+  queued.detail = Ask(object, target);
+  return Wait(object, queued, now_ms);
+}
+
+std::string RolloutGate::Ask(const ObjectMeta& object, const RolloutObject& target) {
+  NodeRequest request{target.state, object.namespace_name + "/" + object.name, target.resume_state, target.selector};
+  auto it = requests_.find(object.uid);
+  if (it != requests_.end() && it->second == request) return "asked the rollout's coordinator for a slot";
+  if (it == requests_.end() && requests_.size() >= kMaxNodeRequests) {
+    return "this node has asked for " + std::to_string(requests_.size()) + " objects already; asks when one is granted";
+  }
+  requests_[object.uid] = request;
+  Status written = WriteResult("", NodeResult{});
+  return written.ok() ? "asked the rollout's coordinator for a slot"
+                      : "the ask was not written (" + written.ToString() + "): written again at the next renewal";
+}
+
+void RolloutGate::Withdraw(const std::string& uid) {
+  requests_.erase(uid);
+  if (requests_written_.count(uid) > 0) (void)WriteResult("", NodeResult{});
+}
+
+std::optional<Duration> RolloutGate::Wait(const ObjectMeta& object, const RolloutAdmission& a, int64_t now_ms) {
+  NoteWait(object, a);
+  if (a.wait == WaitReason::kOutsideWindow && a.until_ms > now_ms) {
+    return std::min<Duration>(std::max<Duration>(Duration(a.until_ms - now_ms), options_.poll),
+                              std::chrono::minutes(1));
+  }
+  return Jittered(options_.poll);
+}
+
+std::optional<Duration> RolloutGate::TakeOwn(const ObjectMeta& object, const std::string& state, const Slot& mine,
+                                             const RolloutAdmission& a) {
+  if (!slot_ || slot_->state != state) {
+    // Granted by the coordinator; held before a restart; or held while the object changed (a fix
+    // after its old state failed): the slot goes on for the new state, so the fleet does not
+    // wait for work nobody will finish. Written as this node's own from the version judged: a
+    // slot another node holds since is refused by the API server, never taken from it.
+    const char* how = slot_ ? "newer state" : mine.state == state ? "granted" : "granted, newer state";
+    Slot taking{a.slot, object, object.uid, state, SlotPhase::kRunning, a.slot_version, monotonic_.Now(), false,
+                mine.state == state && mine.canary};
     const int seconds = static_cast<int>(policy_.slot_lease.count());
-    Status taken = a.own ? WriteOwnSlot(taking, options_.node, seconds) : WriteSlot(taking, options_.node, seconds);
+    Status taken = WriteOwnSlot(taking, options_.node, seconds);
     if (!taken.ok()) {
-      // Another node took it first: soon again, for another free slot. Refused for another
-      // reason (403, 422, the server away): that lasts, so each refusal doubles the wait.
+      // Refused for a lasting reason (403, 422, the server away): each refusal doubles the wait.
       const bool raced = taken.code() == StatusCode::kConflict || taken.code() == StatusCode::kNotFound;
       take_refusals_ = raced ? 0 : take_refusals_ + 1;
       Duration again = raced ? Jittered(options_.poll / 8) : Jittered(RefusedBackoff(options_.poll, take_refusals_));
@@ -164,6 +200,7 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
          {"own", how}, {"next", "run the hook inside the slot"}});
   }
   slots_held_.Set(1);
+  requests_.erase(object.uid);  // left out of the node Lease's next write
   if (waiting_.erase(object.uid) > 0) CountWaits();
   return std::nullopt;
 }
@@ -178,22 +215,24 @@ void RolloutGate::Gone(const ObjectMeta& object) {
   // agent): the node Lease's next write, for a result or a renewal, leaves it out.
   results_.erase(object.uid);
   selectors_.erase(object.uid);
-  completion_unseen_.erase(object.uid);
-  completion_due_.erase(object.uid);
+  // A request is written away at once: the coordinator would grant a slot nobody takes.
+  Withdraw(object.uid);
 }
 
 std::optional<RolloutGate::Slot> RolloutGate::OwnSlot(const BoardView& view, const std::string& uid) const {
   if (slot_) return slot_->uid == uid ? slot_ : std::nullopt;
-  // After a restart the board is what says this node holds a slot.
+  // Granted by the coordinator, or held before a restart: the board says so.
   for (const auto& s : view.slots) {
     if (s.live && s.holder == options_.node && s.uid == uid) {
-      return Slot{s.slot, ObjectMeta{}, s.uid, s.state, s.phase, s.resource_version, monotonic_.Now(), false};
+      return Slot{s.slot,         ObjectMeta{}, s.uid, s.state, s.phase, s.resource_version, monotonic_.Now(), false,
+                  board_.Lease(SlotLeaseName(rid_, s.slot)).canary};
     }
   }
   return std::nullopt;
 }
 
 void RolloutGate::GiveUpSlot(Slot mine, const std::string& why) {
+  Withdraw(mine.uid);  // else the coordinator, reading the ask, grants it again
   Status released = WriteOwnSlot(mine, "", 1);
   slot_.reset();
   slots_held_.Set(0);
@@ -235,6 +274,7 @@ void RolloutGate::Verifying(const ObjectMeta& object, const std::string& state) 
 void RolloutGate::Succeeded(const ResourceRef& /*resource*/, const ObjectMeta& object, const std::string& state,
                             const std::string& message) {
   std::lock_guard<std::mutex> lock(mu_);
+  requests_.erase(object.uid);
   Status written = WriteResult(object.uid, NodeResult{state, false, server_.NowMs(), NoteText(message, kResultMessageBytes)});
   std::string next;
   if (slot_ && slot_->uid == object.uid) {
@@ -257,57 +297,17 @@ void RolloutGate::Succeeded(const ResourceRef& /*resource*/, const ObjectMeta& o
   if (!written.ok()) next += "; result not written (" + written.ToString() + "): written again at the next renewal";
   Log(LogLevel::kInfo, "rollout node done",
       {{"object", object.Key()}, {"uid", object.uid}, {"state", StateText(state)}, {"next", next}});
-  if (policy_.soak.count() == 0) CheckComplete(ViewWithOwn(), object, state, server_.NowMs());
 }
 
-void RolloutGate::CheckComplete(const BoardView& view, const ObjectMeta& object, const std::string& state,
-                                int64_t now_ms) {
-  RolloutObject target = Target(object.uid, state);
-  if (!RolloutComplete(policy_, view, target, now_ms)) {
-    completion_due_.try_emplace(object.uid, CompletionDue{object, state, monotonic_.Now()});
-    return;
-  }
-  completion_due_.erase(object.uid);
-  completion_unseen_.erase(object.uid);
-  // Every node that sees it complete posts it: the Event's name is the same on each (one create).
-  events_.RolloutReached(resource_.ref, object, "RolloutCompleted", state, false,
-                         "rollout of state " + StateText(state) + " completed on every node");
-}
-
-void RolloutGate::CheckCompletionsDue() {
-  const TimePoint now = monotonic_.Now();
-  const uint64_t departures = board_.departures();
-  if (departures != departures_seen_) {
-    departures_seen_ = departures;
-    for (auto& [uid, unseen] : completion_unseen_) {
-      unseen.since = now;
-      completion_due_.insert_or_assign(uid, unseen);
-    }
-    completion_unseen_.clear();
-  }
-  std::vector<CompletionDue> due;
-  for (auto it = completion_due_.begin(); it != completion_due_.end();) {
-    if (now - it->second.since >= kCompletionWatch) {
-      // The last node to finish posts it; this one stops looking until a node leaves.
-      completion_unseen_.insert_or_assign(it->first, it->second);
-      it = completion_due_.erase(it);
-    } else {
-      due.push_back((it++)->second);
-    }
-  }
-  if (due.empty()) return;
-  const BoardView view = ViewWithOwn();  // one copy of the board per round, however many are due
-  for (const CompletionDue& d : due) CheckComplete(view, d.object, d.state, server_.NowMs());
-}
-
-void RolloutGate::Failed(const ResourceRef& resource, const ObjectMeta& object, const std::string& state, int retries,
-                         bool permanent, const std::string& message) {
+void RolloutGate::Failed(const ResourceRef& /*resource*/, const ObjectMeta& object, const std::string& state,
+                         int retries, bool permanent, const std::string& message) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!slot_ || slot_->uid != object.uid) return;  // not inside the gate: not this policy's failure
   if (!permanent && retries < policy_.failure_after_retries) return;  // keeps its slot for the retry
   NodeResult result{state, true, server_.NowMs(), NoteText(message, kResultMessageBytes)};
-  const std::vector<std::string> canaries = Canaries(policy_, ViewWithOwn(), Target(object.uid, state));
-  result.canary = std::find(canaries.begin(), canaries.end(), options_.node) != canaries.end();
+  // The coordinator said whether it granted the slot to a canary; the halt is its to post.
+  result.canary = slot_->canary && slot_->state == state;
+  requests_.erase(object.uid);
   Status written = WriteResult(object.uid, result);
   Slot failed = *slot_;
   Status released = WriteOwnSlot(failed, "", 1);
@@ -316,16 +316,8 @@ void RolloutGate::Failed(const ResourceRef& resource, const ObjectMeta& object, 
   MoveFence(TimePoint{});
   Log(LogLevel::kWarn, "rollout node failed",
       {{"object", object.Key()}, {"uid", object.uid}, {"state", StateText(state)}, {"retries", retries},
-       {"result", written.ok() ? "written" : written.ToString()},
+       {"canary", result.canary ? "true" : "false"}, {"result", written.ok() ? "written" : written.ToString()},
        {"next", released.ok() ? "slot released" : "slot expires unrenewed"}});
-  RolloutObject target = Target(object.uid, state);
-  BoardView view = ViewWithOwn();
-  std::string why;
-  if (Halted(policy_, view, target, &why)) {
-    std::string note = "rollout of state " + StateText(state) + " halted: " + why + ";";
-    for (const auto& node : FailedNodes(view, target)) note += " " + node + ": " + view.nodes[node][object.uid].message + ";";
-    events_.RolloutReached(resource, object, "RolloutHalted", state, true, note);
-  }
 }
 
 Duration RolloutGate::Jittered(Duration d) {
@@ -389,6 +381,7 @@ Status RolloutGate::WriteSlot(Slot& slot, const std::string& holder, int duratio
   lease.uid = slot.uid;
   lease.state = slot.state;
   lease.phase = slot.phase;
+  lease.canary = slot.canary;
   TimePoint started = monotonic_.Now();  // before the request: the others' view starts later
   ObjectRef ref{KubeLeaseClient::LeasesResource(), options_.namespace_name, lease.name};
   std::string body = RolloutLeaseJson(options_.namespace_name, rid_, lease);
@@ -419,6 +412,7 @@ Status RolloutGate::WriteResult(const std::string& uid, const NodeResult& result
   lease.scope = resource_.ref.namespace_name;
   lease.policy_json = SharedPolicyJson(resource_);
   lease.results = results_;
+  lease.requests = requests_;
   const NodePresence presence = Presence();
   if (presence.gone) {
     // Deleted with its Node by the garbage collector, or about to be: written again, it would
@@ -431,6 +425,7 @@ Status RolloutGate::WriteResult(const std::string& uid, const NodeResult& result
   NoteResultsBudget();
   Status st = WriteNodeLease(lease);
   if (st.ok()) {
+    requests_written_ = requests_;
     owner_written_ = presence.uid;
     labels_written_ = presence.labels;
     results_dirty_ = false;
@@ -539,21 +534,13 @@ void RolloutGate::RenewDue() {
     results_dirty_ = true;
   }
   if (results_dirty_ && monotonic_.Now() >= results_retry_at_) (void)WriteResult("", NodeResult{});
-  CheckCompletionsDue();
   if (!slot_) return;
   const TimePoint now = monotonic_.Now();
   const Duration lease = Seconds(policy_.slot_lease);
   if (slot_->phase == SlotPhase::kSoaking) {
     if (now - slot_->renewed_at < Seconds(policy_.soak)) return;
-    Slot soaked = *slot_;
-    slot_.reset();
+    slot_.reset();  // the slot frees itself: its duration was the soak
     slots_held_.Set(0);
-    // This node's soak just ended by its own clock: its result counts as soaked, whatever the
-    // API server's clock (of one-second Dates) says to the millisecond.
-    int64_t now_ms = server_.NowMs();
-    auto own = results_.find(soaked.uid);
-    if (own != results_.end()) now_ms = std::max(now_ms, own->second.at_ms + policy_.soak.count() * 1000);
-    CheckComplete(ViewWithOwn(), soaked.object, soaked.state, now_ms);
     return;
   }
   if (PastFence(*slot_)) {

@@ -1,20 +1,23 @@
-// RolloutGate: the RolloutSteps (reconcile/rollout_steps.h) of a resource with a rollout policy.
-// Before a gated hook, this node asks the rules (rollout_judge.h) on the board of the resource's
-// Leases (rollout_board.h) and, when they let it in, takes a free slot Lease under its own name
-// (a create, or an update preconditioned on the resourceVersion in the view it judged: two nodes
-// never take one slot). While its hook or verify runs, a renewer thread renews the slot every third of
-// slot_lease and moves the fence's deadline (election/lease_deadline_file.h) to two thirds of it
-// ahead; `nodehook fence` stops the hook when that passes, even while the agent is stopped, so a
-// hook never outlives the slot that others see expire. Then:
+// RolloutGate: the RolloutSteps (reconcile/rollout_steps.h) of a resource with a rollout policy,
+// on one node. Its board (rollout_board.h) holds only the Leases labelled for this node: its node
+// Lease and the slots that name it. Before a gated hook the node checks what it alone knows (the
+// object paused, the node held, the windows closed); then, unless it holds a slot for the object,
+// it asks the rollout's coordinator (rollout_coordinator.h) by writing the object state into its
+// node Lease's requests, and waits. The coordinator grants a slot by writing it in this node's
+// name; the node takes it as its own with a write conditioned on the version it saw. While its
+// hook or verify runs, a renewer thread renews the slot every third of slot_lease and moves the
+// fence's deadline (election/lease_deadline_file.h) to two thirds of it ahead; `nodehook fence`
+// stops the hook when that passes, even while the agent is stopped, so a hook never outlives the
+// slot that others see expire. Then:
 //   success  the node's result "done" goes to its node Lease, and the slot soaks: its duration
 //            becomes the soak and it is no longer renewed, so it frees itself (or is released at
 //            once without a soak);
 //   failure  after failure_after_retries attempts (or a permanent one) the node's result
-//            "failed" goes to its node Lease and the slot is released; a halt follows from the
-//            results, which every agent reads.
-// RolloutHalted and RolloutCompleted are posted once per object state (events/). API writes per
-// node per gated change: 1 slot take, 1 result, 1 soak or release (+1 phase write with a verify),
-// and a renewal every slot_lease/3 while the hook runs; 0 for reading. docs/rollouts.md.
+//            "failed" (marked a canary's when its grant said so) goes to its node Lease and the
+//            slot is released; the coordinator judges the halt from the results and posts it.
+// API writes per node per gated change: 1 request, 1 take of the granted slot, 1 result, 1 soak
+// or release (+1 phase write with a verify), and a renewal every slot_lease/3 while the hook
+// runs; 0 for reading. Each reaches two watches: this node's and the coordinator's.
 // Thread-safe. Borrows the client, board, clocks and events, which must outlive it.
 #pragma once
 
@@ -31,7 +34,6 @@
 #include "agent/base/clock.h"
 #include "agent/base/metrics.h"
 #include "agent/config/config.h"
-#include "agent/events/event_recorder.h"
 #include "agent/kube/client/kube_client.h"
 #include "agent/kube/transport/server_clock.h"
 #include "agent/reconcile/rollout_steps.h"
@@ -66,7 +68,7 @@ class RolloutGate final : public RolloutSteps {
  public:
   // `monotonic` times renewals and the fence (CLOCK_MONOTONIC in production).
   RolloutGate(const WatchedResource& resource, KubeClient& client, const BoardReader& board, Clock& monotonic,
-              const ServerClock& server, EventRecorder& events, RolloutGateOptions options);
+              const ServerClock& server, RolloutGateOptions options);
   ~RolloutGate() override;
 
   // Creates (or updates) this node's Lease, so every agent counts this node; called once the
@@ -91,15 +93,26 @@ class RolloutGate final : public RolloutSteps {
  private:
   struct Slot {
     int index = -1;
-    ObjectMeta object;  // for the completion Event posted when the soak ends
+    ObjectMeta object;  // for logs
     std::string uid;
     std::string state;
     SlotPhase phase = SlotPhase::kRunning;
     std::string resource_version;
     TimePoint renewed_at;  // monotonic
     bool lost = false;
+    bool canary = false;  // granted as a canary of its state
   };
-  BoardView ViewWithOwn() const;  // requires mu_
+  // The board with this node's own knowledge laid over it; slots its watch saw leave are not its.
+  BoardView OwnView() const;  // requires mu_
+  // The slot it holds, or was granted, for the object: taken as its own; nullopt when inside.
+  std::optional<Duration> TakeOwn(const ObjectMeta& object, const std::string& state, const Slot& mine,
+                                  const RolloutAdmission& admission);  // requires mu_
+  // Puts the object state in this node's requests (written at once when new); says how it went.
+  std::string Ask(const ObjectMeta& object, const RolloutObject& target);  // requires mu_
+  // Takes the object out of its requests; written at once if its Lease still asks for it.
+  void Withdraw(const std::string& uid);  // requires mu_
+  std::optional<Duration> Wait(const ObjectMeta& object, const RolloutAdmission& admission,
+                               int64_t now_ms);  // requires mu_
   bool PastFence(const Slot& slot) const;  // lost, or not renewed before the fence's deadline
   Status WriteSlot(Slot& slot, const std::string& holder, int duration_seconds);  // requires mu_
   // WriteSlot, and once more over an outside edit or deletion while the Lease is still this node's.
@@ -108,11 +121,6 @@ class RolloutGate final : public RolloutSteps {
   std::optional<Slot> OwnSlot(const BoardView& view, const std::string& uid) const;  // requires mu_
   void GiveUpSlot(Slot mine, const std::string& why);  // requires mu_: released, and forgotten here
   void CountWaits();  // requires mu_: the waiting and halted gauges from waiting_
-  // Posts RolloutCompleted if the object's state is complete on the board (at now_ms), else keeps
-  // it in completion_due_ to look again.
-  void CheckComplete(const BoardView& view, const ObjectMeta& object, const std::string& state,
-                     int64_t now_ms);  // requires mu_
-  void CheckCompletionsDue();  // requires mu_
   // Puts the result in results_ and writes this node's Lease; a failed write is tried again at
   // the renewal rounds, backing off.
   Status WriteResult(const std::string& uid, const NodeResult& result);          // requires mu_
@@ -136,7 +144,6 @@ class RolloutGate final : public RolloutSteps {
   const BoardReader& board_;
   Clock& monotonic_;
   const ServerClock& server_;
-  EventRecorder& events_;
   const RolloutGateOptions options_;
   std::minstd_rand rng_;  // guarded by mu_: spreads out the waits
 
@@ -146,6 +153,10 @@ class RolloutGate final : public RolloutSteps {
   std::optional<Slot> slot_;                    // guarded by mu_: this node's slot
   std::string node_version_;                    // guarded by mu_: its node Lease's resourceVersion
   std::map<std::string, NodeResult> results_;   // guarded by mu_: what its node Lease says
+  std::map<std::string, NodeRequest> requests_; // guarded by mu_: the object states it asks for
+  // guarded by mu_: the requests its node Lease carries (a request left there after the node
+  // entered is harmless while it holds the slot, and withdrawn when it gives the slot up)
+  std::map<std::string, NodeRequest> requests_written_;
   std::map<std::string, WaitReason> waiting_;   // guarded by mu_: objects waiting, by uid
   bool results_dirty_ = false;                  // guarded by mu_: results_ not yet written
   int results_refusals_ = 0;                    // guarded by mu_: node Lease writes failed in a row
@@ -157,18 +168,6 @@ class RolloutGate final : public RolloutSteps {
   std::map<std::string, std::optional<LabelMap>> selectors_;
   bool left_ = false;                           // guarded by mu_: its Node is gone (logged once)
   int take_refusals_ = 0;                       // guarded by mu_: takes refused in a row, not by a race
-  // States this node finished (and soaked) whose rollout was not yet complete on its board: the
-  // last nodes to finish may each miss the other's result, so each renewal round looks again.
-  struct CompletionDue {
-    ObjectMeta object;
-    std::string state;
-    TimePoint since;  // monotonic; given up after kCompletionWatch
-  };
-  std::map<std::string, CompletionDue> completion_due_;  // guarded by mu_: by uid
-  // guarded by mu_: finished states not seen complete within kCompletionWatch, by uid. Looked at
-  // again when a node leaves the board (it may have been the one they waited for).
-  std::map<std::string, CompletionDue> completion_unseen_;
-  uint64_t departures_seen_ = 0;  // guarded by mu_: the board's departures() when last looked
   Gauge& slots_held_;
   std::map<WaitReason, Gauge*> waiting_gauges_;
   Gauge& halted_;

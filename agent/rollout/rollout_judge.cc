@@ -29,11 +29,6 @@ bool Targets(const BoardView& board, const std::string& node, const RolloutObjec
   return true;
 }
 
-bool HeldOnBoard(const RolloutPolicy& policy, const BoardView& board, const std::string& node) {
-  auto labels = board.labels.find(node);
-  return labels != board.labels.end() && labels->second && labels->second->count(policy.hold_label) > 0;
-}
-
 bool Soaked(const RolloutPolicy& policy, const NodeResult& result, int64_t now_ms) {
   return !result.failed && result.at_ms + policy.soak.count() * 1000 <= now_ms;
 }
@@ -54,6 +49,11 @@ RolloutAdmission Waiting(WaitReason reason, std::string detail, int64_t until_ms
 
 }  // namespace
 
+bool HeldOnBoard(const RolloutPolicy& policy, const BoardView& board, const std::string& node) {
+  auto labels = board.labels.find(node);
+  return labels != board.labels.end() && labels->second && labels->second->count(policy.hold_label) > 0;
+}
+
 std::optional<LabelMap> RolloutSelector(const NodeSelectorLookup& lookup) {
   if (lookup.kind != NodeSelectorLookup::Kind::kSelector || lookup.selector.empty()) return std::nullopt;
   return lookup.selector;
@@ -69,6 +69,7 @@ const char* WaitReasonName(WaitReason reason) {
     case WaitReason::kOutsideWindow: return "outside_window";
     case WaitReason::kCanariesPending: return "canaries_pending";
     case WaitReason::kNoFreeSlot: return "no_free_slot";
+    case WaitReason::kQueued: return "queued";
   }
   return "none";
 }
@@ -154,6 +155,14 @@ RolloutAdmission Stopped(const RolloutPolicy& policy, const BoardView& board, co
 }
 
 }  // namespace
+
+RolloutAdmission NodeStopped(const RolloutPolicy& policy, const RolloutObject& object, bool held,
+                             const WindowNow& window) {
+  if (object.paused) return Waiting(WaitReason::kPaused, std::string("annotation ") + kRolloutPausedAnnotation);
+  if (held) return Waiting(WaitReason::kHeld, "node label " + policy.hold_label);
+  if (!window.open) return Waiting(WaitReason::kOutsideWindow, "outside every window", window.next_open_ms);
+  return RolloutAdmission{};
+}
 
 RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
                 const std::string& node, bool held, const WindowNow& window, int64_t now_ms) {

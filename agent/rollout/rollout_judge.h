@@ -42,7 +42,8 @@ struct RolloutObject {
 // nullopt (every node) when absent or empty, as node targeting takes them.
 std::optional<LabelMap> RolloutSelector(const NodeSelectorLookup& lookup);
 
-enum class WaitReason { kNone, kBusy, kPaused, kHeld, kHalted, kOutsideWindow, kCanariesPending, kNoFreeSlot };
+// kQueued: asked the rollout's coordinator, which has not granted a slot yet (it judges the rest).
+enum class WaitReason { kNone, kBusy, kPaused, kHeld, kHalted, kOutsideWindow, kCanariesPending, kNoFreeSlot, kQueued };
 // Stable names, used in logs, metrics and kubectl output.
 const char* WaitReasonName(WaitReason reason);
 
@@ -64,6 +65,15 @@ struct RolloutAdmission {
 
 RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
                 const std::string& node, bool held, const WindowNow& window, int64_t now_ms);
+
+// What keeps a node from starting the object's gated hook whatever the fleet does (wait kNone if
+// nothing): the object paused, the node held, every window closed. A node judges this itself
+// before it asks the coordinator, which judges the rest for it.
+RolloutAdmission NodeStopped(const RolloutPolicy& policy, const RolloutObject& object, bool held,
+                             const WindowNow& window);
+
+// Whether the node's labels on the board carry the policy's hold label.
+bool HeldOnBoard(const RolloutPolicy& policy, const BoardView& board, const std::string& node);
 
 // Every node of the board that the object targets, in rollout order for this object state:
 // canaries first. Canaries are the first canary_nodes of them that are not held (a held node

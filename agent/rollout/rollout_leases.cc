@@ -49,6 +49,7 @@ std::optional<LabelMap> ReadLabels(const Value& annotations) {
   return labels;
 }
 const char* const kSlotAnnotation = "nodehook.io/rollout-slot";
+const char* const kCanaryAnnotation = "nodehook.io/rollout-canary";
 
 int64_t Number(const Value& object, const char* key, int64_t fallback) {
   if (!object.IsObject()) return fallback;
@@ -113,8 +114,10 @@ std::string SlotLeaseName(const std::string& rid, int slot) {
 
 std::string NodeLeaseName(const std::string& rid, const std::string& node) {
   // Node names may be 253 characters: the name holds a hash, the Lease's holder the node itself.
-  return "nodehook-rollout-" + rid + "-node-" + EssenceDigest(node).substr(0, 12);
+  return "nodehook-rollout-" + rid + "-node-" + RolloutForValue(node);
 }
+
+std::string RolloutForValue(const std::string& node) { return EssenceDigest(node).substr(0, 12); }
 
 Result<RolloutLease> ParseRolloutLease(std::string_view json) {
   rapidjson::Document doc;
@@ -148,6 +151,7 @@ Result<RolloutLease> ParseRolloutLease(std::string_view json) {
     std::string phase = StringMember(a, kPhaseAnnotation);
     lease.phase = phase == "soaking" ? SlotPhase::kSoaking : phase == "verifying" ? SlotPhase::kVerifying
                                                                                  : SlotPhase::kRunning;
+    lease.canary = StringMember(a, kCanaryAnnotation) == "true";
   } else {
     lease.policy_json = StringMember(a, kPolicyAnnotation);
     lease.labels = ReadLabels(a);
@@ -158,6 +162,8 @@ Result<RolloutLease> ParseRolloutLease(std::string_view json) {
       }
     }
     Status read = DecodeNodeResults(StringMember(a, kNodeResultsAnnotation), &lease.results);
+    if (!read.ok()) return InvalidError("rollout lease " + lease.name + ": " + read.message());
+    read = DecodeNodeRequests(StringMember(a, kNodeRequestsAnnotation), &lease.requests);
     if (!read.ok()) return InvalidError("rollout lease " + lease.name + ": " + read.message());
   }
   return lease;
@@ -176,12 +182,17 @@ std::string RolloutLeaseJson(const std::string& namespace_name, const std::strin
     annotations[kObjectAnnotation] = lease.uid;
     annotations[kStateAnnotation] = lease.state;
     annotations[kPhaseAnnotation] = SlotPhaseName(lease.phase);
+    if (lease.canary) annotations[kCanaryAnnotation] = "true";
   } else {
     annotations[kPolicyAnnotation] = lease.policy_json;
     annotations[kNodeResultsAnnotation] = EncodeNodeResults(lease.results).json;
     if (lease.labels) annotations[kLabelsAnnotation] = LabelsJson(*lease.labels);
+    std::string requests = EncodeNodeRequests(lease.requests);
+    if (!requests.empty()) annotations[kNodeRequestsAnnotation] = requests;
   }
-  return LeaseJson(namespace_name, lease.name, record, {{kRolloutLabel, rid}, {kRolloutKindLabel, lease.kind}},
+  LeaseMetadataMap labels{{kRolloutLabel, rid}, {kRolloutKindLabel, lease.kind}};
+  if (!lease.holder.empty()) labels[kRolloutForLabel] = RolloutForValue(lease.holder);
+  return LeaseJson(namespace_name, lease.name, record, labels,
                    annotations, LeaseOwnerNode{lease.holder, lease.kind == "node" ? lease.owner_uid : ""});
 }
 

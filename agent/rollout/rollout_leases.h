@@ -3,14 +3,19 @@
 //           (spec.holderIdentity, renewed within spec.leaseDurationSeconds; a soaking node sets
 //           the duration to what is left of its soak and stops renewing, so the slot frees itself)
 //           and the object state it works on (annotations: object uid, state digest, phase).
+//           The rollout's coordinator hands a slot to a node by writing it in the node's name
+//           (a grant); the node then renews it as its own. A canary's slot says so.
 //   node    nodehook-rollout-<rid>-node-<hash of the node>: one per node that handles the
 //           resource, holder = the node; its annotations carry the node's result per object
-//           (the state it last finished or failed, when, and the last message) and the policy,
-//           so `kubectl nodehook rollout` reads everything from the Leases alone.
+//           (the state it last finished or failed, when, and the last message), the object
+//           states it waits to run (its requests, node_requests.h) and the policy, so `kubectl
+//           nodehook rollout` reads everything from the Leases alone.
 // <rid> is a short hash of the resource id and, for a config entry limited to one namespace, that
 // namespace: two entries for one plural in two namespaces are two rollouts. Every such Lease
 // carries the label nodehook.io/rollout=<rid>, which is what agents watch and kubectl lists, and
 // the entry's namespace (if any) in an annotation, by which kubectl picks an object's rollout.
+// A node Lease, and a slot Lease while it names a holder, also carry nodehook.io/rollout-for=<hash
+// of that node>: each agent watches only the Leases labelled for it, the coordinator all of them.
 // Value types and pure functions; thread-safe.
 #pragma once
 
@@ -24,11 +29,13 @@
 #include "agent/base/status.h"
 #include "agent/config/config.h"
 #include "agent/object/object_facts.h"  // LabelMap
+#include "agent/rollout/node_requests.h"
 
 namespace nodehook {
 
 inline constexpr const char* kRolloutLabel = "nodehook.io/rollout";
 inline constexpr const char* kRolloutKindLabel = "nodehook.io/rollout-kind";
+inline constexpr const char* kRolloutForLabel = "nodehook.io/rollout-for";
 
 enum class SlotPhase { kRunning, kVerifying, kSoaking };
 const char* SlotPhaseName(SlotPhase phase);
@@ -56,8 +63,10 @@ struct RolloutLease {
   std::string uid;
   std::string state;
   SlotPhase phase = SlotPhase::kRunning;
+  bool canary = false;  // granted to one of the state's canaries (its failure halts the state)
   // kind "node":
   std::map<std::string, NodeResult> results;  // by object uid
+  std::map<std::string, NodeRequest> requests;  // by object uid: the states it waits to run
   std::string policy_json;                    // SharedPolicyJson of the node's config
   std::string resource;                       // ResourceRef::Id()
   std::string scope;                          // the config entry's namespace; "" = every namespace
@@ -73,6 +82,8 @@ std::string RolloutId(const std::string& resource_id);
 std::string RolloutIdOf(const ResourceRef& entry);
 std::string SlotLeaseName(const std::string& rid, int slot);
 std::string NodeLeaseName(const std::string& rid, const std::string& node);
+// The value of kRolloutForLabel for a node (a label value holds 63 characters, a node name 253).
+std::string RolloutForValue(const std::string& node);
 
 Result<RolloutLease> ParseRolloutLease(std::string_view json);
 // The whole Lease as JSON (for create, and for update with resource_version set).

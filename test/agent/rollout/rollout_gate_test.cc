@@ -1,7 +1,8 @@
-// RolloutGate against an in-memory Lease store shared by several nodes' gates, each with its own
-// board fed from the store after every write (a watch that is never late): slots taken at most
-// max_nodes at once, soaked or released, lost when they expire unrenewed, taken back after a
-// restart without a second one, failures counted and halts posted once.
+// RolloutGate and RolloutCoordinator against an in-memory Lease store shared by several nodes'
+// gates, each with its own board fed from the store after every write (a watch that is never
+// late) with the Leases labelled for its node, and a coordinator's board with all of them: slots
+// granted at most max_nodes at once, soaked or released, lost when they expire unrenewed, taken
+// back after a restart without a second one, failures counted and halts posted once.
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
@@ -12,6 +13,7 @@
 #include <utility>
 
 #include "agent/kube/transport/server_clock.h"
+#include "agent/rollout/rollout_coordinator.h"
 #include "agent/rollout/rollout_gate.h"
 #include "test/fakes/fake_clock.h"
 
@@ -32,6 +34,7 @@ class LeaseStore final : public KubeClient {
     return it->second;
   }
   Status Create(const ResourceRef&, const std::string& ns, const std::string& body) override {
+    ++creates;
     if (!refuse.ok()) {
       ++refused;
       return refuse;
@@ -55,9 +58,10 @@ class LeaseStore final : public KubeClient {
     Store(o.namespace_name, *lease);
     return objects_[o.name];
   }
-  // A board fed as its watch would be: the Leases of one rollout (by the rid in their names).
-  void Attach(RolloutBoard* board, const std::string& rid) {
-    boards_.emplace_back(board, "nodehook-rollout-" + rid + "-");
+  // A board fed as its watch would be: the Leases of one rollout (by the rid in their names);
+  // with a node, only those labelled for it (its node Lease, the slots that name it).
+  void Attach(RolloutBoard* board, const std::string& rid, const std::string& node = "") {
+    boards_.push_back(Fed{board, "nodehook-rollout-" + rid + "-", node});
     Publish();
   }
   RolloutLease Lease(const std::string& name) { return *ParseRolloutLease(objects_.at(name).json); }
@@ -78,6 +82,7 @@ class LeaseStore final : public KubeClient {
     return n;
   }
   int writes = 0;
+  int creates = 0;
   Status refuse;  // when set, every create is refused with it (403 from RBAC, say)
   int refused = 0;
   // While set, writes reach no board (the watches are late); Release brings them all at once.
@@ -110,16 +115,23 @@ class LeaseStore final : public KubeClient {
   }
   void Publish() {
     if (held) return;
-    for (auto& [board, prefix] : boards_) {
+    for (auto& fed : boards_) {
       std::vector<ObjectPtr> items;
       for (auto& [name, object] : objects_) {
-        if (name.rfind(prefix, 0) == 0) items.push_back(std::make_shared<const KubeObject>(object));
+        if (name.rfind(fed.prefix, 0) != 0) continue;
+        if (!fed.node.empty() && ParseRolloutLease(object.json)->holder != fed.node) continue;
+        items.push_back(std::make_shared<const KubeObject>(object));
       }
-      board->OnListed(items, {});
+      fed.board->OnListed(items, {});
     }
   }
+  struct Fed {
+    RolloutBoard* board;
+    std::string prefix;
+    std::string node;
+  };
   std::map<std::string, KubeObject> objects_;
-  std::vector<std::pair<RolloutBoard*, std::string>> boards_;
+  std::vector<Fed> boards_;
   int version_ = 0;
 };
 
@@ -168,25 +180,39 @@ struct Fleet {
   RolloutGate& Node(const std::string& name) {
     // A restarted node gets a fresh board; the old one stays attached (and alive) unread.
     boards.push_back(std::make_unique<RolloutBoard>(clock));
-    store.Attach(boards.back().get(), RolloutIdOf(resource.ref));
+    store.Attach(boards.back().get(), RolloutIdOf(resource.ref), name);
     return Gate(name, *boards.back());
-  }
-  // A node that reads its board through a LateBoard.
-  RolloutGate& LateNode(const std::string& name, LateBoard** late) {
-    boards.push_back(std::make_unique<RolloutBoard>(clock));
-    store.Attach(boards.back().get(), RolloutIdOf(resource.ref));
-    late_boards.push_back(std::make_unique<LateBoard>(*boards.back()));
-    *late = late_boards.back().get();
-    return Gate(name, **late);
   }
   RolloutGate& Gate(const std::string& name, const BoardReader& board) {
     RolloutGateOptions options;
     options.node = name;
     options.namespace_name = "nodehook";
     options.presence = [this, name] { return presence[name]; };
-    gates[name] = std::make_unique<RolloutGate>(resource, store, board, clock, server, events, options);
+    gates[name] = std::make_unique<RolloutGate>(resource, store, board, clock, server, options);
     REQUIRE(gates[name]->Register().ok());
     return *gates[name];
+  }
+  // The coordinator's board, with every Lease of the rollout; made on first use.
+  RolloutBoard& CoordinatorBoard() {
+    if (!coordinator_board) {
+      coordinator_board = std::make_unique<RolloutBoard>(clock);
+      store.Attach(coordinator_board.get(), RolloutIdOf(resource.ref));
+    }
+    return *coordinator_board;
+  }
+  int Coordinate() {
+    if (!coordinator) {
+      coordinator = std::make_unique<RolloutCoordinator>(resource, store, server, events,
+                                                         RolloutCoordinatorOptions{"nodehook", {}});
+    }
+    return coordinator->Round(CoordinatorBoard());
+  }
+  // A node asks; the coordinator judges the asks; the node asks again: nullopt when inside.
+  std::optional<Duration> Ask(RolloutGate& node, const ObjectMeta& object, const std::string& state,
+                              const ObjectFacts* facts = nullptr) {
+    if (!node.Enter(object, state, facts)) return std::nullopt;
+    Coordinate();
+    return node.Enter(object, state, facts);
   }
   WatchedResource resource;
   LeaseStore store;
@@ -194,7 +220,8 @@ struct Fleet {
   FixedServerClock server;
   Events events;
   std::vector<std::unique_ptr<RolloutBoard>> boards;
-  std::vector<std::unique_ptr<LateBoard>> late_boards;
+  std::unique_ptr<RolloutBoard> coordinator_board;
+  std::unique_ptr<RolloutCoordinator> coordinator;
   std::map<std::string, std::unique_ptr<RolloutGate>> gates;
   std::map<std::string, NodePresence> presence;  // each node's Node; unknown unless set
 };
@@ -219,7 +246,7 @@ RolloutPolicy RetriedInOneSlot() {
 }
 
 void FailOnce(Fleet& fleet, RolloutGate& node, const ObjectMeta& object, const std::string& state) {
-  REQUIRE_FALSE(node.Enter(object, state, nullptr));
+  REQUIRE_FALSE(fleet.Ask(node, object, state));
   node.Failed(fleet.resource.ref, object, state, 1, false, "broken");
 }
 
@@ -228,45 +255,58 @@ void FailOnce(Fleet& fleet, RolloutGate& node, const ObjectMeta& object, const s
 TEST_CASE("six nodes, max_nodes 2: two get a slot, a released slot lets the next one in") {
   Fleet fleet(MaxNodes(2));
   for (const char* n : {"a", "b", "c", "d", "e", "f"}) fleet.Node(n);
+  for (auto& [name, gate] : fleet.gates) REQUIRE(gate->Enter(Widget(), "s1", nullptr));  // each asks
+  CHECK(fleet.Coordinate() == 2);
   std::vector<std::string> inside;
   for (auto& [name, gate] : fleet.gates) {
     if (!gate->Enter(Widget(), "s1", nullptr)) inside.push_back(name);
   }
-  REQUIRE(inside == std::vector<std::string>{"a", "b"});
+  REQUIRE(inside.size() == 2);
+  CHECK(fleet.Coordinate() == 0);  // both slots held
   int before = fleet.store.writes;
-  fleet.gates["a"]->Succeeded(fleet.resource.ref, Widget(), "s1", "done");
+  fleet.gates[inside[0]]->Succeeded(fleet.resource.ref, Widget(), "s1", "done");
   CHECK(fleet.store.writes - before == 2);  // the result, and the slot released (no soak)
-  CHECK(fleet.store.SlotsHeldBy("a") == 0);
-  CHECK_FALSE(fleet.gates["c"]->Enter(Widget(), "s1", nullptr));  // nullopt: inside
-  CHECK(fleet.gates["d"]->Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.store.SlotsHeldBy(inside[0]) == 0);
+  CHECK(fleet.Coordinate() == 1);
+  int entered = 0;
+  for (auto& [name, gate] : fleet.gates) {
+    if (name != inside[0] && name != inside[1] && !gate->Enter(Widget(), "s1", nullptr)) ++entered;
+  }
+  CHECK(entered == 1);
 }
 
-TEST_CASE("a take that reaches the board after this node judged the slot free is refused, not stolen") {
+TEST_CASE("two coordinators judging one view grant a slot once: the later grant is refused, not taken over") {
   Fleet fleet(MaxNodes(1));
   RolloutGate& a = fleet.Node("a");
-  LateBoard* late = nullptr;
-  RolloutGate& b = fleet.LateNode("b", &late);
-  RolloutGate& c = fleet.Node("c");
-  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
-  a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");  // slot 0 released: b and c ask at once
-  late->after_view = [&] { REQUIRE_FALSE(c.Enter(Widget(), "s1", nullptr)); };
-  CHECK(b.Enter(Widget(), "s1", nullptr));  // judged free, but taken since: refused, asks again soon
-  const std::string slot = SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0);
-  CHECK(fleet.store.Lease(slot).holder == "c");
+  RolloutGate& b = fleet.Node("b");
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));  // both ask
+  REQUIRE(b.Enter(Widget(), "s1", nullptr));
+  // An old coordinator whose term has ended without its knowing, and the new one, at one moment:
+  // the new one grants right after the old one has read its board.
+  RolloutBoard old_board(fleet.clock);
+  fleet.store.Attach(&old_board, RolloutIdOf(fleet.resource.ref));
+  LateBoard late(old_board);
+  RolloutCoordinator old(fleet.resource, fleet.store, fleet.server, fleet.events, RolloutCoordinatorOptions{"nodehook", {}});
+  late.after_view = [&] { CHECK(fleet.Coordinate() == 1); };
+  CHECK(old.Round(late) == 0);
+  CHECK(fleet.store.SlotsHeldBy("a") + fleet.store.SlotsHeldBy("b") == 1);
+  const std::string granted = fleet.store.SlotsHeldBy("a") == 1 ? "a" : "b";
+  RolloutGate& in = granted == "a" ? a : b;
+  RolloutGate& out = granted == "a" ? b : a;
+  CHECK_FALSE(in.Enter(Widget(), "s1", nullptr));
+  CHECK(out.Enter(Widget(), "s1", nullptr));
   fleet.clock.Advance(std::chrono::seconds(3));
-  c.RenewDue();
-  CHECK_FALSE(c.LostSlot(Widget()));  // its renewal went through: nobody wrote over its take
-  CHECK(b.Enter(Widget(), "s1", nullptr));  // and b now sees it held
-  CHECK(fleet.store.SlotsHeldBy("b") == 0);
+  in.RenewDue();
+  CHECK_FALSE(in.LostSlot(Widget()));  // nobody wrote over its slot
 }
 
 TEST_CASE("nodes that wait for a slot ask again at spread-out times, not in lockstep") {
   Fleet fleet(MaxNodes(1));
-  REQUIRE_FALSE(fleet.Node("a").Enter(Widget(), "s1", nullptr));
+  REQUIRE_FALSE(fleet.Ask(fleet.Node("a"), Widget(), "s1", nullptr));
   RolloutGate& b = fleet.Node("b");
   std::set<int64_t> waits;
   for (int i = 0; i < 20; ++i) {
-    auto wait = b.Enter(Widget(), "s1", nullptr);
+    auto wait = fleet.Ask(b, Widget(), "s1", nullptr);
     REQUIRE(wait);
     CHECK(*wait >= std::chrono::milliseconds(1500));  // the 2 s poll, ±25%
     CHECK(*wait <= std::chrono::milliseconds(2500));
@@ -279,15 +319,15 @@ TEST_CASE("a slot that is not renewed expires for the others; its old holder fin
   Fleet fleet(MaxNodes(1));
   RolloutGate& a = fleet.Node("a");
   RolloutGate& b = fleet.Node("b");
-  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
-  CHECK(b.Enter(Widget(), "s1", nullptr));
+  REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
+  CHECK(fleet.Ask(b, Widget(), "s1", nullptr));
   fleet.clock.Advance(std::chrono::seconds(3));
   a.RenewDue();  // renewed: a third of the lease has passed
   fleet.clock.Advance(std::chrono::seconds(5));
-  CHECK(b.Enter(Widget(), "s1", nullptr));  // seen changing 5 s ago: still live
+  CHECK(fleet.Ask(b, Widget(), "s1", nullptr));  // seen changing 5 s ago: still live
   fleet.clock.Advance(std::chrono::seconds(2));
   // "a" was stopped: seven seconds without a change, more than the six-second lease.
-  CHECK_FALSE(b.Enter(Widget(), "s1", nullptr));
+  CHECK_FALSE(fleet.Ask(b, Widget(), "s1", nullptr));
   CHECK(fleet.store.Lease(SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0)).holder == "b");
   a.RenewDue();
   CHECK(a.LostSlot(Widget()));
@@ -296,11 +336,11 @@ TEST_CASE("a slot that is not renewed expires for the others; its old holder fin
 TEST_CASE("a restarted agent takes its own slot back, never a second one") {
   Fleet fleet(MaxNodes(2));
   fleet.Node("b");
-  REQUIRE_FALSE(fleet.Node("a").Enter(Widget(), "s1", nullptr));
+  REQUIRE_FALSE(fleet.Ask(fleet.Node("a"), Widget(), "s1", nullptr));
   fleet.Node("a");  // a new gate for node a: the process restarted
-  CHECK_FALSE(fleet.gates["a"]->Enter(Widget(), "s1", nullptr));
+  CHECK_FALSE(fleet.Ask(*fleet.gates["a"], Widget(), "s1", nullptr));
   CHECK(fleet.store.SlotsHeldBy("a") == 1);
-  CHECK_FALSE(fleet.gates["b"]->Enter(Widget(), "s1", nullptr));
+  CHECK_FALSE(fleet.Ask(*fleet.gates["b"], Widget(), "s1", nullptr));
 }
 
 TEST_CASE("a soaking node keeps its slot for the soak, then the slot frees itself") {
@@ -309,13 +349,13 @@ TEST_CASE("a soaking node keeps its slot for the soak, then the slot frees itsel
   Fleet fleet(p);
   RolloutGate& a = fleet.Node("a");
   RolloutGate& b = fleet.Node("b");
-  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
   a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
   CHECK(fleet.store.Lease(SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0)).phase == SlotPhase::kSoaking);
   fleet.clock.Advance(std::chrono::seconds(19));
-  CHECK(b.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.Ask(b, Widget(), "s1", nullptr));
   fleet.clock.Advance(std::chrono::seconds(2));
-  CHECK_FALSE(b.Enter(Widget(), "s1", nullptr));
+  CHECK_FALSE(fleet.Ask(b, Widget(), "s1", nullptr));
 }
 
 TEST_CASE("failures count after failure_after_retries; two failed nodes halt and post once") {
@@ -324,21 +364,24 @@ TEST_CASE("failures count after failure_after_retries; two failed nodes halt and
   p.max_failed_nodes = NodeCount{2, false};
   Fleet fleet(p);
   for (const char* n : {"a", "b", "c"}) fleet.Node(n);
-  REQUIRE_FALSE(fleet.gates["a"]->Enter(Widget(), "s1", nullptr));
-  REQUIRE_FALSE(fleet.gates["b"]->Enter(Widget(), "s1", nullptr));
+  REQUIRE_FALSE(fleet.Ask(*fleet.gates["a"], Widget(), "s1", nullptr));
+  REQUIRE_FALSE(fleet.Ask(*fleet.gates["b"], Widget(), "s1", nullptr));
   fleet.gates["a"]->Failed(fleet.resource.ref, Widget(), "s1", 1, false, "first");
   CHECK(fleet.store.SlotsHeldBy("a") == 1);  // one failure: it keeps its slot for the retry
   fleet.gates["a"]->Failed(fleet.resource.ref, Widget(), "s1", 2, false, "second");
   CHECK(fleet.store.SlotsHeldBy("a") == 0);
+  fleet.Coordinate();
   CHECK(fleet.events.posted.empty());
   fleet.gates["b"]->Failed(fleet.resource.ref, Widget(), "s1", 1, true, "permanent");
+  fleet.Coordinate();  // the coordinator judges the halt and posts it
+  fleet.Coordinate();
   REQUIRE(fleet.events.posted.size() == 1);
   CHECK(fleet.events.posted[0].rfind("RolloutHalted: ", 0) == 0);
   CHECK(fleet.events.posted[0].find("a: second") != std::string::npos);
-  CHECK(fleet.gates["c"]->Enter(Widget(), "s1", nullptr));  // halted
+  CHECK(fleet.Ask(*fleet.gates["c"], Widget(), "s1", nullptr));  // halted
   ObjectFacts resumed;
   resumed.rollout_resume = "s1";
-  CHECK_FALSE(fleet.gates["c"]->Enter(Widget(), "s1", &resumed));
+  CHECK_FALSE(fleet.Ask(*fleet.gates["c"], Widget(), "s1", &resumed));
 }
 
 TEST_CASE("a fix after a failure runs in the slot its failed state held; the others wait for it, then go on") {
@@ -347,12 +390,12 @@ TEST_CASE("a fix after a failure runs in the slot its failed state held; the oth
   RolloutGate& b = fleet.Node("b");
   FailOnce(fleet, a, Widget(), "s1");
   // The object is fixed: s2. Its retry for s1 will never come; a goes on with s2 in that slot.
-  CHECK_FALSE(a.Enter(Widget(), "s2", nullptr));
+  CHECK_FALSE(fleet.Ask(a, Widget(), "s2", nullptr));
   CHECK(fleet.store.Lease(Slot0(fleet)).state == "s2");
   CHECK(fleet.store.SlotsHeldBy("a") == 1);
-  CHECK(b.Enter(Widget(), "s2", nullptr));  // max_nodes 1: a is inside
+  CHECK(fleet.Ask(b, Widget(), "s2", nullptr));  // max_nodes 1: a is inside
   a.Succeeded(fleet.resource.ref, Widget(), "s2", "done");
-  CHECK_FALSE(b.Enter(Widget(), "s2", nullptr));
+  CHECK_FALSE(fleet.Ask(b, Widget(), "s2", nullptr));
 }
 
 TEST_CASE("an object deleted while its node holds a slot for a retry frees the slot and its result") {
@@ -360,19 +403,21 @@ TEST_CASE("an object deleted while its node holds a slot for a retry frees the s
   RolloutGate& a = fleet.Node("a");
   RolloutGate& b = fleet.Node("b");
   ObjectMeta other{"u2", "ns", "w2", "3", false};
-  REQUIRE_FALSE(a.Enter(other, "t1", nullptr));
+  REQUIRE_FALSE(fleet.Ask(a, other, "t1", nullptr));
   a.Succeeded(fleet.resource.ref, other, "t1", "done");
   FailOnce(fleet, a, Widget(), "s1");
   const ObjectMeta third{"u3", "ns", "w3", "1", false};
-  CHECK(b.Enter(third, "x", nullptr));  // the one slot is a's
+  CHECK(fleet.Ask(b, third, "x", nullptr));  // the one slot is a's
   int before = fleet.store.writes;
   a.Gone(Widget());
   a.Gone(other);
-  CHECK(fleet.store.writes - before == 1);  // the slot released; the results wait for the next write
+  // Its ask withdrawn (else the coordinator grants it again) and the slot released; the results
+  // wait for the next write.
+  CHECK(fleet.store.writes - before == 2);
   CHECK(fleet.store.SlotsHeldBy("a") == 0);
-  CHECK_FALSE(b.Enter(third, "x", nullptr));
+  CHECK_FALSE(fleet.Ask(b, third, "x", nullptr));
   b.Succeeded(fleet.resource.ref, third, "x", "done");
-  REQUIRE_FALSE(a.Enter(third, "x", nullptr));
+  REQUIRE_FALSE(fleet.Ask(a, third, "x", nullptr));
   a.Succeeded(fleet.resource.ref, third, "x", "done");  // a's next write leaves the deleted objects out
   const auto results = fleet.store.Lease(NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "a")).results;
   CHECK(results.size() == 1);
@@ -386,17 +431,17 @@ TEST_CASE("a retry while the rollout is paused or outside a window gives the slo
   FailOnce(fleet, a, Widget(), "s1");
   ObjectFacts paused;
   paused.rollout_paused = true;
-  CHECK(a.Enter(Widget(), "s1", &paused));  // the retry waits
+  CHECK(fleet.Ask(a, Widget(), "s1", &paused));  // the retry waits
   CHECK(fleet.store.SlotsHeldBy("a") == 0);
-  CHECK(b.Enter(Widget(), "s1", &paused));
-  CHECK_FALSE(b.Enter(Widget(), "s1", nullptr));  // unpaused: the free slot goes to whoever asks
-  CHECK(a.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.Ask(b, Widget(), "s1", &paused));
+  CHECK_FALSE(fleet.Ask(b, Widget(), "s1", nullptr));  // unpaused: the free slot goes to whoever asks
+  CHECK(fleet.Ask(a, Widget(), "s1", nullptr));
 }
 
 TEST_CASE("a slot Lease annotated by someone else is renewed by its holder, not lost") {
   Fleet fleet(MaxNodes(1));
   RolloutGate& a = fleet.Node("a");
-  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
   fleet.store.Touch(Slot0(fleet));
   fleet.clock.Advance(std::chrono::seconds(3));
   a.RenewDue();
@@ -411,28 +456,28 @@ TEST_CASE("a slot Lease deleted by hand stays held for the others; its holder wr
   Fleet fleet(MaxNodes(1));
   RolloutGate& a = fleet.Node("a");
   RolloutGate& b = fleet.Node("b");
-  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
   fleet.store.Remove(Slot0(fleet));
-  CHECK(b.Enter(Widget(), "s1", nullptr));  // not free: a may still run
+  CHECK(fleet.Ask(b, Widget(), "s1", nullptr));  // not free: a may still run
   CHECK_FALSE(fleet.store.Has(Slot0(fleet)));
   fleet.clock.Advance(std::chrono::seconds(3));
   a.RenewDue();
   CHECK_FALSE(a.LostSlot(Widget()));
   CHECK(fleet.store.Lease(Slot0(fleet)).holder == "a");
-  CHECK(b.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.Ask(b, Widget(), "s1", nullptr));
 }
 
 TEST_CASE("a slot Lease deleted with its holder gone frees itself a lease after the deletion") {
   Fleet fleet(MaxNodes(1));
   RolloutGate& a = fleet.Node("a");
   RolloutGate& b = fleet.Node("b");
-  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
   fleet.clock.Advance(std::chrono::seconds(2));
   fleet.store.Remove(Slot0(fleet));
   fleet.clock.Advance(std::chrono::seconds(5));
-  CHECK(b.Enter(Widget(), "s1", nullptr));  // 5 s since the deletion, of a 6-s lease
+  CHECK(fleet.Ask(b, Widget(), "s1", nullptr));  // 5 s since the deletion, of a 6-s lease
   fleet.clock.Advance(std::chrono::seconds(1));
-  CHECK_FALSE(b.Enter(Widget(), "s1", nullptr));  // taken by a create
+  CHECK_FALSE(fleet.Ask(b, Widget(), "s1", nullptr));  // taken by a create
   CHECK(fleet.store.Lease(Slot0(fleet)).holder == "b");
 }
 
@@ -442,10 +487,10 @@ TEST_CASE("a node Lease deleted by hand keeps the node in the fleet and is writt
   RolloutGate& a = fleet.Node("a");
   fleet.Node("b");
   const std::string lease = NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "a");
-  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
   a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
   fleet.store.Remove(lease);
-  CHECK(fleet.boards[1]->View().nodes.count("a") == 1);  // b still counts a
+  CHECK(fleet.CoordinatorBoard().View().nodes.count("a") == 1);  // the coordinator still counts a
   a.RenewDue();
   REQUIRE(fleet.store.Has(lease));
   CHECK(fleet.store.Lease(lease).results.count("u1") == 1);
@@ -459,15 +504,20 @@ TEST_CASE("two entries for one plural in two namespaces are two rollouts, each w
   RolloutGate& a = fleet.Node("n1");
   // The same node, for the entry of the other namespace: a board and a gate of its own.
   fleet.boards.push_back(std::make_unique<RolloutBoard>(fleet.clock));
-  fleet.store.Attach(fleet.boards.back().get(), RolloutIdOf(team_b.ref));
+  fleet.store.Attach(fleet.boards.back().get(), RolloutIdOf(team_b.ref), "n1");
   RolloutGateOptions options;
   options.node = "n1";
   options.namespace_name = "nodehook";
-  RolloutGate b(team_b, fleet.store, *fleet.boards.back(), fleet.clock, fleet.server, fleet.events, options);
+  RolloutGate b(team_b, fleet.store, *fleet.boards.back(), fleet.clock, fleet.server, options);
   REQUIRE(b.Register().ok());
+  RolloutBoard b_all(fleet.clock);
+  fleet.store.Attach(&b_all, RolloutIdOf(team_b.ref));
+  RolloutCoordinator b_coordinator(team_b, fleet.store, fleet.server, fleet.events, RolloutCoordinatorOptions{"nodehook", {}});
   ObjectMeta in_a{"ua", "team-a", "w1", "1", false};
   ObjectMeta in_b{"ub", "team-b", "w1", "1", false};
-  CHECK_FALSE(a.Enter(in_a, "s1", nullptr));
+  CHECK_FALSE(fleet.Ask(a, in_a, "s1", nullptr));
+  REQUIRE(b.Enter(in_b, "s1", nullptr));
+  CHECK(b_coordinator.Round(b_all) == 1);
   CHECK_FALSE(b.Enter(in_b, "s1", nullptr));  // not "busy": team-a's slot is another rollout's
   CHECK(fleet.store.SlotsHeldBy("n1") == 2);
   a.Succeeded(fleet.resource.ref, in_a, "s1", "done");
@@ -479,37 +529,44 @@ TEST_CASE("two entries for one plural in two namespaces are two rollouts, each w
   CHECK(fleet.store.Lease(lease_b).scope == "team-b");
 }
 
-TEST_CASE("a take refused for a lasting reason backs off, doubling up to a minute; a lost race does not") {
+TEST_CASE("a grant refused for a lasting reason backs off, doubling up to a minute") {
   Fleet fleet(MaxNodes(1));
   RolloutGate& a = fleet.Node("a");
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
   fleet.store.refuse = Status(StatusCode::kForbidden, "leases is forbidden");
-  std::vector<Duration> waits;
-  for (int i = 0; i < 8; ++i) waits.push_back(*a.Enter(Widget(), "s1", nullptr));
-  CHECK(waits[0] >= std::chrono::milliseconds(1500));  // the 2 s poll, ±25%: not poll/8
-  CHECK(waits[3] >= std::chrono::milliseconds(12000));  // 16 s ±25%
-  CHECK(waits[7] >= std::chrono::seconds(45));
-  CHECK(waits[7] <= std::chrono::seconds(75));  // a minute ±25%
+  const int before = fleet.store.creates;
+  for (int round = 0; round < 240; ++round) {  // two minutes of rounds, every half second
+    fleet.Coordinate();
+    fleet.server.now_ms += 500;
+  }
+  // Tried at 0, 1, 3, 7, 15, 31, 63 and 123 s: not 240 times.
+  CHECK(fleet.store.creates - before >= 6);
+  CHECK(fleet.store.creates - before <= 8);
   fleet.store.refuse = Status::Ok();
-  CHECK_FALSE(a.Enter(Widget(), "s1", nullptr));
+  for (int round = 0; round < 120 && a.Enter(Widget(), "s1", nullptr); ++round) {
+    fleet.Coordinate();
+    fleet.server.now_ms += 500;
+  }
+  CHECK(fleet.store.SlotsHeldBy("a") == 1);  // granted within the minute, and taken
 }
 
-TEST_CASE("the last two nodes finish at once, each before it sees the other's result: completion is still posted") {
+TEST_CASE("completion is posted once, by the coordinator, when the last nodes finish at once") {
   Fleet fleet(MaxNodes(2));
   RolloutGate& a = fleet.Node("a");
   RolloutGate& b = fleet.Node("b");
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  REQUIRE(b.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.Coordinate() == 2);
   REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
   REQUIRE_FALSE(b.Enter(Widget(), "s1", nullptr));
-  fleet.store.held = true;
   a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
   b.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
-  CHECK(fleet.events.posted.empty());  // neither saw the other done
-  fleet.store.Release();
-  a.RenewDue();
-  b.RenewDue();
-  REQUIRE(fleet.events.posted.size() == 2);  // both post it; the one Event name makes it one create
+  CHECK(fleet.events.posted.empty());
+  fleet.Coordinate();
+  REQUIRE(fleet.events.posted.size() == 1);
   CHECK(fleet.events.posted[0].rfind("RolloutCompleted: ", 0) == 0);
-  a.RenewDue();
-  CHECK(fleet.events.posted.size() == 2);  // once
+  fleet.Coordinate();
+  CHECK(fleet.events.posted.size() == 1);  // once
 }
 
 TEST_CASE("a node Lease deleted for good leaves the boards after a minute, and the board forgets it") {
@@ -517,8 +574,8 @@ TEST_CASE("a node Lease deleted for good leaves the boards after a minute, and t
   fleet.Node("a");  // its agent is gone after this: nobody writes its Lease again
   fleet.Node("b");
   const std::string lease = NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "a");
+  RolloutBoard& b_board = fleet.CoordinatorBoard();
   fleet.store.Remove(lease);
-  RolloutBoard& b_board = *fleet.boards[1];
   fleet.clock.Advance(std::chrono::seconds(59));
   CHECK(b_board.View().nodes.count("a") == 1);
   fleet.clock.Advance(std::chrono::seconds(1));
@@ -538,7 +595,7 @@ TEST_CASE("a node that handled 2,000 gated objects keeps every result on its Lea
   for (int i = 0; i < 2000; ++i) {
     ObjectMeta object{"00000000-0000-0000-0000-" + std::to_string(100000000000 + i), "ns", "w" + std::to_string(i),
                       "7", false};
-    REQUIRE_FALSE(a.Enter(object, "s1", nullptr));
+    REQUIRE_FALSE(fleet.Ask(a, object, "s1", nullptr));
     a.Succeeded(fleet.resource.ref, object, "s1", outcome);
   }
   const std::string lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "a");
@@ -597,6 +654,7 @@ TEST_CASE("a node whose Node is deleted writes its Lease no more, so it leaves t
   RolloutGate& a = fleet.Node("a");
   const std::string lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "a");
   REQUIRE(fleet.store.Has(lease));
+  REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));  // work in progress still runs
   fleet.presence["a"] = NodePresence{"", true};
   fleet.store.Remove(lease);  // the garbage collector, after the Node
   for (int round = 0; round < 100; ++round) {
@@ -604,7 +662,6 @@ TEST_CASE("a node whose Node is deleted writes its Lease no more, so it leaves t
     a.RenewDue();
   }
   CHECK_FALSE(fleet.store.Has(lease));
-  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));  // work in progress still runs
   a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
   CHECK_FALSE(fleet.store.Has(lease));
   fleet.presence["a"] = NodePresence{"node-uid-a2", false};  // registered again, a new Node
@@ -640,7 +697,7 @@ TEST_CASE("a canary that fails marks its result as a canary's") {
   for (const char* n : {"a", "b", "c"}) fleet.Node(n);
   std::string canary;
   for (auto& [name, gate] : fleet.gates) {
-    if (!gate->Enter(Widget(), "s1", nullptr)) canary = name;
+    if (!fleet.Ask(*gate, Widget(), "s1", nullptr)) canary = name;
   }
   REQUIRE_FALSE(canary.empty());
   fleet.gates[canary]->Failed(fleet.resource.ref, Widget(), "s1", 1, true, "boom");
@@ -659,20 +716,18 @@ TEST_CASE("a state that waited for a node that left is posted complete when that
   RolloutGate& b = fleet.Node("b");
   fleet.Node("c");  // never runs it: it has left, though its Lease is still there
   for (RolloutGate* node : {&a, &b}) {
-    REQUIRE_FALSE(node->Enter(Widget(), "s1", nullptr));
+    REQUIRE_FALSE(fleet.Ask(*node, Widget(), "s1", nullptr));
     node->Succeeded(fleet.resource.ref, Widget(), "s1", "done");
   }
-  for (int round = 0; round < 70; ++round) {  // past the minute the finishers look for completion
+  for (int round = 0; round < 70; ++round) {
     fleet.clock.Advance(std::chrono::seconds(1));
-    a.RenewDue();
-    b.RenewDue();
+    fleet.Coordinate();
   }
   CHECK(fleet.events.posted.empty());
   fleet.store.Remove(NodeLeaseName(RolloutIdOf(fleet.resource.ref), "c"));  // the garbage collector
-  for (int round = 0; round < 70; ++round) {  // the minute a deleted node Lease stays on the boards
+  for (int round = 0; round < 70; ++round) {  // the minute a deleted node Lease stays on the board
     fleet.clock.Advance(std::chrono::seconds(1));
-    a.RenewDue();
-    b.RenewDue();
+    fleet.Coordinate();
   }
   REQUIRE_FALSE(fleet.events.posted.empty());
   CHECK(fleet.events.posted.front().rfind("RolloutCompleted", 0) == 0);

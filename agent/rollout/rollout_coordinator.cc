@@ -1,0 +1,189 @@
+#include "agent/rollout/rollout_coordinator.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "agent/base/log.h"
+#include "agent/base/utc_time.h"
+#include "agent/kube/client/lease_client.h"
+
+namespace nodehook {
+namespace {
+
+std::string StateText(const std::string& state) { return state.substr(0, 12); }
+
+// "namespace/name" as a request names its object ("/name" when cluster-scoped).
+ObjectMeta MetaOf(const std::string& uid, const std::string& object) {
+  const size_t slash = object.find('/');
+  if (slash == std::string::npos) return ObjectMeta{uid, "", object, "", false};
+  return ObjectMeta{uid, object.substr(0, slash), object.substr(slash + 1), "", false};
+}
+
+}  // namespace
+
+RolloutCoordinator::RolloutCoordinator(const WatchedResource& resource, KubeClient& client, const ServerClock& server,
+                                       EventRecorder& events, RolloutCoordinatorOptions options)
+    : resource_(resource),
+      policy_(*resource.rollout),
+      rid_(RolloutIdOf(resource.ref)),
+      client_(client),
+      server_(server),
+      events_(events),
+      options_(std::move(options)) {}
+
+int RolloutCoordinator::Round(const BoardReader& board) {
+  BoardView view = board.View();
+  const int64_t now_ms = server_.NowMs();
+  const WindowNow window = options_.windows ? options_.windows(now_ms) : WindowNow{};
+  Track(view);
+  // The requests by object state, each with the nodes that asked for it.
+  std::map<std::pair<std::string, std::string>, std::pair<NodeRequest, std::map<std::string, bool>>> asks;
+  for (const auto& [node, requests] : view.requests) {
+    for (const auto& [uid, request] : requests) {
+      auto& ask = asks[{uid, request.state}];
+      ask.first = request;
+      ask.second[node] = true;
+    }
+  }
+  int granted = 0;
+  for (const auto& [key, ask] : asks) {
+    if (now_ms < grants_after_ms_) break;
+    if (!GrantFor(view, key.first, ask.first, ask.second, window, now_ms, &granted)) break;
+  }
+  PostOutcomes(view, now_ms);
+  return granted;
+}
+
+void RolloutCoordinator::Track(const BoardView& view) {
+  for (const auto& [node, requests] : view.requests) {
+    for (const auto& [uid, request] : requests) {
+      auto [it, fresh] = tracked_.try_emplace(uid + "/" + request.state);
+      if (fresh) it->second = Tracked{MetaOf(uid, request.object), request, false};
+    }
+  }
+  // A state that no node asks for or has a result for any more (the object changed again, or is
+  // gone) is forgotten.
+  for (auto it = tracked_.begin(); it != tracked_.end();) {
+    const std::string& uid = it->second.object.uid;
+    const std::string& state = it->second.request.state;
+    bool seen = false;
+    for (const auto& [node, results] : view.nodes) {
+      auto r = results.find(uid);
+      if (r != results.end() && r->second.state == state) seen = true;
+      auto q = view.requests.find(node);
+      if (q != view.requests.end()) {
+        auto asked = q->second.find(uid);
+        if (asked != q->second.end() && asked->second.state == state) seen = true;
+      }
+      if (seen) break;
+    }
+    it = seen ? std::next(it) : tracked_.erase(it);
+  }
+}
+
+bool RolloutCoordinator::GrantFor(BoardView& view, const std::string& uid, const NodeRequest& request,
+                                  const std::map<std::string, bool>& asked, const WindowNow& window, int64_t now_ms,
+                                  int* granted) {
+  const RolloutObject target{uid, request.state, false, request.resume, request.selector};
+  const std::vector<std::string> canaries = Canaries(policy_, view, target);
+  for (const std::string& node : RolloutOrder(view, target)) {
+    if (asked.count(node) == 0) continue;
+    const RolloutAdmission a = Judge(policy_, view, target, node, HeldOnBoard(policy_, view, node), window, now_ms);
+    if (a.enter) {
+      if (a.own) continue;  // its own slot for the object: the node goes on in it by itself
+      const bool canary = std::find(canaries.begin(), canaries.end(), node) != canaries.end();
+      Status st = Grant(view, node, uid, request, a, canary);
+      if (!st.ok()) {
+        // Raced (409, 404): the board is behind the API server (a write of the holder, another
+        // coordinator's grant); the next round judges again on what the watch brings. Refused
+        // for a lasting reason: each refusal doubles the wait.
+        const bool raced = st.code() == StatusCode::kConflict || st.code() == StatusCode::kNotFound;
+        refusals_ = raced ? 0 : std::min(refusals_ + 1, 16);
+        const int64_t wait_ms = raced ? 0 : std::min<int64_t>(int64_t{1000} << std::min(refusals_ - 1, 6), 60'000);
+        grants_after_ms_ = now_ms + wait_ms;
+        Log(LogLevel::kInfo, "rollout slot not granted",
+            {{"resource", resource_.ref.Id()}, {"uid", uid}, {"node", node}, {"slot", a.slot},
+             {"error", st.ToString()},
+             {"next", raced ? "judge again at the next round" : "grant again in " + std::to_string(wait_ms / 1000) + "s"}});
+        return false;
+      }
+      refusals_ = 0;
+      ++*granted;
+      continue;
+    }
+    switch (a.wait) {
+      case WaitReason::kNoFreeSlot: return false;  // for every other state as well
+      case WaitReason::kHalted:
+      case WaitReason::kOutsideWindow:
+      case WaitReason::kCanariesPending: return true;  // for every later node of this state
+      default: continue;                               // this node only (busy, held)
+    }
+  }
+  return true;
+}
+
+Status RolloutCoordinator::Grant(BoardView& view, const std::string& node, const std::string& uid,
+                                 const NodeRequest& request, const RolloutAdmission& admission, bool canary) {
+  RolloutLease lease;
+  lease.name = SlotLeaseName(rid_, admission.slot);
+  lease.kind = "slot";
+  lease.holder = node;
+  lease.lease_duration_seconds = std::max(static_cast<int>(policy_.slot_lease.count()), 1);
+  lease.renew_time = MicroTime(FromMillis(server_.NowMs()));
+  lease.resource_version = admission.slot_version;
+  lease.resource = resource_.ref.Id();
+  lease.scope = resource_.ref.namespace_name;
+  lease.slot = admission.slot;
+  lease.uid = uid;
+  lease.state = request.state;
+  lease.phase = SlotPhase::kRunning;
+  lease.canary = canary;
+  ObjectRef ref{KubeLeaseClient::LeasesResource(), options_.namespace_name, lease.name};
+  const std::string body = RolloutLeaseJson(options_.namespace_name, rid_, lease);
+  std::string version;
+  if (admission.slot_version.empty()) {
+    Status created = client_.Create(ref.resource, ref.namespace_name, body);
+    if (!created.ok()) return created;
+  } else {
+    auto stored = client_.Replace(ref, body);
+    if (!stored.ok()) return stored.status();
+    version = stored->meta.resource_version;
+  }
+  // Judged on from here in this round: the watch brings the write back later.
+  auto& slots = view.slots;
+  slots.erase(std::remove_if(slots.begin(), slots.end(), [&](const SlotView& s) { return s.slot == admission.slot; }),
+              slots.end());
+  slots.push_back(SlotView{admission.slot, node, uid, request.state, SlotPhase::kRunning, true, version});
+  Log(LogLevel::kInfo, "rollout slot granted",
+      {{"resource", resource_.ref.Id()}, {"object", request.object}, {"uid", uid}, {"node", node},
+       {"slot", admission.slot}, {"state", StateText(request.state)}, {"canary", canary ? "true" : "false"},
+       {"next", "the node renews the slot as its own and runs its hook"}});
+  return Status::Ok();
+}
+
+void RolloutCoordinator::PostOutcomes(const BoardView& view, int64_t now_ms) {
+  for (auto it = tracked_.begin(); it != tracked_.end();) {
+    Tracked& t = it->second;
+    const RolloutObject target{t.object.uid, t.request.state, false, t.request.resume, t.request.selector};
+    std::string why;
+    if (!t.halted_posted && Halted(policy_, view, target, &why)) {
+      t.halted_posted = true;
+      std::string note = "rollout of state " + StateText(target.state) + " halted: " + why + ";";
+      for (const auto& node : FailedNodes(view, target)) {
+        note += " " + node + ": " + view.nodes.at(node).at(target.uid).message + ";";
+      }
+      events_.RolloutReached(resource_.ref, t.object, "RolloutHalted", target.state, true, note);
+    }
+    if (RolloutComplete(policy_, view, target, now_ms)) {
+      events_.RolloutReached(resource_.ref, t.object, "RolloutCompleted", target.state, false,
+                             "rollout of state " + StateText(target.state) + " completed on every node");
+      it = tracked_.erase(it);
+      continue;
+    }
+    ++it;
+  }
+}
+
+}  // namespace nodehook

@@ -1,0 +1,75 @@
+// RolloutCoordinator: the one reader of a rollout's node Leases, so that the API server's work
+// per gated change per node stays flat as the fleet grows (docs/fleet-cost.md). Each node asks
+// for the object states it waits to run (requests on its own node Lease, node_requests.h); the
+// coordinator judges them with the same rules every reader uses (rollout_judge.h: canaries,
+// halts, targeting, holds, windows, max_nodes) on its board of every Lease of the rollout, and
+// grants a free slot by writing the slot Lease in the node's name. The node then renews the slot
+// as its own (rollout_gate.h), so a killed holder's slot still frees itself within its lease and
+// the fence still stops its hook first.
+// Never more than max_nodes inside, whoever coordinates: a grant is a write of a free slot Lease
+// conditioned on the resourceVersion it judged, so two coordinators (an old one that has not yet
+// seen its term end, and the new one) cannot both grant one slot; a new coordinator's board
+// counts each slot it lists as held for a whole lease from the moment it saw it.
+// It also posts RolloutHalted and RolloutCompleted, once per object state it saw requested.
+// Not thread-safe: one thread calls Round (rollout_coordination.h). Borrows the client, clock and
+// events, which must outlive it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "agent/base/clock.h"
+#include "agent/config/config.h"
+#include "agent/events/event_recorder.h"
+#include "agent/kube/client/kube_client.h"
+#include "agent/kube/transport/server_clock.h"
+#include "agent/rollout/rollout_board.h"
+#include "agent/rollout/rollout_judge.h"
+
+namespace nodehook {
+
+struct RolloutCoordinatorOptions {
+  std::string namespace_name;                        // where the Leases live
+  std::function<WindowNow(int64_t now_ms)> windows;  // whether a window is open; empty: always
+};
+
+class RolloutCoordinator {
+ public:
+  RolloutCoordinator(const WatchedResource& resource, KubeClient& client, const ServerClock& server,
+                     EventRecorder& events, RolloutCoordinatorOptions options);
+
+  // One round on the board as it is now: grants for the requests the rules admit, then the
+  // halts and completions to post. Returns the number of slots granted.
+  int Round(const BoardReader& board);
+
+ private:
+  // An object state some node asked for: what its Events need.
+  struct Tracked {
+    ObjectMeta object;
+    NodeRequest request;
+    bool halted_posted = false;
+  };
+  void Track(const BoardView& view);
+  // Grants for the requests of one object state, in its rollout order; false: no slot is free.
+  bool GrantFor(BoardView& view, const std::string& uid, const NodeRequest& request,
+                const std::map<std::string, bool>& asked, const WindowNow& window, int64_t now_ms, int* granted);
+  Status Grant(BoardView& view, const std::string& node, const std::string& uid, const NodeRequest& request,
+               const RolloutAdmission& admission, bool canary);
+  void PostOutcomes(const BoardView& view, int64_t now_ms);
+
+  const WatchedResource& resource_;
+  const RolloutPolicy& policy_;
+  const std::string rid_;
+  KubeClient& client_;
+  const ServerClock& server_;
+  EventRecorder& events_;
+  const RolloutCoordinatorOptions options_;
+  std::map<std::string, Tracked> tracked_;  // by object uid and state
+  // Grants refused in a row for a lasting reason (403, 422, the server away), and the server
+  // time before which no grant is tried again: doubling from a second to a minute.
+  int refusals_ = 0;
+  int64_t grants_after_ms_ = 0;
+};
+
+}  // namespace nodehook
