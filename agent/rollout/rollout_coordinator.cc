@@ -175,6 +175,11 @@ void RolloutCoordinator::PostOutcomes(const BoardView& view, int64_t now_ms) {
         note += " " + node + ": " + view.nodes.at(node).at(target.uid).message + ";";
       }
       events_.RolloutReached(resource_.ref, t.object, "RolloutHalted", target.state, true, note);
+      Log(LogLevel::kWarn, "rollout halted",
+          {{"resource", resource_.ref.Id()}, {"object", t.request.object}, {"uid", t.object.uid},
+           {"state", StateText(target.state)}, {"reason", why},
+           {"next", "grant no slot for this state until it is resumed (annotation " +
+                        std::string(kRolloutResumeAnnotation) + ") or the object changes"}});
     }
     if (RolloutComplete(policy_, view, target, now_ms)) {
       events_.RolloutReached(resource_.ref, t.object, "RolloutCompleted", target.state, false,

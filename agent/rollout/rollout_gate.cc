@@ -558,6 +558,18 @@ void RolloutGate::RenewDue() {
   if (now - slot_->renewed_at < lease / 3) return;
   Slot renewed = *slot_;
   Status st = WriteOwnSlot(renewed, options_.node, static_cast<int>(policy_.slot_lease.count()));
+  if (PastFence(*slot_)) {
+    // The write took until past the fence's deadline (a connection that hung, then came back):
+    // the fence has stopped the hook, and others may have held the slot meanwhile, so what the
+    // write says now (even a slot granted to this node again) does not make that stop the hook's
+    // own failure.
+    slot_->lost = true;
+    MoveFence(TimePoint{});
+    Log(LogLevel::kWarn, "rollout slot lost",
+        {{"uid", slot_->uid}, {"slot", slot_->index}, {"error", "renewal answered after the fence's deadline"},
+         {"next", "the fence stops the hook; ask for a slot again"}});
+    return;
+  }
   if (st.ok()) {
     *slot_ = renewed;
     MoveFence(renewed.renewed_at + lease * 2 / 3);

@@ -187,7 +187,9 @@ def test_a_failing_canary_stops_every_other_node_until_its_state_is_resumed(flee
     failed = wait_until(lambda: [n for n, (_, result) in fleet.results(uid).items() if result == "failed"],
                         "the canary's failure in its node Lease")
     others = set(fleet.agents) - set(failed)
-    wait_until(lambda: fleet.waiting("halted") >= others, "every other node waiting on the halt")
+    # The coordinator judges the halt; the others wait for a slot it no longer grants.
+    wait_until(lambda: fleet.events("RolloutHalted") and fleet.waiting("queued") >= others,
+               "the halt posted, every other node waiting for a slot")
     assert {r.node for r in fleet.runs("w1")} == set(failed)  # nobody but the canary ever started
     assert len(failed) == 1
     wait_until(lambda: fleet.events("RolloutHalted"), "the RolloutHalted Event")
@@ -211,8 +213,9 @@ def test_two_failed_nodes_halt_the_state_and_a_newer_state_starts_afresh(fleet_o
     wait_until(lambda: len([1 for _, r in fleet.results(uid).values() if r == "failed"]) >= 2, "two failed nodes")
     # A node may take a slot freed by the first failure before the second is written: a halt is
     # seen once written, so at most max_failed_nodes + max_nodes - 1 nodes ever start.
-    wait_until(lambda: fleet.waiting("halted") >= set(fleet.agents) - {r.node for r in fleet.runs("w1")},
-               "the others waiting on the halt")
+    wait_until(lambda: fleet.events("RolloutHalted") and
+               fleet.waiting("queued") >= set(fleet.agents) - {r.node for r in fleet.runs("w1")},
+               "the halt posted, the others waiting for a slot")
     failed = {n for n, (_, r) in fleet.results(uid).items() if r == "failed"}
     assert {r.node for r in fleet.runs("w1")} == failed
     assert 2 <= len(failed) <= 3

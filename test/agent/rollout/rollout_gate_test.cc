@@ -48,6 +48,7 @@ class LeaseStore final : public KubeClient {
     return Status::Ok();
   }
   Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) override {
+    if (auto hang = std::exchange(during_replace, nullptr)) hang();
     if (Status valid = AnnotationsFit(body); !valid.ok()) return valid;
     auto lease = ParseRolloutLease(body);
     if (!lease.ok()) return lease.status();
@@ -83,6 +84,8 @@ class LeaseStore final : public KubeClient {
   }
   int writes = 0;
   int creates = 0;
+  // Runs once, inside the next replace, before it is served: a request that hangs meanwhile.
+  std::function<void()> during_replace;
   Status refuse;  // when set, every create is refused with it (403 from RBAC, say)
   int refused = 0;
   // While set, writes reach no board (the watches are late); Release brings them all at once.
@@ -331,6 +334,21 @@ TEST_CASE("a slot that is not renewed expires for the others; its old holder fin
   CHECK(fleet.store.Lease(SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0)).holder == "b");
   a.RenewDue();
   CHECK(a.LostSlot(Widget()));
+}
+
+TEST_CASE("a renewal answered after the fence's deadline loses the slot, though it was granted to the node again") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1"));
+  fleet.clock.Advance(std::chrono::seconds(2));
+  // The renewal hangs for 10 s; meanwhile the slot expires, and is granted to this node again
+  // for its ask still on its node Lease (a new version of the same content).
+  fleet.store.during_replace = [&] {
+    fleet.clock.Advance(std::chrono::seconds(10));
+    fleet.store.Touch(Slot0(fleet));
+  };
+  a.RenewDue();
+  CHECK(a.LostSlot(Widget()));  // the fence stopped the hook 4 s after its take
 }
 
 TEST_CASE("a restarted agent takes its own slot back, never a second one") {
