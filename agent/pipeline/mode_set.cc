@@ -248,6 +248,16 @@ void ModeSet::Tick(TimePoint now) {
 
 void ModeSet::OnLeadershipChanged(std::function<void(bool leading)> fn) { on_leadership_ = std::move(fn); }
 
+void ModeSet::OnRolloutGranted(std::function<void(const WatchedResource& resource, const std::string& uid)> fn) {
+  for (auto& r : rollouts_) {
+    const WatchedResource* resource = r.resource;
+    const std::string node = node_name_;
+    r.board->SetOnSlotNamed([fn, resource, node](const RolloutLease& slot) {
+      if (slot.holder == node) fn(*resource, slot.uid);
+    });
+  }
+}
+
 std::string ModeSet::NodeWatchName() const { return node_roster_ ? "nodes" : "node " + node_name_; }
 
 }  // namespace nodehook

@@ -22,6 +22,13 @@ void RequeueTriggers::RegisterOn(ModeSet& modes) {
   modes.OnLeadershipChanged([this](bool leading) {
     if (leading) RequeueWhole(IsSingleton);
   });
+  modes.OnRolloutGranted([this](const WatchedResource& resource, const std::string& uid) {
+    for (const auto& p : pipelines_) {
+      if (p->config.ref.Id() == resource.ref.Id() && p->config.ref.namespace_name == resource.ref.namespace_name) {
+        queue_.AddNow(p->Key(uid));
+      }
+    }
+  });
 }
 
 std::vector<QueueKey> RequeueTriggers::AllOf(const std::function<bool(const WatchedResource&)>& which) const {

@@ -7,6 +7,8 @@
 //   node had no agent pod for        does not requeue unchanged objects); the second fires from
 //   finalizer_release_after_seconds  housekeeping, by the injected clock (ModeSet::Tick)
 //   a leadership term started      -> every object of a singleton resource
+//   a rollout slot granted to this -> that object, at once (not at its next ask for a slot)
+//   node
 // Registered once on the ModeSet's sources; the periodic lanes hear of every requeued resource.
 // Thread-safe: the sources call from their own threads.
 #pragma once
@@ -29,7 +31,7 @@ class RequeueTriggers {
   RequeueTriggers(WorkQueue& queue, const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines,
                   std::function<void(size_t index)> changed);
 
-  // Registers the three triggers above on `modes`.
+  // Registers the triggers above on `modes`.
   void RegisterOn(ModeSet& modes);
 
   // The map functions, exposed for tests: which keys each trigger requeues.

@@ -4,17 +4,26 @@
 
 namespace nodehook {
 
-void RolloutBoard::Take(const KubeObject& object) {
+std::optional<RolloutLease> RolloutBoard::Take(const KubeObject& object) {
   auto lease = ParseRolloutLease(object.json);
   if (!lease.ok()) {
     Log(LogLevel::kWarn, "rollout lease unreadable",
         {{"lease", object.meta.Key()}, {"error", lease.status().ToString()}, {"next", "ignore it"}});
-    return;
+    return std::nullopt;
   }
   auto& seen = leases_[lease->name];
   if (seen.deleted || seen.lease.resource_version != lease->resource_version) seen.changed_at = clock_.Now();
+  const bool named = lease->kind == "slot" && !lease->holder.empty() &&
+                     (seen.deleted || seen.lease.holder != lease->holder || seen.lease.uid != lease->uid ||
+                      seen.lease.state != lease->state);
   seen.deleted = false;
   seen.lease = std::move(lease).value();
+  return named ? std::optional<RolloutLease>(seen.lease) : std::nullopt;
+}
+
+void RolloutBoard::Tell(const std::vector<RolloutLease>& named) const {
+  if (!on_slot_named_) return;
+  for (const RolloutLease& slot : named) on_slot_named_(slot);
 }
 
 void RolloutBoard::Forget(Seen& seen) {
@@ -55,28 +64,36 @@ uint64_t RolloutBoard::departures() const {
 }
 
 void RolloutBoard::OnListed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>&) {
-  MutexLock lock(&mu_);
-  std::map<std::string, Seen> before = std::move(leases_);
-  leases_.clear();
-  for (const auto& item : items) {
-    auto old = before.find(item->meta.name);
-    if (old != before.end()) {
-      leases_[item->meta.name] = old->second;  // keeps when it last changed
-      before.erase(old);
+  std::vector<RolloutLease> named;
+  {
+    MutexLock lock(&mu_);
+    std::map<std::string, Seen> before = std::move(leases_);
+    leases_.clear();
+    for (const auto& item : items) {
+      auto old = before.find(item->meta.name);
+      if (old != before.end()) {
+        leases_[item->meta.name] = old->second;  // keeps when it last changed
+        before.erase(old);
+      }
+      if (auto slot = Take(*item)) named.push_back(std::move(*slot));
     }
-    Take(*item);
+    for (auto& [name, seen] : before) {  // deleted while the watch was away
+      Forget(seen);
+      leases_[name] = seen;
+    }
+    Prune();
+    listed_ = true;
   }
-  for (auto& [name, seen] : before) {  // deleted while the watch was away
-    Forget(seen);
-    leases_[name] = seen;
-  }
-  Prune();
-  listed_ = true;
+  Tell(named);
 }
 
 void RolloutBoard::OnObject(ObjectPtr object) {
-  MutexLock lock(&mu_);
-  Take(*object);
+  std::optional<RolloutLease> named;
+  {
+    MutexLock lock(&mu_);
+    named = Take(*object);
+  }
+  if (named) Tell({*named});
 }
 
 void RolloutBoard::OnDeleted(ObjectPtr last_state) {

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,11 @@ class RolloutBoard final : public WatchSink, public BoardReader {
   void OnObject(ObjectPtr object) override;
   void OnDeleted(ObjectPtr last_state) override;
 
+  // Called, from the watch's thread and outside the board's lock, with each slot Lease that names
+  // a holder for an object state it did not name before (a grant, on a node's board). Set before
+  // the watch runs.
+  void SetOnSlotNamed(std::function<void(const RolloutLease& slot)> fn) { on_slot_named_ = std::move(fn); }
+
   BoardView View() const override;
   RolloutLease Lease(const std::string& name) const override;
   bool listed() const override;
@@ -63,12 +70,15 @@ class RolloutBoard final : public WatchSink, public BoardReader {
     TimePoint changed_at;  // local: when this resourceVersion was first seen, or the deletion
     bool deleted = false;
   };
-  void Take(const KubeObject& object) REQUIRES(mu_);
+  // Returns the slot Lease when it now names a holder and object state it did not before.
+  std::optional<RolloutLease> Take(const KubeObject& object) REQUIRES(mu_);
+  void Tell(const std::vector<RolloutLease>& named) const;
   void Forget(Seen& seen) REQUIRES(mu_);
   static bool Expired(const Seen& seen, TimePoint now);  // deleted, and past its time on the board
   void Prune() REQUIRES(mu_);
 
   Clock& clock_;
+  std::function<void(const RolloutLease&)> on_slot_named_;
   mutable Mutex mu_;
   std::map<std::string, Seen> leases_ GUARDED_BY(mu_);
   bool listed_ GUARDED_BY(mu_) = false;

@@ -7,7 +7,8 @@ waits until every node Lease is there; then creates --objects widgets (each is o
 for every node) and waits until every node Lease says done for every object. Reported per gated
 change per node (so flat figures mean the API server's work grows linearly with N):
   - the Lease watch events the API server sent, and their bytes (apiserver_watch_events_sizes);
-  - the Lease writes it served (creates and updates, apiserver_request_total);
+  - the Lease writes it served (creates and updates, apiserver_request_total), and the Lease
+    reads (GET: mostly the candidates of the coordinator's election, which poll its Lease);
   - its CPU seconds (etcd included: same process);
 and the time from the first create to the last node done.
 
@@ -63,6 +64,7 @@ def lease_counters(server):
     return {"events": sum_samples(samples, "apiserver_watch_events_sizes_count", resource="leases"),
             "bytes": sum_samples(samples, "apiserver_watch_events_sizes_sum", resource="leases"),
             "writes": sum(v for verb, v in writes.items() if verb in ("POST", "PUT", "PATCH")),
+            "reads": writes.get("GET", 0),
             "cpu": server.cpu_total()}
 
 
@@ -146,11 +148,12 @@ def main(argv):
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
-    print("\n| agents | objects | Lease watch events | watch KiB | Lease writes | API-server CPU ms | time to complete |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("\n| agents | objects | Lease watch events | watch KiB | Lease writes | Lease reads | API-server CPU ms | "
+          "time to complete |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         print(f"| {r['agents']} | {r['objects']} | {r['events']:.1f} | {r['bytes'] / 1024:.1f} | {r['writes']:.2f} | "
-              f"{r['cpu'] * 1000:.1f} | {r['seconds']:.0f} s |")
+              f"{r['reads']:.2f} | {r['cpu'] * 1000:.1f} | {r['seconds']:.0f} s |")
     print("(per gated change per node)")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))

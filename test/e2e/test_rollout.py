@@ -316,6 +316,44 @@ def test_a_slot_holder_killed_stopped_or_cut_off_frees_its_slot_and_the_rollout_
     print(f"{fault}: the victim's slot was taken by another node {handover:.1f}s after the fault")
 
 
+def coordinator(fleet):
+    """The node whose agent holds the rollout's coordinator Lease now (None when nobody does)."""
+    items = fleet.cluster.kube.request(
+        "GET", f"/apis/coordination.k8s.io/v1/namespaces/{fleet.widgets.namespace}/leases").get("items", [])
+    for lease in items:
+        if lease["metadata"]["name"].endswith("-coordinator"):
+            holder = lease["spec"].get("holderIdentity") or ""
+            return next((node for node in fleet.agents if holder == node or holder.startswith(node + "_")), None)
+    return None
+
+
+def test_a_killed_coordinator_is_replaced_and_the_rollout_completes_within_the_limit(fleet_of, widgets):
+    """The coordinator is the one agent that reads every node Lease and grants the slots. SIGKILL it
+    while nodes wait for slots: another agent takes its Lease over, grants from its own watch, and
+    the rollout completes with never more than max_nodes inside; the killed node runs it when back."""
+    fleet = fleet_of({"max_nodes": 2})
+    first = wait_until(lambda: coordinator(fleet), "a coordinator")
+    names = [f"w{i}" for i in range(3)]
+    for name in names:
+        widgets.create(name, {"seconds": 1.5})
+    wait_until(lambda: any(r.how == "done" for name in names for r in fleet.runs(name)), "a first run done")
+    fleet.agents[first].kill()
+    killed_at = time.monotonic()
+    second = wait_until(lambda: (c := coordinator(fleet)) != first and c, "another coordinator", timeout=60)
+    replaced = time.monotonic() - killed_at
+    others = set(fleet.agents) - {first}
+    wait_until(lambda: all(fleet.done_nodes(name) >= others for name in names), "every other node done with every object",
+               timeout=180)
+    fleet.agents[first].start()
+    wait_until(lambda: all(fleet.done_nodes(name) == set(fleet.agents) for name in names),
+               "the restarted node done with every object", timeout=120)
+    for name in names:
+        assert most_inside(fleet.runs(name)) <= 2, fleet.story(fleet.runs(name))
+    # One slot per node at a time, so across the objects too: never more than two runs open at once.
+    assert most_inside([r for name in names for r in fleet.runs(name)]) <= 2
+    print(f"coordinator {first} killed; {second} coordinated {replaced:.1f}s later")
+
+
 def test_an_api_server_restart_mid_rollout_keeps_the_limit_and_completes(fleet_of, widgets, cluster):
     fleet = fleet_of({"max_nodes": 2})
     widgets.create("w1", {"seconds": 2.0})

@@ -351,6 +351,21 @@ TEST_CASE("a renewal answered after the fence's deadline loses the slot, though 
   CHECK(a.LostSlot(Widget()));  // the fence stopped the hook 4 s after its take
 }
 
+TEST_CASE("a node's board tells of a grant once, so its object is looked at again at once") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  std::vector<std::string> told;
+  fleet.boards.back()->SetOnSlotNamed([&](const RolloutLease& slot) { told.push_back(slot.holder + " " + slot.uid); });
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  CHECK(told.empty());
+  CHECK(fleet.Coordinate() == 1);
+  CHECK(told == std::vector<std::string>{"a u1"});
+  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));  // taken: a write of the same slot
+  fleet.clock.Advance(std::chrono::seconds(2));
+  a.RenewDue();
+  CHECK(told.size() == 1);  // a take or a renewal is no new grant
+}
+
 TEST_CASE("a restarted agent takes its own slot back, never a second one") {
   Fleet fleet(MaxNodes(2));
   fleet.Node("b");
