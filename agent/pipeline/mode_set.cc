@@ -248,7 +248,7 @@ void ModeSet::Tick(TimePoint now) {
 
 void ModeSet::OnLeadershipChanged(std::function<void(bool leading)> fn) { on_leadership_ = std::move(fn); }
 
-void ModeSet::OnRolloutGranted(std::function<void(const WatchedResource& resource, const std::string& uid)> fn) {
+void ModeSet::OnRolloutGranted(const std::function<void(const WatchedResource& resource, const std::string& uid)>& fn) {
   for (auto& r : rollouts_) {
     const WatchedResource* resource = r.resource;
     const std::string node = node_name_;

@@ -73,7 +73,7 @@ class ModeSet {
   void Tick(TimePoint now);
   void OnLeadershipChanged(std::function<void(bool leading)> fn);
   // The rollout's coordinator granted this node a slot for an object of `resource`.
-  void OnRolloutGranted(std::function<void(const WatchedResource& resource, const std::string& uid)> fn);
+  void OnRolloutGranted(const std::function<void(const WatchedResource& resource, const std::string& uid)>& fn);
 
   // The Node watcher, when some mode needs it (null otherwise), and what it watches.
   Watcher* node_watcher() { return node_watcher_.get(); }

@@ -22,8 +22,10 @@ std::optional<RolloutLease> RolloutBoard::Take(const KubeObject& object) {
 }
 
 void RolloutBoard::Tell(const std::vector<RolloutLease>& named) const {
-  if (!on_slot_named_) return;
-  for (const RolloutLease& slot : named) on_slot_named_(slot);
+  if (on_slot_named_) {
+    for (const RolloutLease& slot : named) on_slot_named_(slot);
+  }
+  if (on_change_) on_change_();
 }
 
 void RolloutBoard::Forget(Seen& seen) {
@@ -93,14 +95,17 @@ void RolloutBoard::OnObject(ObjectPtr object) {
     MutexLock lock(&mu_);
     named = Take(*object);
   }
-  if (named) Tell({*named});
+  Tell(named ? std::vector<RolloutLease>{*named} : std::vector<RolloutLease>{});
 }
 
 void RolloutBoard::OnDeleted(ObjectPtr last_state) {
-  MutexLock lock(&mu_);
-  auto it = leases_.find(last_state->meta.name);
-  if (it != leases_.end()) Forget(it->second);
-  Prune();
+  {
+    MutexLock lock(&mu_);
+    auto it = leases_.find(last_state->meta.name);
+    if (it != leases_.end()) Forget(it->second);
+    Prune();
+  }
+  Tell({});
 }
 
 BoardView RolloutBoard::View() const {

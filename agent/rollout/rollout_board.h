@@ -55,6 +55,8 @@ class RolloutBoard final : public WatchSink, public BoardReader {
   // a holder for an object state it did not name before (a grant, on a node's board). Set before
   // the watch runs.
   void SetOnSlotNamed(std::function<void(const RolloutLease& slot)> fn) { on_slot_named_ = std::move(fn); }
+  // Called, the same way, after each change the watch brings (the coordinator judges again).
+  void SetOnChange(std::function<void()> fn) { on_change_ = std::move(fn); }
 
   BoardView View() const override;
   RolloutLease Lease(const std::string& name) const override;
@@ -79,6 +81,7 @@ class RolloutBoard final : public WatchSink, public BoardReader {
 
   Clock& clock_;
   std::function<void(const RolloutLease&)> on_slot_named_;
+  std::function<void()> on_change_;
   mutable Mutex mu_;
   std::map<std::string, Seen> leases_ GUARDED_BY(mu_);
   bool listed_ GUARDED_BY(mu_) = false;

@@ -45,16 +45,12 @@ void RolloutCoordination::Run(const CancelToken& stop) {
       std::lock_guard<std::mutex> lock(mu);
       return leading && !stop.cancelled();
     };
-    auto pause = [&](Duration d) {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait_for(lock, d, [&] { return !leading || stop.cancelled(); });
-    };
     std::unique_lock<std::mutex> lock(mu);
     while (!stop.cancelled()) {
       cv.wait(lock, [&] { return leading || stop.cancelled(); });
       if (stop.cancelled()) break;
       lock.unlock();
-      Coordinate(stop, is_leading, pause);
+      Coordinate(stop, is_leading);
       lock.lock();
     }
   }
@@ -63,13 +59,23 @@ void RolloutCoordination::Run(const CancelToken& stop) {
   elector_.SetOnChange(nullptr);
 }
 
-void RolloutCoordination::Coordinate(const CancelToken& stop, const std::function<bool()>& leading,
-                                     const std::function<void(Duration)>& pause) {
+void RolloutCoordination::Coordinate(const CancelToken& stop, const std::function<bool()>& leading) {
   const std::string rid = RolloutIdOf(resource_.ref);
   Log(LogLevel::kInfo, "rollout coordinator started",
       {{"resource", resource_.ref.Id()}, {"lease", CoordinatorLeaseName(rid)},
        {"next", "watch every Lease of the rollout and grant slots"}});
   RolloutBoard board(monotonic_);
+  // Each change the watch brings (an ask, a result, a release) is judged at once.
+  std::mutex change_mu;
+  std::condition_variable change_cv;
+  bool changed = false;
+  board.SetOnChange([&] {
+    {
+      std::lock_guard<std::mutex> lock(change_mu);
+      changed = true;
+    }
+    change_cv.notify_one();
+  });
   ResourceRef leases = KubeLeaseClient::LeasesResource();
   leases.namespace_name = options_.coordinator.namespace_name;
   leases.label_selector = std::string(kRolloutLabel) + "=" + rid;
@@ -79,7 +85,9 @@ void RolloutCoordination::Coordinate(const CancelToken& stop, const std::functio
   RolloutCoordinator coordinator(resource_, client_, server_, events_, options_.coordinator);
   while (leading()) {
     if (board.listed()) coordinator.Round(board);
-    pause(options_.round);
+    std::unique_lock<std::mutex> lock(change_mu);
+    change_cv.wait_for(lock, options_.round, [&] { return changed; });
+    changed = false;
   }
   term.Cancel();
   watch.join();

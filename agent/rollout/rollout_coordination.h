@@ -24,7 +24,7 @@ struct RolloutCoordinationOptions {
   LeaderElectionOptions election;  // identity and timings
   WatcherOptions watch;            // for the watch of every Lease of the rollout
   RolloutCoordinatorOptions coordinator;
-  Duration round{500};             // how often a coordinator judges the requests
+  Duration round{500};             // a coordinator judges at each change its watch brings, at least this often
 };
 
 std::string CoordinatorLeaseName(const std::string& rid);
@@ -39,8 +39,7 @@ class RolloutCoordination {
 
  private:
   // One term: the watch of every Lease and the rounds, until `stop` or the term's end.
-  void Coordinate(const CancelToken& stop, const std::function<bool()>& leading,
-                  const std::function<void(Duration)>& pause);
+  void Coordinate(const CancelToken& stop, const std::function<bool()>& leading);
 
   const WatchedResource& resource_;
   KubeClient& client_;
