@@ -327,31 +327,41 @@ def coordinator(fleet):
     return None
 
 
-def test_a_killed_coordinator_is_replaced_and_the_rollout_completes_within_the_limit(fleet_of, widgets):
-    """The coordinator is the one agent that reads every node Lease and grants the slots. SIGKILL it
-    while nodes wait for slots: another agent takes its Lease over, grants from its own watch, and
-    the rollout completes with never more than max_nodes inside; the killed node runs it when back."""
+@pytest.mark.parametrize("fault", ["kill", "stop"])
+def test_a_killed_or_stopped_coordinator_is_replaced_and_the_rollout_completes_within_the_limit(
+        fleet_of, widgets, fault):
+    """The coordinator is the one agent that reads every node Lease and grants the slots. SIGKILL or
+    SIGSTOP it while nodes wait for slots: another agent takes its Lease over, grants from its own
+    watch, and the rollout completes with never more than max_nodes inside. The faulted node runs it
+    when back; a stopped coordinator that wakes with a stale board grants nothing it may not (each
+    grant is conditioned on the slot's version it judged)."""
     fleet = fleet_of({"max_nodes": 2})
     first = wait_until(lambda: coordinator(fleet), "a coordinator")
     names = [f"w{i}" for i in range(3)]
     for name in names:
         widgets.create(name, {"seconds": 1.5})
     wait_until(lambda: any(r.how == "done" for name in names for r in fleet.runs(name)), "a first run done")
-    fleet.agents[first].kill()
+    if fault == "kill":
+        fleet.agents[first].kill()
+    else:
+        fleet.agents[first].proc.send_signal(signal.SIGSTOP)
     killed_at = time.monotonic()
     second = wait_until(lambda: (c := coordinator(fleet)) != first and c, "another coordinator", timeout=60)
     replaced = time.monotonic() - killed_at
     others = set(fleet.agents) - {first}
     wait_until(lambda: all(fleet.done_nodes(name) >= others for name in names), "every other node done with every object",
                timeout=180)
-    fleet.agents[first].start()
+    if fault == "kill":
+        fleet.agents[first].start()
+    else:
+        fleet.agents[first].proc.send_signal(signal.SIGCONT)
     wait_until(lambda: all(fleet.done_nodes(name) == set(fleet.agents) for name in names),
-               "the restarted node done with every object", timeout=120)
+               "the faulted node done with every object", timeout=120)
     for name in names:
         assert most_inside(fleet.runs(name)) <= 2, fleet.story(fleet.runs(name))
     # One slot per node at a time, so across the objects too: never more than two runs open at once.
     assert most_inside([r for name in names for r in fleet.runs(name)]) <= 2
-    print(f"coordinator {first} killed; {second} coordinated {replaced:.1f}s later")
+    print(f"coordinator {first} faulted ({fault}); {second} coordinated {replaced:.1f}s later")
 
 
 def test_an_api_server_restart_mid_rollout_keeps_the_limit_and_completes(fleet_of, widgets, cluster):
