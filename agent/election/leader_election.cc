@@ -189,7 +189,8 @@ void LeaderElector::FenceLoop(const bool& done) {
 Duration LeaderElector::AcquireWait() {
   std::lock_guard<std::mutex> lock(mu_);
   double factor = std::uniform_real_distribution<double>(1.0, 1.0 + kAcquireJitter)(rng_);
-  return Duration(static_cast<int64_t>(static_cast<double>(options_.retry_period.count()) * factor));
+  const Duration period = options_.acquire_period > Duration::zero() ? options_.acquire_period : options_.retry_period;
+  return Duration(static_cast<int64_t>(static_cast<double>(period.count()) * factor));
 }
 
 void LeaderElector::Run(const CancelToken& stop) {

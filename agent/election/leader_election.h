@@ -39,6 +39,10 @@ struct LeaderElectionOptions {
   Duration lease_duration{15'000};
   Duration renew_deadline{10'000};
   Duration retry_period{2'000};
+  // How often a candidate that does not lead tries to acquire (jittered as above); zero:
+  // retry_period. Longer for an election every agent of a large fleet takes part in, where each
+  // attempt is a read of the Lease by every candidate.
+  Duration acquire_period{0};
   uint64_t seed = 0;                  // acquire jitter; 0 = random
 };
 

@@ -168,6 +168,10 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
                                                  ApiServerClock(), gate);
     RolloutCoordinationOptions coordination;
     coordination.election = election;
+    // Every agent is a candidate: each attempt is one read per agent, so they try every lease,
+    // not every retry period (5,000 nodes: about 200 reads a second, not 1,500). A coordinator
+    // that dies is replaced within about two leases; grants already made are slots that go on.
+    coordination.election.acquire_period = election.lease_duration;
     coordination.watch = ModeWatchOptions(config);
     coordination.coordinator.namespace_name = config.tuning.lease_namespace;
     coordination.coordinator.windows = gate.windows;

@@ -346,7 +346,7 @@ def test_a_killed_or_stopped_coordinator_is_replaced_and_the_rollout_completes_w
     else:
         fleet.agents[first].proc.send_signal(signal.SIGSTOP)
     killed_at = time.monotonic()
-    second = wait_until(lambda: (c := coordinator(fleet)) != first and c, "another coordinator", timeout=60)
+    second = wait_until(lambda: (c := coordinator(fleet)) != first and c, "another coordinator", timeout=90)
     replaced = time.monotonic() - killed_at
     others = set(fleet.agents) - {first}
     wait_until(lambda: all(fleet.done_nodes(name) >= others for name in names), "every other node done with every object",
