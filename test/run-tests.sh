@@ -69,7 +69,7 @@ lint_rc=0
 wait "$lint_pid" || lint_rc=$?
 lint_pid=
 cat "$lint_log"
-echo "   clang-tidy finished $((SECONDS - lint_start)) s after it started"
+echo "   clang-tidy result collected $((SECONDS - lint_start)) s after it started (its own time: the lint line above)"
 if ((lint_rc != 0)); then exit "$lint_rc"; fi
 phase "fleet simulation, smoke (test/bench/fleet_sim.py --smoke)"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" test/bench/fleet_sim.py --smoke
