@@ -94,6 +94,7 @@ void RolloutBoard::OnObject(ObjectPtr object) {
   {
     MutexLock lock(&mu_);
     named = Take(*object);
+    Prune();
   }
   Tell(named ? std::vector<RolloutLease>{*named} : std::vector<RolloutLease>{});
 }

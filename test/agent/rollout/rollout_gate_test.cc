@@ -62,8 +62,8 @@ class LeaseStore final : public KubeClient {
   // A board fed as its watch would be: the Leases of one rollout (by the rid in their names);
   // with a node, only those labelled for it (its node Lease, the slots that name it).
   void Attach(RolloutBoard* board, const std::string& rid, const std::string& node = "") {
-    boards_.push_back(Fed{board, "nodehook-rollout-" + rid + "-", node});
-    Publish();
+    boards_.push_back(Fed{board, "nodehook-rollout-" + rid + "-", node, {}});
+    ListTo(boards_.back());
   }
   RolloutLease Lease(const std::string& name) { return *ParseRolloutLease(objects_.at(name).json); }
   bool Has(const std::string& name) const { return objects_.count(name) > 0; }
@@ -71,8 +71,12 @@ class LeaseStore final : public KubeClient {
   void Touch(const std::string& name) { Store("nodehook", Lease(name)); }
   // Someone else's delete.
   void Remove(const std::string& name) {
+    auto last = std::make_shared<const KubeObject>(objects_.at(name));
     objects_.erase(name);
-    Publish();
+    if (held) return;
+    for (auto& fed : boards_) {
+      if (fed.seen.erase(name) > 0) fed.board->OnDeleted(last);
+    }
   }
   int SlotsHeldBy(const std::string& node) {
     int n = 0;
@@ -92,7 +96,7 @@ class LeaseStore final : public KubeClient {
   bool held = false;
   void Release() {
     held = false;
-    Publish();
+    for (auto& fed : boards_) ListTo(fed);
   }
 
  private:
@@ -114,25 +118,38 @@ class LeaseStore final : public KubeClient {
     KubeObject object{ObjectMeta{"uid-" + lease.name, ns, lease.name, lease.resource_version, false}, ""};
     object.json = RolloutLeaseJson(ns, "rid", lease);
     objects_[lease.name] = object;
-    Publish();
-  }
-  void Publish() {
     if (held) return;
+    // As a label-selected watch sends it: the change to each board it matches, and a deletion to
+    // a board it no longer matches (a slot granted to another node).
+    auto sent = std::make_shared<const KubeObject>(object);
     for (auto& fed : boards_) {
-      std::vector<ObjectPtr> items;
-      for (auto& [name, object] : objects_) {
-        if (name.rfind(fed.prefix, 0) != 0) continue;
-        if (!fed.node.empty() && ParseRolloutLease(object.json)->holder != fed.node) continue;
-        items.push_back(std::make_shared<const KubeObject>(object));
+      if (lease.name.rfind(fed.prefix, 0) != 0) continue;
+      if (fed.node.empty() || lease.holder == fed.node) {
+        fed.seen.insert(lease.name);
+        fed.board->OnObject(sent);
+      } else if (fed.seen.erase(lease.name) > 0) {
+        fed.board->OnDeleted(sent);
       }
-      fed.board->OnListed(items, {});
     }
   }
   struct Fed {
     RolloutBoard* board;
     std::string prefix;
     std::string node;
+    std::set<std::string> seen;  // the Leases this board was sent and not sent away
   };
+  // A list, as a watch makes when it starts.
+  void ListTo(Fed& fed) {
+    std::vector<ObjectPtr> items;
+    fed.seen.clear();
+    for (auto& [name, object] : objects_) {
+      if (name.rfind(fed.prefix, 0) != 0) continue;
+      if (!fed.node.empty() && ParseRolloutLease(object.json)->holder != fed.node) continue;
+      items.push_back(std::make_shared<const KubeObject>(object));
+      fed.seen.insert(name);
+    }
+    fed.board->OnListed(items, {});
+  }
   std::map<std::string, KubeObject> objects_;
   std::vector<Fed> boards_;
   int version_ = 0;
