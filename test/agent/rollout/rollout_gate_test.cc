@@ -69,6 +69,19 @@ class LeaseStore final : public KubeClient {
   bool Has(const std::string& name) const { return objects_.count(name) > 0; }
   // Someone else's write that keeps the Lease's content (an annotation): a new resourceVersion.
   void Touch(const std::string& name) { Store("nodehook", Lease(name)); }
+  // A slot granted to a node, as the coordinator writes it.
+  void Grant(const std::string& name, int slot, const std::string& node, const std::string& uid,
+             const std::string& state) {
+    RolloutLease lease;
+    lease.name = name;
+    lease.kind = "slot";
+    lease.holder = node;
+    lease.lease_duration_seconds = 6;
+    lease.slot = slot;
+    lease.uid = uid;
+    lease.state = state;
+    Store("nodehook", lease);
+  }
   // Someone else's delete.
   void Remove(const std::string& name) {
     auto last = std::make_shared<const KubeObject>(objects_.at(name));
@@ -645,7 +658,10 @@ TEST_CASE("a node that handled 2,000 gated objects keeps every result on its Lea
   for (int i = 0; i < 2000; ++i) {
     ObjectMeta object{"00000000-0000-0000-0000-" + std::to_string(100000000000 + i), "ns", "w" + std::to_string(i),
                       "7", false};
-    REQUIRE_FALSE(fleet.Ask(a, object, "s1", nullptr));
+    // Granted before it asks (the coordinator's part is tested above): one node-Lease write per
+    // object, the result, as the test's subject.
+    fleet.store.Grant(Slot0(fleet), 0, "a", object.uid, "s1");
+    REQUIRE_FALSE(a.Enter(object, "s1", nullptr));
     a.Succeeded(fleet.resource.ref, object, "s1", outcome);
   }
   const std::string lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "a");
