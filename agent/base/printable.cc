@@ -7,7 +7,7 @@ namespace nodehook {
 namespace {
 
 void AppendEscape(std::string& out, const char* format, unsigned value) {
-  char buf[8];
+  char buf[16];  // room for any unsigned, though callers pass code points (at most 6 hex digits)
   std::snprintf(buf, sizeof buf, format, value);
   out.append(buf);
 }
