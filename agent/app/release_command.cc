@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "agent/config/config.h"
+#include "agent/kubectl/agent_stand_down.h"
 #include "agent/kubectl/finalizer_release.h"
 #include "agent/kube/credentials/connection_config.h"
 #include "agent/kube/client/rest_kube_client.h"
@@ -23,6 +24,36 @@ std::string Scope(const ResourceRef& r) {
   return r.Id() + (r.namespace_name.empty() ? " (all namespaces)" : " (namespace " + r.namespace_name + ")");
 }
 
+// Whether the release may go on: the agents were stopped (--stop-agents), or none runs. A
+// running agent puts finalizers back as they are removed.
+bool AgentsStopped(KubeClient& client, const ReleaseCommandArgs& args, Clock& clock, std::ostream& out,
+                   std::ostream& err) {
+  const char* nothing = "Nothing was released.\n";
+  if (!args.stop_agents.empty()) {
+    auto slash = args.stop_agents.find('/');
+    StandDownOptions options{args.stop_agents.substr(0, slash), args.stop_agents.substr(slash + 1),
+                             std::chrono::seconds(args.stop_timeout_seconds)};
+    Status stopped = StandDownAgents(client, options, clock, out);
+    if (stopped.ok()) return true;
+    err << kWhat << ": " << stopped.message() << "\n" << nothing;
+    return false;
+  }
+  Result<std::vector<std::string>> running = RunningAgents(client, kAgentPodLabel);
+  if (!running.ok()) {
+    // Someone allowed to patch the objects but not to list pods: say what was not checked.
+    err << kWhat << ": warning: cannot tell whether agents still run (" << running.status().message()
+        << "); stop them first, or their finalizers come back\n";
+    return true;
+  }
+  if (running->empty()) return true;
+  err << kWhat << ": agents still run, and would put finalizers back as they are removed:\n";
+  for (const std::string& pod : *running) err << "  " << pod << "\n";
+  err << "Stop them first: run this again with --stop-agents NAMESPACE/DAEMONSET (it deletes the DaemonSet and "
+         "waits for its pods), or delete the DaemonSet yourself and wait for its pods to be gone.\n"
+      << nothing;
+  return false;
+}
+
 }  // namespace
 
 void AddReleaseCommand(CLI::App* fleet, FleetCommandArgs* fleet_args, ReleaseCommandArgs* args) {
@@ -34,6 +65,20 @@ void AddReleaseCommand(CLI::App* fleet, FleetCommandArgs* fleet_args, ReleaseCom
   release->add_option("--config,-c", args->config_path, "the agents' config file (JSON): which resources")
       ->required();
   release->add_flag("--yes", args->yes, "really remove them (no delete hook runs for these objects)");
+  release->add_option("--stop-agents", args->stop_agents,
+                       "NAMESPACE/DAEMONSET: delete the agents' DaemonSet and wait until its pods are gone first "
+                       "(running agents put finalizers back)")
+      ->check([](const std::string& value) -> std::string {
+        auto slash = value.find('/');
+        if (slash == std::string::npos || slash == 0 || slash + 1 == value.size() ||
+            value.find('/', slash + 1) != std::string::npos) {
+          return "expected NAMESPACE/DAEMONSET (e.g. nodehook/nodehook), got '" + value + "'";
+        }
+        return "";
+      });
+  release->add_option("--stop-timeout-seconds", args->stop_timeout_seconds,
+                      "how long to wait for the agent pods to be gone (default 300)")
+      ->check(CLI::Range(1, 86400));
   release->callback([fleet_args] { fleet_args->action = "release-finalizers"; });
 }
 
@@ -48,7 +93,7 @@ Result<std::unique_ptr<KubeClient>> DefaultReleaseClient(const FleetCommandArgs&
 }
 
 int RunReleaseCommand(const FleetCommandArgs& fleet_args, const ReleaseCommandArgs& args,
-                      const ReleaseClientFactory& make_client, std::ostream& out, std::ostream& err) {
+                      const ReleaseClientFactory& make_client, std::ostream& out, std::ostream& err, Clock& clock) {
   // Off the node: neither hook programs nor NODE_NAME matter for which resources to release.
   ConfigResult loaded = LoadConfigFile(args.config_path, OfflineSources(EnvironmentSources()));
   if (!loaded.ok()) {
@@ -60,6 +105,9 @@ int RunReleaseCommand(const FleetCommandArgs& fleet_args, const ReleaseCommandAr
   const char* warning = "No delete hook runs for the objects released: what the delete hooks would have done on "
                         "the nodes is not done.";
   if (!args.yes) {
+    if (!args.stop_agents.empty()) {
+      err << kWhat << " deletes DaemonSet " << args.stop_agents << " and waits for its pods to be gone, then\n";
+    }
     err << kWhat << " removes every nodehook.io/ finalizer from every object of:\n";
     for (const ResourceRef& r : resources) err << "  " << Scope(r) << "\n";
     err << warning << "\nRun it again with --yes to do it. Nothing was changed.\n";
@@ -71,6 +119,7 @@ int RunReleaseCommand(const FleetCommandArgs& fleet_args, const ReleaseCommandAr
     return 2;
   }
   out << warning << "\n";
+  if (!AgentsStopped(**client, args, clock, out, err)) return args.stop_agents.empty() ? 2 : 1;
   ReleaseTotals totals = ReleaseFinalizers(**client, resources, out, err);
   out << "released " << totals.finalizers << " finalizer" << (totals.finalizers == 1 ? "" : "s") << " from "
       << totals.released_objects << " of " << totals.objects << " objects";

@@ -13,7 +13,7 @@ import subprocess
 import yaml
 
 from conftest import REPO, _binary
-from deploy_tools import grant, kubectl, nodehook_rbac_documents, render, revoke
+from deploy_tools import grant, grant_in_namespace, kubectl, nodehook_rbac_documents, render, revoke
 from test_deploy import ensure_namespace
 from test_rbac import kubeconfig_with_token
 
@@ -179,8 +179,18 @@ def test_uninstall_runs_release_finalizers_as_a_pre_delete_hook():
     (job,) = [o for o in hooks if o["kind"] == "Job"]
     container = job["spec"]["template"]["spec"]["containers"][0]
     assert container["args"][:2] == ["fleet", "release-finalizers"] and "--yes" in container["args"]
+    # It stops the agents first: the DaemonSet deleted, its pods gone (terminationGracePeriodSeconds
+    # plus two minutes) before any finalizer is released.
+    stop = container["args"].index("--stop-agents")
+    assert container["args"][stop + 1] == "nodehook/nodehook"
+    assert container["args"][container["args"].index("--stop-timeout-seconds") + 1] == "180"
     (role,) = [o for o in hooks if o["kind"] == "ClusterRole"]
     assert role["rules"] == [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list", "patch"]}]
+    (local,) = [o for o in hooks if o["kind"] == "Role"]
+    assert local["metadata"]["namespace"] == "nodehook"
+    assert local["rules"] == [
+        {"apiGroups": ["apps"], "resources": ["daemonsets"], "resourceNames": ["nodehook"], "verbs": ["delete"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]
     assert not any(is_helm_hook(o) for o in template("--set", "releaseFinalizersOnUninstall=false"))
 
 
@@ -236,18 +246,29 @@ def test_the_uninstall_jobs_rights_are_enough_to_release_every_finalizer(cluster
     hooks = {o["kind"]: o for o in template() if is_helm_hook(o)}
     name = f"release-{widgets.namespace}"
     token = grant(cluster.kube, widgets.namespace, name, hooks["ClusterRole"])
+    # The Role for the agents' namespace, here the widgets' (no controller runs here: the
+    # DaemonSet never gets pods, so only its deletion is seen).
+    grant_in_namespace(cluster.kube, widgets.namespace, name, hooks["Role"])
+    daemonsets = f"/apis/apps/v1/namespaces/{widgets.namespace}/daemonsets"
+    labels = {"app.kubernetes.io/name": "nodehook"}
+    cluster.kube.request("POST", daemonsets, {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "nodehook"},
+        "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+            "containers": [{"name": "nodehook", "image": "nodehook:test"}]}}}})
     try:
         widgets.create("w1", {"size": 1})
         widgets.set_finalizers("w1", ["nodehook.io/node-a", "nodehook.io/node-b"])
         job = hooks["Job"]["spec"]["template"]["spec"]["containers"][0]
         config = next(o for o in template() if o["kind"] == "ConfigMap" and "config.json" in o["data"])
         (tmp_path / "config.json").write_text(config["data"]["config.json"])
-        args = [a.replace("/etc/nodehook/config/config.json", str(tmp_path / "config.json")) for a in job["args"]]
+        args = [a.replace("/etc/nodehook/config/config.json", str(tmp_path / "config.json"))
+                .replace("nodehook/nodehook", f"{widgets.namespace}/nodehook") for a in job["args"]]
         kubeconfig = kubeconfig_with_token(cluster.kubeconfig, token, tmp_path / "job-kubeconfig")
         binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
         done = subprocess.run([str(binary), *args, "--kubeconfig", str(kubeconfig)], capture_output=True, text=True,
                               timeout=60)
         assert done.returncode == 0, done.stderr
         assert widgets.get("w1")["metadata"].get("finalizers", []) == []
+        assert cluster.kube.request("GET", daemonsets)["items"] == [], "the agents' DaemonSet was not deleted"
     finally:
         revoke(cluster.kube, name)

@@ -16,10 +16,12 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import REPO, _binary, parse_log_line, wait_until
 from deploy_tools import DEPLOY, kubectl, nodehook_rbac
@@ -406,13 +408,18 @@ CHART_KINDS = {"pods": "/api/v1/namespaces/{ns}/pods", "configmaps": "/api/v1/na
 def helm_values(real, workers):
     """The chart's values on these nodes, beside the kustomize install the other tests keep: the
     image the nodes have, the host network as the real-node component sets it, and ports, a state
-    directory and a widgets directory of its own (docs/install.md, "Helm or kustomize")."""
+    directory and a widgets directory of its own (docs/install.md, "Helm or kustomize"). The
+    chart's widgets resource in finalizer mode, so that its agents put their finalizers back on
+    any change while they run."""
     repository, tag = real.image.rsplit(":", 1)
+    resources = yaml.safe_load((CHART / "values.yaml").read_text())["config"]["resources"]
+    for r in resources:
+        r["finalizer"] = True
     return {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"},
             "hostNetwork": True, "healthPort": HELM_PORT, "stateDir": "/var/lib/nodehook-helm",
             "hostMounts": [{"name": "widgets", "hostPath": "/var/lib/nodehook-helm-widgets",
                             "mountPath": "/host/var/lib/nodehook-widgets"}],
-            "config": {"state_file": "/var/lib/nodehook-helm/state.db",
+            "config": {"state_file": "/var/lib/nodehook-helm/state.db", "resources": resources,
                        "tuning": {"workers": workers, "health_address": f":{HELM_PORT}",
                                   "admin_address": f"127.0.0.1:{HELM_PORT + 1}"}}}
 
@@ -484,23 +491,47 @@ def test_the_helm_chart_installs_upgrades_and_uninstalls_beside_the_kustomize_in
     installed = chart_objects(real)
     assert {k for k, _ in installed} >= {"daemonsets", "pods", "configmaps", "serviceaccounts", "clusterroles",
                                          "clusterrolebindings", "networkpolicies", "secrets"}, installed
-    helm("uninstall", HELM_RELEASE, "--namespace", HELM_NS, "--kubeconfig", real.kubeconfig)
+    # Uninstall while the agents run and the widgets keep changing: each change would make a
+    # running agent put its finalizer back; the Job stops the agents before it releases.
+    base = f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets"
+    uninstalling = threading.Event()
+
+    def keep_changing():
+        for size in itertools.count(100):
+            if uninstalling.wait(0.2):
+                return
+            for name in ("w-helm", "w-helm-upgraded"):
+                real.kube.request("PATCH", f"{base}/{name}", {"spec": {"size": size}}, "application/merge-patch+json")
+    changer = threading.Thread(target=keep_changing)
+    changer.start()
+    t0 = time.monotonic()
+    try:
+        helm("uninstall", HELM_RELEASE, "--namespace", HELM_NS, "--kubeconfig", real.kubeconfig)
+    finally:
+        uninstalling.set()
+        changer.join()
+    uninstall_seconds = time.monotonic() - t0
     # The pre-delete Job ran to completion (helm waits for it, then deletes it: its Events stay).
     def job_events():
         events = real.kube.request("GET", f"/api/v1/namespaces/{HELM_NS}/events")["items"]
         return {e["reason"] for e in events if e["involvedObject"]["kind"] == "Job"
                 and e["involvedObject"]["name"] == f"{HELM_RELEASE}-release-finalizers"}
     wait_until(lambda: job_events() >= {"SuccessfulCreate", "Completed"}, "the release-finalizers Job's Events")
-    base = f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets"
-    assert real.kube.request("GET", f"{base}/w-helm")["metadata"].get("finalizers", []) == []
+    held = {w["metadata"]["name"]: w["metadata"].get("finalizers") for w in real.kube.request("GET", base)["items"]
+            if any(f.startswith("nodehook.io/") for f in w["metadata"].get("finalizers") or [])}
+    assert held == {}, f"nodehook.io/ finalizers left after the uninstall: {held}"
     # Nothing of the chart is left once the garbage collector has taken the pods.
     wait_until(lambda: not chart_objects(real), f"the release's objects to be gone (were {sorted(installed)})")
     # The kustomize install beside it was not disturbed: the same pods, not restarted, Ready.
     assert {p["metadata"]["name"]: p["status"]["containerStatuses"][0]["restartCount"]
             for p in pods(real) if ready(p)} == kustomized
+    t1 = time.monotonic()
     for name in ("w-helm", "w-helm-upgraded"):
         real.kube.request("DELETE", f"{base}/{name}")
-    wait_until(lambda: widget_gone(real, "w-helm"), "w-helm, its finalizer released, to be deleted")
+    wait_until(lambda: widget_gone(real, "w-helm") and widget_gone(real, "w-helm-upgraded"),
+               "w-helm and w-helm-upgraded, their finalizers released, to be deleted", timeout=30)
+    print(json.dumps({"helm_uninstall_seconds": round(uninstall_seconds, 1),
+                      "objects_gone_after_delete_seconds": round(time.monotonic() - t1, 2)}))
     kubectl("delete", "namespace", HELM_NS, "--wait=false", kubeconfig=real.kubeconfig)
 
 

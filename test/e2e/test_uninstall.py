@@ -138,3 +138,61 @@ def test_release_finalizers_lets_objects_namespace_and_crd_go_after_the_agents_a
                       "objects_gone_seconds": round(objects_seconds, 2),
                       "namespace_gone_seconds": round(namespace_seconds, 2),
                       "crd_gone_seconds": round(crd_seconds, 2)}))
+
+
+def test_release_refuses_while_agent_pods_run_and_stop_agents_waits_until_they_are_gone(cluster, gadget_crd, tmp_path):
+    """Running agents put finalizers back as they are removed: without --stop-agents the release
+    refuses while a DaemonSet's agent pod exists; with it, the DaemonSet is deleted and nothing is
+    released until its pods are gone. (No controller runs here: the test deletes the pod, as the
+    garbage collector would.)"""
+    kube = cluster.kube
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "kubectl-nodehook").symlink_to(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook"))
+    namespace = f"stand-down-{time.monotonic_ns()}"
+    create_namespace(kube, namespace)
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"state_file": str(tmp_path / "state.db"), "api": {"in_cluster": True},
+                                  "resources": [{"group": GROUP, "version": "v1", "plural": PLURAL,
+                                                 "namespace": namespace,
+                                                 "hooks": {"delete": {"argv": ["/nowhere/hook"]}}}]}))
+    labels = {"app.kubernetes.io/name": "nodehook"}
+    ds = kube.request("POST", f"/apis/apps/v1/namespaces/{namespace}/daemonsets", {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agents"},
+        "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+            "containers": [{"name": "nodehook", "image": "nodehook:test"}]}}}})
+    pods = f"/api/v1/namespaces/{namespace}/pods"
+    kube.request("POST", pods, {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "agents-x1", "labels": labels, "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agents", "uid": ds["metadata"]["uid"],
+             "controller": True}]}, "spec": {"containers": [{"name": "nodehook", "image": "nodehook:test"}]}})
+    base = f"/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}"
+    kube.request("POST", base, {"apiVersion": f"{GROUP}/v1", "kind": "Gadget",
+                                "metadata": {"name": "g", "finalizers": ["nodehook.io/singleton"]}})
+
+    refused = release(cluster, plugins, config, "--yes")
+    assert refused.returncode == 2, refused.stderr
+    assert f"  {namespace}/agents-x1 on no node yet (DaemonSet {namespace}/agents)" in refused.stderr, refused.stderr
+    assert "--stop-agents" in refused.stderr and "Nothing was released." in refused.stderr
+    assert kube.request("GET", f"{base}/g")["metadata"]["finalizers"] == ["nodehook.io/singleton"]
+
+    env = dict(os.environ, PATH=f"{plugins}:{os.environ.get('PATH', '')}", KUBECONFIG=cluster.kubeconfig)
+    stopping = subprocess.Popen([str(kubectl_binary()), "nodehook", "release-finalizers", "--config", str(config),
+                                 "--yes", "--stop-agents", f"{namespace}/agents"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        wait_until(lambda: missing(kube, f"/apis/apps/v1/namespaces/{namespace}/daemonsets/agents"),
+                   "the agents' DaemonSet to be deleted")
+        assert stopping.poll() is None, stopping.communicate()
+        assert kube.request("GET", f"{base}/g")["metadata"]["finalizers"] == ["nodehook.io/singleton"], \
+            "released while an agent pod was still there"
+        kube.request("DELETE", f"{pods}/agents-x1")
+        out, err = stopping.communicate(timeout=60)
+    finally:
+        if stopping.poll() is None:
+            stopping.kill()
+    assert stopping.returncode == 0, err
+    assert f"deleted DaemonSet {namespace}/agents\nwaiting for 1 agent pod to stop: {namespace}/agents-x1" in out, out
+    assert "released 1 finalizer from 1 of 1 objects" in out, out
+    assert kube.request("GET", f"{base}/g")["metadata"].get("finalizers", []) == []
+    kube.request("DELETE", f"{base}/g")

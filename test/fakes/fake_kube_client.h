@@ -125,6 +125,28 @@ class FakeKubeClient final : public KubeClient {
     return result;
   }
 
+  // Records the call; the next queued result (Ok once they run out). An Ok delete also removes
+  // the object from what Get() answers.
+  Status Delete(const ObjectRef& o) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    delete_calls_.push_back(o);
+    Status result;
+    if (!delete_results_.empty()) {
+      result = delete_results_.front();
+      delete_results_.pop_front();
+    }
+    if (result.ok()) objects_.erase(o.namespace_name + "/" + o.name);
+    return result;
+  }
+  void QueueDeleteResult(Status result) {
+    std::lock_guard<std::mutex> lock(mu_);
+    delete_results_.push_back(std::move(result));
+  }
+  std::vector<ObjectRef> delete_calls() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return delete_calls_;
+  }
+
   // Get() returns `object` for its namespace and name.
   void PutObject(KubeObject object) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -204,6 +226,8 @@ class FakeKubeClient final : public KubeClient {
   std::vector<ObjectRef> get_refs_;
   Status get_error_;
   std::deque<Status> create_results_;
+  std::deque<Status> delete_results_;
+  std::vector<ObjectRef> delete_calls_;
   std::vector<CreateCall> create_calls_;
   std::vector<PatchCall> patches_;
   const Clock* clock_ = nullptr;

@@ -31,6 +31,12 @@ class KubeClient {
     (void)collection, (void)namespace_name, (void)body;
     return Status(StatusCode::kInternal, "Create is not supported by this client");
   }
+  // DELETEs the object with background propagation (the garbage collector then deletes its
+  // dependents, as `kubectl delete` does). kNotFound when it is already gone.
+  virtual Status Delete(const ObjectRef& o) {
+    (void)o;
+    return Status(StatusCode::kInternal, "Delete is not supported by this client");
+  }
   // PUTs `body` (a whole object; its metadata.resourceVersion makes a stale write fail with
   // kConflict) and returns the object as stored.
   virtual Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) {

@@ -164,6 +164,18 @@ Status RestKubeClient::Patch(const ObjectRef& o, PatchType type, const std::stri
   return Status::Ok();
 }
 
+Status RestKubeClient::Delete(const ObjectRef& o) {
+  auto request = requests_.Start("delete", o.resource.Id());
+  auto resp = transport_->Send(JsonRequest("DELETE", ObjectPath(o), "application/json",
+                                           R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})"));
+  RecordSend(request, resp);
+  if (!resp.ok()) return resp.status();
+  if (!IsHttpSuccess(resp->status)) {
+    return ErrorFromResponse(*resp, "delete " + o.resource.Id() + " " + o.namespace_name + "/" + o.name);
+  }
+  return Status::Ok();
+}
+
 Status RestKubeClient::Create(const ResourceRef& collection, const std::string& namespace_name,
                               const std::string& body) {
   ResourceRef in_namespace = collection;

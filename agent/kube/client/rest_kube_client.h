@@ -36,6 +36,7 @@ class RestKubeClient final : public KubeClient {
   Status Patch(const ObjectRef& o, PatchType type, const std::string& body) override;
   Status Create(const ResourceRef& collection, const std::string& namespace_name, const std::string& body) override;
   Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) override;
+  Status Delete(const ObjectRef& o) override;
 
  private:
   // Sends `req` and parses the object in a 2xx answer; `verb` names the request in errors and metrics.

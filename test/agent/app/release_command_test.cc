@@ -57,6 +57,7 @@ TEST_CASE("release-finalizers --yes releases, says so, and exits 1 when an objec
   w.json = R"({"metadata":{"name":"w1","namespace":"shop","finalizers":["nodehook.io/node-a"]}})";
   ObjectList list;
   list.items = {w};
+  fake->QueueList(ObjectList{});  // no agent pod runs
   fake->QueueList(list);
   fake->QueuePatchResult(Status(StatusCode::kForbidden, "HTTP 403"));
   auto factory = [&](const FleetCommandArgs&) -> Result<std::unique_ptr<KubeClient>> {
@@ -74,4 +75,101 @@ TEST_CASE("release-finalizers exits 2 on a config it cannot read") {
   std::ostringstream out, err;
   REQUIRE(RunReleaseCommand(FleetCommandArgs{}, args, DefaultReleaseClient, out, err) == 2);
   CHECK(err.str().find("/nonexistent/config.json: cannot read the file") == 0);
+}
+
+namespace {
+
+// Lends a fake to RunReleaseCommand, which owns (and destroys) the client it is given, so the
+// test can read what the fake was asked after the command returns.
+class Lent final : public KubeClient {
+ public:
+  explicit Lent(FakeKubeClient& fake) : fake_(fake) {}
+  Result<ObjectList> List(const ResourceRef& r, const ListOptions& o) override { return fake_.List(r, o); }
+  Status Watch(const ResourceRef& r, const WatchOptions& o, const std::function<void(WatchEvent)>& on_event,
+               const CancelToken& cancel) override {
+    return fake_.Watch(r, o, on_event, cancel);
+  }
+  Result<KubeObject> Get(const ObjectRef& o) override { return fake_.Get(o); }
+  Status Patch(const ObjectRef& o, PatchType type, const std::string& body) override {
+    return fake_.Patch(o, type, body);
+  }
+  Status Delete(const ObjectRef& o) override { return fake_.Delete(o); }
+
+ private:
+  FakeKubeClient& fake_;
+};
+
+KubeObject RunningAgentPod(const std::string& name, const std::string& node) {
+  KubeObject pod;
+  pod.meta = {"uid-" + name, "nodehook", name, "1", false};
+  pod.json = R"({"metadata":{"name":")" + name +
+             R"(","ownerReferences":[{"kind":"DaemonSet","name":"nodehook","controller":true}]},"spec":{"nodeName":")" +
+             node + R"("}})";
+  return pod;
+}
+
+}  // namespace
+
+TEST_CASE("release-finalizers refuses while agent pods run, naming them, and releases nothing") {
+  ConfigFile config;
+  ReleaseCommandArgs args{config.path(), true};
+  FakeKubeClient client;
+  FakeKubeClient* fake = &client;
+  ObjectList pods;
+  pods.items = {RunningAgentPod("nodehook-x1", "node-a")};
+  fake->QueueList(pods);
+  auto factory = [&](const FleetCommandArgs&) -> Result<std::unique_ptr<KubeClient>> {
+    return std::unique_ptr<KubeClient>(std::make_unique<Lent>(client));
+  };
+  std::ostringstream out, err;
+  REQUIRE(RunReleaseCommand(FleetCommandArgs{}, args, factory, out, err) == 2);
+  CHECK(err.str().find("agents still run") != std::string::npos);
+  CHECK(err.str().find("  nodehook/nodehook-x1 on node-a (DaemonSet nodehook/nodehook)\n") != std::string::npos);
+  CHECK(err.str().find("--stop-agents NAMESPACE/DAEMONSET") != std::string::npos);
+  CHECK(err.str().find("Nothing was released.") != std::string::npos);
+  CHECK(fake->list_call_count() == 1);  // the pods; no widget was listed
+  CHECK(fake->patches().empty());
+}
+
+TEST_CASE("release-finalizers --stop-agents deletes the DaemonSet, waits for its pods, then releases") {
+  ConfigFile config;
+  ReleaseCommandArgs args{config.path(), true, "nodehook/nodehook"};
+  FakeKubeClient client;
+  FakeKubeClient* fake = &client;
+  fake->QueueList(ObjectList{});  // the DaemonSet's pods: none left
+  KubeObject w;
+  w.meta = {"u1", "shop", "w1", "3", false};
+  w.json = R"({"metadata":{"name":"w1","namespace":"shop","finalizers":["nodehook.io/singleton"]}})";
+  ObjectList widgets;
+  widgets.items = {w};
+  fake->QueueList(widgets);
+  auto factory = [&](const FleetCommandArgs&) -> Result<std::unique_ptr<KubeClient>> {
+    return std::unique_ptr<KubeClient>(std::make_unique<Lent>(client));
+  };
+  std::ostringstream out, err;
+  REQUIRE(RunReleaseCommand(FleetCommandArgs{}, args, factory, out, err) == 0);
+  REQUIRE(fake->delete_calls().size() == 1);
+  CHECK(fake->delete_calls()[0].name == "nodehook");
+  CHECK(fake->list_resources()[0].plural == "pods");
+  CHECK(fake->list_resources()[1].plural == "widgets");
+  CHECK(fake->patches().size() == 1);
+  CHECK(out.str().find("deleted DaemonSet nodehook/nodehook\nno agent pod of DaemonSet nodehook/nodehook is left\n") !=
+        std::string::npos);
+  CHECK(out.str().find("released 1 finalizer from 1 of 1 objects") != std::string::npos);
+}
+
+TEST_CASE("release-finalizers --stop-agents releases nothing when the DaemonSet cannot be deleted") {
+  ConfigFile config;
+  ReleaseCommandArgs args{config.path(), true, "nodehook/nodehook"};
+  FakeKubeClient client;
+  FakeKubeClient* fake = &client;
+  fake->QueueDeleteResult(Status(StatusCode::kForbidden, "HTTP 403"));
+  auto factory = [&](const FleetCommandArgs&) -> Result<std::unique_ptr<KubeClient>> {
+    return std::unique_ptr<KubeClient>(std::make_unique<Lent>(client));
+  };
+  std::ostringstream out, err;
+  REQUIRE(RunReleaseCommand(FleetCommandArgs{}, args, factory, out, err) == 1);
+  CHECK(err.str() == "kubectl nodehook release-finalizers: cannot delete DaemonSet nodehook/nodehook: HTTP 403\n"
+                     "Nothing was released.\n");
+  CHECK(fake->list_call_count() == 0);
 }

@@ -1,0 +1,42 @@
+// The first step of an uninstall: the agents stand down before their finalizers are released.
+// A running agent puts finalizers back as fast as they are removed (the singleton leader claims
+// `nodehook.io/singleton` on every handled object, finalizer mode adds its node's on any change),
+// so releasing while agents run leaves objects that no agent will ever let go. Stopping them
+// means deleting their DaemonSet and waiting until every one of its pods is gone: a terminating
+// pod's agent may still write until it exits.
+// Not thread-safe; one call at a time per client.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "agent/base/clock.h"
+#include "agent/base/status.h"
+#include "agent/kube/client/kube_client.h"
+
+namespace nodehook {
+
+struct StandDownOptions {
+  std::string namespace_name;  // the DaemonSet's
+  std::string daemonset;
+  Duration timeout = std::chrono::seconds(300);  // for its pods to be gone
+  Duration poll = std::chrono::seconds(1);
+};
+
+// Deletes the DaemonSet (already gone is fine), then lists the pods of its namespace until none
+// that it controls is left; prints one line when it starts waiting and one when they are gone.
+// kOk: none left. kTimeout: some still there at the deadline (the message names them).
+// Otherwise the API's error (a 403 names the verb); unavailable answers are retried until the
+// deadline.
+Status StandDownAgents(KubeClient& client, const StandDownOptions& options, Clock& clock, std::ostream& out);
+
+// Agent pods anywhere in the cluster that a DaemonSet controls, among the pods `label_selector`
+// selects: "namespace/pod on node (DaemonSet namespace/name)" each. For a release without
+// StandDownAgents: it refuses while these run.
+Result<std::vector<std::string>> RunningAgents(KubeClient& client, const std::string& label_selector);
+
+// The label every nodehook agent pod carries (deploy/base and the chart).
+inline constexpr const char* kAgentPodLabel = "app.kubernetes.io/name=nodehook";
+
+}  // namespace nodehook
