@@ -53,6 +53,14 @@ def gadget_crd(cluster):
         kube.request("DELETE", path)
 
 
+def plugin_dir(tmp_path):
+    """A directory with the nodehook binary as kubectl-nodehook, for PATH."""
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "kubectl-nodehook").symlink_to(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook"))
+    return plugins
+
+
 def release(cluster, plugins, config_file, *extra):
     """`kubectl nodehook release-finalizers`, with the plugin installed as the README says."""
     env = dict(os.environ, PATH=f"{plugins}:{os.environ.get('PATH', '')}", KUBECONFIG=cluster.kubeconfig)
@@ -63,9 +71,7 @@ def release(cluster, plugins, config_file, *extra):
 def test_release_finalizers_lets_objects_namespace_and_crd_go_after_the_agents_are_gone(
         cluster, make_agent, gadget_crd, tmp_path):
     kube = cluster.kube
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
-    (plugins / "kubectl-nodehook").symlink_to(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook"))
+    plugins = plugin_dir(tmp_path)
     namespace = f"uninstall-{time.monotonic_ns()}"
     create_namespace(kube, namespace)
     base = f"/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}"
@@ -146,9 +152,7 @@ def test_release_refuses_while_agent_pods_run_and_stop_agents_waits_until_they_a
     released until its pods are gone. (No controller runs here: the test deletes the pod, as the
     garbage collector would.)"""
     kube = cluster.kube
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
-    (plugins / "kubectl-nodehook").symlink_to(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook"))
+    plugins = plugin_dir(tmp_path)
     namespace = f"stand-down-{time.monotonic_ns()}"
     create_namespace(kube, namespace)
     config = tmp_path / "config.json"

@@ -7,6 +7,7 @@
 
 #include "agent/app/release_command.h"
 #include "test/fakes/fake_kube_client.h"
+#include "test/fakes/forwarding_kube_client.h"
 
 using namespace nodehook;
 
@@ -79,25 +80,6 @@ TEST_CASE("release-finalizers exits 2 on a config it cannot read") {
 
 namespace {
 
-// Lends a fake to RunReleaseCommand, which owns (and destroys) the client it is given, so the
-// test can read what the fake was asked after the command returns.
-class Lent final : public KubeClient {
- public:
-  explicit Lent(FakeKubeClient& fake) : fake_(fake) {}
-  Result<ObjectList> List(const ResourceRef& r, const ListOptions& o) override { return fake_.List(r, o); }
-  Status Watch(const ResourceRef& r, const WatchOptions& o, const std::function<void(WatchEvent)>& on_event,
-               const CancelToken& cancel) override {
-    return fake_.Watch(r, o, on_event, cancel);
-  }
-  Result<KubeObject> Get(const ObjectRef& o) override { return fake_.Get(o); }
-  Status Patch(const ObjectRef& o, PatchType type, const std::string& body) override {
-    return fake_.Patch(o, type, body);
-  }
-  Status Delete(const ObjectRef& o) override { return fake_.Delete(o); }
-
- private:
-  FakeKubeClient& fake_;
-};
 
 KubeObject RunningAgentPod(const std::string& name, const std::string& node) {
   KubeObject pod;
@@ -113,13 +95,13 @@ KubeObject RunningAgentPod(const std::string& name, const std::string& node) {
 TEST_CASE("release-finalizers refuses while agent pods run, naming them, and releases nothing") {
   ConfigFile config;
   ReleaseCommandArgs args{config.path(), true};
-  FakeKubeClient client;
+  FakeKubeClient client;  // lent to the command, which destroys the client it is given
   FakeKubeClient* fake = &client;
   ObjectList pods;
   pods.items = {RunningAgentPod("nodehook-x1", "node-a")};
   fake->QueueList(pods);
   auto factory = [&](const FleetCommandArgs&) -> Result<std::unique_ptr<KubeClient>> {
-    return std::unique_ptr<KubeClient>(std::make_unique<Lent>(client));
+    return std::unique_ptr<KubeClient>(std::make_unique<ForwardingKubeClient>(client));
   };
   std::ostringstream out, err;
   REQUIRE(RunReleaseCommand(FleetCommandArgs{}, args, factory, out, err) == 2);
@@ -134,7 +116,7 @@ TEST_CASE("release-finalizers refuses while agent pods run, naming them, and rel
 TEST_CASE("release-finalizers --stop-agents deletes the DaemonSet, waits for its pods, then releases") {
   ConfigFile config;
   ReleaseCommandArgs args{config.path(), true, "nodehook/nodehook"};
-  FakeKubeClient client;
+  FakeKubeClient client;  // lent to the command, which destroys the client it is given
   FakeKubeClient* fake = &client;
   fake->QueueList(ObjectList{});  // the DaemonSet's pods: none left
   KubeObject w;
@@ -144,7 +126,7 @@ TEST_CASE("release-finalizers --stop-agents deletes the DaemonSet, waits for its
   widgets.items = {w};
   fake->QueueList(widgets);
   auto factory = [&](const FleetCommandArgs&) -> Result<std::unique_ptr<KubeClient>> {
-    return std::unique_ptr<KubeClient>(std::make_unique<Lent>(client));
+    return std::unique_ptr<KubeClient>(std::make_unique<ForwardingKubeClient>(client));
   };
   std::ostringstream out, err;
   REQUIRE(RunReleaseCommand(FleetCommandArgs{}, args, factory, out, err) == 0);
@@ -161,11 +143,11 @@ TEST_CASE("release-finalizers --stop-agents deletes the DaemonSet, waits for its
 TEST_CASE("release-finalizers --stop-agents releases nothing when the DaemonSet cannot be deleted") {
   ConfigFile config;
   ReleaseCommandArgs args{config.path(), true, "nodehook/nodehook"};
-  FakeKubeClient client;
+  FakeKubeClient client;  // lent to the command, which destroys the client it is given
   FakeKubeClient* fake = &client;
   fake->QueueDeleteResult(Status(StatusCode::kForbidden, "HTTP 403"));
   auto factory = [&](const FleetCommandArgs&) -> Result<std::unique_ptr<KubeClient>> {
-    return std::unique_ptr<KubeClient>(std::make_unique<Lent>(client));
+    return std::unique_ptr<KubeClient>(std::make_unique<ForwardingKubeClient>(client));
   };
   std::ostringstream out, err;
   REQUIRE(RunReleaseCommand(FleetCommandArgs{}, args, factory, out, err) == 1);

@@ -16,6 +16,7 @@
 #include "test/fakes/captured_log.h"
 #include "test/fakes/fake_api_server.h"
 #include "test/fakes/fake_clock.h"
+#include "test/fakes/forwarding_kube_client.h"
 
 namespace nodehook {
 namespace {
@@ -96,25 +97,17 @@ TEST_CASE("fake cluster: a list pages with limit/continue and carries the resour
 
 // Lets the test act between the pages of one list: `after_page` runs after every page that
 // promises more.
-class BetweenPages final : public KubeClient {
+class BetweenPages final : public ForwardingKubeClient {
  public:
-  BetweenPages(KubeClient& inner, std::function<void()> after_page) : inner_(inner), after_page_(std::move(after_page)) {}
+  BetweenPages(KubeClient& inner, std::function<void()> after_page)
+      : ForwardingKubeClient(inner), after_page_(std::move(after_page)) {}
   Result<ObjectList> List(const ResourceRef& r, const ListOptions& o) override {
     auto page = inner_.List(r, o);
     if (page.ok() && !page->continue_token.empty()) after_page_();
     return page;
   }
-  Status Watch(const ResourceRef& r, const WatchOptions& o, const std::function<void(WatchEvent)>& on_event,
-               const CancelToken& cancel) override {
-    return inner_.Watch(r, o, on_event, cancel);
-  }
-  Result<KubeObject> Get(const ObjectRef& o) override { return inner_.Get(o); }
-  Status Patch(const ObjectRef& o, PatchType type, const std::string& body) override {
-    return inner_.Patch(o, type, body);
-  }
 
  private:
-  KubeClient& inner_;
   std::function<void()> after_page_;
 };
 
