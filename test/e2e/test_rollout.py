@@ -212,10 +212,13 @@ def test_two_failed_nodes_halt_the_state_and_a_newer_state_starts_afresh(fleet_o
     uid = w["metadata"]["uid"]
     wait_until(lambda: len([1 for _, r in fleet.results(uid).values() if r == "failed"]) >= 2, "two failed nodes")
     # A node may take a slot freed by the first failure before the second is written: a halt is
-    # seen once written, so at most max_failed_nodes + max_nodes - 1 nodes ever start.
-    wait_until(lambda: fleet.events("RolloutHalted") and
-               fleet.waiting("queued") >= set(fleet.agents) - {r.node for r in fleet.runs("w1")},
-               "the halt posted, the others waiting for a slot")
+    # seen once written, so at most max_failed_nodes + max_nodes - 1 nodes ever start. Such a
+    # third node's hook may still run when the halt is posted: its result is awaited too.
+    def halted():
+        ran = {r.node for r in fleet.runs("w1")}
+        return (fleet.events("RolloutHalted") and ran <= set(fleet.results(uid)) and
+                fleet.waiting("queued") >= set(fleet.agents) - ran)
+    wait_until(halted, "the halt posted, every node that started with its result, the others waiting for a slot")
     failed = {n for n, (_, r) in fleet.results(uid).items() if r == "failed"}
     assert {r.node for r in fleet.runs("w1")} == failed
     assert 2 <= len(failed) <= 3
