@@ -405,23 +405,30 @@ CHART_KINDS = {"pods": "/api/v1/namespaces/{ns}/pods", "configmaps": "/api/v1/na
                "clusterrolebindings": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"}
 
 
-def helm_values(real, workers):
+def helm_values(real, workers, tmp_path):
     """The chart's values on these nodes, beside the kustomize install the other tests keep: the
     image the nodes have, the host network as the real-node component sets it, and ports, a state
     directory and a widgets directory of its own (docs/install.md, "Helm or kustomize"). The
     chart's widgets resource in finalizer mode, so that its agents put their finalizers back on
-    any change while they run."""
+    any change while they run, with the RBAC `nodehook rbac` derives for it (as the chart's
+    values say: rbac.generated)."""
     repository, tag = real.image.rsplit(":", 1)
     resources = yaml.safe_load((CHART / "values.yaml").read_text())["config"]["resources"]
     for r in resources:
         r["finalizer"] = True
-    return {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"},
+    config = {"state_file": "/var/lib/nodehook-helm/state.db", "resources": resources,
+              "tuning": {"workers": workers, "health_address": f":{HELM_PORT}",
+                         "admin_address": f"127.0.0.1:{HELM_PORT + 1}"}}
+    rbac = tmp_path / "helm-rbac-config.json"
+    rbac.write_text(json.dumps(dict(config, api={"in_cluster": True})))
+    binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
+    generated = subprocess.run([str(binary), "rbac", "--config", str(rbac)], capture_output=True, text=True,
+                               check=True).stdout
+    return {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"}, "rbac": {"generated": generated},
             "hostNetwork": True, "healthPort": HELM_PORT, "stateDir": "/var/lib/nodehook-helm",
             "hostMounts": [{"name": "widgets", "hostPath": "/var/lib/nodehook-helm-widgets",
                             "mountPath": "/host/var/lib/nodehook-widgets"}],
-            "config": {"state_file": "/var/lib/nodehook-helm/state.db", "resources": resources,
-                       "tuning": {"workers": workers, "health_address": f":{HELM_PORT}",
-                                  "admin_address": f"127.0.0.1:{HELM_PORT + 1}"}}}
+            "config": config}
 
 
 def chart_objects(real):
@@ -443,7 +450,7 @@ def test_the_helm_chart_installs_upgrades_and_uninstalls_beside_the_kustomize_in
     values = tmp_path / "values.json"
 
     def run_helm(command, *args, workers):
-        values.write_text(json.dumps(helm_values(real, workers)))
+        values.write_text(json.dumps(helm_values(real, workers, tmp_path)))
         helm(command, HELM_RELEASE, str(CHART), "--namespace", HELM_NS, "--kubeconfig", real.kubeconfig,
              "-f", str(values), *args)
 
