@@ -19,6 +19,7 @@ WatchMetrics::WatchMetrics(Metrics* metrics, std::string resource) : metrics_(me
     states_[i] = &metrics_->GetGauge("watch_state", "1 for the state the resource's list/watch loop is in",
                                      {{"resource", resource_}, {"state", kStates[i]}});
   }
+  Served(true);
   // Every cause at zero from the start, so the first restart shows as an increase.
   for (const char* cause : {"timeout", "stall", "expired", "error"}) Restarts(cause);
 }
@@ -34,6 +35,15 @@ void WatchMetrics::WatchActivity(std::function<double()> seconds_since_activity)
                {{"resource", resource_}})
         .Set(probe());
   });
+}
+
+void WatchMetrics::Served(bool served) {
+  if (!metrics_) return;
+  metrics_->GetGauge("watch_resource_served",
+                     "0 while the API server answers 404 for the resource's collection (its CRD not installed "
+                     "yet), else 1",
+                     {{"resource", resource_}})
+      .Set(served ? 1 : 0);
 }
 
 void WatchMetrics::EnteredState(const char* state) {

@@ -8,6 +8,8 @@
 //                                                      stall window), expired (410), error
 //   nodehook_watch_seconds_since_activity{resource}    since the last list, event or bookmark
 //                                                      (computed at scrape time)
+//   nodehook_watch_resource_served{resource}           0 while the collection answers 404 (no
+//                                                      CRD yet), else 1
 // A null registry turns every call into a no-op. Owned by one Watcher; thread-safe (atomics; the
 // activity probe runs on the scraping thread and must only read atomics).
 #pragma once
@@ -31,6 +33,8 @@ class WatchMetrics {
 
   void EnteredState(const char* state);  // one of the three names WatcherStateName returns
   void Relisted() { if (relists_) relists_->Increment(); }
+  // 0 while the API server answers 404 for the collection (the CRD not installed yet), else 1.
+  void Served(bool served);
   void Restarted(const char* cause);     // timeout, stall, expired or error
 
  private:

@@ -130,17 +130,32 @@ void Watcher::ListStep() {
 
 Status Watcher::ListError(const Status& st) {
   if (st.code() != StatusCode::kNotFound) return st;
-  // A 404 on a collection: the API server does not serve this group/version/plural.
+  // A 404 on a collection: the API server does not serve this group/version/plural. That is an
+  // answer, so the connection counts as alive: a CRD applied after its agents (GitOps tools
+  // apply in no fixed order) is waited for, not a reason for the kubelet to restart us.
   std::string hint = "resource not found: the API server serves no " + resource_.plural + " in " +
                      (resource_.group.empty() ? "the core group" : "group " + resource_.group) + " version " +
                      resource_.version + "; is the CRD installed (check group, version and plural)?";
   SetProblem(hint);
+  MarkActivity();
+  if (served_) {
+    served_ = false;
+    metrics_.Served(false);
+    Log(LogLevel::kWarn, "resource not served",
+        {{"resource", resource_id_}, {"error", st.ToString()}, {"hint", hint},
+         {"next", "list again with backoff; alive but not ready until it is served"}});
+  }
   return NotFoundError(st.message() + "; " + hint);
 }
 
 void Watcher::Listed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined,
                      const std::string& resource_version) {
   SetProblem("");
+  if (!served_) {
+    served_ = true;
+    metrics_.Served(true);
+    Log(LogLevel::kInfo, "resource served", {{"resource", resource_id_}, {"next", "handle its objects"}});
+  }
   Log(LogLevel::kInfo, "listed",
       {{"resource", resource_id_}, {"objects", items.size()},
        {"strategy", ListStrategyName(list_strategy_)}, {"resource_version", resource_version}, {"next", "watch"}});

@@ -84,7 +84,8 @@ class Watcher {
 
  private:
   void ListStep();
-  // A failed list's error; a 404 also sets problem() to a hint about the CRD.
+  // A failed list's error; a 404 also sets problem() to a hint about the CRD and counts as
+  // activity (the server answered), logged once until the resource is served.
   Status ListError(const Status& st);
   // Hands a complete list to the sink and moves to kListed.
   void Listed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined,
@@ -122,6 +123,7 @@ class Watcher {
   std::string resource_version_;  // only touched by Run()'s thread
   Status last_error_;              // likewise
   TimePoint last_list_{};          // likewise
+  bool served_ = true;             // likewise; false from a 404 on the collection to the next list
   std::mt19937_64 rng_;            // likewise; picks watch timeouts
 
   std::mutex wait_mu_;

@@ -7,6 +7,8 @@ The tests in this module stop and start the API server, so they get their own se
 
 import contextlib
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -140,3 +142,50 @@ def test_healthz_fails_while_the_server_is_down_longer_than_the_bound_and_recove
     agent.wait_for("w1", "update")
     wait_until(lambda: agent.http_status("/healthz") == 200, "/healthz 200 after the server is back")
     assert agent.proc.pid == pid and agent.proc.poll() is None
+
+
+def http_body(agent, path):
+    try:
+        with urllib.request.urlopen(agent.health_url(path), timeout=5) as resp:
+            return resp.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.read().decode()
+
+
+def test_an_agent_started_before_its_crd_stays_alive_and_gets_ready_once_the_crd_is_applied(make_agent, widgets, cluster):
+    """GitOps tools apply a CRD and its agents in no fixed order: a 404 on the list is the server's
+    answer, so liveness holds (the kubelet would otherwise restart the agent again and again) and
+    readiness, a log line and a gauge say what is missing."""
+    kube = cluster.kube
+    group, plural = f"late-{time.monotonic_ns()}.example.com", "sprockets"
+    # Lists are retried at most a second apart, well inside the 3-s liveness bound (by default 30 s
+    # inside 150 s).
+    agent = make_agent("node-a", health_stale_seconds=3, reconnect_max_ms=1000,
+                       resource_options={"group": group, "plural": plural}).start()
+    wait_until(lambda: agent.log_events("list failed"), f"a failed list in {agent.log_path}")
+    # Longer than health_stale_seconds, every list answered 404: alive, not ready.
+    assert stays(lambda: agent.http_status("/healthz") == 200, seconds=8)
+    assert agent.http_status("/readyz") == 503
+    assert "is the CRD installed" in http_body(agent, "/readyz")
+    resource = f'resource="{plural}.{group}/v1"'
+    assert f"nodehook_watch_resource_served{{{resource}}} 0" in http_body(agent, "/metrics")
+    assert len(agent.log_events("resource not served")) == 1  # once, not at every retry
+
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": f"{plural}.{group}"},
+           "spec": {"group": group, "scope": "Namespaced",
+                    "names": {"kind": "Sprocket", "listKind": "SprocketList", "plural": plural, "singular": "sprocket"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "schema": {"openAPIV3Schema": {"type": "object",
+                                                                 "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{plural}.{group}"
+    kube.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    try:
+        wait_until(lambda: agent.http_status("/readyz") == 200, "/readyz 200 once the CRD is served")
+        assert agent.log_events("resource served")
+        assert f"nodehook_watch_resource_served{{{resource}}} 1" in http_body(agent, "/metrics")
+        kube.request("POST", f"/apis/{group}/v1/namespaces/{widgets.namespace}/{plural}",
+                     {"apiVersion": f"{group}/v1", "kind": "Sprocket", "metadata": {"name": "s1"}})
+        agent.wait_for("s1", "create")
+    finally:
+        kube.request("DELETE", path)
