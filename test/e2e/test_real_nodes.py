@@ -431,6 +431,21 @@ def helm_values(real, workers, tmp_path):
             "config": config}
 
 
+def namespace_story(real, namespace):
+    """What a failure message needs to tell a slow pod from a failing one: each pod's phase and
+    container states, then the namespace's Events in time order."""
+    lines = []
+    for pod in real.kube.request("GET", f"/api/v1/namespaces/{namespace}/pods")["items"]:
+        states = [(c["name"], c.get("restartCount"), c.get("state")) for c in pod["status"].get("containerStatuses") or []]
+        lines.append(f"pod {pod['metadata']['name']} on {pod['spec'].get('nodeName')}: {pod['status'].get('phase')} "
+                     f"{states}")
+    events = real.kube.request("GET", f"/api/v1/namespaces/{namespace}/events")["items"]
+    for e in sorted(events, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or ""):
+        lines.append(f"event {e.get('lastTimestamp') or e.get('eventTime')} {e['involvedObject']['kind']}/"
+                     f"{e['involvedObject']['name']} {e.get('reason')}: {e.get('message')}")
+    return "\n".join(lines)
+
+
 def chart_objects(real):
     """(kind, name) of every object labelled as the release's, plus helm's release records."""
     found = set()
@@ -514,6 +529,8 @@ def test_the_helm_chart_installs_upgrades_and_uninstalls_beside_the_kustomize_in
     t0 = time.monotonic()
     try:
         helm("uninstall", HELM_RELEASE, "--namespace", HELM_NS, "--kubeconfig", real.kubeconfig)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"helm uninstall did not return within 120 s; {namespace_story(real, HELM_NS)}")
     finally:
         uninstalling.set()
         changer.join()
@@ -590,7 +607,10 @@ def test_a_lost_node_in_finalizer_mode_has_its_finalizer_removed_by_the_other_ag
     config["resources"][0]["finalizer"] = True
     before = {p["metadata"]["name"] for p in pods(real)}
     install(real, tmp_path, "restricted", config=config)  # a config change: the DaemonSet rolls out
-    wait_until(lambda: not {p["metadata"]["name"] for p in pods(real)} & before, "the config's rollout")
+    try:
+        wait_until(lambda: not {p["metadata"]["name"] for p in pods(real)} & before, "the config's rollout")
+    except pytest.fail.Exception as e:
+        pytest.fail(f"{e}; {namespace_story(real, NAMESPACE)}")
     running = wait_rolled_out(real)
     for pod in running:
         # Finalizer mode adds the node's finalizer to what was handled before, runs no hook again.
