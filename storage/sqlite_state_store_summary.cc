@@ -21,6 +21,10 @@ constexpr const char* kEventCounts =
     "SELECT resource, count(*), min(observed_at_ms) FROM events "
     "WHERE node = ?1 AND retries > 0 GROUP BY resource";
 
+// Tombstones: objects seen gone that still have a diffbase (their delete hook has not succeeded).
+constexpr const char* kOldestTombstone =
+    "SELECT min(g.gone_at_ms) FROM gone g JOIN objects o ON o.uid = g.uid AND o.node = g.node WHERE g.node = ?1";
+
 // Tables whose rows belong to one node (metadata holds flags only).
 constexpr const char* const kTables[] = {"objects", "handlers", "events", "gone", "retry_requests"};
 
@@ -69,6 +73,12 @@ Result<StoreSummary> SqliteStateStore::Summarize() {
     counts.pending_retry += row.Int64(1);
     counts.oldest_pending_since_ms = EarliestNonZero(counts.oldest_pending_since_ms, row.Int64(2));
   }));
+  Result<Statement> tombstone = db_->Prepare("Summarize", kOldestTombstone);
+  if (!tombstone.ok()) return tombstone.status();
+  tombstone->Bind(1, node_name_);
+  Result<bool> found = tombstone->Step();
+  if (!found.ok()) return found.status();
+  summary.oldest_tombstone_since_ms = *found ? tombstone->Int64(0) : 0;  // NULL reads as 0: none
   for (const char* table : kTables) {
     Result<Statement> count =
         db_->Prepare("Summarize", std::string("SELECT count(*) FROM ") + table + " WHERE node = ?1");

@@ -78,7 +78,9 @@ Result<std::vector<std::string>> SqliteStateStore::ExpireTombstones(int64_t now_
   NODEHOOK_RETURN_IF_ERROR(tx.Begin());
   Result<Statement> select = db_->Prepare(
       "ExpireTombstones", "SELECT g.uid FROM gone g JOIN objects o ON o.uid = g.uid AND o.node = g.node "
-                          "WHERE g.node = ?1 AND g.gone_at_ms <= ?2 ORDER BY g.uid");
+                          "WHERE g.node = ?1 AND g.gone_at_ms <= ?2 AND EXISTS (SELECT 1 FROM handlers h "
+                          "WHERE h.uid = g.uid AND h.node = g.node AND h.handler = 'delete' AND h.retries > 0) "
+                          "ORDER BY g.uid");
   if (!select.ok()) return select.status();
   select->Bind(1, node_name_).Bind(2, now_ms - ttl_ms);
   auto uids = ReadAll(*select, +[](const Statement& row) { return row.Text(0); });

@@ -93,6 +93,8 @@ struct HandlerCounts {
 struct StoreSummary {
   std::map<std::string, HandlerCounts> by_resource;  // only resources with such handlers
   std::map<std::string, int64_t> rows;               // this node's rows, by table
+  // When the oldest deleted object whose delete hook has not succeeded yet was seen gone; 0 = none.
+  int64_t oldest_tombstone_since_ms = 0;
 };
 
 class StateStore {
@@ -144,9 +146,11 @@ class StateStore {
   // file system (incremental vacuum).
   virtual Result<GarbageStats> CollectGarbage(int64_t /*now_ms*/, int64_t /*ttl_ms*/) { return GarbageStats(); }
 
-  // Gives up on deletions: forgets every object of this node marked gone at or before
-  // now_ms - ttl_ms that still has a diffbase (its delete hook never succeeded), with its
-  // handlers, retry requests and events. Returns the uids forgotten.
+  // Gives up on deletions whose delete hook kept failing: forgets every object of this node
+  // marked gone at or before now_ms - ttl_ms that still has a diffbase and whose delete hook has
+  // failed at least once, with its handlers, retry requests and events. A deletion whose hook
+  // has not run yet (waiting for a rollout slot, a window, a paused rollout) is kept until it
+  // runs or a person forgets it. Returns the uids forgotten.
   virtual Result<std::vector<std::string>> ExpireTombstones(int64_t /*now_ms*/, int64_t /*ttl_ms*/) {
     return std::vector<std::string>();
   }

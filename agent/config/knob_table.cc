@@ -159,7 +159,7 @@ std::vector<KnobBinding> StateKnobs() {
     Int("tuning.gone_ttl_seconds", &Tuning::gone_ttl_seconds, 0, kYear,
         "rows of an object gone this long, with nothing pending, are purged"),
     Int("tuning.tombstone_ttl_seconds", &Tuning::tombstone_ttl_seconds, 0, kYear,
-        "forget a deleted object whose delete hook kept failing this long; 0 = never"),
+        "forget a deleted object whose delete hook kept failing this long (one not run yet is kept); 0 = never"),
     Int("tuning.finalizer_release_after_seconds", &Tuning::finalizer_release_after_seconds, 0, kYear,
         "release a node's finalizers once no agent pod was bound to it this long; 0 = only when its Node is gone"),
     Int("tuning.shutdown_grace_seconds", &Tuning::shutdown_grace_seconds, 0, kHour,

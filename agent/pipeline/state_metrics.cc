@@ -64,6 +64,12 @@ void StateMetrics::Collect(Metrics& m) {
   double oldest = oldest_ms == 0 ? 0.0 : static_cast<double>(ToMillis(clock_.Now()) - oldest_ms) / 1000.0;
   m.GetGauge("oldest_pending_retry_seconds", "Seconds since the first attempt of the oldest handler still retrying (0: none)")
       .Set(oldest < 0 ? 0 : oldest);
+  double tombstone = summary.oldest_tombstone_since_ms == 0
+                         ? 0.0
+                         : static_cast<double>(ToMillis(clock_.Now()) - summary.oldest_tombstone_since_ms) / 1000.0;
+  m.GetGauge("oldest_tombstone_seconds",
+             "Seconds since the oldest deleted object whose delete hook has not succeeded yet was seen gone (0: none)")
+      .Set(tombstone < 0 ? 0 : tombstone);
   for (const auto& [table, rows] : summary.rows) {
     m.GetGauge("store_rows", "This node's rows in the state file, by table", {{"table", table}})
         .Set(static_cast<double>(rows));

@@ -5,6 +5,8 @@
 //   nodehook_handlers_failed_permanently{resource} handlers that gave up until the object changes
 //   nodehook_oldest_pending_retry_seconds          since the first attempt of the oldest of those
 //                                                  still retrying (0: none); grows between refreshes
+//   nodehook_oldest_tombstone_seconds              since the oldest deleted object whose delete
+//                                                  hook has not succeeded was seen gone (0: none)
 //   nodehook_store_rows{table}                     this node's rows per table
 //   nodehook_store_file_bytes, nodehook_store_wal_bytes   stat() of the file and its -wal
 //   nodehook_store_garbage_collected_total         objects whose rows garbage collection removed

@@ -158,13 +158,18 @@ TEST_CASE("5,000 create/forget cycles with periodic garbage collection keep the 
 
 }  // namespace
 
-TEST_CASE("tombstones whose delete never succeeded are forgotten once their time-to-live is over") {
+TEST_CASE("tombstones whose delete hook kept failing are forgotten once their time-to-live is over; "
+          "those whose hook has not run yet are kept") {
   TempDir dir;
   auto store = OpenStore(dir.File("state.db"));
   REQUIRE(store->RecordHandled(SampleObject("old"), "create").ok());
-  REQUIRE(store->RecordAttempt(SampleHandler("old", "delete")).ok());
+  REQUIRE(store->RecordAttempt(SampleHandler("old", "delete")).ok());  // failed twice
   REQUIRE(store->MarkGone("old", 1000).ok());
+  // Gone as long, but its delete hook never ran (waiting for a rollout slot, say): kept.
+  REQUIRE(store->RecordHandled(SampleObject("waiting"), "create").ok());
+  REQUIRE(store->MarkGone("waiting", 1000).ok());
   REQUIRE(store->RecordHandled(SampleObject("recent"), "create").ok());
+  REQUIRE(store->RecordAttempt(SampleHandler("recent", "delete")).ok());
   REQUIRE(store->MarkGone("recent", 9000).ok());
   REQUIRE(store->RecordHandled(SampleObject("alive"), "create").ok());
 
@@ -173,8 +178,15 @@ TEST_CASE("tombstones whose delete never succeeded are forgotten once their time
   REQUIRE(*expired == std::vector<std::string>{"old"});
   CHECK_FALSE(store->GetObject("old")->has_value());
   CHECK(store->ListHandlers("old")->empty());
+  CHECK(store->GetObject("waiting")->has_value());
   CHECK(store->GetObject("recent")->has_value());
   CHECK(store->GetObject("alive")->has_value());
+  // Its age is what the summary (nodehook_oldest_tombstone_seconds) shows.
+  CHECK(store->Summarize()->oldest_tombstone_since_ms == 1000);
+  REQUIRE(store->Forget("waiting").ok());  // `nodehook state forget`
+  CHECK(store->Summarize()->oldest_tombstone_since_ms == 9000);
+  REQUIRE(store->Forget("recent").ok());  // its delete hook succeeded at last
+  CHECK(store->Summarize()->oldest_tombstone_since_ms == 0);
 }
 
 }  // namespace nodehook
