@@ -213,12 +213,17 @@ def test_two_failed_nodes_halt_the_state_and_a_newer_state_starts_afresh(fleet_o
     wait_until(lambda: len([1 for _, r in fleet.results(uid).values() if r == "failed"]) >= 2, "two failed nodes")
     # A node may take a slot freed by the first failure before the second is written: a halt is
     # seen once written, so at most max_failed_nodes + max_nodes - 1 nodes ever start. Such a
-    # third node's hook may still run when the halt is posted: its result is awaited too.
+    # third node may be granted its slot before the halt and start its hook after the halt is
+    # posted, so which nodes ran is read from the coordinator's grants, logged before its halt
+    # (one thread), and each of them must have its result.
     def halted():
-        ran = {r.node for r in fleet.runs("w1")}
-        return (fleet.events("RolloutHalted") and ran <= set(fleet.results(uid)) and
-                fleet.waiting("queued") >= set(fleet.agents) - ran)
-    wait_until(halted, "the halt posted, every node that started with its result, the others waiting for a slot")
+        if not [e for a in fleet.agents.values() for e in a.log_events("rollout halted") if e.get("uid") == uid]:
+            return False
+        granted = {e["node"] for a in fleet.agents.values() for e in a.log_events("rollout slot granted")
+                   if e.get("uid") == uid}
+        return (fleet.events("RolloutHalted") and granted <= set(fleet.results(uid)) and
+                fleet.waiting("queued") >= set(fleet.agents) - granted)
+    wait_until(halted, "the halt posted, every node granted a slot with its result, the others waiting for a slot")
     failed = {n for n, (_, r) in fleet.results(uid).items() if r == "failed"}
     assert {r.node for r in fleet.runs("w1")} == failed
     assert 2 <= len(failed) <= 3
