@@ -194,6 +194,25 @@ def test_uninstall_runs_release_finalizers_as_a_pre_delete_hook():
     assert not any(is_helm_hook(o) for o in template("--set", "releaseFinalizersOnUninstall=false"))
 
 
+def test_with_an_existing_configmap_the_uninstall_jobs_rights_follow_the_generated_rbac(tmp_path):
+    # The chart cannot read a ConfigMap it does not render: the Job may release what the agents'
+    # ClusterRole (rbac.generated, from `nodehook rbac` for the real config) lets them watch.
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"state_file": "/s.db", "api": {"in_cluster": True}, "resources": [
+        {"group": "example.com", "version": "v1", "plural": "gadgets", "finalizer": True,
+         "hooks": {"delete": {"argv": ["/x"]}}},
+        {"group": "", "version": "v1", "plural": "configmaps", "hooks": {"create": {"argv": ["/x"]}}}]}))
+    binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
+    generated = tmp_path / "rbac.yaml"
+    generated.write_text(subprocess.run([str(binary), "rbac", "--config", str(config)], capture_output=True,
+                                        text=True, check=True).stdout)
+    rendered = template("--set", "existingConfigMap=my-config", "--set-file", f"rbac.generated={generated}")
+    (role,) = [o for o in rendered if is_helm_hook(o) and o["kind"] == "ClusterRole"]
+    assert role["rules"] == [
+        {"apiGroups": ["example.com"], "resources": ["gadgets"], "verbs": ["get", "list", "patch"]},
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "patch"]}]
+
+
 def test_the_optional_monitoring_objects_render_the_shipped_prometheus_rule():
     rendered = template("--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true")
     kinds = {o["kind"] for o in rendered}
