@@ -405,27 +405,28 @@ CHART_KINDS = {"pods": "/api/v1/namespaces/{ns}/pods", "configmaps": "/api/v1/na
                "clusterrolebindings": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"}
 
 
-def helm_values(real, workers, tmp_path):
+def helm_values(real, workers, tmp_path, mode="finalizer", port=None, state_dir="/var/lib/nodehook-helm"):
     """The chart's values on these nodes, beside the kustomize install the other tests keep: the
     image the nodes have, the host network as the real-node component sets it, and ports, a state
     directory and a widgets directory of its own (docs/install.md, "Helm or kustomize"). The
-    chart's widgets resource in finalizer mode, so that its agents put their finalizers back on
-    any change while they run, with the RBAC `nodehook rbac` derives for it (as the chart's
-    values say: rbac.generated)."""
+    chart's widgets resource in `mode` (finalizer or singleton), so that its agents put their
+    finalizers back while they run, with the RBAC `nodehook rbac` derives for it (as the
+    chart's values say: rbac.generated)."""
     repository, tag = real.image.rsplit(":", 1)
+    port = port or HELM_PORT
     resources = yaml.safe_load((CHART / "values.yaml").read_text())["config"]["resources"]
     for r in resources:
-        r["finalizer"] = True
-    config = {"state_file": "/var/lib/nodehook-helm/state.db", "resources": resources,
-              "tuning": {"workers": workers, "health_address": f":{HELM_PORT}",
-                         "admin_address": f"127.0.0.1:{HELM_PORT + 1}"}}
+        r[mode] = True
+    config = {"state_file": f"{state_dir}/state.db", "resources": resources,
+              "tuning": {"workers": workers, "health_address": f":{port}",
+                         "admin_address": f"127.0.0.1:{port + 1}"}}
     rbac = tmp_path / "helm-rbac-config.json"
     rbac.write_text(json.dumps(dict(config, api={"in_cluster": True})))
     binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
     generated = subprocess.run([str(binary), "rbac", "--config", str(rbac)], capture_output=True, text=True,
                                check=True).stdout
     return {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"}, "rbac": {"generated": generated},
-            "hostNetwork": True, "healthPort": HELM_PORT, "stateDir": "/var/lib/nodehook-helm",
+            "hostNetwork": True, "healthPort": port, "stateDir": state_dir,
             "hostMounts": [{"name": "widgets", "hostPath": "/var/lib/nodehook-helm-widgets",
                             "mountPath": "/host/var/lib/nodehook-widgets"}],
             "config": config}
@@ -557,6 +558,52 @@ def test_the_helm_chart_installs_upgrades_and_uninstalls_beside_the_kustomize_in
     print(json.dumps({"helm_uninstall_seconds": round(uninstall_seconds, 1),
                       "objects_gone_after_delete_seconds": round(time.monotonic() - t1, 2)}))
     kubectl("delete", "namespace", HELM_NS, "--wait=false", kubeconfig=real.kubeconfig)
+
+
+def test_helm_uninstall_leaves_no_singleton_finalizer_while_the_leader_runs(real, tmp_path):
+    """The singleton leader claims `nodehook.io/singleton` on every handled object that lacks it,
+    within milliseconds: released while it runs, the finalizer came straight back."""
+    release = "nodehook-single"
+    values = tmp_path / "values.json"
+    values.write_text(json.dumps(helm_values(real, 2, tmp_path, mode="singleton", port=HELM_PORT + 2,
+                                             state_dir="/var/lib/nodehook-single")))
+    helm("install", release, str(CHART), "--namespace", release, "--create-namespace", "--kubeconfig",
+         real.kubeconfig, "-f", str(values))
+    wait_rolled_out(real, namespace=release, daemonset=release)
+    base = f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets"
+    create_widget(real, "w-single", 9)
+    names = [w["metadata"]["name"] for w in real.kube.request("GET", base)["items"]]
+    wait_until(lambda: all("nodehook.io/singleton" in (w["metadata"].get("finalizers") or [])
+                           for w in real.kube.request("GET", base)["items"]),
+               f"the leader's finalizer on every widget ({len(names)})", timeout=120)
+
+    uninstalling = threading.Event()
+
+    def keep_changing():
+        for size in itertools.count(100):
+            if uninstalling.wait(0.2):
+                return
+            real.kube.request("PATCH", f"{base}/w-single", {"spec": {"size": size}}, "application/merge-patch+json")
+    changer = threading.Thread(target=keep_changing)
+    changer.start()
+    t0 = time.monotonic()
+    try:
+        helm("uninstall", release, "--namespace", release, "--kubeconfig", real.kubeconfig)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"helm uninstall did not return within 120 s; {namespace_story(real, release)}")
+    finally:
+        uninstalling.set()
+        changer.join()
+    uninstall_seconds = time.monotonic() - t0
+    held = {w["metadata"]["name"]: w["metadata"].get("finalizers") for w in real.kube.request("GET", base)["items"]
+            if any(f.startswith("nodehook.io/") for f in w["metadata"].get("finalizers") or [])}
+    assert held == {}, f"nodehook.io/ finalizers left after the uninstall: {held}"
+    t1 = time.monotonic()
+    real.kube.request("DELETE", f"{base}/w-single")
+    wait_until(lambda: widget_gone(real, "w-single"), "w-single, its finalizer released, to be deleted", timeout=30)
+    print(json.dumps({"singleton_widgets": len(names), "helm_uninstall_seconds": round(uninstall_seconds, 1),
+                      "deleted_after_seconds": round(time.monotonic() - t1, 2)}))
+    kubectl("delete", "namespace", release, "--wait=false", kubeconfig=real.kubeconfig)
 
 
 TOKEN_SECONDS = 600  # the shortest service account token the API server issues
