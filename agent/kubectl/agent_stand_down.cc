@@ -75,16 +75,21 @@ Status StandDownAgents(KubeClient& client, const StandDownOptions& options, Cloc
       return Status(left.status().code(),
                     "cannot list the pods of DaemonSet " + daemonset + ": " + left.status().message());
     }
-    if (left.ok()) last = std::move(left).value();
-    if (left.ok() && !said_waiting) {
-      out << "waiting for " << last.size() << " agent pod" << (last.size() == 1 ? "" : "s") << " to stop: " << Join(last)
-          << "\n";
-      said_waiting = true;
+    std::string error;  // why this round could not list; "" when it did
+    if (left.ok()) {
+      last = std::move(left).value();
+      if (!said_waiting) {
+        out << "waiting for " << last.size() << " agent pod" << (last.size() == 1 ? "" : "s")
+            << " to stop: " << Join(last) << "\n";
+        said_waiting = true;
+      }
+    } else {
+      error = left.status().message();
     }
     if (clock.Now() >= deadline) {
       return Status(StatusCode::kTimeout, "agent pods of DaemonSet " + daemonset + " still there after " +
                                               std::to_string(options.timeout.count() / 1000) + " s: " +
-                                              (last.empty() ? left.status().message() : Join(last)));
+                                              (last.empty() ? error : Join(last)));
     }
     std::unique_lock<std::mutex> lock(mu);
     clock.WaitUntil(never, lock, std::min(deadline, clock.Now() + options.poll), [] { return false; });
