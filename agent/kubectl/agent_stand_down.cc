@@ -1,10 +1,9 @@
 #include "agent/kubectl/agent_stand_down.h"
 
-#include <rapidjson/document.h>
-
 #include <condition_variable>
 #include <mutex>
 
+#include "agent/finalizers/agent_pod_roster.h"
 #include "agent/finalizers/agent_pods.h"
 
 namespace nodehook {
@@ -13,18 +12,8 @@ namespace {
 const ResourceRef kPods{"", "v1", "pods", "", ""};
 const ResourceRef kDaemonSets{"apps", "v1", "daemonsets", "", ""};
 
-std::string NodeOf(const std::string& pod_json) {
-  rapidjson::Document doc;
-  doc.Parse(pod_json.c_str(), pod_json.size());
-  if (doc.HasParseError() || !doc.IsObject()) return "";
-  auto spec = doc.FindMember("spec");
-  if (spec == doc.MemberEnd() || !spec->value.IsObject()) return "";
-  auto node = spec->value.FindMember("nodeName");
-  return node != spec->value.MemberEnd() && node->value.IsString() ? node->value.GetString() : "";
-}
-
 std::string Describe(const KubeObject& pod) {
-  std::string node = NodeOf(pod.json);
+  std::string node = PodNodeName(pod.json);
   return pod.meta.Key() + " on " + (node.empty() ? "no node yet" : node) + (pod.meta.deleting ? " (terminating)" : "");
 }
 

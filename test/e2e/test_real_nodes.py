@@ -447,6 +447,38 @@ def namespace_story(real, namespace):
     return "\n".join(lines)
 
 
+def uninstall_while_changing(real, release, namespace, names):
+    """`helm uninstall` while the widgets `names` change every 0.2 s (each change would make a
+    running agent put its finalizer back); its seconds."""
+    base = f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets"
+    uninstalling = threading.Event()
+
+    def keep_changing():
+        for size in itertools.count(100):
+            if uninstalling.wait(0.2):
+                return
+            for name in names:
+                real.kube.request("PATCH", f"{base}/{name}", {"spec": {"size": size}}, "application/merge-patch+json")
+    changer = threading.Thread(target=keep_changing)
+    changer.start()
+    t0 = time.monotonic()
+    try:
+        helm("uninstall", release, "--namespace", namespace, "--kubeconfig", real.kubeconfig)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"helm uninstall did not return within 120 s; {namespace_story(real, namespace)}")
+    finally:
+        uninstalling.set()
+        changer.join()
+    return time.monotonic() - t0
+
+
+def nodehook_finalizers_held(real):
+    """Widget name -> finalizers, for every widget that still carries a nodehook.io/ one."""
+    items = real.kube.request("GET", f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets")["items"]
+    return {w["metadata"]["name"]: w["metadata"].get("finalizers") for w in items
+            if any(f.startswith("nodehook.io/") for f in w["metadata"].get("finalizers") or [])}
+
+
 def chart_objects(real):
     """(kind, name) of every object labelled as the release's, plus helm's release records."""
     found = set()
@@ -517,33 +549,14 @@ def test_the_helm_chart_installs_upgrades_and_uninstalls_beside_the_kustomize_in
     # Uninstall while the agents run and the widgets keep changing: each change would make a
     # running agent put its finalizer back; the Job stops the agents before it releases.
     base = f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets"
-    uninstalling = threading.Event()
-
-    def keep_changing():
-        for size in itertools.count(100):
-            if uninstalling.wait(0.2):
-                return
-            for name in ("w-helm", "w-helm-upgraded"):
-                real.kube.request("PATCH", f"{base}/{name}", {"spec": {"size": size}}, "application/merge-patch+json")
-    changer = threading.Thread(target=keep_changing)
-    changer.start()
-    t0 = time.monotonic()
-    try:
-        helm("uninstall", HELM_RELEASE, "--namespace", HELM_NS, "--kubeconfig", real.kubeconfig)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"helm uninstall did not return within 120 s; {namespace_story(real, HELM_NS)}")
-    finally:
-        uninstalling.set()
-        changer.join()
-    uninstall_seconds = time.monotonic() - t0
+    uninstall_seconds = uninstall_while_changing(real, HELM_RELEASE, HELM_NS, ["w-helm", "w-helm-upgraded"])
     # The pre-delete Job ran to completion (helm waits for it, then deletes it: its Events stay).
     def job_events():
         events = real.kube.request("GET", f"/api/v1/namespaces/{HELM_NS}/events")["items"]
         return {e["reason"] for e in events if e["involvedObject"]["kind"] == "Job"
                 and e["involvedObject"]["name"] == f"{HELM_RELEASE}-release-finalizers"}
     wait_until(lambda: job_events() >= {"SuccessfulCreate", "Completed"}, "the release-finalizers Job's Events")
-    held = {w["metadata"]["name"]: w["metadata"].get("finalizers") for w in real.kube.request("GET", base)["items"]
-            if any(f.startswith("nodehook.io/") for f in w["metadata"].get("finalizers") or [])}
+    held = nodehook_finalizers_held(real)
     assert held == {}, f"nodehook.io/ finalizers left after the uninstall: {held}"
     # Nothing of the chart is left once the garbage collector has taken the pods.
     wait_until(lambda: not chart_objects(real), f"the release's objects to be gone (were {sorted(installed)})")
@@ -577,26 +590,8 @@ def test_helm_uninstall_leaves_no_singleton_finalizer_while_the_leader_runs(real
                            for w in real.kube.request("GET", base)["items"]),
                f"the leader's finalizer on every widget ({len(names)})", timeout=120)
 
-    uninstalling = threading.Event()
-
-    def keep_changing():
-        for size in itertools.count(100):
-            if uninstalling.wait(0.2):
-                return
-            real.kube.request("PATCH", f"{base}/w-single", {"spec": {"size": size}}, "application/merge-patch+json")
-    changer = threading.Thread(target=keep_changing)
-    changer.start()
-    t0 = time.monotonic()
-    try:
-        helm("uninstall", release, "--namespace", release, "--kubeconfig", real.kubeconfig)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"helm uninstall did not return within 120 s; {namespace_story(real, release)}")
-    finally:
-        uninstalling.set()
-        changer.join()
-    uninstall_seconds = time.monotonic() - t0
-    held = {w["metadata"]["name"]: w["metadata"].get("finalizers") for w in real.kube.request("GET", base)["items"]
-            if any(f.startswith("nodehook.io/") for f in w["metadata"].get("finalizers") or [])}
+    uninstall_seconds = uninstall_while_changing(real, release, release, ["w-single"])
+    held = nodehook_finalizers_held(real)
     assert held == {}, f"nodehook.io/ finalizers left after the uninstall: {held}"
     t1 = time.monotonic()
     real.kube.request("DELETE", f"{base}/w-single")
