@@ -52,6 +52,8 @@ Status RunForUid(SqliteDb& db, const std::string& operation, const char* sql, co
 }
 
 constexpr const char* kClearGone = "DELETE FROM gone WHERE uid = ?1 AND node = ?2";
+// The handler name of delete hooks, as the agent records it (the "delete" hook reason).
+constexpr const char* kDeleteHandler = "delete";
 
 Status ApplyPragmas(SqliteDb& db, const StoreOptions& options) {
   NODEHOOK_RETURN_IF_ERROR(db.Exec("Open", "PRAGMA busy_timeout = 5000"));
@@ -163,7 +165,11 @@ Status SqliteStateStore::RecordHandled(const ObjectRecord& o, const std::string&
 }
 
 Status SqliteStateStore::WriteAttempt(const HandlerRecord& r) {
-  NODEHOOK_RETURN_IF_ERROR(RunForUid(*db_, "RecordAttempt", kClearGone, r.uid, node_name_));
+  // An attempt of any other handler means the object is there again; a delete handler's attempt
+  // is for the gone object, whose mark (the tombstone's age) must stay.
+  if (r.handler != kDeleteHandler) {
+    NODEHOOK_RETURN_IF_ERROR(RunForUid(*db_, "RecordAttempt", kClearGone, r.uid, node_name_));
+  }
   Result<Statement> st = db_->Prepare(
       "RecordAttempt",
       "INSERT INTO handlers (uid, node, handler, resource, namespace, name, retries, first_start_ms, "

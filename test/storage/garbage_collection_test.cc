@@ -189,4 +189,23 @@ TEST_CASE("tombstones whose delete hook kept failing are forgotten once their ti
   CHECK(store->Summarize()->oldest_tombstone_since_ms == 0);
 }
 
+TEST_CASE("a failing delete hook's attempts keep the tombstone's age; another handler's attempt clears it") {
+  TempDir dir;
+  auto store = OpenStore(dir.File("state.db"));
+  REQUIRE(store->RecordHandled(SampleObject("u1"), "create").ok());
+  REQUIRE(store->MarkGone("u1", 1000).ok());
+  REQUIRE(store->RecordAttempt(SampleHandler("u1", "delete")).ok());  // after the deletion was seen
+  REQUIRE(store->RecordAttempt(SampleHandler("u1", "delete")).ok());
+  CHECK(store->Summarize()->oldest_tombstone_since_ms == 1000);
+  auto expired = store->ExpireTombstones(10'000, 5000);
+  REQUIRE(expired.ok());
+  CHECK(*expired == std::vector<std::string>{"u1"});  // its time-to-live counts from the deletion
+
+  // An object seen again (an update attempt) is no longer gone.
+  REQUIRE(store->RecordHandled(SampleObject("u2"), "create").ok());
+  REQUIRE(store->MarkGone("u2", 1000).ok());
+  REQUIRE(store->RecordAttempt(SampleHandler("u2", "update")).ok());
+  CHECK(store->Summarize()->oldest_tombstone_since_ms == 0);
+}
+
 }  // namespace nodehook
