@@ -34,6 +34,19 @@ void LeaderElector::SetOnStopBy(std::function<void(TimePoint)> on_stop_by) {
   on_stop_by_ = std::move(on_stop_by);
 }
 
+void LeaderElector::SetNotes(std::function<void(LeaseRecord&)> notes) { notes_ = std::move(notes); }
+
+void LeaderElector::Note(LeaseRecord& record) const {
+  record.standbys.clear();
+  record.fleet_size = 0;
+  if (notes_) notes_(record);
+}
+
+std::optional<LeaseRecord> LeaderElector::Observed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return observed_;
+}
+
 bool LeaderElector::IsLeader() const {
   std::lock_guard<std::mutex> lock(mu_);
   return leading_;
@@ -75,7 +88,8 @@ bool LeaderElector::TryAcquireOrRenew() {
   auto current = lease_.Get();
   if (!current.ok() && current.status().code() == StatusCode::kNotFound) {
     if (WaitsOutDeletedLease()) return false;
-    LeaseRecord fresh{options_.identity, duration_seconds, wall_now, wall_now, 0, ""};
+    LeaseRecord fresh{options_.identity, duration_seconds, wall_now, wall_now, 0, "", "", 0};
+    Note(fresh);
     TimePoint sent = clock_.Now();
     auto created = lease_.Create(fresh);
     if (!created.ok()) {
@@ -103,6 +117,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   next.holder = options_.identity;
   next.lease_duration_seconds = duration_seconds;
   next.renew_time = wall_now;
+  Note(next);
   if (!mine) {
     next.acquire_time = wall_now;
     next.transitions = current->transitions + 1;
@@ -189,7 +204,9 @@ void LeaderElector::FenceLoop(const bool& done) {
 Duration LeaderElector::AcquireWait() {
   std::lock_guard<std::mutex> lock(mu_);
   double factor = std::uniform_real_distribution<double>(1.0, 1.0 + kAcquireJitter)(rng_);
-  const Duration period = options_.acquire_period > Duration::zero() ? options_.acquire_period : options_.retry_period;
+  const bool standby = observed_ && NamedStandby(observed_->standbys, options_.identity);
+  const Duration period =
+      options_.acquire_period > Duration::zero() && !standby ? options_.acquire_period : options_.retry_period;
   return Duration(static_cast<int64_t>(static_cast<double>(period.count()) * factor));
 }
 

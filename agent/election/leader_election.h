@@ -6,7 +6,10 @@
 //     PUT preconditioned on the resourceVersion read; 409 means another agent won the race.
 //     leaseTransitions grows on every takeover; holderIdentity is `identity`.
 //   - Renew every retry_period while leading; acquire attempts every retry_period with
-//     client-go's jitter (up to 2.2x), so agents do not retry in step.
+//     client-go's jitter (up to 2.2x), so agents do not retry in step. An election every agent
+//     of a large fleet takes part in sets a longer acquire_period; the leader then names a few
+//     standbys in the Lease (SetNotes), which keep trying every retry period, so the Lease is
+//     still taken over within its duration and a retry period when the leader dies.
 //   - The term ends when no renew succeeded within renew_deadline of the last successful one
 //     (measured from when that renew was SENT, which is before any other agent can have seen it):
 //     no singleton hook starts after that instant, and the term token is cancelled then by a
@@ -66,6 +69,14 @@ class LeaderElector final : public Leadership {
 
   std::shared_ptr<const CancelToken> TermIfMayStart() const override;
   bool IsLeader() const;
+  // Called on each write while leading (outside the lock), to fill in the record's notes for the
+  // other candidates (standbys, fleet size: lease_record.h). Set before Run.
+  void SetNotes(std::function<void(LeaseRecord&)> notes);
+  // The Lease as this agent last read or wrote it (nullopt before the first read).
+  std::optional<LeaseRecord> Observed() const;
+  // How long this candidate waits before its next attempt: retry_period when the Lease as last
+  // read names it a standby (or no acquire_period is set), else acquire_period; both jittered.
+  Duration AcquireWait();
   // Called (outside the lock) when a term starts (true) or ends (false).
   void SetOnChange(std::function<void(bool leading)> on_change);
   // Called with the instant by which singleton hooks must stop, on every successful renew, and
@@ -80,13 +91,14 @@ class LeaderElector final : public Leadership {
   // True when the Lease was found deleted while another agent may still be in its term.
   bool WaitsOutDeletedLease();
   void FenceLoop(const bool& done);
-  Duration AcquireWait();
+  void Note(LeaseRecord& record) const;
 
   LeaseClient& lease_;
   Clock& clock_;
   const LeaderElectionOptions options_;
   std::function<void(bool)> on_change_;
   std::function<void(TimePoint)> on_stop_by_;
+  std::function<void(LeaseRecord&)> notes_;  // set before Run
 
   mutable std::mutex mu_;
   std::condition_variable cv_;  // wakes the fence thread when the term or deadline changes

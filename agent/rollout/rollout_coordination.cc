@@ -1,8 +1,11 @@
 #include "agent/rollout/rollout_coordination.h"
 
 #include <condition_variable>
+#include <algorithm>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "agent/base/log.h"
 #include "agent/rollout/rollout_board.h"
@@ -10,6 +13,22 @@
 namespace nodehook {
 
 std::string CoordinatorLeaseName(const std::string& rid) { return "nodehook-rollout-" + rid + "-coordinator"; }
+
+std::string PickStandbys(const BoardView& board, const std::string& rid, const std::string& identity, size_t count) {
+  auto fnv = [](const std::string& text) {
+    uint64_t h = 1469598103934665603ULL;
+    for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
+    return h;
+  };
+  std::vector<std::pair<uint64_t, std::string>> ranked;
+  for (const auto& [node, results] : board.nodes) {
+    if (!NamedStandby(node, identity)) ranked.emplace_back(fnv(rid + "/" + node), node);
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::string out;
+  for (size_t i = 0; i < ranked.size() && i < count; ++i) out += (i ? "," : "") + ranked[i].second;
+  return out;
+}
 
 RolloutCoordination::RolloutCoordination(const WatchedResource& resource, KubeClient& client, Clock& monotonic,
                                          const ServerClock& server, EventRecorder& events,
@@ -21,7 +40,18 @@ RolloutCoordination::RolloutCoordination(const WatchedResource& resource, KubeCl
       events_(events),
       options_(std::move(options)),
       lease_(client, options_.coordinator.namespace_name, CoordinatorLeaseName(RolloutIdOf(resource.ref))),
-      elector_(lease_, monotonic, options_.election) {}
+      elector_(lease_, monotonic, options_.election) {
+  elector_.SetNotes([this](LeaseRecord& record) {
+    MutexLock lock(&notes_mu_);
+    record.standbys = standbys_;
+    record.fleet_size = fleet_size_;
+  });
+}
+
+int RolloutCoordination::FleetSize() const {
+  auto observed = elector_.Observed();
+  return observed ? observed->fleet_size : 0;
+}
 
 void RolloutCoordination::Run(const CancelToken& stop) {
   std::mutex mu;
@@ -83,8 +113,21 @@ void RolloutCoordination::Coordinate(const CancelToken& stop, const std::functio
   Watcher watcher(client_, leases, board, SystemClock::Instance(), options_.watch);
   std::thread watch([&] { watcher.Run(term); });
   RolloutCoordinator coordinator(resource_, client_, server_, events_, options_.coordinator);
+  TimePoint pick_standbys_at{};
   while (leading()) {
-    if (board.listed()) coordinator.Round(board);
+    if (board.listed()) {
+      coordinator.Round(board);
+      // The standbys and the fleet's size change only when nodes come and go: noted again every
+      // few seconds, not every round (each copies the board).
+      if (monotonic_.Now() >= pick_standbys_at) {
+        const BoardView view = board.View();
+        std::string picked = PickStandbys(view, rid, options_.election.identity, kStandbys);
+        MutexLock lock(&notes_mu_);
+        standbys_ = std::move(picked);
+        fleet_size_ = static_cast<int>(view.nodes.size());
+        pick_standbys_at = monotonic_.Now() + options_.election.retry_period * 5;
+      }
+    }
     std::unique_lock<std::mutex> lock(change_mu);
     change_cv.wait_for(lock, options_.round, [&] { return changed; });
     changed = false;

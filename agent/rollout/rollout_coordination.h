@@ -2,8 +2,11 @@
 // takes part in the election of its coordinator Lease (nodehook-rollout-<rid>-coordinator, held
 // like the singleton's: election/leader_election.h); the one that holds it watches every Lease of
 // the rollout and runs RolloutCoordinator rounds until its term ends, then stops that watch. The
-// others watch only their own Leases. A coordinator that dies is replaced within a lease and the
-// retry period; nothing it did is lost, since every grant is a slot Lease.
+// others watch only their own Leases. Candidates try every acquire_period (a read each: every
+// agent is one), but the coordinator names kStandbys nodes of its board as standbys in its Lease,
+// and they try every retry period: a coordinator that dies is replaced within a lease and a
+// retry period (unless its standbys died with it); nothing it did is lost, since every grant is a
+// slot Lease.
 // Run() on one thread; owns its threads; borrows the client and clocks.
 #pragma once
 
@@ -11,6 +14,8 @@
 #include <string>
 
 #include "agent/base/cancel.h"
+#include "agent/base/mutex.h"
+#include "agent/base/thread_annotations.h"
 #include "agent/base/clock.h"
 #include "agent/election/leader_election.h"
 #include "agent/kube/client/kube_client.h"
@@ -29,6 +34,11 @@ struct RolloutCoordinationOptions {
 
 std::string CoordinatorLeaseName(const std::string& rid);
 
+// The standbys a coordinator names from its board: up to `count` nodes other than `identity`'s,
+// picked by a hash of the rollout id and the node (rendezvous), so the pick moves only when one of
+// them leaves. Comma-separated.
+std::string PickStandbys(const BoardView& board, const std::string& rid, const std::string& identity, size_t count);
+
 class RolloutCoordination {
  public:
   RolloutCoordination(const WatchedResource& resource, KubeClient& client, Clock& monotonic,
@@ -36,6 +46,9 @@ class RolloutCoordination {
 
   // Takes part in the election until `stop`; coordinates while elected.
   void Run(const CancelToken& stop);
+  // The nodes of the rollout as its coordinator last counted them (its Lease's note, read at each
+  // of this agent's election attempts); 0 when not known.
+  int FleetSize() const;
 
  private:
   // One term: the watch of every Lease and the rounds, until `stop` or the term's end.
@@ -49,6 +62,11 @@ class RolloutCoordination {
   const RolloutCoordinationOptions options_;
   KubeLeaseClient lease_;
   LeaderElector elector_;
+  mutable Mutex notes_mu_;
+  std::string standbys_ GUARDED_BY(notes_mu_);  // as this agent last picked them as coordinator
+  int fleet_size_ GUARDED_BY(notes_mu_) = 0;    // as it last counted them as coordinator
 };
+
+inline constexpr size_t kStandbys = 3;
 
 }  // namespace nodehook

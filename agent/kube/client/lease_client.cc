@@ -16,7 +16,7 @@ Result<LeaseRecord> KubeLeaseClient::Get() {
 Result<LeaseRecord> KubeLeaseClient::Create(const LeaseRecord& record) {
   LeaseRecord fresh = record;
   fresh.resource_version.clear();
-  Status created = client_.Create(LeasesResource(), namespace_name_, LeaseJson(namespace_name_, name_, fresh));
+  Status created = client_.Create(LeasesResource(), namespace_name_, LeaseJson(namespace_name_, name_, fresh, {}, LeaseNotes(fresh)));
   // 409 AlreadyExists: another agent created it first, which is a lost race like a stale update.
   if (!created.ok()) return created;
   return Get();
@@ -24,7 +24,7 @@ Result<LeaseRecord> KubeLeaseClient::Create(const LeaseRecord& record) {
 
 Result<LeaseRecord> KubeLeaseClient::Update(const LeaseRecord& record) {
   auto object = client_.Replace(ObjectRef{LeasesResource(), namespace_name_, name_},
-                                LeaseJson(namespace_name_, name_, record));
+                                LeaseJson(namespace_name_, name_, record, {}, LeaseNotes(record)));
   if (!object.ok()) return object.status();
   return ParseLease(object->json);
 }

@@ -16,6 +16,16 @@ Result<LeaseRecord> ParseLease(std::string_view json) {
   if (meta == doc.MemberEnd() || !meta->value.IsObject()) return InvalidError("lease: no metadata");
   record.resource_version = StringMember(meta->value, "resourceVersion");
   if (record.resource_version.empty()) return InvalidError("lease: metadata.resourceVersion missing");
+  auto annotations = meta->value.FindMember("annotations");
+  if (annotations != meta->value.MemberEnd() && annotations->value.IsObject()) {
+    record.standbys = StringMember(annotations->value, kStandbysAnnotation);
+    // A note, not part of the election: an unreadable one is taken as not said.
+    const std::string fleet = StringMember(annotations->value, kFleetSizeAnnotation);
+    record.fleet_size = fleet.empty() || fleet.size() > 9 ||
+                                fleet.find_first_not_of("0123456789") != std::string::npos
+                            ? 0
+                            : std::stoi(fleet);
+  }
   auto spec = doc.FindMember("spec");
   if (spec == doc.MemberEnd()) return record;  // an empty Lease: free to take
   if (!spec->value.IsObject()) return InvalidError("lease: spec is not an object");
@@ -34,6 +44,25 @@ Result<LeaseRecord> ParseLease(std::string_view json) {
     record.transitions = transitions->value.GetInt();
   }
   return record;
+}
+
+std::map<std::string, std::string> LeaseNotes(const LeaseRecord& record) {
+  std::map<std::string, std::string> notes;
+  if (!record.standbys.empty()) notes[kStandbysAnnotation] = record.standbys;
+  if (record.fleet_size > 0) notes[kFleetSizeAnnotation] = std::to_string(record.fleet_size);
+  return notes;
+}
+
+bool NamedStandby(const std::string& standbys, const std::string& identity) {
+  size_t start = 0;
+  while (start <= standbys.size()) {
+    size_t end = standbys.find(',', start);
+    if (end == std::string::npos) end = standbys.size();
+    const std::string node = standbys.substr(start, end - start);
+    if (!node.empty() && (identity == node || identity.rfind(node + "_", 0) == 0)) return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 namespace {

@@ -20,6 +20,12 @@ struct LeaseRecord {
   std::string renew_time;           // spec.renewTime
   int transitions = 0;              // spec.leaseTransitions
   std::string resource_version;     // metadata.resourceVersion: the precondition of an update
+  // Notes of the holder for the other candidates, in annotations. The node names it asks to
+  // watch its term closely (kStandbysAnnotation, comma-separated): they try to acquire every
+  // retry period, the other candidates less often. How many nodes it counts (kFleetSizeAnnotation;
+  // 0: not said).
+  std::string standbys{};
+  int fleet_size{0};
 
   // Whether two reads show the same record (what client-go compares to notice a change).
   bool SameAs(const LeaseRecord& other) const {
@@ -28,6 +34,15 @@ struct LeaseRecord {
            transitions == other.transitions && resource_version == other.resource_version;
   }
 };
+
+inline constexpr const char* kStandbysAnnotation = "nodehook.io/standbys";
+inline constexpr const char* kFleetSizeAnnotation = "nodehook.io/fleet-size";
+
+// The annotations that carry a record's notes (standbys, fleet size); none when it has none.
+std::map<std::string, std::string> LeaseNotes(const LeaseRecord& record);
+
+// Whether `identity` (a node name, or "<node>_<pod uid>") is one of the comma-separated node names.
+bool NamedStandby(const std::string& standbys, const std::string& identity);
 
 // Reads a Lease object's JSON. kInvalid names what is missing or of the wrong type.
 Result<LeaseRecord> ParseLease(std::string_view json);

@@ -253,6 +253,63 @@ TEST_CASE("under random outages and pauses there are never two agents that may s
   CHECK(takeovers > 10);  // the schedule really moved the lease around
 }
 
+TEST_CASE("the standbys the leader names try every retry period, the other candidates every acquire period") {
+  FakeClock clock;
+  FakeLeaseServer server;
+  auto with_acquire_period = [](const std::string& identity) {
+    LeaderElectionOptions o = Options(identity);
+    o.acquire_period = seconds(60);
+    return o;
+  };
+  auto a_conn = server.Connect(), b_conn = server.Connect(), c_conn = server.Connect();
+  LeaderElector a(*a_conn, clock, with_acquire_period("node-a_1"));
+  LeaderElector b(*b_conn, clock, with_acquire_period("node-b_2"));
+  LeaderElector c(*c_conn, clock, with_acquire_period("node-c_3"));
+  std::string standbys = "node-b";
+  a.SetNotes([&](LeaseRecord& record) {
+    record.standbys = standbys;
+    record.fleet_size = 3;
+  });
+  REQUIRE(a.TryAcquireOrRenew());
+  CHECK(server.record()->standbys == "node-b");
+  REQUIRE_FALSE(b.TryAcquireOrRenew());
+  REQUIRE_FALSE(c.TryAcquireOrRenew());
+  CHECK(c.Observed()->fleet_size == 3);  // what the other candidates read of the leader's notes
+  for (int i = 0; i < 20; ++i) {  // jittered: client-go's factor [1, 2.2)
+    Duration b_wait = b.AcquireWait(), c_wait = c.AcquireWait();
+    CHECK(b_wait >= seconds(2));
+    CHECK(b_wait < milliseconds(4400));
+    CHECK(c_wait >= seconds(60));
+    CHECK(c_wait < seconds(132));
+  }
+
+  SECTION("the leader renames them at its next renewal") {
+    standbys = "node-c";
+    clock.Advance(seconds(2));
+    REQUIRE(a.TryAcquireOrRenew());
+    REQUIRE_FALSE(b.TryAcquireOrRenew());
+    REQUIRE_FALSE(c.TryAcquireOrRenew());
+    CHECK(b.AcquireWait() >= seconds(60));
+    CHECK(c.AcquireWait() < milliseconds(4400));
+  }
+
+  SECTION("a standby takes over within the lease and its retry period once the leader stops renewing") {
+    // The leader dies; the standby reads every retry period and takes the Lease once it has not
+    // changed for its duration; the other candidate would not have read it again by then.
+    Duration waited{0};
+    while (!b.TryAcquireOrRenew()) {
+      Duration wait = b.AcquireWait();
+      clock.Advance(wait);
+      waited += wait;
+      REQUIRE(waited < seconds(30));
+    }
+    CHECK(waited >= seconds(15));
+    CHECK(waited < seconds(15) + milliseconds(4400));
+    CHECK(server.record()->holder == "node-b_2");
+    CHECK(server.record()->transitions == 1);
+  }
+}
+
 TEST_CASE("Run acquires, and releases the lease when stopped") {
   FakeLeaseServer server;
   auto conn = server.Connect();
