@@ -154,7 +154,8 @@ int NodeCount::Resolve(int nodes) const {
 const std::vector<std::string>& RolloutKeys() {
   static const std::vector<std::string> keys = {
       "max_nodes", "canary_nodes", "soak_seconds", "verify",     "max_failed_nodes",  "failure_after_retries",
-      "reasons",   "windows",      "hold_label",   "slot_lease_seconds"};
+      "reasons",   "windows",      "hold_label",   "slot_lease_seconds",
+      "max_grants_per_second"};
   return keys;
 }
 
@@ -209,6 +210,10 @@ void ReadRollout(const rapidjson::Value& value, const std::string& path, const s
     }
   }
   ReadSeconds(value, path, "slot_lease_seconds", kMinSlotLeaseSeconds, kMaxSlotLeaseSeconds, &policy.slot_lease, diag);
+  if (auto* grants = FindMember(value, "max_grants_per_second")) {
+    ReadIntInRange(*grants, ChildPath(path, "max_grants_per_second"), 1, kMaxGrantsPerSecond,
+                   &policy.max_grants_per_second, diag);
+  }
   resource->rollout = std::move(policy);
 }
 

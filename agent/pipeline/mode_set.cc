@@ -164,19 +164,24 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
           {{"resource", r.ref.Id()}, {"error", windows->status().ToString()}, {"next", "gated hooks never start"}});
     }
     gate.windows = [windows](int64_t now_ms) { return WindowsNow(*windows, now_ms); };
-    rollout.gate = std::make_unique<RolloutGate>(r, client, *rollout.board, MonotonicClock::Instance(),
-                                                 ApiServerClock(), gate);
     RolloutCoordinationOptions coordination;
     coordination.election = election;
-    // Every agent is a candidate: each attempt is one read per agent, so they try every lease,
-    // not every retry period (5,000 nodes: about 200 reads a second, not 1,500). A coordinator
-    // that dies is replaced within about two leases; grants already made are slots that go on.
-    coordination.election.acquire_period = election.lease_duration;
+    // Every agent is a candidate: each attempt is one read per agent, so they try every four
+    // leases (5,000 nodes: about 50 reads a second, not 1,500); the coordinator's standbys try
+    // every retry period, so a coordinator that dies is replaced within a lease and a retry period.
+    // Grants already made are slots that go on.
+    coordination.election.acquire_period = election.lease_duration * 4;
     coordination.watch = ModeWatchOptions(config);
     coordination.coordinator.namespace_name = config.tuning.lease_namespace;
     coordination.coordinator.windows = gate.windows;
     rollout.coordination = std::make_unique<RolloutCoordination>(r, client, MonotonicClock::Instance(),
                                                                  ApiServerClock(), events, coordination);
+    // Each node spreads its first asks by its place in the order, over a time that grows with the
+    // fleet its coordinator counted (rollout_gate.h): the asks do not all reach the API server at once.
+    RolloutCoordination* coordinator = rollout.coordination.get();
+    gate.fleet_size = [coordinator] { return coordinator->FleetSize(); };
+    rollout.gate = std::make_unique<RolloutGate>(r, client, *rollout.board, MonotonicClock::Instance(),
+                                                 ApiServerClock(), gate);
     rollouts_.push_back(std::move(rollout));
   }
 }

@@ -93,6 +93,7 @@ bool RolloutCoordinator::GrantFor(BoardView& view, const std::string& uid, const
     const RolloutAdmission a = Judge(policy_, view, target, node, HeldOnBoard(policy_, view, node), window, now_ms);
     if (a.enter) {
       if (a.own) continue;  // its own slot for the object: the node goes on in it by itself
+      if (!TakeGrantToken(now_ms)) return false;  // paced: the next rounds grant the rest, in order
       const bool canary = std::find(canaries.begin(), canaries.end(), node) != canaries.end();
       Status st = Grant(view, node, uid, request, a, canary);
       if (!st.ok()) {
@@ -161,6 +162,19 @@ Status RolloutCoordinator::Grant(BoardView& view, const std::string& node, const
        {"slot", admission.slot}, {"state", StateText(request.state)}, {"canary", canary ? "true" : "false"},
        {"next", "the node renews the slot as its own and runs its hook"}});
   return Status::Ok();
+}
+
+bool RolloutCoordinator::TakeGrantToken(int64_t now_ms) {
+  const double rate = std::max(policy_.max_grants_per_second, 1);
+  if (tokens_at_ms_ < 0 || now_ms < tokens_at_ms_) {
+    grant_tokens_ = rate;  // a new coordinator (or a clock step back) starts with a second's worth
+  } else {
+    grant_tokens_ = std::min(rate, grant_tokens_ + rate * static_cast<double>(now_ms - tokens_at_ms_) / 1000.0);
+  }
+  tokens_at_ms_ = now_ms;
+  if (grant_tokens_ < 1.0) return false;
+  grant_tokens_ -= 1.0;
+  return true;
 }
 
 void RolloutCoordinator::PostOutcomes(const BoardView& view, int64_t now_ms) {

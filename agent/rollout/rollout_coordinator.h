@@ -10,6 +10,10 @@
 // conditioned on the resourceVersion it judged, so two coordinators (an old one that has not yet
 // seen its term end, and the new one) cannot both grant one slot; a new coordinator's board
 // counts each slot it lists as held for a whole lease from the moment it saw it.
+// Grants are paced: at most max_grants_per_second, a second's worth at once (a token bucket on the
+// API server's clock), so the writes each grant starts (take, renewals, result, release) come at a
+// bounded rate whatever the fleet's size; the asks a pace holds back are granted at later rounds,
+// in rollout order.
 // It also posts RolloutHalted and RolloutCompleted, once per object state it saw requested.
 // Not thread-safe: one thread calls Round (rollout_coordination.h). Borrows the client, clock and
 // events, which must outlive it.
@@ -70,6 +74,10 @@ class RolloutCoordinator {
   // time before which no grant is tried again: doubling from a second to a minute.
   int refusals_ = 0;
   int64_t grants_after_ms_ = 0;
+  // The pace: grants it may make now, refilled at max_grants_per_second up to a second's worth.
+  bool TakeGrantToken(int64_t now_ms);
+  double grant_tokens_ = 0;
+  int64_t tokens_at_ms_ = -1;
 };
 
 }  // namespace nodehook

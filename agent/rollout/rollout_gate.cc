@@ -139,8 +139,33 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
   }
   RolloutAdmission queued;
   queued.wait = WaitReason::kQueued;
+  if (auto due = AskDue(object.uid, state)) {
+    queued.detail = "asks in " + std::to_string(due->count()) + "ms, at its place in the rollout order";
+    NoteWait(object, queued);
+    return *due;
+  }
   queued.detail = Ask(object, target);
   return Wait(object, queued, now_ms);
+}
+
+std::optional<Duration> RolloutGate::AskDue(const std::string& uid, const std::string& state) {
+  auto asked = requests_.find(uid);
+  if (asked != requests_.end() && asked->second.state == state) return std::nullopt;
+  const int fleet = options_.fleet_size ? options_.fleet_size() : 0;
+  if (fleet <= 1) return std::nullopt;
+  const TimePoint now = monotonic_.Now();
+  auto due = ask_due_.find(uid);
+  if (due == ask_due_.end() || due->second.state != state) {
+    const Duration spread = std::min<Duration>(Duration(int64_t{1000} * fleet / kAsksPerSecond), kAskSpreadMax);
+    const auto after = static_cast<int64_t>(RolloutPosition(uid, state, options_.node) *
+                                            static_cast<double>(spread.count()));
+    due = ask_due_.insert_or_assign(uid, AskAt{state, now + Duration(after)}).first;
+  }
+  if (now >= due->second.at) {
+    ask_due_.erase(due);
+    return std::nullopt;
+  }
+  return due->second.at - now;
 }
 
 std::string RolloutGate::Ask(const ObjectMeta& object, const RolloutObject& target) {
@@ -215,6 +240,7 @@ void RolloutGate::Gone(const ObjectMeta& object) {
   // agent): the node Lease's next write, for a result or a renewal, leaves it out.
   results_.erase(object.uid);
   selectors_.erase(object.uid);
+  ask_due_.erase(object.uid);
   // A request is written away at once: the coordinator would grant a slot nobody takes.
   Withdraw(object.uid);
 }

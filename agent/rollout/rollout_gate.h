@@ -62,7 +62,16 @@ struct RolloutGateOptions {
   std::function<NodePresence()> presence;
   std::function<WindowNow(int64_t now_ms)> windows;  // whether a window is open; empty: always
   Duration poll{2000};             // how soon a waiting object asks again (±25%, per ask)
+  // How many nodes the rollout has, as its coordinator last said (rollout_coordination.h); 0 or
+  // empty: not known. A node spreads its first ask for an object state over fleet_size /
+  // kAsksPerSecond seconds (at most kAskSpreadMax), by its place in the rollout order: the fleet's
+  // asks reach the API server at about kAsksPerSecond, in the order the coordinator grants them,
+  // instead of all at once when the object changes.
+  std::function<int()> fleet_size;
 };
+
+inline constexpr int kAsksPerSecond = 200;
+inline constexpr Duration kAskSpreadMax = std::chrono::seconds(60);
 
 class RolloutGate final : public RolloutSteps {
  public:
@@ -109,6 +118,8 @@ class RolloutGate final : public RolloutSteps {
                                   const RolloutAdmission& admission);  // requires mu_
   // Puts the object state in this node's requests (written at once when new); says how it went.
   std::string Ask(const ObjectMeta& object, const RolloutObject& target);  // requires mu_
+  // How long before this node asks for the object state (nullopt: now, or asked already).
+  std::optional<Duration> AskDue(const std::string& uid, const std::string& state);  // requires mu_
   // Takes the object out of its requests; written at once if its Lease still asks for it.
   void Withdraw(const std::string& uid);  // requires mu_
   std::optional<Duration> Wait(const ObjectMeta& object, const RolloutAdmission& admission,
@@ -158,6 +169,11 @@ class RolloutGate final : public RolloutSteps {
   // entered is harmless while it holds the slot, and withdrawn when it gives the slot up)
   std::map<std::string, NodeRequest> requests_written_;
   std::map<std::string, WaitReason> waiting_;   // guarded by mu_: objects waiting, by uid
+  struct AskAt {
+    std::string state;
+    TimePoint at;  // monotonic
+  };
+  std::map<std::string, AskAt> ask_due_;        // guarded by mu_: first asks spread out, by uid
   bool results_dirty_ = false;                  // guarded by mu_: results_ not yet written
   int results_refusals_ = 0;                    // guarded by mu_: node Lease writes failed in a row
   TimePoint results_retry_at_;                  // guarded by mu_: monotonic; the next try of a failed write

@@ -74,7 +74,8 @@ TEST_CASE("a rollout block reads every key") {
     "windows": [{"cron": "0 22 * * 1-5", "duration_seconds": 14400, "time_zone": "Europe/Berlin"},
                 {"cron": "0 3 * * SAT,SUN", "duration_seconds": 3600}],
     "hold_label": "example.com/hold",
-    "slot_lease_seconds": 30})");
+    "slot_lease_seconds": 30,
+    "max_grants_per_second": 200})");
   CHECK(p.max_nodes.value == 2);
   CHECK_FALSE(p.max_nodes.percent);
   CHECK(p.canary_nodes == 1);
@@ -93,6 +94,7 @@ TEST_CASE("a rollout block reads every key") {
   CHECK(p.windows[1].time_zone == "UTC");
   CHECK(p.hold_label == "example.com/hold");
   CHECK(p.slot_lease == std::chrono::seconds(30));
+  CHECK(p.max_grants_per_second == 200);
 }
 
 TEST_CASE("an empty rollout block takes the defaults: one node at a time, no canary, always open") {
@@ -108,6 +110,7 @@ TEST_CASE("an empty rollout block takes the defaults: one node at a time, no can
   CHECK(p.reasons == std::vector<std::string>{"create", "update"});
   CHECK(p.windows.empty());
   CHECK(p.hold_label == "nodehook.io/rollout-hold");
+  CHECK(p.max_grants_per_second == 50);
   CHECK(p.slot_lease == std::chrono::seconds(15));
 }
 
@@ -138,7 +141,7 @@ TEST_CASE("by default a rollout gates create and update where the resource has t
 TEST_CASE("rollout errors: unknown keys, and the block itself") {
   CheckError("\"max_node\": 2", "max_node",
              "unknown key (expected one of: max_nodes, canary_nodes, soak_seconds, verify, max_failed_nodes, "
-             "failure_after_retries, reasons, windows, hold_label, slot_lease_seconds)");
+             "failure_after_retries, reasons, windows, hold_label, slot_lease_seconds, max_grants_per_second)");
   CheckBlockError(WithRollout("[]"), "expected an object, got array");
 }
 
@@ -161,6 +164,7 @@ TEST_CASE("rollout errors: counts and seconds out of their ranges") {
              "expected an integer from 1 to 1000000, got 0");
   CheckError("\"slot_lease_seconds\": 2", "slot_lease_seconds", "expected an integer from 3 to 3600, got 2");
   CheckError("\"slot_lease_seconds\": 3601", "slot_lease_seconds", "expected an integer from 3 to 3600, got 3601");
+  CheckError("\"max_grants_per_second\": 0", "max_grants_per_second", "expected an integer from 1 to 10000, got 0");
 }
 
 TEST_CASE("rollout errors: verify is a hook with an absolute argv") {

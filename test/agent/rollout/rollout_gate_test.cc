@@ -221,6 +221,7 @@ struct Fleet {
     options.node = name;
     options.namespace_name = "nodehook";
     options.presence = [this, name] { return presence[name]; };
+    options.fleet_size = [this] { return fleet_size; };
     gates[name] = std::make_unique<RolloutGate>(resource, store, board, clock, server, options);
     REQUIRE(gates[name]->Register().ok());
     return *gates[name];
@@ -257,6 +258,7 @@ struct Fleet {
   std::unique_ptr<RolloutCoordinator> coordinator;
   std::map<std::string, std::unique_ptr<RolloutGate>> gates;
   std::map<std::string, NodePresence> presence;  // each node's Node; unknown unless set
+  int fleet_size = 0;  // as the coordinator's Lease says; 0: not known (no spread)
 };
 
 ObjectMeta Widget() { return ObjectMeta{"u1", "ns", "w1", "7", false}; }
@@ -797,6 +799,76 @@ TEST_CASE("a state that waited for a node that left is posted complete when that
   }
   REQUIRE_FALSE(fleet.events.posted.empty());
   CHECK(fleet.events.posted.front().rfind("RolloutCompleted", 0) == 0);
+}
+
+TEST_CASE("the coordinator grants at most max_grants_per_second, a second's worth at once, in rollout order") {
+  RolloutPolicy policy = MaxNodes(10);
+  policy.max_grants_per_second = 3;
+  Fleet fleet(policy);
+  for (int i = 0; i < 10; ++i) fleet.Node("n" + std::to_string(i));
+  for (auto& [name, gate] : fleet.gates) REQUIRE(gate->Enter(Widget(), "s1", nullptr));  // each asks
+  auto inside = [&] {
+    std::set<std::string> in;
+    for (auto& [name, gate] : fleet.gates) {
+      if (!gate->Enter(Widget(), "s1", nullptr)) in.insert(name);
+    }
+    return in;
+  };
+  CHECK(fleet.Coordinate() == 3);  // a second's worth, though seven more slots are free
+  // The first three of the rollout order.
+  const std::vector<std::string> order =
+      RolloutOrder(fleet.CoordinatorBoard().View(), RolloutObject{"u1", "s1", false, "", std::nullopt});
+  REQUIRE(order.size() == 10);
+  CHECK(inside() == std::set<std::string>(order.begin(), order.begin() + 3));
+  fleet.server.now_ms += 300;
+  CHECK(fleet.Coordinate() == 0);  // 0.9 of a grant refilled
+  fleet.server.now_ms += 100;
+  CHECK(fleet.Coordinate() == 1);  // 1.2
+  fleet.server.now_ms += 10'000;
+  CHECK(fleet.Coordinate() == 3);  // never more than a second's worth, however long it waited
+  fleet.server.now_ms += 1'000;
+  CHECK(fleet.Coordinate() == 3);
+  CHECK(inside().size() == 10);
+}
+
+TEST_CASE("with the fleet's size known, each node asks at its place in the rollout order, spread over the fleet") {
+  Fleet fleet(MaxNodes(10));
+  for (int i = 0; i < 10; ++i) fleet.Node("n" + std::to_string(i));
+  fleet.fleet_size = 1000;  // as a coordinator counted them: the first asks spread over 5 s
+  const TimePoint start = fleet.clock.Now();
+  std::map<std::string, TimePoint> due;
+  const int before = fleet.store.writes;
+  for (auto& [name, gate] : fleet.gates) {
+    auto wait = gate->Enter(Widget(), "s1", nullptr);
+    REQUIRE(wait);
+    CHECK(*wait < std::chrono::seconds(5));
+    due[name] = start + *wait;
+  }
+  CHECK(fleet.store.writes == before);  // nobody asked yet
+  // Their times follow the rollout order.
+  const std::vector<std::string> order =
+      RolloutOrder(fleet.CoordinatorBoard().View(), RolloutObject{"u1", "s1", false, "", std::nullopt});
+  REQUIRE(order.size() == 10);
+  for (size_t i = 1; i < order.size(); ++i) CHECK(due[order[i - 1]] <= due[order[i]]);
+  // Each at its place: the fraction of the order's hash range times 5 s.
+  for (const std::string& node : order) {
+    CHECK(due[node] - start ==
+          Duration(static_cast<int64_t>(RolloutPosition("u1", "s1", node) * 5000.0)));
+  }
+  // Each asks once its time has come (one write), and not before.
+  for (const std::string& node : order) {
+    if (fleet.clock.Now() < due[node] - std::chrono::milliseconds(1)) {
+      fleet.clock.Advance(due[node] - std::chrono::milliseconds(1) - fleet.clock.Now());
+      const int writes = fleet.store.writes;
+      REQUIRE(fleet.gates[node]->Enter(Widget(), "s1", nullptr));
+      CHECK(fleet.store.writes == writes);
+    }
+    fleet.clock.Advance(due[node] - fleet.clock.Now());
+    const int writes = fleet.store.writes;
+    REQUIRE(fleet.gates[node]->Enter(Widget(), "s1", nullptr));  // queued
+    CHECK(fleet.store.writes == writes + 1);
+  }
+  CHECK(fleet.Coordinate() == 10);
 }
 
 }  // namespace nodehook
