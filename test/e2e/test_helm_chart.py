@@ -291,3 +291,41 @@ def test_the_uninstall_jobs_rights_are_enough_to_release_every_finalizer(cluster
         assert cluster.kube.request("GET", daemonsets)["items"] == [], "the agents' DaemonSet was not deleted"
     finally:
         revoke(cluster.kube, name)
+
+
+def test_each_release_elects_its_singleton_leader_with_a_lease_of_its_own(tmp_path):
+    """Two releases in one namespace must not share the singleton Lease: one leader between them
+    would leave the other release's singleton resources without one."""
+    def lease_of(release, *args):
+        out = helm("template", release, str(CHART), "--namespace", "nodehook", *args).stdout
+        rendered = [doc for doc in yaml.safe_load_all(out) if doc]
+        config = json.loads(next(o for o in rendered if o["kind"] == "ConfigMap"
+                                 and "config.json" in o["data"])["data"]["config.json"])
+        roles = [o for o in rendered if o["kind"] == "Role" and o["metadata"]["name"].endswith("-lease")]
+        return config, roles
+
+    # A singleton config, and the Lease Role `nodehook rbac` prints for it (rbac.generated).
+    singleton = json.loads((REPO / "config" / "examples" / "singleton.json").read_text())
+    singleton["tuning"].pop("lease_name", None)
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump({"config": singleton}))
+    generated = tmp_path / "rbac.yaml"
+    generated.write_text("\n---\n".join(yaml.safe_dump(d) for d in
+                                        nodehook_rbac_documents(json.dumps(singleton), tmp_path)))
+    args = ("-f", str(values), "--set-file", f"rbac.generated={generated}")
+
+    # The release "nodehook" keeps the agent's default name: its config is rendered unchanged.
+    config, (role,) = lease_of("nodehook", *args)
+    assert "lease_name" not in config.get("tuning", {})
+    assert role["rules"][1]["resourceNames"] == ["nodehook-singleton"]
+    # Another release gets its own Lease, written into its config and named in its Role, with the
+    # rules `nodehook rbac` prints for that config.
+    config, (role,) = lease_of("second", *args)
+    assert config["tuning"]["lease_name"] == "second-nodehook-singleton"
+    printed = [d for d in nodehook_rbac_documents(json.dumps(config), tmp_path)
+               if d["kind"] == "Role" and d["metadata"]["name"].endswith("-lease")]
+    assert [role["rules"]] == [d["rules"] for d in printed]
+    # A name chosen in the config is kept.
+    config, (role,) = lease_of("second", *args, "--set", "config.tuning.lease_name=team-a-leader")
+    assert config["tuning"]["lease_name"] == "team-a-leader"
+    assert role["rules"][1]["resourceNames"] == ["team-a-leader"]

@@ -37,6 +37,36 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 {{- end -}}
 
+{{/* The singleton Lease: config.tuning.lease_name, else one per release ("nodehook-singleton" for
+the release "nodehook", the agent's default), so two releases in one namespace never elect one
+leader between them: each would wait for the other's singleton resources. */}}
+{{- define "nodehook.leaseName" -}}
+{{- dig "tuning" "lease_name" (printf "%s-singleton" (include "nodehook.fullname" .)) .Values.config -}}
+{{- end -}}
+
+{{/* The config as rendered: `config`, with the release's Lease name when it is not the default. */}}
+{{- define "nodehook.config" -}}
+{{- $config := deepCopy .Values.config -}}
+{{- $lease := include "nodehook.leaseName" . -}}
+{{- if ne $lease "nodehook-singleton" -}}
+{{- $tuning := get $config "tuning" | default dict -}}
+{{- $_ := set $tuning "lease_name" $lease -}}
+{{- $_ := set $config "tuning" $tuning -}}
+{{- end -}}
+{{- $config | toPrettyJson -}}
+{{- end -}}
+
+{{/* The Lease Role's rules for that Lease, as `nodehook rbac` prints them for the rendered config. */}}
+{{- define "nodehook.leaseRules" -}}
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  verbs: ["create"]
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  resourceNames: [{{ include "nodehook.leaseName" . | quote }}]
+  verbs: ["get", "update"]
+{{- end -}}
+
 {{- define "nodehook.configMapName" -}}
 {{- .Values.existingConfigMap | default (printf "%s-config" (include "nodehook.fullname" .)) -}}
 {{- end -}}
