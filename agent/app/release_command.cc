@@ -38,7 +38,7 @@ bool AgentsStopped(KubeClient& client, const ReleaseCommandArgs& args, Clock& cl
     err << kWhat << ": " << stopped.message() << "\n" << nothing;
     return false;
   }
-  Result<std::vector<std::string>> running = RunningAgents(client, kAgentPodLabel);
+  Result<std::vector<std::string>> running = RunningAgents(client, kAgentPodsSelector);
   if (!running.ok()) {
     // Someone allowed to patch the objects but not to list pods: say what was not checked.
     err << kWhat << ": warning: cannot tell whether agents still run (" << running.status().message()

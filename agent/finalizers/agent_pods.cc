@@ -114,9 +114,20 @@ Result<std::string> DaemonSetSelector(const std::string& daemonset_json) {
   return out;
 }
 
+bool LabelledAgentPod(const std::string& pod_json) {
+  rapidjson::Document doc;
+  doc.Parse(pod_json.c_str(), pod_json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return false;
+  auto meta = doc.FindMember("metadata");
+  if (meta == doc.MemberEnd() || !meta->value.IsObject()) return false;
+  auto labels = meta->value.FindMember("labels");
+  return labels != meta->value.MemberEnd() && labels->value.IsObject() && labels->value.HasMember(kAgentPodLabel);
+}
+
 Result<ResourceRef> FindAgentPods(KubeClient& client, const std::string& namespace_name, const std::string& name) {
   auto pod = client.Get(ObjectRef{ResourceRef{"", "v1", "pods", namespace_name, ""}, namespace_name, name});
   if (!pod.ok()) return pod.status();
+  if (LabelledAgentPod(pod->json)) return ResourceRef{"", "v1", "pods", namespace_name, kAgentPodLabel};
   std::string daemonset = ControllingDaemonSet(pod->json);
   Result<std::string> selector = AgentPodSelector(pod->json);
   if (!daemonset.empty()) {

@@ -1,9 +1,12 @@
-// Which pods are "this DaemonSet's agents": the agent reads its own pod (POD_NAMESPACE and
-// POD_NAME from the downward API), then the DaemonSet that controls it, and selects by that
-// DaemonSet's selector (immutable, so pods of every revision match it, even while a rollout
-// changes the template's labels). A pod without a controlling DaemonSet (run by hand, a test)
-// selects the pods that carry its own labels, minus the ones that differ between rollouts
-// (controller-revision-hash, pod-template-generation).
+// Which pods are agents: the agent reads its own pod (POD_NAMESPACE and POD_NAME from the
+// downward API). A pod labelled kAgentPodLabel (what the shipped manifests and the chart put on
+// agent pods) selects every pod in its namespace that carries that label, whichever DaemonSet
+// runs it: two DaemonSets on two node pools, a DaemonSet recreated to change its selector, and
+// two releases count each other's nodes as served, and the uninstall Job (not labelled) counts for
+// none. Without the label (older manifests): the DaemonSet that controls the pod, by its selector
+// (immutable, so pods of every revision match it); a pod without a controlling DaemonSet (run by
+// hand, a test) selects the pods that carry its own labels, minus the ones that differ between
+// rollouts (controller-revision-hash, pod-template-generation).
 // Thread-safe.
 #pragma once
 
@@ -15,6 +18,12 @@
 #include "agent/kube/client/kube_client.h"
 
 namespace nodehook {
+
+// On every agent pod: it says what the pod is (a nodehook agent, which may hold per-node
+// finalizers), not which DaemonSet runs it. Any value.
+inline constexpr const char* kAgentPodLabel = "nodehook.io/agent";
+// Whether the pod carries kAgentPodLabel.
+bool LabelledAgentPod(const std::string& pod_json);
 
 // The label selector ("a=b,c=d", keys sorted) for the agent pods alike to `pod_json`.
 // kInvalid when the pod has no labels that could select its peers.

@@ -36,7 +36,7 @@ Status StandDownAgents(KubeClient& client, const StandDownOptions& options, Cloc
 // StandDownAgents: it refuses while these run.
 Result<std::vector<std::string>> RunningAgents(KubeClient& client, const std::string& label_selector);
 
-// The label every nodehook agent pod carries (deploy/base and the chart).
-inline constexpr const char* kAgentPodLabel = "app.kubernetes.io/name=nodehook";
+// A selector for every nodehook agent pod (deploy/base and the chart, any version of them).
+inline constexpr const char* kAgentPodsSelector = "app.kubernetes.io/name=nodehook";
 
 }  // namespace nodehook

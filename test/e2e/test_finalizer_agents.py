@@ -94,3 +94,52 @@ def test_a_node_whose_agent_pod_left_loses_its_finalizers_while_a_crash_looping_
     for agent in agents[:2]:
         assert [r["result"] for r in agent.records(reason="delete") if r["name"] == "w1"] == ["ok"]
         assert no_finalizer_warnings(agent) == []
+
+
+def test_agent_pods_of_two_daemonsets_count_for_each_other_and_a_job_pod_counts_for_none(
+        make_agent, widgets, cluster):
+    """Two DaemonSets on two node pools (each its own selector labels), all pods labelled
+    nodehook.io/agent as the manifests do: each side counts the other side's nodes as served, so a
+    deletion pending on the other pool keeps its finalizer past the wait. A pod that is no agent
+    (the uninstall Job's, with the DaemonSet's labels but not nodehook.io/agent) serves no node."""
+    ns = widgets.namespace
+    pools = {"a0": "pool-a", "a1": "pool-a", "b0": "pool-b", "left": "pool-a"}
+    agents = {}
+    for suffix, pool in pools.items():
+        node = f"{ns}-{suffix}"
+        create_node(cluster.kube, node, {})
+        create_agent_pod(cluster.kube, ns, pod_name(node), node,
+                         {"app.kubernetes.io/name": pool, "nodehook.io/agent": "node-agent"})
+        agents[suffix] = make_agent(node, resource_options=FINALIZER_MODE, resync_seconds=0,
+                                    finalizer_release_after_seconds=RELEASE_AFTER,
+                                    env={"POD_NAMESPACE": ns, "POD_NAME": pod_name(node)}).start()
+    try:
+        for agent in agents.values():
+            found = wait_until(lambda: agent.log_events("agent pods found"), f"{agent.node} to find its agent pods")
+            assert found[0]["selector"] == "nodehook.io/agent"
+        create_everywhere(widgets, list(agents.values()), ["w1"])
+        # pool-b's agent is down but its pod is bound (a slow restart, a crash loop); `left`'s agent
+        # pod is gone, and only a Job pod with pool-a's labels is bound to its node.
+        agents["b0"].stop()
+        agents["left"].stop()
+        left = agents["left"].node
+        delete_pod(cluster.kube, ns, pod_name(left))
+        create_agent_pod(cluster.kube, ns, f"job-{left}", left, {"app.kubernetes.io/name": "pool-a"})
+        widgets.delete("w1")
+        for agent in (agents["a0"], agents["a1"]):
+            agent.wait_for("w1", "delete")
+        released = wait_until(lambda: [a for a in (agents["a0"], agents["a1"])
+                                       if a.log_events("departed agent's finalizer removed")],
+                              f"{left}'s finalizer to be released though a Job pod is bound there")
+        assert released[0].log_events("departed agent's finalizer removed")[0]["finalizer"] == f"nodehook.io/{left}"
+        # The same sweep, past the wait, kept the other pool's node: its agent pod is bound.
+        assert finalizers(widgets, "w1") == [f"nodehook.io/{agents['b0'].node}"]
+        agents["b0"].start()
+        wait_until(lambda: not widgets.exists("w1"), "w1 gone once pool-b's agent ran its delete hook")
+        assert [r["result"] for r in agents["b0"].records(reason="delete") if r["name"] == "w1"] == ["ok"]
+    finally:
+        for suffix in pools:
+            node = f"{ns}-{suffix}"
+            for pod in (pod_name(node), f"job-{node}"):
+                delete_pod(cluster.kube, ns, pod)
+            delete_node(cluster.kube, node)

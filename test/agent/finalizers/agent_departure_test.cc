@@ -278,6 +278,24 @@ TEST_CASE("agent pods are selected by their DaemonSet's selector when a DaemonSe
             .status().code() == StatusCode::kInvalid);
 }
 
+TEST_CASE("a pod labelled as an agent selects every agent pod of its namespace, whichever DaemonSet runs it") {
+  FakeKubeClient client;
+  KubeObject own;
+  own.meta.namespace_name = "nodehook";
+  own.meta.name = "pool-a-abc";
+  own.json = R"({"metadata":{"name":"pool-a-abc","labels":{"app":"pool-a","nodehook.io/agent":"node-agent"},)"
+             R"("ownerReferences":[{"apiVersion":"apps/v1","kind":"DaemonSet","name":"pool-a","controller":true}]}})";
+  client.PutObject(own);
+  auto found = FindAgentPods(client, "nodehook", "pool-a-abc");
+  REQUIRE(found.ok());
+  // Not the DaemonSet's selector: the pods of pool-b's DaemonSet count too, the uninstall Job's not.
+  CHECK(found->label_selector == "nodehook.io/agent");
+  CHECK(client.get_refs().back().resource.plural == "pods");  // no DaemonSet read, nor its permission
+  CHECK(LabelledAgentPod(own.json));
+  CHECK_FALSE(LabelledAgentPod(R"({"metadata":{"labels":{"app":"nodehook"}}})"));
+  CHECK_FALSE(LabelledAgentPod("not json"));
+}
+
 TEST_CASE("agent pods: when another agent released the finalizer first, this one neither logs nor posts it") {
   DepartureFixture f;
   CapturedLog log;

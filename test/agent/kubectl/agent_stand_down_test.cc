@@ -132,7 +132,7 @@ TEST_CASE("stand-down gives up at its deadline, naming the pods still there; a r
 TEST_CASE("running agents are the selected pods a DaemonSet controls, wherever they run") {
   FakeKubeClient client;
   client.QueueList(Listed({Pod("nodehook-a", "node-a", "DaemonSet", "nodehook"), Pod("job-1", "node-a", "Job", "x")}));
-  auto running = RunningAgents(client, kAgentPodLabel);
+  auto running = RunningAgents(client, kAgentPodsSelector);
   REQUIRE(running.ok());
   CHECK(*running == std::vector<std::string>{"nodehook/nodehook-a on node-a (DaemonSet nodehook/nodehook)"});
   CHECK(client.list_resources()[0].namespace_name.empty());
