@@ -149,6 +149,10 @@ struct Tuning {
   // Finalizer mode: a node's finalizers come off deleting objects once no agent pod of this
   // DaemonSet has been bound to it this long (docs/hooks.md); 0 = only when its Node is gone.
   int finalizer_release_after_seconds = 600;
+  // Finalizer mode: a node's finalizers come off deleting objects once its Node has not been Ready
+  // this long (a node powered off for good keeps its Node and its bound agent pod); 0 = never,
+  // the default: a node that is only cut off comes back and runs its delete hooks (docs/hooks.md).
+  int finalizer_release_not_ready_seconds = 0;
   // After SIGTERM, running hooks get this long to finish before they are stopped. With the 2 s
   // kill delay it must fit in the pod's terminationGracePeriodSeconds (60 in deploy/).
   int shutdown_grace_seconds = 45;

@@ -12,6 +12,7 @@ namespace {
 
 const ResourceRef kNodes{"", "v1", "nodes", "", ""};
 constexpr const char* kNodeGone = "its Node answered 404 to a fresh read";
+constexpr const char* kNodeNotReady = "its Node has not been Ready for ";
 
 bool Contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
@@ -28,13 +29,14 @@ std::vector<std::string> CandidateNodes(const std::string& finalizer, std::vecto
 }  // namespace
 
 FinalizerKeeper::FinalizerKeeper(KubeClient& client, std::string node_name, const NodeRoster* roster,
-                                 AgentWatch agents, EventRecorder* events)
+                                 AgentWatch agents, EventRecorder* events, NotReadyRule not_ready)
     : client_(client),
       node_name_(std::move(node_name)),
       own_(FinalizerName(node_name_)),
       roster_(roster),
       agents_(std::move(agents)),
-      events_(events) {}
+      events_(events),
+      not_ready_(not_ready) {}
 
 Status FinalizerKeeper::Claim(const WatchedResource& resource, const KubeObject& object, const ObjectFacts& facts) {
   return ClaimFinalizer(client_, resource, object, facts, own_);
@@ -85,12 +87,31 @@ Result<std::string> FinalizerKeeper::AgentAway(const std::string& finalizer) {
          "s (finalizer_release_after_seconds), confirmed by a fresh list";
 }
 
+Result<std::string> FinalizerKeeper::LongNotReady(const std::string& finalizer) {
+  if (not_ready_.after <= Duration::zero() || !not_ready_.clock || !roster_) return std::string();
+  auto since = roster_->NotReadySince(finalizer);
+  if (!since) return std::string();
+  Duration unready = not_ready_.clock->Now() - *since;
+  if (unready < not_ready_.after) return std::string();  // FireDue requeues it then
+  // The watch is only a hint: the Node must still say so now.
+  for (const auto& name : roster_->NamesFor(finalizer)) {
+    auto node = client_.Get(ObjectRef{kNodes, "", name});
+    if (!node.ok() && node.status().code() == StatusCode::kNotFound) continue;
+    if (!node.ok()) return node.status();
+    if (!NodeNotReady(node->json)) return std::string();
+  }
+  return kNodeNotReady + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(unready).count()) +
+         "s (finalizer_release_not_ready_seconds), confirmed by a fresh read";
+}
+
 Result<std::string> FinalizerKeeper::WhyReleasable(const std::string& finalizer) {
   if (!roster_ || !roster_->ShowsOwnerOf(finalizer)) {  // the watch shows its node: no need to ask
     auto gone = ConfirmedGone(finalizer);
     if (!gone.ok()) return gone.status();
     if (*gone) return std::string(kNodeGone);
   }
+  auto unready = LongNotReady(finalizer);
+  if (!unready.ok() || !unready->empty()) return unready;
   return AgentAway(finalizer);
 }
 
@@ -119,9 +140,10 @@ Status FinalizerKeeper::SweepDeparted(const WatchedResource& resource, const Kub
     Status st = EditFinalizers(client_, resource, object, facts, remove);
     if (st.code() == StatusCode::kNotFound) return Status::Ok();
     if (st.ok() && !removed) continue;  // another agent took it off first: its log and Event say so
-    // Two stable events: the Node is gone, or the Node stays and its agent left.
-    bool node_gone = *why == kNodeGone;
-    std::string event = node_gone ? "departed node's finalizer" : "departed agent's finalizer";
+    // Three stable events: the Node is gone, it stays NotReady, or it stays and its agent left.
+    std::string event = *why == kNodeGone                  ? "departed node's finalizer"
+                        : why->rfind(kNodeNotReady, 0) == 0 ? "unready node's finalizer"
+                                                            : "departed agent's finalizer";
     Log(st.ok() ? LogLevel::kInfo : LogLevel::kWarn, event + (st.ok() ? " removed" : " not removed"),
         {{"object", object.meta.Key()}, {"uid", object.meta.uid}, {"finalizer", f},
          {"reason", *why}, {"error", st.ToString()},

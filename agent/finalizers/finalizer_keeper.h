@@ -11,7 +11,11 @@
 //               seen no agent pod bound there for `release_after`, its watch must be healthy,
 //               and a fresh List of the agent pods on that node must come back empty. A node
 //               whose agent crash-loops keeps its pod, so it keeps its finalizers.
-//               Either way the release is logged and posted as a Warning Event on the object.
+//               With NotReadyRule (finalizer_release_not_ready_seconds > 0), the finalizers of
+//               nodes whose Node has not been Ready for that long come off too (a node powered
+//               off for good keeps its Node and its bound pod): the NodeRoster must have seen it
+//               NotReady that long, and a fresh GET of the Node must still say so.
+//               Each release is logged and posted as a Warning Event on the object.
 // Every patch is guarded and retried after a concurrent change (finalizer_edit.h).
 // Thread-safe (borrows a thread-safe KubeClient and NodeRoster, which must outlive it).
 #pragma once
@@ -38,12 +42,19 @@ struct AgentWatch {
   const Clock* clock = nullptr;
 };
 
+// Judging nodes by their Ready condition (finalizer_release_not_ready_seconds); off when `after`
+// is zero. The clock is borrowed.
+struct NotReadyRule {
+  Duration after{0};
+  const Clock* clock = nullptr;
+};
+
 class FinalizerKeeper final : public FinalizerSteps {
  public:
   // `roster` may be null (no Node watch): then every foreign finalizer is checked with a GET.
   // `events` (may be null) hears of every finalizer released for a departed node or agent.
   FinalizerKeeper(KubeClient& client, std::string node_name, const NodeRoster* roster, AgentWatch agents = {},
-                  EventRecorder* events = nullptr);
+                  EventRecorder* events = nullptr, NotReadyRule not_ready = {});
 
   const std::string& own_finalizer() const { return own_; }
   const std::string& Name() const override { return own_; }
@@ -68,6 +79,9 @@ class FinalizerKeeper final : public FinalizerSteps {
   // "" unless no agent pod was bound to the finalizer's node for release_after, confirmed by a
   // fresh List of the agent pods on that node.
   Result<std::string> AgentAway(const std::string& finalizer);
+  // "" unless the finalizer's Node has not been Ready for not_ready_.after, confirmed by a
+  // fresh GET (a 404 then: its Node is gone).
+  Result<std::string> LongNotReady(const std::string& finalizer);
 
   KubeClient& client_;
   const std::string node_name_;
@@ -75,6 +89,7 @@ class FinalizerKeeper final : public FinalizerSteps {
   const NodeRoster* const roster_;
   const AgentWatch agents_;
   EventRecorder* const events_;
+  const NotReadyRule not_ready_;
 };
 
 }  // namespace nodehook

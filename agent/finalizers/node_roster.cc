@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include <rapidjson/document.h>
+
 #include "agent/base/log.h"
 #include "agent/finalizers/finalizers.h"
 
@@ -15,6 +17,23 @@ namespace {
 constexpr size_t kMaxDepartedNames = 512;
 
 }  // namespace
+
+bool NodeNotReady(const std::string& node_json) {
+  rapidjson::Document doc;
+  doc.Parse(node_json.c_str(), node_json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return false;
+  auto status = doc.FindMember("status");
+  if (status == doc.MemberEnd() || !status->value.IsObject()) return false;
+  auto conditions = status->value.FindMember("conditions");
+  if (conditions == status->value.MemberEnd() || !conditions->value.IsArray()) return false;
+  for (const auto& c : conditions->value.GetArray()) {
+    if (!c.IsObject()) continue;
+    auto type = c.FindMember("type"), value = c.FindMember("status");
+    if (type == c.MemberEnd() || !type->value.IsString() || std::string(type->value.GetString()) != "Ready") continue;
+    return value == c.MemberEnd() || !value->value.IsString() || std::string(value->value.GetString()) != "True";
+  }
+  return false;
+}
 
 void NodeRoster::SetOnDeparted(std::function<void(const std::string&)> on_departed) {
   MutexLock lock(&mu_);
@@ -42,6 +61,45 @@ std::vector<std::string> NodeRoster::NamesFor(const std::string& finalizer) cons
   return names;
 }
 
+std::optional<TimePoint> NodeRoster::NotReadySince(const std::string& finalizer) const {
+  MutexLock lock(&mu_);
+  auto present = by_finalizer_.find(finalizer);
+  if (present == by_finalizer_.end()) return std::nullopt;
+  auto unready = not_ready_.find(present->second);
+  if (unready == not_ready_.end()) return std::nullopt;
+  return unready->second.since;
+}
+
+void NodeRoster::FireDue(TimePoint now, Duration after) {
+  std::vector<std::string> due;
+  std::function<void(const std::string&)> on_departed;
+  {
+    MutexLock lock(&mu_);
+    for (auto& [name, unready] : not_ready_) {
+      if (unready.fired || now - unready.since < after) continue;
+      unready.fired = true;
+      due.push_back(name);
+    }
+    on_departed = on_departed_;
+  }
+  for (const auto& n : due) {
+    Log(LogLevel::kInfo, "node not ready for long",
+        {{"node", n}, {"finalizer", FinalizerName(n)},
+         {"not_ready_seconds", std::to_string(std::chrono::duration_cast<std::chrono::seconds>(after).count())},
+         {"next", "look again at objects being deleted that carry its finalizer"}});
+    if (on_departed) on_departed(n);
+  }
+}
+
+void NodeRoster::NoteReadiness(const std::string& name, bool not_ready) {
+  if (!clock_) return;
+  if (!not_ready) {
+    not_ready_.erase(name);
+  } else if (not_ready_.count(name) == 0) {
+    not_ready_[name] = Unready{clock_->Now(), false};
+  }
+}
+
 void NodeRoster::Insert(const std::string& name) {
   if (present_.count(name)) return;
   std::string finalizer = FinalizerName(name);
@@ -51,8 +109,11 @@ void NodeRoster::Insert(const std::string& name) {
 
 void NodeRoster::OnListed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined) {
   std::set<std::string> now;
+  std::map<std::string, bool> readiness;
   for (const ObjectPtr& item : items) {
-    if (item) now.insert(item->meta.name);
+    if (!item) continue;
+    now.insert(item->meta.name);
+    readiness[item->meta.name] = NodeNotReady(item->json);
   }
   for (const BadObject& bad : quarantined) {
     if (!bad.meta.name.empty()) now.insert(bad.meta.name);
@@ -68,6 +129,11 @@ void NodeRoster::OnListed(const std::vector<ObjectPtr>& items, const std::vector
     present_.clear();
     by_finalizer_.clear();
     for (const auto& n : now) Insert(n);
+    for (auto it = not_ready_.begin(); it != not_ready_.end();) {
+      it = now.count(it->first) ? std::next(it) : not_ready_.erase(it);
+    }
+    // A quarantined Node keeps what was known of it.
+    for (const auto& [name, not_ready] : readiness) NoteReadiness(name, not_ready);
   }
   Departed(gone);
 }
@@ -76,6 +142,7 @@ void NodeRoster::OnObject(ObjectPtr object) {
   if (!object) return;
   MutexLock lock(&mu_);
   Insert(object->meta.name);
+  NoteReadiness(object->meta.name, NodeNotReady(object->json));
 }
 
 void NodeRoster::OnDeleted(ObjectPtr last_state) {
@@ -96,6 +163,7 @@ void NodeRoster::Remove(const std::string& name) {
     if (it == present_.end()) return;
     by_finalizer_.erase(it->second);
     present_.erase(it);
+    not_ready_.erase(name);
     RememberDeparted(name);
   }
   Departed({name});

@@ -75,12 +75,14 @@ void ModeSet::SetUpNodeWatch(const Config& config, KubeClient& client, Clock& cl
     node_ref.field_selector = "metadata.name=" + config.node_name;  // widened below for finalizers
   }
   if (finalizers) {
-    node_roster_ = std::make_unique<NodeRoster>();
+    node_roster_ = std::make_unique<NodeRoster>(&clock);
     AgentWatch agents;
     if (agent_pods && config.tuning.finalizer_release_after_seconds > 0) {
       agents = SetUpAgentPodWatch(config, client, clock, *agent_pods);
     }
-    finalizers_ = std::make_unique<FinalizerKeeper>(client, config.node_name, node_roster_.get(), agents, events);
+    not_ready_after_ = std::chrono::seconds(config.tuning.finalizer_release_not_ready_seconds);
+    finalizers_ = std::make_unique<FinalizerKeeper>(client, config.node_name, node_roster_.get(), agents, events,
+                                                    NotReadyRule{not_ready_after_, &clock});
     sinks.push_back(node_roster_.get());
     node_ref.field_selector.clear();  // every Node: departures matter wherever they happen
   }
@@ -242,6 +244,7 @@ void ModeSet::OnNodeDeparted(std::function<void(const std::string& finalizer)> f
 
 void ModeSet::Tick(TimePoint now) {
   if (pod_roster_) pod_roster_->FireDue(now);
+  if (node_roster_ && not_ready_after_ > Duration::zero()) node_roster_->FireDue(now, not_ready_after_);
   for (auto& r : rollouts_) {
     // This node counts in the fleet once its Lease is there; written after the first list, so an
     // earlier result of this node is kept, not overwritten.

@@ -119,6 +119,7 @@ class ModeSet {
   // Finalizer mode.
   std::unique_ptr<NodeRoster> node_roster_;
   std::unique_ptr<AgentPodRoster> pod_roster_;
+  Duration not_ready_after_{0};  // tuning.finalizer_release_not_ready_seconds; 0 = off
   std::unique_ptr<Watcher> pod_watcher_;
   std::unique_ptr<FinalizerKeeper> finalizers_;
   std::unique_ptr<WatchSinkTee> node_tee_;

@@ -57,6 +57,13 @@ def start_agents(make_agent, agent_nodes, widgets, count):
     return agents
 
 
+def set_node_ready(kube, node, status):
+    """The node controller's mark (the test server has none): the Node's Ready condition."""
+    kube.request("PATCH", f"/api/v1/nodes/{node}/status",
+                 {"status": {"conditions": [{"type": "Ready", "status": status, "reason": "e2e"}]}},
+                 "application/merge-patch+json")
+
+
 def released_events(cluster, ns):
     events = cluster.kube.request("GET", f"/apis/events.k8s.io/v1/namespaces/{ns}/events")["items"]
     return [e for e in events if e.get("reason") == "FinalizerReleased"]
@@ -143,3 +150,38 @@ def test_agent_pods_of_two_daemonsets_count_for_each_other_and_a_job_pod_counts_
             for pod in (pod_name(node), f"job-{node}"):
                 delete_pod(cluster.kube, ns, pod)
             delete_node(cluster.kube, node)
+
+
+def test_a_node_notready_for_the_set_time_loses_its_finalizers_though_its_agent_pod_stays_bound(
+        make_agent, widgets, agent_nodes, cluster):
+    """A node powered off for good keeps its Node and its bound agent pod: only
+    finalizer_release_not_ready_seconds releases it. A node whose agent is down but whose Node is
+    Ready keeps its finalizer in the same sweep."""
+    ns = widgets.namespace
+    agents = []
+    for i in range(4):
+        node = agent_nodes(f"r{i}")
+        agents.append(make_agent(node, resource_options=FINALIZER_MODE, resync_seconds=0,
+                                 finalizer_release_after_seconds=3600, finalizer_release_not_ready_seconds=3,
+                                 env={"POD_NAMESPACE": ns, "POD_NAME": pod_name(node)}).start())
+    for agent in agents:
+        set_node_ready(cluster.kube, agent.node, "True")
+    create_everywhere(widgets, agents, ["w1"])
+    off, down = agents[2], agents[3]
+    off.stop()
+    down.stop()
+    set_node_ready(cluster.kube, off.node, "Unknown")  # its kubelet stopped reporting
+    widgets.delete("w1")
+    for agent in agents[:2]:
+        agent.wait_for("w1", "delete")
+    released = wait_until(lambda: [a for a in agents[:2] if a.log_events("unready node's finalizer removed")],
+                          f"{off.node}'s finalizer to be released")
+    line = released[0].log_events("unready node's finalizer removed")[0]
+    assert line["finalizer"] == f"nodehook.io/{off.node}"
+    assert "has not been Ready for" in line["reason"]
+    # The agent that is down on a Ready node keeps its finalizer: its delete hook still gates.
+    assert finalizers(widgets, "w1") == [f"nodehook.io/{down.node}"]
+    notes = wait_until(lambda: [e["note"] for e in released_events(cluster, ns)], "the FinalizerReleased Event")
+    assert any(f"nodehook.io/{off.node}" in n and "not been Ready" in n for n in notes)
+    down.start()
+    wait_until(lambda: not widgets.exists("w1"), f"w1 gone once {down.node}'s agent ran its delete hook")
