@@ -204,7 +204,9 @@ void LeaderElector::FenceLoop(const bool& done) {
 Duration LeaderElector::AcquireWait() {
   std::lock_guard<std::mutex> lock(mu_);
   double factor = std::uniform_real_distribution<double>(1.0, 1.0 + kAcquireJitter)(rng_);
-  const bool standby = observed_ && NamedStandby(observed_->standbys, options_.identity);
+  // A Lease that names no standbys yet (a leader that has just started, or an election without
+  // them) is watched closely by everyone: the others slow down only once they know who stands by.
+  const bool standby = !observed_ || observed_->standbys.empty() || NamedStandby(observed_->standbys, options_.identity);
   const Duration period =
       options_.acquire_period > Duration::zero() && !standby ? options_.acquire_period : options_.retry_period;
   return Duration(static_cast<int64_t>(static_cast<double>(period.count()) * factor));

@@ -75,7 +75,8 @@ class LeaderElector final : public Leadership {
   // The Lease as this agent last read or wrote it (nullopt before the first read).
   std::optional<LeaseRecord> Observed() const;
   // How long this candidate waits before its next attempt: retry_period when the Lease as last
-  // read names it a standby (or no acquire_period is set), else acquire_period; both jittered.
+  // read names it a standby or names none (or no acquire_period is set), else acquire_period;
+  // both jittered.
   Duration AcquireWait();
   // Called (outside the lock) when a term starts (true) or ends (false).
   void SetOnChange(std::function<void(bool leading)> on_change);

@@ -1,5 +1,7 @@
 #include "agent/rollout/rollout_gate.h"
 
+#include "agent/object/essence.h"
+
 #include <algorithm>
 #include <functional>
 #include <random>
@@ -139,8 +141,8 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
   }
   RolloutAdmission queued;
   queued.wait = WaitReason::kQueued;
-  if (auto due = AskDue(object.uid, state)) {
-    queued.detail = "asks in " + std::to_string(due->count()) + "ms, at its place in the rollout order";
+  if (auto due = AskDue(object.uid, RequestOf(object, target))) {
+    queued.detail = "asks in " + std::to_string(due->count()) + "ms, at this node's place among the fleet's asks";
     NoteWait(object, queued);
     return *due;
   }
@@ -148,34 +150,53 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
   return Wait(object, queued, now_ms);
 }
 
-std::optional<Duration> RolloutGate::AskDue(const std::string& uid, const std::string& state) {
+double AskPlace(const std::string& rid, const std::string& node) {
+  // A 64-bit hash in 16 hex digits: its top 53 bits over 2^53.
+  const uint64_t key = std::stoull(EssenceDigest(rid + "/" + node), nullptr, 16);
+  return static_cast<double>(key >> 11) / static_cast<double>(uint64_t{1} << 53);
+}
+
+NodeRequest RolloutGate::RequestOf(const ObjectMeta& object, const RolloutObject& target) {
+  return NodeRequest{target.state, object.namespace_name + "/" + object.name, target.resume_state, target.selector};
+}
+
+std::optional<Duration> RolloutGate::AskDue(const std::string& uid, const NodeRequest& request) {
   auto asked = requests_.find(uid);
-  if (asked != requests_.end() && asked->second.state == state) return std::nullopt;
+  if (asked != requests_.end() && asked->second.state == request.state) return std::nullopt;
   const int fleet = options_.fleet_size ? options_.fleet_size() : 0;
   if (fleet <= 1) return std::nullopt;
   const TimePoint now = monotonic_.Now();
   auto due = ask_due_.find(uid);
-  if (due == ask_due_.end() || due->second.state != state) {
+  if (due == ask_due_.end() || due->second.request.state != request.state) {
     const Duration spread = std::min<Duration>(Duration(int64_t{1000} * fleet / kAsksPerSecond), kAskSpreadMax);
-    const auto after = static_cast<int64_t>(RolloutPosition(uid, state, options_.node) *
-                                            static_cast<double>(spread.count()));
-    due = ask_due_.insert_or_assign(uid, AskAt{state, now + Duration(after)}).first;
+    const auto after =
+        static_cast<int64_t>(AskPlace(rid_, options_.node) * static_cast<double>(spread.count()));
+    due = ask_due_.insert_or_assign(uid, AskAt{request, now + Duration(after)}).first;
   }
-  if (now >= due->second.at) {
-    ask_due_.erase(due);
-    return std::nullopt;
-  }
+  if (now >= due->second.at) return std::nullopt;  // Ask takes it out
   return due->second.at - now;
 }
 
 std::string RolloutGate::Ask(const ObjectMeta& object, const RolloutObject& target) {
-  NodeRequest request{target.state, object.namespace_name + "/" + object.name, target.resume_state, target.selector};
+  NodeRequest request = RequestOf(object, target);
+  ask_due_.erase(object.uid);
   auto it = requests_.find(object.uid);
   if (it != requests_.end() && it->second == request) return "asked the rollout's coordinator for a slot";
   if (it == requests_.end() && requests_.size() >= kMaxNodeRequests) {
     return "this node has asked for " + std::to_string(requests_.size()) + " objects already; asks when one is granted";
   }
   requests_[object.uid] = request;
+  // The asks that come due soon go in the same write: objects that changed together are asked
+  // for in one write, not one each.
+  const TimePoint soon = monotonic_.Now() + kAskBatch;
+  for (auto due = ask_due_.begin(); due != ask_due_.end() && requests_.size() < kMaxNodeRequests;) {
+    if (due->second.at > soon) {
+      ++due;
+      continue;
+    }
+    requests_[due->first] = due->second.request;
+    due = ask_due_.erase(due);
+  }
   Status written = WriteResult("", NodeResult{});
   return written.ok() ? "asked the rollout's coordinator for a slot"
                       : "the ask was not written (" + written.ToString() + "): written again at the next renewal";

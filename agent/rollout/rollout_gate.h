@@ -63,15 +63,21 @@ struct RolloutGateOptions {
   std::function<WindowNow(int64_t now_ms)> windows;  // whether a window is open; empty: always
   Duration poll{2000};             // how soon a waiting object asks again (±25%, per ask)
   // How many nodes the rollout has, as its coordinator last said (rollout_coordination.h); 0 or
-  // empty: not known. A node spreads its first ask for an object state over fleet_size /
-  // kAsksPerSecond seconds (at most kAskSpreadMax), by its place in the rollout order: the fleet's
-  // asks reach the API server at about kAsksPerSecond, in the order the coordinator grants them,
-  // instead of all at once when the object changes.
+  // empty: not known. A node delays its first ask for an object state by its place among the
+  // nodes (AskPlace) times fleet_size / kAsksPerSecond seconds (at most kAskSpreadMax), and asks
+  // then for every object state due within kAskBatch in one write: however many objects change
+  // at once, the fleet's asks reach the API server at about kAsksPerSecond writes a second
+  // instead of all at once.
   std::function<int()> fleet_size;
 };
 
 inline constexpr int kAsksPerSecond = 200;
 inline constexpr Duration kAskSpreadMax = std::chrono::seconds(60);
+inline constexpr Duration kAskBatch = std::chrono::seconds(1);
+
+// A node's place among the nodes of a rollout, in [0, 1): a hash of the rollout and the node, the
+// same for every object, so a node's asks for objects that changed together come due together.
+double AskPlace(const std::string& rid, const std::string& node);
 
 class RolloutGate final : public RolloutSteps {
  public:
@@ -118,8 +124,9 @@ class RolloutGate final : public RolloutSteps {
                                   const RolloutAdmission& admission);  // requires mu_
   // Puts the object state in this node's requests (written at once when new); says how it went.
   std::string Ask(const ObjectMeta& object, const RolloutObject& target);  // requires mu_
+  static NodeRequest RequestOf(const ObjectMeta& object, const RolloutObject& target);
   // How long before this node asks for the object state (nullopt: now, or asked already).
-  std::optional<Duration> AskDue(const std::string& uid, const std::string& state);  // requires mu_
+  std::optional<Duration> AskDue(const std::string& uid, const NodeRequest& request);  // requires mu_
   // Takes the object out of its requests; written at once if its Lease still asks for it.
   void Withdraw(const std::string& uid);  // requires mu_
   std::optional<Duration> Wait(const ObjectMeta& object, const RolloutAdmission& admission,
@@ -170,7 +177,7 @@ class RolloutGate final : public RolloutSteps {
   std::map<std::string, NodeRequest> requests_written_;
   std::map<std::string, WaitReason> waiting_;   // guarded by mu_: objects waiting, by uid
   struct AskAt {
-    std::string state;
+    NodeRequest request;
     TimePoint at;  // monotonic
   };
   std::map<std::string, AskAt> ask_due_;        // guarded by mu_: first asks spread out, by uid

@@ -86,12 +86,6 @@ const char* NodePhaseName(NodePhase phase) {
   return "waiting";
 }
 
-double RolloutPosition(const std::string& uid, const std::string& state, const std::string& node) {
-  // The order's key is a 64-bit hash in 16 hex digits: its value over 2^64.
-  const uint64_t key = std::stoull(EssenceDigest(uid + "/" + state + "/" + node), nullptr, 16);
-  return static_cast<double>(key >> 11) / static_cast<double>(uint64_t{1} << 53);
-}
-
 std::vector<std::string> RolloutOrder(const BoardView& board, const RolloutObject& object) {
   std::vector<std::pair<std::string, std::string>> keyed;
   for (const auto& [node, results] : board.nodes) {

@@ -79,9 +79,6 @@ bool HeldOnBoard(const RolloutPolicy& policy, const BoardView& board, const std:
 // canaries first. Canaries are the first canary_nodes of them that are not held (a held node
 // that already has a result for the state stays one), so a held node does not stop the fleet.
 std::vector<std::string> RolloutOrder(const BoardView& board, const RolloutObject& object);
-// A node's place in every object state's rollout order, as a fraction in [0, 1): the order sorts
-// the nodes by it. A node knows its own without the board (it spreads its asks by it).
-double RolloutPosition(const std::string& uid, const std::string& state, const std::string& node);
 std::vector<std::string> Canaries(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object);
 
 // The nodes that failed this state, and whether the state is halted (before any resume).

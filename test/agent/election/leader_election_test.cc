@@ -265,11 +265,16 @@ TEST_CASE("the standbys the leader names try every retry period, the other candi
   LeaderElector a(*a_conn, clock, with_acquire_period("node-a_1"));
   LeaderElector b(*b_conn, clock, with_acquire_period("node-b_2"));
   LeaderElector c(*c_conn, clock, with_acquire_period("node-c_3"));
-  std::string standbys = "node-b";
+  std::string standbys;  // none picked yet: a coordinator whose board has not listed
   a.SetNotes([&](LeaseRecord& record) {
     record.standbys = standbys;
     record.fleet_size = 3;
   });
+  REQUIRE(a.TryAcquireOrRenew());
+  REQUIRE_FALSE(c.TryAcquireOrRenew());
+  CHECK(c.AcquireWait() < milliseconds(4400));  // who stands by is not known yet: everyone tries
+  standbys = "node-b";
+  clock.Advance(seconds(2));
   REQUIRE(a.TryAcquireOrRenew());
   CHECK(server.record()->standbys == "node-b");
   REQUIRE_FALSE(b.TryAcquireOrRenew());

@@ -831,7 +831,7 @@ TEST_CASE("the coordinator grants at most max_grants_per_second, a second's wort
   CHECK(inside().size() == 10);
 }
 
-TEST_CASE("with the fleet's size known, each node asks at its place in the rollout order, spread over the fleet") {
+TEST_CASE("with the fleet's size known, each node asks at its place among the nodes, spread over the fleet") {
   Fleet fleet(MaxNodes(10));
   for (int i = 0; i < 10; ++i) fleet.Node("n" + std::to_string(i));
   fleet.fleet_size = 1000;  // as a coordinator counted them: the first asks spread over 5 s
@@ -843,20 +843,16 @@ TEST_CASE("with the fleet's size known, each node asks at its place in the rollo
     REQUIRE(wait);
     CHECK(*wait < std::chrono::seconds(5));
     due[name] = start + *wait;
+    // Each at its place: the fraction of the hash range times 5 s.
+    const std::string rid = RolloutIdOf(fleet.resource.ref);
+    CHECK(*wait == Duration(static_cast<int64_t>(AskPlace(rid, name) * 5000.0)));
   }
   CHECK(fleet.store.writes == before);  // nobody asked yet
-  // Their times follow the rollout order.
-  const std::vector<std::string> order =
-      RolloutOrder(fleet.CoordinatorBoard().View(), RolloutObject{"u1", "s1", false, "", std::nullopt});
-  REQUIRE(order.size() == 10);
-  for (size_t i = 1; i < order.size(); ++i) CHECK(due[order[i - 1]] <= due[order[i]]);
-  // Each at its place: the fraction of the order's hash range times 5 s.
-  for (const std::string& node : order) {
-    CHECK(due[node] - start ==
-          Duration(static_cast<int64_t>(RolloutPosition("u1", "s1", node) * 5000.0)));
-  }
+  std::vector<std::string> by_time;
+  for (const auto& [name, at] : due) by_time.push_back(name);
+  std::sort(by_time.begin(), by_time.end(), [&](const auto& a, const auto& b) { return due[a] < due[b]; });
   // Each asks once its time has come (one write), and not before.
-  for (const std::string& node : order) {
+  for (const std::string& node : by_time) {
     if (fleet.clock.Now() < due[node] - std::chrono::milliseconds(1)) {
       fleet.clock.Advance(due[node] - std::chrono::milliseconds(1) - fleet.clock.Now());
       const int writes = fleet.store.writes;
@@ -869,6 +865,35 @@ TEST_CASE("with the fleet's size known, each node asks at its place in the rollo
     CHECK(fleet.store.writes == writes + 1);
   }
   CHECK(fleet.Coordinate() == 10);
+}
+
+TEST_CASE("a node asks for the objects that changed together in one write") {
+  Fleet fleet(MaxNodes(10));
+  RolloutGate& node = fleet.Node("n0");
+  fleet.Node("n1");
+  fleet.fleet_size = 1000;
+  const ObjectMeta w1{"u1", "ns", "w1", "7", false}, w2{"u2", "ns", "w2", "3", false}, w3{"u3", "ns", "w3", "5", false};
+  auto first = node.Enter(w1, "s1", nullptr);
+  fleet.clock.Advance(std::chrono::milliseconds(200));
+  auto second = node.Enter(w2, "s2", nullptr);
+  REQUIRE(first);
+  REQUIRE(second);
+  CHECK(*second == *first);  // one place for every object: each due that long after it changed
+  fleet.clock.Advance(*first - std::chrono::milliseconds(200));  // w1 is due; w2 in 200 ms
+  const int before = fleet.store.writes;
+  REQUIRE(node.Enter(w1, "s1", nullptr));
+  CHECK(fleet.store.writes == before + 1);
+  const auto asked = fleet.CoordinatorBoard().View().requests["n0"];
+  CHECK(asked.count("u1") == 1);
+  CHECK(asked.count("u2") == 1);  // w2's ask, due 200 ms later, went in the same write
+  REQUIRE(node.Enter(w2, "s2", nullptr));  // asked for already: nothing to write
+  CHECK(fleet.store.writes == before + 1);
+  // An object that changes later is asked for at its own time, not now.
+  auto later = node.Enter(w3, "s3", nullptr);
+  REQUIRE(later);
+  CHECK(*later > std::chrono::seconds(0));
+  CHECK(fleet.store.writes == before + 1);
+  CHECK(fleet.Coordinate() == 1);  // one of the two asked for: a node holds one slot at a time
 }
 
 }  // namespace nodehook
