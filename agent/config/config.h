@@ -77,9 +77,10 @@ struct RolloutPolicy {
   std::string hold_label = "nodehook.io/rollout-hold";  // a Node label that holds gated work there
   std::chrono::seconds slot_lease{15};  // a slot holder renews within this, or loses the slot
   // The coordinator grants at most this many slots a second, whatever the fleet's size: each grant
-  // starts a few writes (take, renewals, result, release), so this bounds the API server's work
-  // per second for the rollout (docs/fleet-cost.md).
-  int max_grants_per_second = 50;
+  // starts a few writes (take, renewals, result, release), and the nodes spread their asks to come
+  // at kAsksPerGrant times this rate, so it bounds the API server's work per second for the
+  // rollout (docs/fleet-cost.md).
+  double max_grants_per_second = 20;
 };
 
 // An object annotation, written by people (or `kubectl nodehook rollout pause`): while present,

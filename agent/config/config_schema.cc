@@ -217,9 +217,11 @@ class SchemaBuilder {
     Set(props, "hold_label", std::move(hold));
     Set(props, "slot_lease_seconds", Integer(kMinSlotLeaseSeconds, kMaxSlotLeaseSeconds,
                                              "a slot holder renews within this, or loses the slot (default 15)"));
-    Set(props, "max_grants_per_second",
-        Integer(1, kMaxGrantsPerSecond, "slots the coordinator grants a second at most, whatever the fleet's size "
-                                        "(default 50): bounds the API server's work for the rollout"));
+    Value grants = Object("number", "slots the coordinator grants a second at most, whatever the fleet's size "
+                                    "(default 20): bounds the API server's work for the rollout");
+    Set(grants, "minimum", Value(kMinGrantsPerSecond));
+    Set(grants, "maximum", Value(kMaxGrantsPerSecond));
+    Set(props, "max_grants_per_second", std::move(grants));
     for (const std::string& key : RolloutKeys()) {
       if (!props.HasMember(key.c_str())) throw std::logic_error("config schema misses rollout key " + key);
     }

@@ -211,8 +211,12 @@ void ReadRollout(const rapidjson::Value& value, const std::string& path, const s
   }
   ReadSeconds(value, path, "slot_lease_seconds", kMinSlotLeaseSeconds, kMaxSlotLeaseSeconds, &policy.slot_lease, diag);
   if (auto* grants = FindMember(value, "max_grants_per_second")) {
-    ReadIntInRange(*grants, ChildPath(path, "max_grants_per_second"), 1, kMaxGrantsPerSecond,
-                   &policy.max_grants_per_second, diag);
+    if (!grants->IsNumber() || grants->GetDouble() < kMinGrantsPerSecond || grants->GetDouble() > kMaxGrantsPerSecond) {
+      diag.Error(ChildPath(path, "max_grants_per_second"),
+                 "expected a number from 0.1 to 10000, got " + DescribeNonInt(*grants));
+    } else {
+      policy.max_grants_per_second = grants->GetDouble();
+    }
   }
   resource->rollout = std::move(policy);
 }

@@ -18,7 +18,8 @@ inline constexpr int kMinWindowSeconds = 10;  // short windows are for tests and
 inline constexpr int kMaxWindowSeconds = 7 * 24 * 3600;
 inline constexpr int kMinSlotLeaseSeconds = 3;
 inline constexpr int kMaxSlotLeaseSeconds = 3600;
-inline constexpr int kMaxGrantsPerSecond = 10000;
+inline constexpr double kMinGrantsPerSecond = 0.1;
+inline constexpr double kMaxGrantsPerSecond = 10000;
 // "10%": 1 to 100 followed by a percent sign.
 inline constexpr const char* kNodePercentPattern = "^([1-9][0-9]?|100)%$";
 

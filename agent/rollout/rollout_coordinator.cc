@@ -7,6 +7,7 @@
 
 #include "agent/base/log.h"
 #include "agent/base/utc_time.h"
+#include "agent/config/rollout_parser.h"
 #include "agent/kube/client/lease_client.h"
 
 namespace nodehook {
@@ -165,11 +166,11 @@ Status RolloutCoordinator::Grant(BoardView& view, const std::string& node, const
 }
 
 bool RolloutCoordinator::TakeGrantToken(int64_t now_ms) {
-  const double rate = std::max(policy_.max_grants_per_second, 1);
+  const double rate = std::max(policy_.max_grants_per_second, kMinGrantsPerSecond);
   if (tokens_at_ms_ < 0 || now_ms < tokens_at_ms_) {
-    grant_tokens_ = rate;  // a new coordinator (or a clock step back) starts with a second's worth
+    grant_tokens_ = std::max(rate, 1.0);  // a new coordinator (or a clock step back): a second's worth
   } else {
-    grant_tokens_ = std::min(rate, grant_tokens_ + rate * static_cast<double>(now_ms - tokens_at_ms_) / 1000.0);
+    grant_tokens_ = std::min(std::max(rate, 1.0), grant_tokens_ + rate * static_cast<double>(now_ms - tokens_at_ms_) / 1000.0);
   }
   tokens_at_ms_ = now_ms;
   if (grant_tokens_ < 1.0) return false;

@@ -168,7 +168,9 @@ std::optional<Duration> RolloutGate::AskDue(const std::string& uid, const NodeRe
   const TimePoint now = monotonic_.Now();
   auto due = ask_due_.find(uid);
   if (due == ask_due_.end() || due->second.request.state != request.state) {
-    const Duration spread = std::min<Duration>(Duration(int64_t{1000} * fleet / kAsksPerSecond), kAskSpreadMax);
+    const double asks_per_second = kAsksPerGrant * std::max(policy_.max_grants_per_second, 0.1);
+    const Duration spread = std::min<Duration>(
+        Duration(static_cast<int64_t>(1000.0 * static_cast<double>(fleet) / asks_per_second)), kAskSpreadMax);
     const auto after =
         static_cast<int64_t>(AskPlace(rid_, options_.node) * static_cast<double>(spread.count()));
     due = ask_due_.insert_or_assign(uid, AskAt{request, now + Duration(after)}).first;

@@ -64,14 +64,14 @@ struct RolloutGateOptions {
   Duration poll{2000};             // how soon a waiting object asks again (±25%, per ask)
   // How many nodes the rollout has, as its coordinator last said (rollout_coordination.h); 0 or
   // empty: not known. A node delays its first ask for an object state by its place among the
-  // nodes (AskPlace) times fleet_size / kAsksPerSecond seconds (at most kAskSpreadMax), and asks
-  // then for every object state due within kAskBatch in one write: however many objects change
-  // at once, the fleet's asks reach the API server at about kAsksPerSecond writes a second
-  // instead of all at once.
+  // nodes (AskPlace) times fleet_size / (kAsksPerGrant * max_grants_per_second) seconds (at most
+  // kAskSpreadMax), and asks then for every object state due within kAskBatch in one write:
+  // however many objects change at once, the fleet's asks reach the API server at about
+  // kAsksPerGrant times the grant rate, not all at once, and still faster than they are granted.
   std::function<int()> fleet_size;
 };
 
-inline constexpr int kAsksPerSecond = 200;
+inline constexpr double kAsksPerGrant = 4;
 inline constexpr Duration kAskSpreadMax = std::chrono::seconds(60);
 inline constexpr Duration kAskBatch = std::chrono::seconds(1);
 

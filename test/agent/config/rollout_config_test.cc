@@ -75,7 +75,7 @@ TEST_CASE("a rollout block reads every key") {
                 {"cron": "0 3 * * SAT,SUN", "duration_seconds": 3600}],
     "hold_label": "example.com/hold",
     "slot_lease_seconds": 30,
-    "max_grants_per_second": 200})");
+    "max_grants_per_second": 2.5})");
   CHECK(p.max_nodes.value == 2);
   CHECK_FALSE(p.max_nodes.percent);
   CHECK(p.canary_nodes == 1);
@@ -94,7 +94,7 @@ TEST_CASE("a rollout block reads every key") {
   CHECK(p.windows[1].time_zone == "UTC");
   CHECK(p.hold_label == "example.com/hold");
   CHECK(p.slot_lease == std::chrono::seconds(30));
-  CHECK(p.max_grants_per_second == 200);
+  CHECK(p.max_grants_per_second == 2.5);
 }
 
 TEST_CASE("an empty rollout block takes the defaults: one node at a time, no canary, always open") {
@@ -110,7 +110,7 @@ TEST_CASE("an empty rollout block takes the defaults: one node at a time, no can
   CHECK(p.reasons == std::vector<std::string>{"create", "update"});
   CHECK(p.windows.empty());
   CHECK(p.hold_label == "nodehook.io/rollout-hold");
-  CHECK(p.max_grants_per_second == 50);
+  CHECK(p.max_grants_per_second == 20);
   CHECK(p.slot_lease == std::chrono::seconds(15));
 }
 
@@ -164,7 +164,9 @@ TEST_CASE("rollout errors: counts and seconds out of their ranges") {
              "expected an integer from 1 to 1000000, got 0");
   CheckError("\"slot_lease_seconds\": 2", "slot_lease_seconds", "expected an integer from 3 to 3600, got 2");
   CheckError("\"slot_lease_seconds\": 3601", "slot_lease_seconds", "expected an integer from 3 to 3600, got 3601");
-  CheckError("\"max_grants_per_second\": 0", "max_grants_per_second", "expected an integer from 1 to 10000, got 0");
+  CheckError("\"max_grants_per_second\": 0", "max_grants_per_second", "expected a number from 0.1 to 10000, got 0");
+  CheckError("\"max_grants_per_second\": \"50\"", "max_grants_per_second",
+             "expected a number from 0.1 to 10000, got string");
 }
 
 TEST_CASE("rollout errors: verify is a hook with an absolute argv") {

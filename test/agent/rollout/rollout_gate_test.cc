@@ -832,7 +832,9 @@ TEST_CASE("the coordinator grants at most max_grants_per_second, a second's wort
 }
 
 TEST_CASE("with the fleet's size known, each node asks at its place among the nodes, spread over the fleet") {
-  Fleet fleet(MaxNodes(10));
+  RolloutPolicy policy = MaxNodes(10);
+  policy.max_grants_per_second = 50;  // asks come at four times that: 200 a second
+  Fleet fleet(policy);
   for (int i = 0; i < 10; ++i) fleet.Node("n" + std::to_string(i));
   fleet.fleet_size = 1000;  // as a coordinator counted them: the first asks spread over 5 s
   const TimePoint start = fleet.clock.Now();
@@ -868,7 +870,7 @@ TEST_CASE("with the fleet's size known, each node asks at its place among the no
 }
 
 TEST_CASE("a node asks for the objects that changed together in one write") {
-  Fleet fleet(MaxNodes(10));
+  Fleet fleet(MaxNodes(10));  // 20 grants a second, so asks spread over 1000 / 80 s
   RolloutGate& node = fleet.Node("n0");
   fleet.Node("n1");
   fleet.fleet_size = 1000;
