@@ -471,7 +471,7 @@ Status RolloutGate::WriteResult(const std::string& uid, const NodeResult& result
   }
   lease.owner_uid = presence.uid;
   lease.labels = presence.labels;
-  NoteResultsBudget();
+  lease.results_json = NoteResultsBudget();
   Status st = WriteNodeLease(lease);
   if (st.ok()) {
     requests_written_ = requests_;
@@ -490,15 +490,16 @@ Status RolloutGate::WriteResult(const std::string& uid, const NodeResult& result
   return st;
 }
 
-void RolloutGate::NoteResultsBudget() {
+std::string RolloutGate::NoteResultsBudget() {
   EncodedResults encoded = EncodeNodeResults(results_);
-  if (encoded.left_out == results_left_out_) return;
+  if (encoded.left_out == results_left_out_) return std::move(encoded.json);
   results_left_out_ = encoded.left_out;
   Log(encoded.left_out > 0 ? LogLevel::kError : LogLevel::kInfo, "rollout results over budget",
       {{"resource", resource_.ref.Id()}, {"objects", results_.size()}, {"left_out", encoded.left_out},
        {"next", encoded.left_out > 0 ? "the oldest done results are left out of this node's Lease: rollouts of those "
                                        "objects wait for this node until it handles them again"
                                      : "every result fits again"}});
+  return std::move(encoded.json);
 }
 
 Status RolloutGate::WriteNodeLease(RolloutLease& lease) {

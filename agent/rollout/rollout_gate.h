@@ -143,7 +143,8 @@ class RolloutGate final : public RolloutSteps {
   // the renewal rounds, backing off.
   Status WriteResult(const std::string& uid, const NodeResult& result);          // requires mu_
   Status WriteNodeLease(RolloutLease& lease);                                    // requires mu_
-  void NoteResultsBudget();  // requires mu_: logs when results start or stop being left out
+  // requires mu_: the results encoded for the node Lease; logs when results start or stop being left out.
+  std::string NoteResultsBudget();
   NodePresence Presence() const;
   // The object state as the rules take it, with the selector its last Enter saw.
   RolloutObject Target(const std::string& uid, const std::string& state) const;  // requires mu_

@@ -185,7 +185,8 @@ std::string RolloutLeaseJson(const std::string& namespace_name, const std::strin
     if (lease.canary) annotations[kCanaryAnnotation] = "true";
   } else {
     annotations[kPolicyAnnotation] = lease.policy_json;
-    annotations[kNodeResultsAnnotation] = EncodeNodeResults(lease.results).json;
+    annotations[kNodeResultsAnnotation] =
+        lease.results_json.empty() ? EncodeNodeResults(lease.results).json : lease.results_json;
     if (lease.labels) annotations[kLabelsAnnotation] = LabelsJson(*lease.labels);
     std::string requests = EncodeNodeRequests(lease.requests);
     if (!requests.empty()) annotations[kNodeRequestsAnnotation] = requests;

@@ -66,6 +66,9 @@ struct RolloutLease {
   bool canary = false;  // granted to one of the state's canaries (its failure halts the state)
   // kind "node":
   std::map<std::string, NodeResult> results;  // by object uid
+  // EncodeNodeResults(results).json when the writer already has it (up to 200 KiB: encoded once
+  // per write, not twice); empty: RolloutLeaseJson encodes results itself.
+  std::string results_json;
   std::map<std::string, NodeRequest> requests;  // by object uid: the states it waits to run
   std::string policy_json;                    // SharedPolicyJson of the node's config
   std::string resource;                       // ResourceRef::Id()
