@@ -13,7 +13,8 @@ change per node (so flat figures mean the API server's work grows linearly with 
     (measured for --idle seconds before the objects are created: watches, bookmarks, the
     coordinator's renewals, the election's reads), which is what the rollout itself adds;
 and the time from the first create to the last node done, and the API server's busiest 5 s
-(its CPU over any 5-s window of the run, in cores). The benchmark itself reads nothing from the API
+(its CPU over any 5-s window of the run, in cores, and when that window began), beside the idle
+fleet's busiest 5 s (sampled every half second of the idle period). The benchmark itself reads nothing from the API
 server while the rollout runs: each hook appends a line to a file, and only once every hook has
 run does it list the node Leases to see every result.
 
@@ -105,14 +106,16 @@ def hooks_done(marker):
 
 
 def busiest(samples, window=5.0):
-    """The most CPU the API server used in any `window` seconds, in cores, from (time, cpu) samples."""
-    best = 0.0
+    """The most CPU the API server used in any `window` seconds, in cores, and when that window
+    began (seconds after the first sample), from (time, cpu) samples."""
+    best, at = 0.0, 0.0
     for i, (t0, c0) in enumerate(samples):
         for t1, c1 in samples[i + 1:]:
             if t1 - t0 >= window:
-                best = max(best, (c1 - c0) / (t1 - t0))
+                if (c1 - c0) / (t1 - t0) > best:
+                    best, at = (c1 - c0) / (t1 - t0), t0 - samples[0][0]
                 break
-    return best
+    return best, at
 
 
 def wait(predicate, what, timeout, interval=1.0):
@@ -142,9 +145,11 @@ def one_size(args, n, work):
         fleet.start()
         fleet.wait(lambda a: a.ready(), "got ready", 600)
         wait(lambda: len(node_leases(server)) == n, f"{n} node Leases", 600)
-        idle_from = (time.time(), server.cpu_total())
-        time.sleep(args.idle)
-        idle_cores = (server.cpu_total() - idle_from[1]) / (time.time() - idle_from[0])
+        idle_samples = [(time.time(), server.cpu_total())]
+        while time.time() - idle_samples[0][0] < args.idle:
+            time.sleep(0.5)
+            idle_samples.append((time.time(), server.cpu_total()))
+        idle_cores = (idle_samples[-1][1] - idle_samples[0][1]) / (idle_samples[-1][0] - idle_samples[0][0])
         before = lease_counters(server)
         t0 = time.time()
         uids = []
@@ -166,7 +171,13 @@ def one_size(args, n, work):
         figures = {k: (after[k] - before[k]) / changes for k in after}
         figures["net cpu"] = (after["cpu"] - before["cpu"] - idle_cores * took) / changes
         figures.update({"agents": n, "objects": len(uids), "seconds": took, "idle cores": idle_cores,
-                        "total events": after["events"] - before["events"], "busiest 5 s cores": busiest(samples)})
+                        "total events": after["events"] - before["events"]})
+        figures["busiest 5 s cores"], figures["busiest 5 s at"] = busiest(samples)
+        figures["idle busiest 5 s cores"] = busiest(idle_samples)[0]
+        # The API server's CPU over the run (seconds after the first create, cores since the
+        # sample before): where a busiest window came from.
+        figures["cpu series"] = [(round(t1 - t0, 2), round((c1 - c0) / (t1 - ta), 3))
+                                 for (ta, c0), (t1, c1) in zip(samples, samples[1:])]
         return figures
     finally:
         if fleet:
@@ -183,7 +194,7 @@ def main(argv):
             print(f"fleet_rollout: {n} agents, {args.objects} objects ...", flush=True)
             figures = one_size(args, n, root / f"n{n}")
             rows.append(figures)
-            print(f"  {json.dumps(figures)}", flush=True)
+            print("  " + json.dumps({k: v for k, v in figures.items() if k != "cpu series"}), flush=True)
     except RuntimeError as e:
         print(f"fleet_rollout: {e} (work directory {root})", file=sys.stderr)
         return 1
@@ -191,12 +202,12 @@ def main(argv):
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
     print("\n| agents | objects | Lease watch events | watch KiB | Lease writes | Lease reads | API-server CPU ms | "
-          "net of the idle fleet | time to complete | busiest 5 s | idle fleet |")
+          "net of the idle fleet | time to complete | busiest 5 s | idle fleet (busiest 5 s) |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         print(f"| {r['agents']} | {r['objects']} | {r['events']:.1f} | {r['bytes'] / 1024:.1f} | {r['writes']:.2f} | "
               f"{r['reads']:.2f} | {r['cpu'] * 1000:.1f} | {r['net cpu'] * 1000:.1f} | {r['seconds']:.0f} s | "
-              f"{r['busiest 5 s cores']:.2f} cores | {r['idle cores']:.2f} cores |")
+              f"{r['busiest 5 s cores']:.2f} cores at {r['busiest 5 s at']:.0f} s | {r['idle cores']:.2f} ({r['idle busiest 5 s cores']:.2f}) cores |")
     print("(per gated change per node)")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
