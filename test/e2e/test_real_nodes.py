@@ -405,7 +405,8 @@ CHART_KINDS = {"pods": "/api/v1/namespaces/{ns}/pods", "configmaps": "/api/v1/na
                "clusterrolebindings": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"}
 
 
-def helm_values(real, workers, tmp_path, mode="finalizer", port=None, state_dir="/var/lib/nodehook-helm"):
+def helm_values(real, workers, tmp_path, mode="finalizer", port=None, state_dir="/var/lib/nodehook-helm",
+                plural="widgets"):
     """The chart's values on these nodes, beside the kustomize install the other tests keep: the
     image the nodes have, the host network as the real-node component sets it, and ports, a state
     directory and a widgets directory of its own (docs/install.md, "Helm or kustomize"). The
@@ -417,6 +418,7 @@ def helm_values(real, workers, tmp_path, mode="finalizer", port=None, state_dir=
     resources = yaml.safe_load((CHART / "values.yaml").read_text())["config"]["resources"]
     for r in resources:
         r[mode] = True
+        r["plural"] = plural
     config = {"state_file": f"{state_dir}/state.db", "resources": resources,
               "tuning": {"workers": workers, "health_address": f":{port}",
                          "admin_address": f"127.0.0.1:{port + 1}"}}
@@ -447,10 +449,9 @@ def namespace_story(real, namespace):
     return "\n".join(lines)
 
 
-def uninstall_while_changing(real, release, namespace, names):
-    """`helm uninstall` while the widgets `names` change every 0.2 s (each change would make a
-    running agent put its finalizer back); its seconds."""
-    base = f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets"
+def uninstall_while_changing(real, release, namespace, names, base=f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets"):
+    """`helm uninstall` while the objects `names` (widgets unless `base` says otherwise) change
+    every 0.2 s (each change would make a running agent put its finalizer back); its seconds."""
     uninstalling = threading.Event()
 
     def keep_changing():
@@ -598,6 +599,57 @@ def test_helm_uninstall_leaves_no_singleton_finalizer_while_the_leader_runs(real
     wait_until(lambda: widget_gone(real, "w-single"), "w-single, its finalizer released, to be deleted", timeout=30)
     print(json.dumps({"singleton_widgets": len(names), "helm_uninstall_seconds": round(uninstall_seconds, 1),
                       "deleted_after_seconds": round(time.monotonic() - t1, 2)}))
+    kubectl("delete", "namespace", release, "--wait=false", kubeconfig=real.kubeconfig)
+
+
+def test_after_helm_uninstall_with_the_agents_running_the_objects_namespace_and_crd_delete_at_once(real, tmp_path):
+    """Issue 25's figure: from `helm uninstall` (agents running in finalizer mode, objects
+    changing) to a deleted namespace of objects and a deleted CRD. A CRD and a namespace of the
+    test's own (gizmos), so the other tests keep the widgets."""
+    release, objects_ns, crd = "nodehook-gizmo", "gizmo-objects", "gizmos.example.com"
+    manifest = yaml.safe_load((REPO / "config" / "examples" / "widget-crd.yaml").read_text())
+    manifest["metadata"]["name"] = crd
+    manifest["spec"]["names"] = {"kind": "Gizmo", "listKind": "GizmoList", "plural": "gizmos", "singular": "gizmo"}
+    crd_file = tmp_path / "gizmo-crd.json"
+    crd_file.write_text(json.dumps(manifest))
+    kubectl("apply", "-f", str(crd_file), kubeconfig=real.kubeconfig)
+    kubectl("wait", "--for=condition=Established", f"crd/{crd}", kubeconfig=real.kubeconfig)
+    real.kube.request("POST", "/api/v1/namespaces",
+                      {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": objects_ns}})
+    base = f"/apis/example.com/v1/namespaces/{objects_ns}/gizmos"
+    names = [f"g{i}" for i in range(3)]
+    for i, name in enumerate(names):
+        real.kube.request("POST", base, {"apiVersion": "example.com/v1", "kind": "Gizmo",
+                                         "metadata": {"name": name}, "spec": {"size": i}})
+    values = tmp_path / "values.json"
+    values.write_text(json.dumps(helm_values(real, 2, tmp_path, port=HELM_PORT + 4, state_dir="/var/lib/nodehook-gizmo",
+                                             plural="gizmos")))
+    helm("install", release, str(CHART), "--namespace", release, "--create-namespace", "--kubeconfig",
+         real.kubeconfig, "-f", str(values))
+    wait_rolled_out(real, namespace=release, daemonset=release)
+    every_node = {f"nodehook.io/node-{i}" for i in range(1, NODES + 1)}
+    wait_until(lambda: all(every_node <= set(g["metadata"].get("finalizers") or [])
+                           for g in real.kube.request("GET", base)["items"]),
+               "every node's finalizer on every gizmo", timeout=120)
+
+    t0 = time.monotonic()
+    uninstall_seconds = uninstall_while_changing(real, release, release, names, base=base)
+    kubectl("delete", "namespace", objects_ns, "--wait=false", kubeconfig=real.kubeconfig)
+    kubectl("delete", "crd", crd, "--wait=false", kubeconfig=real.kubeconfig)
+
+    def gone(path):
+        try:
+            real.kube.request("GET", path)
+            return False
+        except ApiError as e:
+            if e.status != 404:
+                raise
+            return True
+    wait_until(lambda: gone(f"/api/v1/namespaces/{objects_ns}")
+               and gone(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd}"),
+               f"namespace {objects_ns} and crd {crd} to be deleted after the uninstall", timeout=30)
+    print(json.dumps({"helm_uninstall_seconds": round(uninstall_seconds, 1),
+                      "uninstall_to_namespace_and_crd_gone_seconds": round(time.monotonic() - t0, 1)}))
     kubectl("delete", "namespace", release, "--wait=false", kubeconfig=real.kubeconfig)
 
 
