@@ -39,8 +39,8 @@ CREATE TABLE handlers (
 )sql";
 
 // Version 2: what the file needs to look after itself (see docs/state.md).
-//   metadata        per-node flags, e.g. "adopt_existing_after_recovery" after a corrupt file was
-//                   moved aside and the store started empty.
+//   metadata        per-node flags and notes, e.g. "adopt_existing_after_recovery" after a corrupt
+//                   file was moved aside, "finalizer_domains" (which finalizers this node may hold).
 //   gone            when this node saw an object disappear; garbage collection purges rows of
 //                   objects gone longer than a TTL that have nothing left to do.
 //   retry_requests  "retry now" asks from `nodehook state retry`, polled by the running agent.

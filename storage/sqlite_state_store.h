@@ -54,6 +54,8 @@ class SqliteStateStore final : public StateStore, public ScheduleStore {
   Result<GarbageStats> CollectGarbage(int64_t now_ms, int64_t ttl_ms) override;
   Result<bool> AdoptExistingPending() override;
   Status SetAdoptExisting(bool pending) override;
+  Result<std::optional<std::string>> ReadNote(const std::string& key) override;
+  Status WriteNote(const std::string& key, const std::string& value) override;
   Result<std::vector<std::string>> ExpireTombstones(int64_t now_ms, int64_t ttl_ms) override;
   Result<std::vector<RetriedHandler>> RequestRetry(const std::string& uid, const std::string& handler,
                                                    int64_t now_ms) override;

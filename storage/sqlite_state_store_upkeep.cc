@@ -119,6 +119,26 @@ Status SqliteStateStore::SetAdoptExisting(bool pending) {
   return st->Run();
 }
 
+Result<std::optional<std::string>> SqliteStateStore::ReadNote(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<Statement> st = db_->Prepare("ReadNote", "SELECT value FROM metadata WHERE node = ?1 AND key = ?2");
+  if (!st.ok()) return st.status();
+  st->Bind(1, node_name_).Bind(2, key);
+  Result<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<std::string>();
+  return std::optional<std::string>(st->Text(0));
+}
+
+Status SqliteStateStore::WriteNote(const std::string& key, const std::string& value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<Statement> st =
+      db_->Prepare("WriteNote", "INSERT OR REPLACE INTO metadata (node, key, value) VALUES (?1, ?2, ?3)");
+  if (!st.ok()) return st.status();
+  st->Bind(1, node_name_).Bind(2, key).Bind(3, value);
+  return st->Run();
+}
+
 Result<std::vector<RetriedHandler>> SqliteStateStore::RequestRetry(const std::string& uid, const std::string& handler,
                                                                    int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);

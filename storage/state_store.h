@@ -188,6 +188,11 @@ class StateStore {
 
   // Returns and removes every pending retry request of this node, oldest first.
   virtual Result<std::vector<RetryRequest>> TakeRetryRequests() { return std::vector<RetryRequest>(); }
+
+  // ---- Per-node notes that outlive restarts (the metadata table), e.g. which finalizers this
+  // node may hold. nullopt: never written. ----
+  virtual Result<std::optional<std::string>> ReadNote(const std::string& key) = 0;
+  virtual Status WriteNote(const std::string& key, const std::string& value) = 0;
 };
 
 }  // namespace nodehook

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <utility>
 
+#include "agent/finalizers/finalizer_domains.h"
+
 namespace nodehook {
 namespace {
 
@@ -15,9 +17,12 @@ const std::vector<std::string> kVerbOrder = {"get", "list", "watch", "patch", "c
 class RuleSet {
  public:
   void Grant(const std::string& group, const std::string& resource, std::initializer_list<const char*> verbs) {
+    Grant(group, resource, std::vector<std::string>(verbs.begin(), verbs.end()));
+  }
+  void Grant(const std::string& group, const std::string& resource, const std::vector<std::string>& verbs) {
     auto key = std::make_pair(group, resource);
     if (!verbs_.count(key)) order_.push_back(key);
-    for (const char* v : verbs) verbs_[key].insert(v);
+    for (const std::string& v : verbs) verbs_[key].insert(v);
   }
 
   std::vector<PolicyRule> Rules() const {
@@ -64,6 +69,20 @@ std::vector<PolicyRule> LeastPrivilegeRules(const Config& config) {
   if (finalizers) rules.Grant("", "nodes", {"get", "list", "watch"});
   rules.Grant("events.k8s.io", "events", {"create"});
   return rules.Rules();
+}
+
+std::vector<PolicyRule> RetirementRules(const Config& previous, const Config& config) {
+  RuleSet rules;
+  for (const FinalizerDomain& d : RetiredDomains(DomainsServed(previous), DomainsServed(config))) {
+    rules.Grant(d.resource.group, d.resource.plural, {"get", "list", "patch"});
+  }
+  return rules.Rules();
+}
+
+bool RetirementNeedsAgentPods(const Config& previous, const Config& config) {
+  auto retired = RetiredDomains(DomainsServed(previous), DomainsServed(config));
+  return std::any_of(retired.begin(), retired.end(),
+                     [](const FinalizerDomain& d) { return d.kind == FinalizerKind::kSingleton; });
 }
 
 std::string ClusterRoleYaml(const std::string& name, const std::vector<PolicyRule>& rules) {
@@ -144,6 +163,9 @@ bool NeedsAgentPodsRole(const Config& config) {
 CLI::App* AddRbacCommand(CLI::App& app, RbacCommandArgs* args) {
   CLI::App* rbac = app.add_subcommand("rbac", "Print the least-privilege ClusterRole for a config (YAML)");
   rbac->add_option("--config,-c", args->config_path, "Config file (JSON)")->required();
+  rbac->add_option("--previous", args->previous_path,
+                   "the config the agents ran before this one: keep the rights to release the finalizers it leaves "
+                   "behind (resources that left finalizer or singleton mode, or the config)");
   rbac->add_option("--name", args->name, "metadata.name of the ClusterRole")->capture_default_str();
   return rbac;
 }
@@ -159,14 +181,30 @@ int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream&
     for (const auto& e : loaded.errors) err << e.ToString(args.config_path) << "\n";
     return 2;
   }
-  out << ClusterRoleYaml(args.name, LeastPrivilegeRules(loaded.config));
+  std::vector<PolicyRule> rules = LeastPrivilegeRules(loaded.config);
+  bool retiring_singleton = false;
+  if (!args.previous_path.empty()) {
+    ConfigResult previous = LoadConfigFile(args.previous_path, sources);
+    if (!previous.ok()) {
+      for (const auto& e : previous.errors) err << e.ToString(args.previous_path) << "\n";
+      return 2;
+    }
+    RuleSet merged;
+    for (const PolicyRule& r : rules) merged.Grant(r.api_group, r.resource, r.verbs);
+    for (const PolicyRule& r : RetirementRules(previous.config, loaded.config)) {
+      merged.Grant(r.api_group, r.resource, r.verbs);
+    }
+    rules = merged.Rules();
+    retiring_singleton = RetirementNeedsAgentPods(previous.config, loaded.config);
+  }
+  out << ClusterRoleYaml(args.name, rules);
   bool singleton = false;
   for (const WatchedResource& r : loaded.config.resources) singleton = singleton || r.singleton;
   if (singleton) out << "---\n" << LeaseRoleYaml(args.name, loaded.config.tuning.lease_name);
   bool rollout = false;
   for (const WatchedResource& r : loaded.config.resources) rollout = rollout || r.rollout.has_value();
   if (rollout) out << "---\n" << RolloutRoleYaml(args.name);
-  if (NeedsAgentPodsRole(loaded.config)) out << "---\n" << AgentPodsRoleYaml(args.name);
+  if (NeedsAgentPodsRole(loaded.config) || retiring_singleton) out << "---\n" << AgentPodsRoleYaml(args.name);
   return 0;
 }
 

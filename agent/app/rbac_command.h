@@ -29,6 +29,14 @@ struct PolicyRule {
 // - patch on a cluster-singleton resource (its nodehook.io/singleton-handled annotation).
 std::vector<PolicyRule> LeastPrivilegeRules(const Config& config);
 
+// What the agents need after a change from `previous` to `config` to release the finalizers
+// the change leaves behind (finalizers/finalizer_retirement.h): get, list and patch on each
+// resource that left finalizer or singleton mode, or the config.
+std::vector<PolicyRule> RetirementRules(const Config& previous, const Config& config);
+// True when that release needs AgentPodsRoleYaml: a resource left singleton mode, whose
+// finalizer comes off only once no agent runs the older pod template.
+bool RetirementNeedsAgentPods(const Config& previous, const Config& config);
+
 // The ClusterRole as YAML, one flow-style list per field so `diff` against a file reads well.
 std::string ClusterRoleYaml(const std::string& name, const std::vector<PolicyRule>& rules);
 
@@ -45,6 +53,7 @@ bool NeedsAgentPodsRole(const Config& config);
 
 struct RbacCommandArgs {
   std::string config_path;
+  std::string previous_path;  // the config the agents ran before: keep what its release needs
   std::string name = "nodehook";
 };
 

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "agent/config/config.h"
@@ -64,6 +65,9 @@ void AddReleaseCommand(CLI::App* fleet, FleetCommandArgs* fleet_args, ReleaseCom
   release->fallthrough();
   release->add_option("--config,-c", args->config_path, "the agents' config file (JSON): which resources")
       ->required();
+  release->add_option("--previous", args->previous_paths,
+                      "a config the agents ran before (repeatable): release its resources too (e.g. ones removed "
+                      "from the config since)");
   release->add_flag("--yes", args->yes, "really remove them (no delete hook runs for these objects)");
   release->add_option("--stop-agents", args->stop_agents,
                        "NAMESPACE/DAEMONSET: delete the agents' DaemonSet and wait until its pods are gone first "
@@ -101,7 +105,23 @@ int RunReleaseCommand(const FleetCommandArgs& fleet_args, const ReleaseCommandAr
     return 2;
   }
   std::vector<ResourceRef> resources;
-  for (const WatchedResource& r : loaded.config.resources) resources.push_back(r.ref);
+  auto add = [&resources](const Config& config) {
+    for (const WatchedResource& r : config.resources) {
+      bool known = std::any_of(resources.begin(), resources.end(), [&](const ResourceRef& x) {
+        return x.group == r.ref.group && x.plural == r.ref.plural && x.namespace_name == r.ref.namespace_name;
+      });
+      if (!known) resources.push_back(r.ref);
+    }
+  };
+  add(loaded.config);
+  for (const std::string& path : args.previous_paths) {
+    ConfigResult previous = LoadConfigFile(path, OfflineSources(EnvironmentSources()));
+    if (!previous.ok()) {
+      for (const ConfigError& e : previous.errors) err << e.ToString(path) << "\n";
+      return 2;
+    }
+    add(previous.config);
+  }
   const char* warning = "No delete hook runs for the objects released: what the delete hooks would have done on "
                         "the nodes is not done.";
   if (!args.yes) {

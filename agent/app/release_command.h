@@ -14,6 +14,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "agent/app/fleet_command.h"
 #include "agent/base/clock.h"
@@ -29,6 +30,9 @@ struct ReleaseCommandArgs {
   // pod runs in the cluster.
   std::string stop_agents{};
   int stop_timeout_seconds = 300;
+  // Configs the agents ran before (--previous): their resources are released too, so finalizers
+  // left on resources no longer in the config go as well.
+  std::vector<std::string> previous_paths{};
 };
 
 // Adds the action under `fleet` (AddFleetCommand's result); sets fleet_args->action when chosen.

@@ -15,6 +15,7 @@
 #include "agent/pipeline/agent.h"
 #include "agent/election/election_setup.h"
 #include "agent/finalizers/agent_pods.h"
+#include "agent/finalizers/agent_revisions.h"
 #include "agent/kube/credentials/connection_config.h"
 #include "agent/kube/client/rest_kube_client.h"
 
@@ -129,6 +130,13 @@ AgentOptions AgentOptionsFor(const Config& config, KubeClient& client, StoreHeal
   }
   if (health) health->SetWaiting("own pod");
   options.agent_pods = AgentPodsFor(config, client, stop);
+  const char* pod_ns = std::getenv("POD_NAMESPACE");
+  const char* pod_name = std::getenv("POD_NAME");
+  if (pod_ns && *pod_ns && pod_name && *pod_name) {
+    options.pods_on_other_revisions = [&client, ns = std::string(pod_ns), name = std::string(pod_name)] {
+      return PodsOnOtherRevisions(client, ns, name);
+    };
+  }
   return options;
 }
 

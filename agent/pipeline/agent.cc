@@ -5,6 +5,7 @@
 #include "agent/base/heap.h"
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
+#include "agent/finalizers/finalizers.h"
 #include "agent/hooks/hook_metrics.h"
 #include "agent/pipeline/shutdown_grace.h"
 
@@ -53,6 +54,16 @@ ObjectViewsPublisherOptions ViewsOptions(const Reconciler& reconciler) {
   return options;
 }
 
+RetirementOptions MakeRetirementOptions(const Config& config, AgentOptions& options,
+                                        std::function<void(const std::string&, bool, const std::string&)> node_event) {
+  RetirementOptions o;
+  o.own_finalizer = FinalizerName(config.node_name);
+  o.serving = DomainsServed(config);
+  o.pods_on_other_revisions = std::move(options.pods_on_other_revisions);
+  o.node_event = std::move(node_event);
+  return o;
+}
+
 }  // namespace
 
 Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore& schedule, ActionRunner& runner,
@@ -69,6 +80,11 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
       reconciler_(store, runner, clock, retry_policy_, reporter_,
                   ReconcilerOptions{config_.node_name, HookWorkDir(config_)}),
       modes_(config_, client, store, clock, std::move(options.election), options.agent_pods, &events_),
+      retirement_(client, store, clock,
+                  MakeRetirementOptions(config_, options,
+                                        [this](const std::string& reason, bool warning, const std::string& note) {
+                                          ReportNodeEvent("ReleaseRetired", reason, warning, note);
+                                        })),
       retry_inbox_(clock, RetryInboxOptions{}),
       state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)),
       object_views_(store, clock, ViewsOptions(reconciler_)),
@@ -132,6 +148,9 @@ void Agent::RegisterMetrics() {
                  {{"resource", p->config.ref.Id()}})
           .Set(static_cast<double>(p->tracker.cache().with_bytes()));
     }
+    m.GetGauge("retired_finalizer_domains",
+               "Resources (and modes) this node no longer serves whose finalizers it has not released yet")
+        .Set(static_cast<double>(retirement_.pending()));
   });
 }
 
@@ -182,7 +201,14 @@ void Agent::Run(const CancelToken& stop) {
     queue_.ShutDown();
     periodic_->ShutDown();
   });
+  // Before any claim: the state file learns which finalizers this node may hold from now on.
+  Status recorded = retirement_.Load();
+  if (!recorded.ok()) {
+    Log(LogLevel::kWarn, "finalizer domains not recorded",
+        {{"error", recorded.ToString()}, {"next", "try again shortly, beside the work"}});
+  }
   std::vector<std::thread> threads;
+  threads.emplace_back([this, &stop] { retirement_.Run(stop); });
   for (auto& p : pipelines_) threads.emplace_back([&p, &stop] { p->watcher.Run(stop); });
   Watcher* node_watcher = modes_.node_watcher();
   if (node_watcher) threads.emplace_back([node_watcher, &stop] { node_watcher->Run(stop); });

@@ -19,6 +19,7 @@
 #include "agent/base/clock.h"
 #include "agent/config/config.h"
 #include "agent/events/kube_event_recorder.h"
+#include "agent/finalizers/finalizer_retirement.h"
 #include "agent/hooks/outcome_reporter.h"
 #include "agent/hooks/retry_policy.h"
 #include "agent/http/health.h"
@@ -50,6 +51,10 @@ struct AgentOptions {
   // This DaemonSet's pods (FindAgentPods), by which finalizer mode judges which nodes still have
   // an agent; unset: a node's finalizers come off only when its Node is gone.
   std::optional<ResourceRef> agent_pods;
+  // The agent pods alike to this agent's own on an older pod template (PodsOnOtherRevisions);
+  // unset when its own pod is not known. The singleton finalizer of a resource that left
+  // singleton mode comes off only once there is none (finalizer_retirement.h).
+  std::function<Result<std::vector<std::string>>()> pods_on_other_revisions;
 };
 
 class Agent {
@@ -108,6 +113,8 @@ class Agent {
   OutcomeReporter reporter_;
   Reconciler reconciler_;
   ModeSet modes_;
+  // Finalizers of resources this node no longer serves in that mode; its own thread.
+  FinalizerRetirement retirement_;
   std::vector<std::unique_ptr<ResourcePipeline>> pipelines_;  // in config order
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;

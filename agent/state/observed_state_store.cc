@@ -35,6 +35,10 @@ Status ObservedStateStore::SetAdoptExisting(bool pending) {
   return Seen("SetAdoptExisting", store_.SetAdoptExisting(pending));
 }
 
+Status ObservedStateStore::WriteNote(const std::string& key, const std::string& value) {
+  return Seen("WriteNote", store_.WriteNote(key, value));
+}
+
 Result<std::vector<RetriedHandler>> ObservedStateStore::RequestRetry(const std::string& uid, const std::string& handler,
                                                                      int64_t now_ms) {
   return Seen("RequestRetry", store_.RequestRetry(uid, handler, now_ms));

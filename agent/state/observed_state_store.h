@@ -4,7 +4,7 @@
 // already reported by its caller.
 //
 // Writes observed, by the operation label they get: RecordAttempt, RecordHandled, Forget,
-// MarkGone, CollectGarbage, ExpireTombstones, SetAdoptExisting, RequestRetry, TakeRetryRequests,
+// MarkGone, CollectGarbage, ExpireTombstones, SetAdoptExisting, WriteNote, RequestRetry, TakeRetryRequests,
 // AppendEvent, RecordEventAttempt, CompleteEvent, SetCheckDue, DropCheck, PutSnapshot.
 //
 // Borrows the stores and the health object, which must outlive it. Thread-safe as the stores are.
@@ -36,6 +36,7 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   Result<std::vector<ObjectRecord>> ListObjectSummaries() override { return store_.ListObjectSummaries(); }
   Result<std::vector<ObjectRecord>> ListAllObjects() override { return store_.ListAllObjects(); }
   Result<bool> AdoptExistingPending() override { return store_.AdoptExistingPending(); }
+  Result<std::optional<std::string>> ReadNote(const std::string& key) override { return store_.ReadNote(key); }
   Result<std::vector<EventRecord>> PendingEvents(const std::string& uid) override { return store_.PendingEvents(uid); }
   Result<std::vector<std::string>> UidsWithPendingEvents(const std::string& resource) override {
     return store_.UidsWithPendingEvents(resource);
@@ -48,6 +49,7 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   Result<GarbageStats> CollectGarbage(int64_t now_ms, int64_t ttl_ms) override;
   Result<std::vector<std::string>> ExpireTombstones(int64_t now_ms, int64_t ttl_ms) override;
   Status SetAdoptExisting(bool pending) override;
+  Status WriteNote(const std::string& key, const std::string& value) override;
   Result<std::vector<RetriedHandler>> RequestRetry(const std::string& uid, const std::string& handler,
                                                    int64_t now_ms) override;
   Result<std::vector<RetryRequest>> TakeRetryRequests() override;

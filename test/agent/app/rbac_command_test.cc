@@ -160,3 +160,20 @@ TEST_CASE("a rollout policy adds a Role for the rollout Leases in the agent's na
   CHECK(run("").find("-rollout") == std::string::npos);
   std::remove(path.c_str());
 }
+
+TEST_CASE("--previous keeps get, list and patch on what left finalizer or singleton mode, and the pods for a singleton") {
+  WatchedResource widgets = Watched("example.com", "widgets");
+  widgets.finalizer = true;
+  WatchedResource gadgets = Watched("example.com", "gadgets");
+  gadgets.singleton = true;
+  WatchedResource plain_widgets = Watched("example.com", "widgets");
+  Config before = WithResources({widgets, gadgets});
+  // widgets stays, without finalizer mode; gadgets leaves the config.
+  Config after = WithResources({plain_widgets});
+  CHECK(Lines(RetirementRules(before, after)) ==
+        std::vector<std::string>{"example.com/widgets: get list patch", "example.com/gadgets: get list patch"});
+  CHECK(RetirementNeedsAgentPods(before, after));
+  // Nothing left that mode: nothing to keep.
+  CHECK(RetirementRules(before, before).empty());
+  CHECK_FALSE(RetirementNeedsAgentPods(WithResources({widgets}), after));
+}

@@ -17,11 +17,11 @@ namespace {
 // do not exist here: neither matters for releasing finalizers.
 class ConfigFile {
  public:
-  ConfigFile() {
+  explicit ConfigFile(const std::string& plural = "widgets") {
     char pattern[] = "/tmp/nodehook-release-test-XXXXXX";
     dir_ = mkdtemp(pattern);
     std::ofstream(path()) << R"({"state_file": "/s.db", "api": {"in_cluster": true}, "resources": [
-      {"group": "example.com", "version": "v1", "plural": "widgets", "namespace": "shop",
+      {"group": "example.com", "version": "v1", "plural": ")" << plural << R"(", "namespace": "shop",
        "hooks": {"delete": {"argv": ["/nowhere/hook"]}}}]})";
   }
   ~ConfigFile() { std::system(("rm -rf '" + dir_ + "'").c_str()); }
@@ -47,6 +47,24 @@ TEST_CASE("release-finalizers without --yes says what it would do, that no delet
   CHECK(err.str().find("widgets.example.com/v1 (namespace shop)") != std::string::npos);
   CHECK(err.str().find("No delete hook runs") != std::string::npos);
   CHECK(err.str().find("--yes") != std::string::npos);
+}
+
+TEST_CASE("release-finalizers --previous also releases the resources of configs the agents ran before") {
+  ConfigFile config, older("gadgets"), oldest("widgets");
+  ReleaseCommandArgs args{config.path(), false};
+  args.previous_paths = {older.path(), oldest.path()};
+  auto factory = [&](const FleetCommandArgs&) -> Result<std::unique_ptr<KubeClient>> {
+    return std::unique_ptr<KubeClient>(std::make_unique<FakeKubeClient>());
+  };
+  std::ostringstream out, err;
+  REQUIRE(RunReleaseCommand(FleetCommandArgs{}, args, factory, out, err) == 2);
+  // Each resource once, the config's first.
+  CHECK(err.str().find("  widgets.example.com/v1 (namespace shop)\n  gadgets.example.com/v1 (namespace shop)\nNo") !=
+        std::string::npos);
+  args.previous_paths = {"/nonexistent/old.json"};
+  std::ostringstream out2, err2;
+  CHECK(RunReleaseCommand(FleetCommandArgs{}, args, factory, out2, err2) == 2);
+  CHECK(err2.str().find("/nonexistent/old.json") != std::string::npos);
 }
 
 TEST_CASE("release-finalizers --yes releases, says so, and exits 1 when an object could not be released") {
