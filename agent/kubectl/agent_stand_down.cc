@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <set>
 
 #include "agent/finalizers/agent_pod_roster.h"
 #include "agent/finalizers/agent_pods.h"
@@ -85,16 +86,21 @@ Status StandDownAgents(KubeClient& client, const StandDownOptions& options, Cloc
   }
 }
 
-Result<std::vector<std::string>> RunningAgents(KubeClient& client, const std::string& label_selector) {
-  ResourceRef pods = kPods;
-  pods.label_selector = label_selector;
-  Result<ObjectList> listed = ListAll(client, pods);
-  if (!listed.ok()) return listed.status();
+Result<std::vector<std::string>> RunningAgents(KubeClient& client, const std::string& legacy_selector) {
   std::vector<std::string> running;
-  for (const KubeObject& pod : listed->items) {
-    std::string owner = ControllingDaemonSet(pod.json);
-    if (owner.empty()) continue;  // a Job's pod (the chart's uninstall Job), a pod run by hand
-    running.push_back(Describe(pod) + " (DaemonSet " + pod.meta.namespace_name + "/" + owner + ")");
+  std::set<std::string> seen;
+  for (const std::string& selector : {std::string(kAgentPodLabel), legacy_selector}) {
+    ResourceRef pods = kPods;
+    pods.label_selector = selector;
+    Result<ObjectList> listed = ListAll(client, pods);
+    if (!listed.ok()) return listed.status();
+    for (const KubeObject& pod : listed->items) {
+      std::string owner = ControllingDaemonSet(pod.json);
+      // Unlabelled: a Job's pod (the chart's uninstall Job), a pod run by hand.
+      if (owner.empty() && !LabelledAgentPod(pod.json)) continue;
+      if (!seen.insert(pod.meta.namespace_name + "/" + pod.meta.name).second) continue;
+      running.push_back(Describe(pod) + (owner.empty() ? "" : " (DaemonSet " + pod.meta.namespace_name + "/" + owner + ")"));
+    }
   }
   return running;
 }

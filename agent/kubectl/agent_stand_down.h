@@ -31,12 +31,14 @@ struct StandDownOptions {
 // deadline.
 Status StandDownAgents(KubeClient& client, const StandDownOptions& options, Clock& clock, std::ostream& out);
 
-// Agent pods anywhere in the cluster that a DaemonSet controls, among the pods `label_selector`
-// selects: "namespace/pod on node (DaemonSet namespace/name)" each. For a release without
-// StandDownAgents: it refuses while these run.
-Result<std::vector<std::string>> RunningAgents(KubeClient& client, const std::string& label_selector);
+// Agent pods anywhere in the cluster: the pods labelled nodehook.io/agent (any controller), and,
+// for manifests older than that label, the pods `legacy_selector` selects that a DaemonSet
+// controls (not the chart's uninstall Job, which carries the chart's labels): "namespace/pod on
+// node (DaemonSet namespace/name)" each, once. For a release without StandDownAgents: it refuses
+// while these run.
+Result<std::vector<std::string>> RunningAgents(KubeClient& client, const std::string& legacy_selector);
 
-// A selector for every nodehook agent pod (deploy/base and the chart, any version of them).
+// The agent pods of deploy/base and the chart before they carried nodehook.io/agent.
 inline constexpr const char* kAgentPodsSelector = "app.kubernetes.io/name=nodehook";
 
 }  // namespace nodehook

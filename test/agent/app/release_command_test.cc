@@ -76,7 +76,8 @@ TEST_CASE("release-finalizers --yes releases, says so, and exits 1 when an objec
   w.json = R"({"metadata":{"name":"w1","namespace":"shop","finalizers":["nodehook.io/node-a"]}})";
   ObjectList list;
   list.items = {w};
-  fake->QueueList(ObjectList{});  // no agent pod runs
+  fake->QueueList(ObjectList{});  // no agent pod runs: none labelled nodehook.io/agent,
+  fake->QueueList(ObjectList{});  // nor of older manifests
   fake->QueueList(list);
   fake->QueuePatchResult(Status(StatusCode::kForbidden, "HTTP 403"));
   auto factory = [&](const FleetCommandArgs&) -> Result<std::unique_ptr<KubeClient>> {
@@ -117,7 +118,8 @@ TEST_CASE("release-finalizers refuses while agent pods run, naming them, and rel
   FakeKubeClient* fake = &client;
   ObjectList pods;
   pods.items = {RunningAgentPod("nodehook-x1", "node-a")};
-  fake->QueueList(pods);
+  fake->QueueList(pods);          // the pods labelled nodehook.io/agent
+  fake->QueueList(ObjectList());  // older manifests' agent pods: none
   auto factory = [&](const FleetCommandArgs&) -> Result<std::unique_ptr<KubeClient>> {
     return std::unique_ptr<KubeClient>(std::make_unique<ForwardingKubeClient>(client));
   };
@@ -127,7 +129,7 @@ TEST_CASE("release-finalizers refuses while agent pods run, naming them, and rel
   CHECK(err.str().find("  nodehook/nodehook-x1 on node-a (DaemonSet nodehook/nodehook)\n") != std::string::npos);
   CHECK(err.str().find("--stop-agents NAMESPACE/DAEMONSET") != std::string::npos);
   CHECK(err.str().find("Nothing was released.") != std::string::npos);
-  CHECK(fake->list_call_count() == 1);  // the pods; no widget was listed
+  CHECK(fake->list_call_count() == 2);  // the pods; no widget was listed
   CHECK(fake->patches().empty());
 }
 

@@ -129,12 +129,22 @@ TEST_CASE("stand-down gives up at its deadline, naming the pods still there; a r
   }
 }
 
-TEST_CASE("running agents are the selected pods a DaemonSet controls, wherever they run") {
+TEST_CASE("running agents are the pods labelled nodehook.io/agent, and older manifests' pods a DaemonSet controls") {
   FakeKubeClient client;
-  client.QueueList(Listed({Pod("nodehook-a", "node-a", "DaemonSet", "nodehook"), Pod("job-1", "node-a", "Job", "x")}));
+  KubeObject by_hand = Pod("agent-by-hand", "node-c", "Job", "x");
+  by_hand.json = R"({"metadata":{"name":"agent-by-hand","namespace":"nodehook","labels":{"nodehook.io/agent":"node-agent"}},)"
+                 R"("spec":{"nodeName":"node-c"}})";
+  // The labelled pods: one of a DaemonSet, one run by hand.
+  client.QueueList(Listed({Pod("nodehook-a", "node-a", "DaemonSet", "nodehook"), by_hand}));
+  // The legacy selector: the same DaemonSet pod again (said once), an older one, and the Job's.
+  client.QueueList(Listed({Pod("nodehook-a", "node-a", "DaemonSet", "nodehook"),
+                           Pod("old-b", "node-b", "DaemonSet", "nodehook-old"), Pod("job-1", "node-a", "Job", "x")}));
   auto running = RunningAgents(client, kAgentPodsSelector);
   REQUIRE(running.ok());
-  CHECK(*running == std::vector<std::string>{"nodehook/nodehook-a on node-a (DaemonSet nodehook/nodehook)"});
+  CHECK(*running == std::vector<std::string>{"nodehook/nodehook-a on node-a (DaemonSet nodehook/nodehook)",
+                                             "nodehook/agent-by-hand on node-c",
+                                             "nodehook/old-b on node-b (DaemonSet nodehook/nodehook-old)"});
   CHECK(client.list_resources()[0].namespace_name.empty());
-  CHECK(client.list_resources()[0].label_selector == "app.kubernetes.io/name=nodehook");
+  CHECK(client.list_resources()[0].label_selector == "nodehook.io/agent");
+  CHECK(client.list_resources()[1].label_selector == "app.kubernetes.io/name=nodehook");
 }
