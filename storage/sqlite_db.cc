@@ -67,6 +67,8 @@ int64_t Statement::Int64(int column) const {
   return static_cast<int64_t>(sqlite3_column_int64(stmt_, column));
 }
 
+bool Statement::IsInteger(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_INTEGER; }
+
 // ---- SqliteDb ----
 
 void SqliteDb::CloseDb::operator()(sqlite3* db) const { sqlite3_close_v2(db); }

@@ -52,6 +52,8 @@ class Statement {
   // Columns of the current row are 0-based, as in SQLite.
   std::string Text(int column) const;
   int64_t Int64(int column) const;
+  // Whether the column's value is stored as an integer (SQLite keeps whatever type was written).
+  bool IsInteger(int column) const;
 
  private:
   friend class SqliteDb;

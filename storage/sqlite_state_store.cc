@@ -13,7 +13,20 @@ constexpr const char* kHandlerColumns =
     "uid, handler, resource, namespace, name, retries, first_start_ms, next_attempt_ms, "
     "last_outcome, last_message, target, last_object";
 
-ObjectRecord ReadObject(const Statement& st) {
+// A stored object as the agent wrote it: a JSON object (RecordHandled stores the whole object).
+bool LooksLikeJsonObject(const std::string& text) {
+  size_t first = text.find_first_not_of(" \t\r\n");
+  size_t last = text.find_last_not_of(" \t\r\n");
+  return first != std::string::npos && text[first] == '{' && text[last] == '}';
+}
+
+// kCorrupt naming the row and what is wrong with it: a row this code did not write (edited by
+// hand, damaged on disk) is quarantined on its own instead of failing every read.
+Status CorruptRow(const char* table, const std::string& uid, const std::string& what) {
+  return Status(StatusCode::kCorrupt, "state record " + std::string(table) + "[uid " + uid + "]: " + what);
+}
+
+Result<ObjectRecord> ReadObject(const Statement& st) {
   ObjectRecord r;
   r.uid = st.Text(0);
   r.resource = st.Text(1);
@@ -21,14 +34,22 @@ ObjectRecord ReadObject(const Statement& st) {
   r.name = st.Text(3);
   r.essence = st.Text(4);
   r.last_object = st.Text(5);
+  if (!st.IsInteger(6)) return CorruptRow("objects", r.uid, "handled_at_ms is not an integer");
+  if (!LooksLikeJsonObject(r.last_object)) return CorruptRow("objects", r.uid, "last_object is not a JSON object");
   r.handled_at_ms = st.Int64(6);
   return r;
 }
 
-HandlerRecord ReadHandler(const Statement& st) {
+Result<HandlerRecord> ReadHandler(const Statement& st) {
   HandlerRecord r;
   r.uid = st.Text(0);
   r.handler = st.Text(1);
+  for (int column : {5, 6, 7}) {
+    if (!st.IsInteger(column)) {
+      return CorruptRow("handlers", r.uid, "handler " + r.handler + ": retries, first_start_ms and next_attempt_ms "
+                                           "must be integers");
+    }
+  }
   r.resource = st.Text(2);
   r.namespace_name = st.Text(3);
   r.name = st.Text(4);
@@ -39,7 +60,41 @@ HandlerRecord ReadHandler(const Statement& st) {
   r.last_message = st.Text(9);
   r.target = st.Text(10);
   r.last_object = st.Text(11);
+  if (!r.last_object.empty() && !LooksLikeJsonObject(r.last_object)) {
+    return CorruptRow("handlers", r.uid, "handler " + r.handler + ": last_object is not a JSON object");
+  }
   return r;
+}
+
+// What a list does with a corrupt row: the rows of one uid fail with its error; lists across
+// objects leave it out, so one bad row does not hide the others (reading that object on its own
+// says what is wrong with it).
+enum class CorruptRows { kFail, kSkip };
+
+template <typename Record>
+Result<std::vector<Record>> ReadRows(Statement& st, Result<Record> (*read)(const Statement&), CorruptRows corrupt) {
+  std::vector<Record> records;
+  while (true) {
+    Result<bool> row = st.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return records;
+    Result<Record> record = read(st);
+    if (record.ok()) {
+      records.push_back(std::move(record).value());
+    } else if (corrupt == CorruptRows::kFail) {
+      return record.status();
+    }
+  }
+}
+
+template <typename Record>
+Result<std::optional<Record>> ReadOneRow(Statement& st, Result<Record> (*read)(const Statement&)) {
+  Result<bool> row = st.Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<Record>();
+  Result<Record> record = read(st);
+  if (!record.ok()) return record.status();
+  return std::optional<Record>(std::move(record).value());
 }
 
 // Runs `sql`, whose parameters are ?1 = uid and ?2 = node.
@@ -104,7 +159,7 @@ Result<std::optional<ObjectRecord>> SqliteStateStore::GetObject(const std::strin
       std::string("SELECT ") + kObjectColumns + " FROM objects WHERE uid = ?1 AND node = ?2");
   if (!st.ok()) return st.status();
   st->Bind(1, uid).Bind(2, node_name_);
-  return ReadOne(*st, &ReadObject);
+  return ReadOneRow(*st, &ReadObject);
 }
 
 Result<std::vector<ObjectRecord>> SqliteStateStore::ListObjects(const std::string& resource) {
@@ -114,7 +169,7 @@ Result<std::vector<ObjectRecord>> SqliteStateStore::ListObjects(const std::strin
                          " FROM objects WHERE node = ?1 AND resource = ?2 ORDER BY namespace, name, uid");
   if (!st.ok()) return st.status();
   st->Bind(1, node_name_).Bind(2, resource);
-  return ReadAll(*st, &ReadObject);
+  return ReadRows(*st, &ReadObject, CorruptRows::kSkip);
 }
 
 Result<std::optional<HandlerRecord>> SqliteStateStore::GetHandler(const std::string& uid,
@@ -125,7 +180,7 @@ Result<std::optional<HandlerRecord>> SqliteStateStore::GetHandler(const std::str
                         " FROM handlers WHERE uid = ?1 AND node = ?2 AND handler = ?3");
   if (!st.ok()) return st.status();
   st->Bind(1, uid).Bind(2, node_name_).Bind(3, handler);
-  return ReadOne(*st, &ReadHandler);
+  return ReadOneRow(*st, &ReadHandler);
 }
 
 Result<std::vector<HandlerRecord>> SqliteStateStore::ListHandlers(const std::string& uid) {
@@ -135,7 +190,7 @@ Result<std::vector<HandlerRecord>> SqliteStateStore::ListHandlers(const std::str
                           " FROM handlers WHERE uid = ?1 AND node = ?2 ORDER BY handler");
   if (!st.ok()) return st.status();
   st->Bind(1, uid).Bind(2, node_name_);
-  return ReadAll(*st, &ReadHandler);
+  return ReadRows(*st, &ReadHandler, CorruptRows::kFail);
 }
 
 Result<std::vector<HandlerRecord>> SqliteStateStore::ListAllHandlers() {
@@ -145,7 +200,7 @@ Result<std::vector<HandlerRecord>> SqliteStateStore::ListAllHandlers() {
                              " FROM handlers WHERE node = ?1 ORDER BY next_attempt_ms, uid, handler");
   if (!st.ok()) return st.status();
   st->Bind(1, node_name_);
-  return ReadAll(*st, &ReadHandler);
+  return ReadRows(*st, &ReadHandler, CorruptRows::kSkip);
 }
 
 Status SqliteStateStore::RunGroup(const std::vector<const GroupCommit::Write*>& writes, const std::string& operation) {
@@ -232,19 +287,23 @@ Result<std::vector<ObjectRecord>> SqliteStateStore::ListAllObjects() {
                             " FROM objects WHERE node = ?1 ORDER BY resource, namespace, name, uid");
   if (!st.ok()) return st.status();
   st->Bind(1, node_name_);
-  return ReadAll(*st, &ReadObject);
+  return ReadRows(*st, &ReadObject, CorruptRows::kSkip);
 }
 
 Result<std::vector<ObjectRecord>> SqliteStateStore::ListObjectSummaries() {
   std::lock_guard<std::mutex> lock(mu_);
-  // The same columns with the two large ones replaced by '', so ReadObject still fits.
+  // The same columns with the two large ones left out ('{}' passes ReadObject's check, then goes).
   Result<Statement> st = db_->Prepare(
       "ListObjectSummaries",
-      "SELECT uid, resource, namespace, name, '', '', handled_at_ms"
+      "SELECT uid, resource, namespace, name, '', '{}', handled_at_ms"
       " FROM objects WHERE node = ?1 ORDER BY resource, namespace, name, uid");
   if (!st.ok()) return st.status();
   st->Bind(1, node_name_);
-  return ReadAll(*st, &ReadObject);
+  Result<std::vector<ObjectRecord>> rows = ReadRows(*st, &ReadObject, CorruptRows::kSkip);
+  if (rows.ok()) {
+    for (ObjectRecord& r : *rows) r.last_object.clear();
+  }
+  return rows;
 }
 
 }  // namespace nodehook

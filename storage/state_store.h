@@ -103,6 +103,9 @@ class StateStore {
 
   virtual const std::string& node_name() const = 0;
 
+  // Reads of one uid answer kCorrupt when one of its rows is not what this store writes (edited
+  // by hand, damaged): that object is quarantined on its own. Lists across objects leave such
+  // rows out.
   virtual Result<std::optional<ObjectRecord>> GetObject(const std::string& uid) = 0;
   virtual Result<std::vector<ObjectRecord>> ListObjects(const std::string& resource) = 0;
 

@@ -61,6 +61,7 @@ StoreHealthOptions StoreHealthOptionsFor(const Config& config) {
   StoreHealthOptions options;
   options.state_file = config.state_file;
   options.retry_max = std::chrono::seconds(config.tuning.retry_max_seconds);
+  options.event_hold = std::chrono::seconds(config.tuning.state_event_hold_seconds);
   // Past the longest retry delay (store_health.h), so a failure still being retried is never let go.
   options.forget_after = 2 * std::max(options.retry_base, options.retry_max);
   return options;
@@ -109,8 +110,7 @@ RunState::RunState(StateLock taken, OpenedState opened_state, const Config& conf
 
 void RunState::AttachAgent(Agent& agent) {
   health.SetListener([&agent](const StoreHealthChange& change) {
-    agent.ReportNodeEvent("state", change.failing ? "StateWritesFailing" : "StateWritesRecovered", change.failing,
-                          change.note);
+    agent.ReportNodeEvent("state", change.reason, change.failing, change.note);
   });
   ReportStateAtStart(opened, state_file, agent);
 }

@@ -25,6 +25,7 @@ enum class StatusCode {
   kTimeout,
   kCancelled,
   kInternal,         // a bug or an unexpected library failure
+  kCorrupt,          // one stored record cannot be read (the rest of the file can): quarantine it
 };
 
 const char* StatusCodeName(StatusCode code);

@@ -145,6 +145,10 @@ struct Tuning {
   int retry_total_seconds = 0;              // give up this long after the first attempt; 0 = never
   int in_progress_delay_seconds = 10;       // look again this soon when a hook says "in progress"
   int gc_interval_seconds = 3600;           // how often rows of vanished objects are purged
+  // A change of the state file's health (failing, recovered) is reported once it has held this
+  // long, unless nothing was reported for as long: an operation that fails every other time
+  // posts one failing Event, not one per flip.
+  int state_event_hold_seconds = 60;
   int gone_ttl_seconds = 3600;              // ...once they have been gone this long with nothing pending
   int tombstone_ttl_seconds = 604800;       // give up a deletion whose delete hook keeps failing; 0 = never
   // Finalizer mode: a node's finalizers come off deleting objects once no agent pod of this

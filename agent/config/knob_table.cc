@@ -164,6 +164,8 @@ std::vector<KnobBinding> StateKnobs() {
         "release a node's finalizers once no agent pod was bound to it this long; 0 = only when its Node is gone"),
     Int("tuning.finalizer_release_not_ready_seconds", &Tuning::finalizer_release_not_ready_seconds, 0, kYear,
         "release a node's finalizers once its Node has not been Ready this long; 0 = never (the default)"),
+    Int("tuning.state_event_hold_seconds", &Tuning::state_event_hold_seconds, 0, kHour,
+        "a change of the state file's health must hold this long before it is reported again (Events, log)"),
     Int("tuning.shutdown_grace_seconds", &Tuning::shutdown_grace_seconds, 0, kHour,
         "after SIGTERM, how long running hooks may finish before they get SIGTERM, then SIGKILL"),
     Text("tuning.after_state_recovery", &Tuning::after_state_recovery,

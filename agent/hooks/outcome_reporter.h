@@ -51,7 +51,11 @@ struct ReportSubject {
 
 class OutcomeReporter {
  public:
-  OutcomeReporter(Metrics* metrics, EventRecorder& events) : metrics_(metrics), events_(events) {}
+  OutcomeReporter(Metrics* metrics, EventRecorder& events) : registry_(metrics), metrics_(metrics), events_(events) {}
+
+  // What it reports to, for reports about objects that are not hook outcomes (may be null).
+  Metrics* registry() const { return registry_; }
+  EventRecorder& events() const { return events_; }
 
   // The run finished: `tail` follows the identity in the log line (the outcome, what next).
   void Succeeded(const ReportSubject& subject, const LaneWords& words, const HookOutcome& outcome,
@@ -62,6 +66,7 @@ class OutcomeReporter {
                   const NextAttempt& after, const std::string& next);
 
  private:
+  Metrics* const registry_;
   HookMetrics metrics_;
   EventRecorder& events_;
 };

@@ -25,7 +25,8 @@ Reconciler::Reconciler(StateStore& store, ActionRunner& runner, Clock& clock, Re
       raw_events_(store, runner, clock, policy, reporter,
                   RawEventLaneOptions{options_.node_name, options_.work_dir}),
       executor_(store, runner, clock, policy, reporter, memory_,
-                ExecutorOptions{options_.node_name, options_.work_dir}) {}
+                ExecutorOptions{options_.node_name, options_.work_dir}),
+      quarantine_(reporter.registry(), reporter.events()) {}
 
 std::optional<Duration> Reconciler::Reconcile(const ResourceContext& ctx, const std::string& uid,
                                               const CancelToken& stop) {
@@ -60,11 +61,18 @@ std::optional<Duration> Reconciler::ReconcileLevel(const ResourceContext& ctx, c
   auto progress = store_.ListHandlers(uid);
   if (!record.ok() || !progress.ok()) {
     const Status& st = !record.ok() ? record.status() : progress.status();
+    if (st.code() == StatusCode::kCorrupt) {
+      // One bad record: set aside on its own (record_quarantine.h); the file is fine otherwise.
+      const ObjectMeta& meta = entry->object ? entry->object->meta : *entry->handled_meta;
+      quarantine_.Quarantine(ctx.resource.ref, meta, st);
+      return std::nullopt;
+    }
     Log(LogLevel::kError, "state store read failed",
         {{"resource", in.resource_id}, {"uid", uid}, {"error", st.ToString()},
          {"next", "retry in " + SecondsText(policy_.StoreRetryDelay())}});
     return policy_.StoreRetryDelay();
   }
+  quarantine_.Cleared(uid);
   in.record = std::move(record).value();
   in.progress = std::move(progress).value();
   in.object = entry->object;

@@ -26,6 +26,7 @@
 #include "agent/reconcile/object_memory.h"
 #include "agent/reconcile/plan_executor.h"
 #include "agent/reconcile/raw_event_lane.h"
+#include "agent/reconcile/record_quarantine.h"
 #include "agent/reconcile/resource_context.h"
 #include "storage/state_store.h"
 
@@ -51,6 +52,8 @@ class Reconciler {
   void AdoptOnce(const std::vector<std::string>& uids) { memory_.AdoptOnce(uids); }
   // The resourceVersion of the latest state of `uid` that left nothing to do here (object_memory.h).
   std::string SettledVersion(const std::string& uid) const { return memory_.SettledVersion(uid); }
+  // Objects set aside because their state record cannot be read (record_quarantine.h).
+  size_t quarantined_records() const { return quarantine_.size(); }
 
  private:
   // The level-triggered part: create, update, delete, resume.
@@ -63,6 +66,7 @@ class Reconciler {
   ObjectMemory memory_;
   RawEventLane raw_events_;
   PlanExecutor executor_;
+  RecordQuarantine quarantine_;
 };
 
 }  // namespace nodehook

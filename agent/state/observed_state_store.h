@@ -1,11 +1,14 @@
 // ObservedStateStore: a forwarding decorator (in the manner of leveldb's EnvWrapper) over a
-// StateStore and ScheduleStore that tells StoreHealth the Status of every write. Reads are
-// passed through unobserved: a failing file shows in its writes first, and a read that fails is
-// already reported by its caller.
+// StateStore and ScheduleStore that tells StoreHealth the Status of every read and write, so a
+// file that cannot be read shows in readiness, metrics and Events like one that cannot be
+// written.
 //
 // Writes observed, by the operation label they get: RecordAttempt, RecordHandled, Forget,
-// MarkGone, CollectGarbage, ExpireTombstones, SetAdoptExisting, WriteNote, RequestRetry, TakeRetryRequests,
-// AppendEvent, RecordEventAttempt, CompleteEvent, SetCheckDue, DropCheck, PutSnapshot.
+// MarkGone, CollectGarbage, ExpireTombstones, SetAdoptExisting, WriteNote, RequestRetry,
+// TakeRetryRequests, AppendEvent, RecordEventAttempt, CompleteEvent, SetCheckDue, DropCheck,
+// PutSnapshot. Reads: every other method, under its own name. A kCorrupt read (one record that
+// cannot be read) says nothing about the file: StoreHealth ignores it and the caller
+// quarantines that object (record_quarantine.h).
 //
 // Borrows the stores and the health object, which must outlive it. Thread-safe as the stores are.
 #pragma once
@@ -23,23 +26,33 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
 
   const std::string& node_name() const override { return store_.node_name(); }
 
-  Result<std::optional<ObjectRecord>> GetObject(const std::string& uid) override { return store_.GetObject(uid); }
+  Result<std::optional<ObjectRecord>> GetObject(const std::string& uid) override {
+    return Read("GetObject", store_.GetObject(uid));
+  }
   Result<std::vector<ObjectRecord>> ListObjects(const std::string& resource) override {
-    return store_.ListObjects(resource);
+    return Read("ListObjects", store_.ListObjects(resource));
   }
   Result<std::optional<HandlerRecord>> GetHandler(const std::string& uid, const std::string& handler) override {
-    return store_.GetHandler(uid, handler);
+    return Read("GetHandler", store_.GetHandler(uid, handler));
   }
-  Result<std::vector<HandlerRecord>> ListHandlers(const std::string& uid) override { return store_.ListHandlers(uid); }
-  Result<std::vector<HandlerRecord>> ListAllHandlers() override { return store_.ListAllHandlers(); }
-  Result<StoreSummary> Summarize() override { return store_.Summarize(); }
-  Result<std::vector<ObjectRecord>> ListObjectSummaries() override { return store_.ListObjectSummaries(); }
-  Result<std::vector<ObjectRecord>> ListAllObjects() override { return store_.ListAllObjects(); }
-  Result<bool> AdoptExistingPending() override { return store_.AdoptExistingPending(); }
-  Result<std::optional<std::string>> ReadNote(const std::string& key) override { return store_.ReadNote(key); }
-  Result<std::vector<EventRecord>> PendingEvents(const std::string& uid) override { return store_.PendingEvents(uid); }
+  Result<std::vector<HandlerRecord>> ListHandlers(const std::string& uid) override {
+    return Read("ListHandlers", store_.ListHandlers(uid));
+  }
+  Result<std::vector<HandlerRecord>> ListAllHandlers() override { return Read("ListAllHandlers", store_.ListAllHandlers()); }
+  Result<StoreSummary> Summarize() override { return Read("Summarize", store_.Summarize()); }
+  Result<std::vector<ObjectRecord>> ListObjectSummaries() override {
+    return Read("ListObjectSummaries", store_.ListObjectSummaries());
+  }
+  Result<std::vector<ObjectRecord>> ListAllObjects() override { return Read("ListAllObjects", store_.ListAllObjects()); }
+  Result<bool> AdoptExistingPending() override { return Read("AdoptExistingPending", store_.AdoptExistingPending()); }
+  Result<std::optional<std::string>> ReadNote(const std::string& key) override {
+    return Read("ReadNote", store_.ReadNote(key));
+  }
+  Result<std::vector<EventRecord>> PendingEvents(const std::string& uid) override {
+    return Read("PendingEvents", store_.PendingEvents(uid));
+  }
   Result<std::vector<std::string>> UidsWithPendingEvents(const std::string& resource) override {
-    return store_.UidsWithPendingEvents(resource);
+    return Read("UidsWithPendingEvents", store_.UidsWithPendingEvents(resource));
   }
 
   Status RecordAttempt(const HandlerRecord& record) override;
@@ -58,10 +71,10 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   Status CompleteEvent(int64_t seq) override;
 
   Result<std::map<std::string, int64_t>> CheckSchedule(const std::string& resource) override {
-    return schedule_.CheckSchedule(resource);
+    return Read("CheckSchedule", schedule_.CheckSchedule(resource));
   }
   Result<std::optional<SnapshotRecord>> GetSnapshot(const std::string& resource) override {
-    return schedule_.GetSnapshot(resource);
+    return Read("GetSnapshot", schedule_.GetSnapshot(resource));
   }
   Status SetCheckDue(const std::string& uid, const std::string& resource, int64_t due_ms) override;
   Status DropCheck(const std::string& uid) override;
@@ -73,6 +86,12 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   template <typename T>
   Result<T> Seen(const char* operation, Result<T> result) {
     health_.Observe(operation, result.status());
+    return result;
+  }
+  // Tells health_ how the read went and hands its result back unchanged.
+  template <typename T>
+  Result<T> Read(const char* operation, Result<T> result) {
+    health_.Observe(operation, result.status(), StoreAccess::kRead);
     return result;
   }
 

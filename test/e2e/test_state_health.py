@@ -19,6 +19,7 @@ import errno
 import itertools
 import os
 import re
+import sqlite3
 import subprocess
 import urllib.error
 import urllib.parse
@@ -116,7 +117,8 @@ def test_a_disk_that_fills_up_while_running_shows_in_readiness_metrics_and_node_
         make_agent, widgets, cluster, tmp_path):
     node = unique_node("full")
     with small_disk(tmp_path) as disk:
-        agent = store_agent(make_agent, node, disk / "state", retry_max_seconds=60)
+        # A short hold, so the recovered Event follows within the test's wait.
+        agent = store_agent(make_agent, node, disk / "state", retry_max_seconds=60, state_event_hold_seconds=5)
         try:
             agent.start()
             agent.settle(widgets)
@@ -247,3 +249,55 @@ def test_a_damaged_state_file_posts_state_recovered_naming_where_it_went(make_ag
     assert f"moved to {moved} " in event[0]["note"], event[0]["note"]
     assert os.path.exists(moved)
     assert events_with(cluster.kube, node, "HandlerFailed") == []
+
+
+def object_events(kube, namespace, name):
+    selector = urllib.parse.quote(f"regarding.name={name}")
+    listed = kube.request("GET", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events?fieldSelector={selector}")
+    return listed["items"]
+
+
+def test_one_unreadable_record_is_quarantined_on_its_own_and_the_node_stays_ready(make_agent, widgets, cluster):
+    """One row of the state file edited into something the agent never writes (issue 25, item 5):
+    that object is set aside (no hook, no retry every few seconds), said once in the log and as
+    an Event on the object, counted by a gauge; the other objects are handled and the node stays
+    ready. `nodehook state forget` would clear it."""
+    node = unique_node("corrupt")
+    agent = make_agent(node)
+    agent.start()
+    for name in ("w1", "w2"):
+        widgets.create(name, {"size": 1})
+        agent.wait_for(name, "create")
+    agent.stop()
+    uid = widgets.get("w1")["metadata"]["uid"]
+    with contextlib.closing(sqlite3.connect(agent.state_file)) as db:
+        assert db.execute("UPDATE objects SET last_object = 'garbage' WHERE uid = ?", (uid,)).rowcount == 1
+        db.commit()
+
+    agent.start()
+    widgets.patch_spec("w1", {"size": 2})
+    widgets.patch_spec("w2", {"size": 2})
+    agent.wait_for("w2", "update")
+    agent.settle(widgets)
+    assert agent.records("w1", "update") == []
+    line = wait_until(lambda: agent.log_events("state record quarantined"), "the quarantine's log line")
+    assert len(line) == 1 and line[0]["uid"] == uid
+    assert "last_object is not a JSON object" in line[0]["error"]
+    assert get(agent.health_url("/readyz"))[0] == 200
+    assert "nodehook_state_records_quarantined 1" in metric_lines(agent, "nodehook_state_records_quarantined")
+    assert 'nodehook_state_read_failing{state_file="' in "".join(metric_lines(agent, "nodehook_state_read_failing"))
+    assert all(l.endswith(" 0") for l in metric_lines(agent, "nodehook_state_read_failing"))
+    events = wait_until(lambda: [e for e in object_events(cluster.kube, widgets.namespace, "w1")
+                                 if e["reason"] == "ObjectQuarantined"], "an ObjectQuarantined Event on w1")
+    assert len(events) == 1 and events[0]["type"] == "Warning"
+    assert f"nodehook state forget {uid}" in events[0]["note"]
+    # Changed again: still set aside, not said again, not retried on a timer.
+    widgets.patch_spec("w1", {"size": 3})
+    agent.settle(widgets)
+    assert agent.records("w1", "update") == []
+    assert len(agent.log_events("state record quarantined")) == 1
+    assert [e for e in agent.log_events("state store read failed")] == []
+    # The row is kept for a person to look at.
+    with contextlib.closing(sqlite3.connect(agent.state_file)) as db:
+        assert db.execute("SELECT last_object FROM objects WHERE uid = ?", (uid,)).fetchone() == ("garbage",)
+    agent.stop()

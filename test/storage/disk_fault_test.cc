@@ -17,7 +17,7 @@ namespace {
 
 ObjectRecord BigObject(const std::string& uid, size_t bytes) {
   ObjectRecord o = SampleObject(uid);
-  o.last_object = std::string(bytes, 'b');
+  o.last_object = "{" + std::string(bytes, 'b') + "}";  // a stored object is a JSON object
   return o;
 }
 

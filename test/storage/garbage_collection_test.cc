@@ -26,7 +26,7 @@ uintmax_t FileBytes(const std::string& path) {
 
 ObjectRecord SizedObject(const std::string& uid, size_t bytes) {
   ObjectRecord o = SampleObject(uid);
-  o.last_object = std::string(bytes, 'o');
+  o.last_object = "{" + std::string(bytes, 'o') + "}";  // a stored object is a JSON object
   return o;
 }
 

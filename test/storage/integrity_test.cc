@@ -33,7 +33,7 @@ void WriteHealthyStateFile(const std::string& path, int objects = 200) {
   auto store = OpenStore(path);
   for (int i = 0; i < objects; ++i) {
     ObjectRecord o = SampleObject("u" + std::to_string(i));
-    o.last_object = std::string(300, 'x');
+    o.last_object = "{" + std::string(300, 'x') + "}";
     REQUIRE(store->RecordHandled(o, "create").ok());
   }
 }

@@ -129,7 +129,7 @@ TEST_CASE("a full file system names itself in writes and refuses a start, after 
   FillDisk(disk.File("filler"));
 
   ObjectRecord big = SampleObject("u2");
-  big.last_object = std::string(256 * 1024, 'b');
+  big.last_object = "{" + std::string(256 * 1024, 'b') + "}";
   Status write = running->RecordHandled(big, "create");
   CHECK_THAT(write.message(), Catch::StartsWith("sqlite RecordHandled: no space left on " + disk.Path() + " ("));
 

@@ -58,6 +58,9 @@ struct EventsRelay final : EventRecorder {
   void Recovered(const ResourceRef& r, const ObjectMeta& o, const std::string& h, int f) override {
     target->Recovered(r, o, h, f);
   }
+  void Quarantined(const ResourceRef& r, const ObjectMeta& o, const std::string& m) override {
+    target->Quarantined(r, o, m);
+  }
 };
 
 inline RetryOptions TestRetryOptions() {

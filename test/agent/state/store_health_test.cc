@@ -16,7 +16,7 @@ using std::chrono::seconds;
 
 ObjectRecord BigObject(const std::string& uid) {
   ObjectRecord o = SampleObject(uid);
-  o.last_object = std::string(256 * 1024, 'b');
+  o.last_object = "{" + std::string(256 * 1024, 'b') + "}";
   return o;
 }
 
@@ -95,8 +95,10 @@ TEST_CASE("readiness names the file, how long and the last error while writes ke
             failed.message());
 }
 
-TEST_CASE("the first write that succeeds again clears readiness and is told once as recovered") {
-  Observed o;
+TEST_CASE("the first write that succeeds again clears readiness; the recovery is told once it has held") {
+  StoreHealthOptions options = Observed::Options();
+  options.event_hold = seconds(10);
+  Observed o(options);
   o.Fill();
   Status failed = o.store.RecordHandled(BigObject("u1"), "create");
   REQUIRE_FALSE(failed.ok());
@@ -110,10 +112,14 @@ TEST_CASE("the first write that succeeds again clears readiness and is told once
   CHECK(o.health.ReadinessProblem().empty());
   CHECK(o.FailingGauge() == 0);
   CHECK(o.Failures("RecordHandled") == 2);  // a counter: it does not go back down
+  CHECK(o.changes.size() == 1);             // not told yet: it has not held
+  o.clock.Advance(seconds(10));
+  REQUIRE(o.store.GetObject("u2").ok());  // any attempt looks (the agent reads every second)
   REQUIRE(o.changes.size() == 2);
   CHECK_FALSE(o.changes[1].failing);
-  CHECK(o.changes[1].note == "state file /var/lib/nodehook/state.db takes writes again after 2 failed in 7s (last error: " +
-                                 failed.message() + ")");
+  CHECK(o.changes[1].reason == "StateWritesRecovered");
+  CHECK(o.changes[1].note == "state file /var/lib/nodehook/state.db takes reads and writes again after 2 failed in "
+                             "17s (last error: " + failed.message() + ")");
 }
 
 TEST_CASE("small writes that still fit do not clear the failure of the writes that do not") {
@@ -144,6 +150,8 @@ TEST_CASE("an operation that stopped failing long ago is let go once other write
   o.clock.Advance(seconds(1));
   REQUIRE(o.store.RecordAttempt(SampleHandler("u2", "create")).ok());
   CHECK_FALSE(o.health.failing());
+  o.clock.Advance(options.event_hold);
+  REQUIRE(o.store.RecordAttempt(SampleHandler("u2", "create")).ok());
   REQUIRE(o.changes.size() == 2);
   CHECK_FALSE(o.changes[1].failing);
 }
@@ -156,7 +164,7 @@ TEST_CASE("answers that say nothing about the file are not write failures") {
   CHECK(o.changes.empty());
 }
 
-TEST_CASE("reads pass through without being judged") {
+TEST_CASE("a read that works does not clear a failing write") {
   Observed o;
   REQUIRE(o.store.RecordHandled(SampleObject("u1"), "create").ok());
   o.Fill();
@@ -165,6 +173,80 @@ TEST_CASE("reads pass through without being judged") {
   REQUIRE(read.ok());
   CHECK(read->has_value());
   CHECK(o.health.failing());  // a read that works says nothing about writes
+}
+
+// Reads as the decorator reports them, for failures a real SQLite file in memory cannot show.
+struct Direct {
+  FakeClock clock;
+  Metrics metrics;
+  StoreHealth health{clock, Observed::Options(), metrics};
+  std::vector<StoreHealthChange> changes;
+  Direct() {
+    health.SetListener([this](const StoreHealthChange& c) { changes.push_back(c); });
+  }
+  void Read(const Status& result) { health.Observe("GetObject", result, StoreAccess::kRead); }
+};
+
+TEST_CASE("failed reads count like failed writes: readiness, their own metrics, StateReadsFailing") {
+  Direct d;
+  d.Read(UnavailableError("sqlite GetObject: disk I/O error"));
+  d.clock.Advance(seconds(3));
+  d.Read(UnavailableError("sqlite GetObject: disk I/O error"));
+  CHECK(d.metrics.GetCounter("state_read_failures_total", "", {{"operation", "GetObject"}}).value() == 2);
+  CHECK(d.metrics.GetGauge("state_read_failing", "", {{"state_file", "/var/lib/nodehook/state.db"}}).value() == 1);
+  CHECK(d.metrics.GetGauge("state_write_failing", "", {{"state_file", "/var/lib/nodehook/state.db"}}).value() == 0);
+  CHECK(d.health.ReadinessProblem() ==
+        "state file /var/lib/nodehook/state.db: reads failing for 3s (2 failed; failing: GetObject): sqlite "
+        "GetObject: disk I/O error");
+  // Reads back off with the streak like writes.
+  d.clock.Advance(seconds(20));
+  CHECK(d.health.RetryDelay() == seconds(23));
+  REQUIRE(d.changes.size() == 1);
+  CHECK(d.changes[0].reason == "StateReadsFailing");
+  d.Read(Status::Ok());
+  CHECK(d.health.ReadinessProblem().empty());
+  d.clock.Advance(seconds(60));
+  d.Read(Status::Ok());
+  REQUIRE(d.changes.size() == 2);
+  CHECK(d.changes[1].reason == "StateReadsRecovered");
+}
+
+TEST_CASE("one corrupt record says nothing about the file: it is not a failure") {
+  Direct d;
+  d.Read(Status(StatusCode::kCorrupt, "state record objects[uid u1]: last_object is not a JSON object"));
+  CHECK_FALSE(d.health.failing());
+  CHECK(d.health.ReadinessProblem().empty());
+  CHECK(d.changes.empty());
+}
+
+TEST_CASE("an operation that fails every other time posts one failing Event, and recovered once it held") {
+  Direct d;
+  for (int i = 0; i < 60; ++i) {  // five minutes of flapping
+    d.Read(UnavailableError("database is locked"));
+    d.clock.Advance(seconds(2));
+    d.Read(Status::Ok());
+    d.clock.Advance(seconds(3));
+  }
+  REQUIRE(d.changes.size() == 1);
+  CHECK(d.changes[0].failing);
+  // It works for good now: told once it has worked for the hold time.
+  for (int i = 0; i < 12; ++i) {
+    d.clock.Advance(seconds(5));
+    d.Read(Status::Ok());
+  }
+  REQUIRE(d.changes.size() == 2);
+  CHECK_FALSE(d.changes[1].failing);
+  CHECK_THAT(d.changes[1].note, Catch::Contains("after 60 failed in "));
+  // A new failure soon after that recovery is told only once it has lasted the hold time.
+  d.Read(UnavailableError("database is locked"));
+  d.clock.Advance(seconds(59));
+  d.Read(UnavailableError("database is locked"));
+  CHECK(d.changes.size() == 2);
+  CHECK(d.health.failing());  // readiness follows at once
+  d.clock.Advance(seconds(1));
+  d.Read(UnavailableError("database is locked"));
+  REQUIRE(d.changes.size() == 3);
+  CHECK(d.changes[2].failing);
 }
 
 TEST_CASE("the retry delay grows with the failing streak's age, from the base to the cap") {
