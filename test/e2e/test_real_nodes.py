@@ -695,6 +695,136 @@ def test_the_agent_keeps_working_after_the_kubelet_rotates_its_token_and_the_fir
     assert not re.findall(r"^.*\b401\b.*$", log, re.M), log
 
 
+def readme_install_lines():
+    """The README's install block as written: one command per line, comment lines left out and
+    trailing comments kept (bash ignores them)."""
+    section = (REPO / "README.md").read_text().split("## Install on a cluster", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1).replace("\\\n", "")  # continued lines
+    return [line for line in block.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def readme_shell(real, tmp_path):
+    """Runs one README line with bash in the repository, kubectl and helm on PATH (this test's
+    binaries) and KUBECONFIG pointing at the real nodes, as a user's shell would."""
+    bin_dir = tmp_path / "readme-bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, binary in (("kubectl", _binary("NODEHOOK_KUBECTL", REPO / "build" / "cache" / "kubectl")),
+                         ("helm", _binary("NODEHOOK_HELM", REPO / "build" / "cache" / "helm"))):
+        if not (bin_dir / name).exists():
+            (bin_dir / name).symlink_to(binary)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ.get('PATH', '')}", KUBECONFIG=real.kubeconfig,
+               HELM_CACHE_HOME="/tmp/nodehook-helm-cache", HELM_CONFIG_HOME="/tmp/nodehook-helm-config",
+               HELM_DATA_HOME="/tmp/nodehook-helm-data")
+
+    def run(line, timeout=240):
+        started = time.monotonic()
+        done = subprocess.run(["bash", "-o", "pipefail", "-c", line], cwd=REPO, env=env, capture_output=True,
+                              text=True, timeout=timeout)
+        return done, time.monotonic() - started
+    return run
+
+
+def readme_wrapper(tmp_path):
+    """deploy/overlays/restricted as these nodes need it: the README's `images:` entry and the
+    host network (test/cluster/real-node-component), in a kustomization of the test's own; the
+    repository's files are not touched."""
+    k = tmp_path / "readme-kustomize"
+    k.mkdir(exist_ok=True)
+    (k / "kustomization.yaml").write_text(json.dumps({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": [os.path.relpath(DEPLOY / "overlays" / "restricted", k)],
+        "components": [os.path.relpath(COMPONENT, k)]}))
+    return k
+
+
+def readme_commands(real, tmp_path, path):
+    """The block's lines for one path (helm or kustomize), with only what this cluster needs
+    changed: no `docker build/push` (the nodes already have the image built from the Dockerfile),
+    the local image's name for registry.example.com/nodehook:0.1.0, and for helm the pull policy
+    and the host network the nodes need (the real-node component sets the same for kustomize)."""
+    repository, tag = real.image.rsplit(":", 1)
+    out = []
+    for line in readme_install_lines():
+        if line.startswith("docker "):
+            continue
+        if line.startswith("helm install"):
+            if path != "helm":
+                continue
+            line = line.replace("registry.example.com/nodehook", repository).replace("image.tag=0.1.0",
+                                                                                    f"image.tag={tag}")
+            line += " --set image.pullPolicy=Never --set hostNetwork=true"
+        if line.startswith("kubectl apply -k"):
+            if path != "kustomize":
+                continue
+            line = line.replace("deploy/overlays/restricted", str(readme_wrapper(tmp_path)))
+        out.append(line)
+    return out
+
+
+def readme_uninstall(real, tmp_path, run):
+    """What the README's Uninstall section does, for whichever path installed (the example config
+    has no finalizer: nothing to release), and the example widgets and the CRD gone."""
+    run("helm uninstall nodehook -n nodehook --wait", timeout=300)
+    run(f"kubectl delete -k {readme_wrapper(tmp_path)} --ignore-not-found --wait=true", timeout=300)
+    wait_until(lambda: not pods(real), "the agents gone", timeout=180)
+    run("kubectl delete -f config/examples/widgets.yaml --ignore-not-found --wait=true", timeout=180)
+
+
+def test_the_readme_install_block_runs_as_written_with_helm_or_kustomize_and_with_the_crd_after_the_agents(
+        real, tmp_path):
+    """The README's install block, read from README.md and run line by line on the real nodes
+    (issue 25, item 6): `rollout status` returns and every node's agent runs the hook for the
+    example widgets, by helm and by kustomize; and with the DaemonSet applied before its CRD (as
+    GitOps tools may), the agents wait alive (no restart) and take the CRD when it comes."""
+    run = readme_shell(real, tmp_path)
+    # The module's kustomize install goes first: the README installs the same names.
+    readme_uninstall(real, tmp_path, run)
+    timings = {}
+    crd_line = "kubectl apply -f config/examples/widget-crd.yaml"
+    for case in ("helm", "kustomize", "helm, CRD after the agents"):
+        commands = readme_commands(real, tmp_path, case.split(",")[0])
+        assert any(c.startswith(crd_line) for c in commands), commands
+        if case.endswith("after the agents"):
+            run("kubectl delete crd widgets.example.com --wait=true", timeout=180)
+            crd = next(c for c in commands if c.startswith(crd_line))
+            commands.remove(crd)
+            commands.insert(commands.index(next(c for c in commands if "rollout status" in c)), crd)
+        started = time.monotonic()
+        for line in commands:
+            if "logs daemonset/nodehook" in line:
+                # A user runs the check once the hooks had a moment: so does the test, until it passes.
+                wait_until(lambda: run(line)[0].returncode == 0, f"`{line}` to find a hook that succeeded ({case})",
+                           timeout=120)
+                continue
+            done, seconds = run(line)
+            assert done.returncode == 0, f"{case}: `{line}` exited {done.returncode}: {done.stdout}{done.stderr}"
+            if "rollout status" in line:
+                timings[case] = seconds
+            if line.startswith("helm install") and case.endswith("after the agents"):
+                # The agents run before their CRD exists: each says so and waits, alive.
+                def waiting():
+                    current = pods(real)
+                    return len(current) == NODES and all(
+                        p["status"].get("phase") == "Running" and not ready(p) and
+                        "resource not served" in pod_log(real, p["metadata"]["name"]) for p in current)
+                wait_until(waiting, "every agent running, unready, waiting for its CRD", timeout=180)
+                timings[case + ": waited for the CRD"] = time.monotonic() - started
+        running = wait_rolled_out(real)
+        for pod in running:
+            name = pod["metadata"]["name"]
+            wait_until(lambda: [o for h, o in hook_runs(pod_log(real, name)) if o.startswith("demo/")],
+                       f"{name} to run the hook for the example widgets ({case})", timeout=120)
+            assert pod["status"]["containerStatuses"][0]["restartCount"] == 0, namespace_story(real, NAMESPACE)
+        timings[case + " (all)"] = time.monotonic() - started
+        readme_uninstall(real, tmp_path, run)
+    print("\nREADME install block on the real nodes (seconds):",
+          *[f"{k}: {v:.1f}" for k, v in timings.items()], sep="\n  ")
+    # The install stays, as the next test expects.
+    run(crd_line)
+    install(real, tmp_path, "restricted")
+    wait_rolled_out(real)
+
+
 def test_a_lost_node_in_finalizer_mode_has_its_finalizer_removed_by_the_other_agent(real, tmp_path):
     """Last: it stops node-2 for good."""
     config = json.loads((DEPLOY / "base" / "config.json").read_text())
