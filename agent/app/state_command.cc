@@ -98,6 +98,22 @@ int Retry(SqliteStateStore& store, const ObjectView& view, const std::string& ha
   return 0;
 }
 
+// A record that cannot be read (the agent quarantined its object): forget drops it by uid, the
+// other actions say what is wrong and how to clear it.
+int Unreadable(SqliteStateStore& store, const StateCommandArgs& args, const Status& why, std::ostream& out,
+               std::ostream& err) {
+  if (args.action != "forget") {
+    err << "nodehook state: " << why.message() << "\nIts object is quarantined on this node; `nodehook state forget "
+        << args.uid << "` drops the record (the agent then handles the object as new).\n";
+    return 1;
+  }
+  Status forgotten = store.Forget(args.uid);
+  if (!forgotten.ok()) return Fail(err, forgotten);
+  out << "forgot " << args.uid << " (its record could not be read): the agent treats it as new (create runs again) "
+                                  "the next time it handles it\n";
+  return 0;
+}
+
 // Tables and details are for people: what hooks wrote is escaped (EscapeForTerminal), always, not
 // only on a terminal, so `state show | less -R` or a log of the command is just as safe. --json
 // is for programs, and JSON escapes control characters itself.
@@ -110,6 +126,7 @@ int Run(SqliteStateStore& store, const StateCommandArgs& args, std::ostream& out
     return 0;
   }
   auto view = FindObjectView(store, args.uid);
+  if (!view.ok() && view.status().code() == StatusCode::kCorrupt) return Unreadable(store, args, view.status(), out, err);
   if (!view.ok()) return Fail(err, view.status());
   if (args.action == "show") {
     out << (args.json ? ObjectToJson(*view, now) : EscapeForTerminal(FormatObjectDetail(*view, now)));

@@ -62,13 +62,24 @@ set -e
 [ "$code" = 1 ] || fail "show after forget exit $code"
 grep -q 'node node-a has no state for uid or object u-beta' "$dir/err" || fail "show after forget message"
 
+# A record the agent cannot read (edited by hand): show says so and how to clear it; forget does.
+python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute("UPDATE objects SET last_object = '"'garbage'"' WHERE uid = '"'u-alpha'"'"); db.commit()' "$file"
+set +e
+"$nodehook" state show u-alpha --state-file "$file" --node-name node-a 2>"$dir/err"; code=$?
+set -e
+[ "$code" = 1 ] && grep -q 'last_object is not a JSON object' "$dir/err" && grep -q 'nodehook state forget u-alpha' "$dir/err" ||
+  fail "show of an unreadable record"
+"$nodehook" state forget u-alpha --state-file "$file" --node-name node-a | grep -q '^forgot u-alpha (its record could not be read)' ||
+  fail "forget of an unreadable record"
+if "$nodehook" state list --state-file "$file" --node-name node-a | grep -q u-alpha; then fail "u-alpha after forget"; fi
+
 # No file: an error, and no file is created. No node: a usage error.
 set +e
 "$nodehook" state list --state-file "$dir/missing.db" --node-name node-a 2>"$dir/err"; code=$?
 set -e
 [ "$code" = 1 ] && grep -q "no state file at $dir/missing.db" "$dir/err" && [ ! -e "$dir/missing.db" ] || fail "missing file"
 # No node name: the file's only node; with two nodes in the file, a usage error naming them.
-env -u NODE_NAME "$nodehook" state show demo/alpha --state-file "$file" | grep -q '^uid: *u-alpha' || fail "node from file"
+env -u NODE_NAME "$nodehook" state show demo/gamma --state-file "$file" | grep -q '^uid: *u-gamma' || fail "node from file"
 "$seed" seed "$file" node-b
 set +e
 env -u NODE_NAME "$nodehook" state list --state-file "$file" 2>"$dir/err"; code=$?
