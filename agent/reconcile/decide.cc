@@ -20,11 +20,12 @@ Plan Idle(const DecideInput& in, Plan plan, bool mark_seen) {
   if (mark_seen) plan.steps.push_back(Step::kMarkSeen);
   if (in.gone) plan.steps.push_back(Step::kEraseTombstone);
   if (in.record && live) plan.steps.push_back(Step::kDropBytes);
-  // A singleton object handled here before the finalizer existed (an upgrade): claim it now, so
-  // its deletion is owed from here on.
-  const bool singleton = in.leadership != Leadership::kNotNeeded;
-  if (singleton && in.finalizer_mode && live && !in.object->meta.deleting && in.record && in.facts &&
-      in.facts->finalizers_readable.ok() && !in.facts->HasFinalizer(in.finalizer)) {
+  // A handled object without our finalizer claims it now, so its deletion is owed from here on:
+  // finalizer mode switched on for a resource, an upgrade (the singleton finalizer did not
+  // exist), or this node's finalizer released while its agent was away (departed agent, config
+  // rolled back after a retirement).
+  if (in.leadership != Leadership::kNotHeld && in.finalizer_mode && live && !in.object->meta.deleting && in.record &&
+      in.facts && in.facts->finalizers_readable.ok() && !in.facts->HasFinalizer(in.finalizer)) {
     plan.steps.insert(plan.steps.begin(), Step::kClaimFinalizer);
   }
   // Our finalizer on an object this node has no memory of (state lost): nothing to clean up, but

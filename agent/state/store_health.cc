@@ -44,6 +44,7 @@ void StoreHealth::Observe(const char* operation, const Status& result, StoreAcce
   // Told under the lock, so a failing and the recovery that follows are never heard reversed.
   MutexLock lock(&mu_);
   const bool was_failing = !failing_.empty();
+  if (!counts && !was_failing && !reported_failing_) return;  // the common case: nothing to do
   if (counts) {
     failing_[operation] = Failing{now, access};
     ++failures_;

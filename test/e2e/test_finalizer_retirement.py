@@ -128,3 +128,26 @@ def test_the_singleton_finalizer_is_released_only_once_no_agent_runs_the_older_p
     finally:
         for node in nodes:
             delete_pod(kube, ns, pods[node])
+
+
+def test_a_node_that_serves_a_resource_in_finalizer_mode_again_puts_its_finalizer_back_without_a_hook(
+        cluster, widgets, make_agent):
+    """A config rolled back after a retirement (or finalizer mode switched on for a resource
+    already handled, or a node whose finalizer was released while its agent was away): each
+    handled object gets this node's finalizer again, so its deletion waits for the delete hook."""
+    node = f"{widgets.namespace}-back"
+    create_node(cluster.kube, node, {})
+    try:
+        agent = make_agent(node, resource_options={"finalizer": True}, **NO_RESYNC).start()
+        create_everywhere(widgets, [agent], ["w1"])
+        wait_until(lambda: finalizers(widgets, "w1") == [f"nodehook.io/{node}"], "the finalizer on w1")
+        reconfigure(agent, [widgets_entry(agent)])
+        wait_until(lambda: finalizers(widgets, "w1") == [], "the finalizer released after the switch")
+        reconfigure(agent, [widgets_entry(agent, finalizer=True)])
+        wait_until(lambda: finalizers(widgets, "w1") == [f"nodehook.io/{node}"], "the finalizer back on w1")
+        assert len(agent.records("w1", "create")) == 1  # no hook ran again
+        widgets.delete("w1")
+        agent.wait_for("w1", "delete")
+        wait_until(lambda: not widgets.exists("w1"), "w1 gone after its delete hook")
+    finally:
+        delete_node(cluster.kube, node)

@@ -200,6 +200,20 @@ std::vector<Case> MoreCases() {
          return in;
        },
        "delete", "sweep_departed release_finalizer forget"},
+      {"finalizer mode: a handled object without this node's finalizer claims it again, without a hook", [] {
+         auto in = Input(Object(1), 1);
+         in.finalizer_mode = true;
+         in.finalizer = "nodehook.io/node-a";
+         return in;
+       },
+       "", "claim_finalizer mark_seen drop_bytes"},
+      {"finalizer mode: a handled object holding this node's finalizer claims nothing", [] {
+         auto in = Input(Object(1, false, R"(,"finalizers":["nodehook.io/node-a"])"), 1);
+         in.finalizer_mode = true;
+         in.finalizer = "nodehook.io/node-a";
+         return in;
+       },
+       "", "mark_seen drop_bytes"},
       {"finalizer mode: our finalizer on an object this node knows nothing of", [] {
          auto in = Input(Object(1, true));
          in.finalizer_mode = true;
