@@ -80,8 +80,13 @@ FinalizerRetirement::Outcome FinalizerRetirement::Sweep(const FinalizerDomain& d
               "config still runs"};
     }
     Result<std::vector<std::string>> others = options_.pods_on_other_revisions();
-    if (!others.ok()) return {Outcome::kWaiting, "cannot tell which agents run an older pod template: " +
-                                                     others.status().ToString()};
+    if (!others.ok()) {
+      std::string why = "cannot tell which agents run an older pod template: " + others.status().ToString();
+      if (others.status().code() == StatusCode::kForbidden) {
+        why += " (the agents may read the pods of their namespace with `nodehook rbac --config NEW --previous OLD`)";
+      }
+      return {Outcome::kWaiting, why};
+    }
     if (!others->empty()) {
       return {Outcome::kWaiting, std::to_string(others->size()) + " agent pod(s) on another pod template: " +
                                      Joined(*others)};

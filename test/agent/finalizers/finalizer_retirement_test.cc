@@ -178,6 +178,22 @@ TEST_CASE_METHOD(RetirementFixture,
   CHECK(Note().empty());
 }
 
+TEST_CASE_METHOD(RetirementFixture, "retirement: pods it may not read are a wait that names the way out") {
+  CapturedLog log;
+  Recorded({Singleton()});
+  RetirementOptions o;
+  o.own_finalizer = "nodehook.io/node-a";
+  o.pods_on_other_revisions = []() -> Result<std::vector<std::string>> {
+    return Status(StatusCode::kForbidden, "HTTP 403: cannot list pods");
+  };
+  FinalizerRetirement retirement(client, *store, clock, std::move(o));
+  REQUIRE(retirement.Load().ok());
+  REQUIRE(retirement.Step().has_value());
+  CHECK(client.list_call_count() == 0);
+  CHECK(log.Count("retired finalizers waiting") == 1);
+  CHECK(log.Count("--previous OLD") == 1);
+}
+
 TEST_CASE_METHOD(RetirementFixture, "retirement: without its own pod the agent cannot tell, and the singleton's wait") {
   Recorded({Singleton()});
   auto retirement = Retirement({}, /*pod_known=*/false);
