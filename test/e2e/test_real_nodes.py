@@ -430,17 +430,25 @@ class ReadmeInstall:
         cluster is as before the install."""
         directories = self.host_directories()
         if path == "helm":
-            self.run("helm uninstall nodehook -n nodehook")
-            self.run("kubectl delete namespace nodehook --ignore-not-found")
+            commands = ["helm uninstall nodehook -n nodehook", "kubectl delete namespace nodehook --ignore-not-found"]
         else:
-            for _, command in readme_steps("Uninstall"):
+            commands = [command for _, command in readme_steps("Uninstall")]
+        commands += [f"kubectl delete --ignore-not-found -f {self.file_of(kind).relative_to(self.checkout)}"
+                     for kind in ("objects", "crd")]
+        # Every step, even after one failed, so that the next tests find the cluster clean.
+        failed = []
+        for command in commands:
+            try:
                 self.run(command)
-        self.run(f"kubectl delete --ignore-not-found -f {self.file_of('objects').relative_to(self.checkout)}")
-        self.run(f"kubectl delete --ignore-not-found -f {self.file_of('crd').relative_to(self.checkout)}")
+            except (AssertionError, pytest.fail.Exception) as e:
+                failed.append(str(e))
+        if failed:  # then at least the namespace, and with it the agents
+            kubectl("delete", "namespace", NAMESPACE, "--ignore-not-found", kubeconfig=self.real.kubeconfig)
         wait_until(lambda: not pods(self.real), "the agent pods to be gone")
         for i in range(1, NODES + 1):
             for d in directories:
                 shutil.rmtree(self.real.host_path(f"node-{i}", d), ignore_errors=True)
+        assert not failed, "\n".join(failed)
 
 
 def agent_health(real, pod):
