@@ -2,7 +2,9 @@
 a cluster of two real nodes (test/cluster/real-node.sh: kubelet + containerd + runc each, in
 namespaces of their own), and the shipped overlays plus test/cluster/real-node-component applied
 with `kubectl apply -k`, as users install. One cluster for the whole module; the tests run in
-file order and each leaves the cluster as the next one expects (the install stays).
+file order and each leaves the cluster as the next one expects (the install stays). First come
+the README's install block and its Uninstall block as written (no component: the pods on the
+pod network), which leave nothing behind.
 
 What the kubelet does here is real: runc enforces the securityContext, the kubelet projects the
 ConfigMaps, the service account token and the emptyDirs, runs the probes and restarts crashed
@@ -497,15 +499,18 @@ def test_the_readmes_install_block_runs_as_written(real, tmp_path, path):
     finally:
         t1 = time.monotonic()
         readme.uninstall(path)
-    print(json.dumps({"readme_install": path, "install_seconds": round(installed, 1),
-                      "uninstall_seconds": round(time.monotonic() - t1, 1), "steps": readme.seconds}))
+    print(json.dumps({"readme_install": path, "case_seconds": round(time.monotonic() - t0, 1),
+                      "install_seconds": round(installed, 1), "uninstall_seconds": round(time.monotonic() - t1, 1),
+                      "steps": readme.seconds}))
 
 
 def test_the_readmes_install_block_with_the_crd_after_the_daemonset(real, tmp_path):
     """The order a GitOps tool may choose: the DaemonSet (the kustomize line) first. Its agents
     wait for the CRD alive (/healthz 200, so the kubelet restarts nothing) and not ready (/readyz
     503), and the README's `rollout status`, started meanwhile, waits with them; once the CRD is
-    applied it returns, and the objects' hooks run on both nodes."""
+    applied it returns, and the objects' hooks run on both nodes. (Not ready is the point of the
+    wait: a config whose resource is never served, a typo, stops a rollout. So a script that ran
+    `rollout status` to its end before applying the CRD would wait for ever, as the README says.)"""
     readme = ReadmeInstall(real, tmp_path)
     t0 = time.monotonic()
     try:
@@ -540,7 +545,8 @@ def test_the_readmes_install_block_with_the_crd_after_the_daemonset(real, tmp_pa
     finally:
         t1 = time.monotonic()
         readme.uninstall("kustomize")
-    print(json.dumps({"readme_install": "crd after the daemonset", "install_seconds": round(installed, 1),
+    print(json.dumps({"readme_install": "crd after the daemonset", "case_seconds": round(time.monotonic() - t0, 1),
+                      "install_seconds": round(installed, 1),
                       "rollout_status_after_crd_seconds": round(ready_after_crd, 1),
                       "uninstall_seconds": round(time.monotonic() - t1, 1), "steps": readme.seconds}))
 
