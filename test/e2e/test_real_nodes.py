@@ -510,7 +510,8 @@ def test_the_readmes_install_block_with_the_crd_after_the_daemonset(real, tmp_pa
     503), and the README's `rollout status`, started meanwhile, waits with them; once the CRD is
     applied it returns, and the objects' hooks run on both nodes. (Not ready is the point of the
     wait: a config whose resource is never served, a typo, stops a rollout. So a script that ran
-    `rollout status` to its end before applying the CRD would wait for ever, as the README says.)"""
+    `rollout status` to its end before applying the CRD would wait for ever, as the README's CRD
+    line says.)"""
     readme = ReadmeInstall(real, tmp_path)
     t0 = time.monotonic()
     try:
