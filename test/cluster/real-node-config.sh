@@ -3,7 +3,8 @@
 #   real-node-config.sh NODE_DIR NAME IP PKI_DIR CGROUP_ROOT PAUSE_IMAGE K I
 # NODE_DIR/containerd.toml, kubelet.yaml, kubeconfig (a client certificate for system:node:NAME,
 # signed by the API server's CA in PKI_DIR), cni/ (a bridge network inside the node's own
-# namespace; the tests' pods use hostNetwork, but a kubelet is Ready only with a pod network),
+# namespace, whose pods reach the API server through the node as on a real cluster; a kubelet is
+# Ready only with a pod network),
 # and the cgroup CGROUP_ROOT in every v1 hierarchy, which the kubelet requires to exist.
 set -euo pipefail
 node_dir=$1 name=$2 ip=$3 pki=$4 cgroup_root=$5 pause_image=$6 k=$7 i=$8
@@ -30,11 +31,13 @@ state = "/run/containerd"
     conf_dir = "$node_dir/cni"
 TOML
 
-# Pod addresses exist only inside this node's namespace: 10.251.K.(16*I)/28 on its cni0.
+# Pod addresses exist only inside this node's namespace: 10.251.K.(16*I)/28 on its cni0, the
+# node's cni0 address the pods' default route (real-node-init.sh leads 10.0.0.1:443 on from there).
 cat >"$node_dir/cni/10-pods.conflist" <<JSON
 {"cniVersion": "0.4.0", "name": "nodehook-pods", "plugins": [
   {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false,
-   "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.251.$k.$((16 * i))/28"}]]}}]}
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.251.$k.$((16 * i))/28"}]],
+            "routes": [{"dst": "0.0.0.0/0"}]}}]}
 JSON
 
 cat >"$node_dir/kubelet.yaml" <<YAML

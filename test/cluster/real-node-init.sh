@@ -31,6 +31,13 @@ mkdir -p /run/containerd /var/lib/kubelet
 
 iptables -t nat -A OUTPUT -d 10.0.0.1/32 -p tcp --dport 443 \
 	-j DNAT --to-destination "$APISERVER_IP:$APISERVER_PORT"
+# The same for pods on the pod network (no hostNetwork), as on a real cluster: their packets
+# arrive on cni0 (PREROUTING) and leave through eth0 with the node's address, so the API
+# server's replies find their way back.
+iptables -t nat -A PREROUTING -d 10.0.0.1/32 -p tcp --dport 443 \
+	-j DNAT --to-destination "$APISERVER_IP:$APISERVER_PORT"
+iptables -t nat -A POSTROUTING -s 10.251.0.0/16 -o eth0 -j MASQUERADE
+echo 1 >/proc/sys/net/ipv4/ip_forward  # this network namespace's own setting
 
 pids=()
 stop() {
