@@ -133,9 +133,8 @@ AgentOptions AgentOptionsFor(const Config& config, KubeClient& client, StoreHeal
   const char* pod_ns = std::getenv("POD_NAMESPACE");
   const char* pod_name = std::getenv("POD_NAME");
   if (pod_ns && *pod_ns && pod_name && *pod_name) {
-    options.pods_on_other_revisions = [&client, ns = std::string(pod_ns), name = std::string(pod_name)] {
-      return PodsOnOtherRevisions(client, ns, name);
-    };
+    auto older = std::make_shared<OlderAgentPods>(client, pod_ns, pod_name);
+    options.pods_on_other_revisions = [older] { return older->Find(); };
   }
   return options;
 }

@@ -124,18 +124,21 @@ bool LabelledAgentPod(const std::string& pod_json) {
   return labels != meta->value.MemberEnd() && labels->value.IsObject() && labels->value.HasMember(kAgentPodLabel);
 }
 
+Result<std::string> OwnDaemonSetSelector(KubeClient& client, const std::string& namespace_name,
+                                         const std::string& pod_json) {
+  std::string daemonset = ControllingDaemonSet(pod_json);
+  if (daemonset.empty()) return AgentPodSelector(pod_json);
+  auto owner =
+      client.Get(ObjectRef{ResourceRef{"apps", "v1", "daemonsets", namespace_name, ""}, namespace_name, daemonset});
+  if (!owner.ok()) return owner.status();
+  return DaemonSetSelector(owner->json);
+}
+
 Result<ResourceRef> FindAgentPods(KubeClient& client, const std::string& namespace_name, const std::string& name) {
   auto pod = client.Get(ObjectRef{ResourceRef{"", "v1", "pods", namespace_name, ""}, namespace_name, name});
   if (!pod.ok()) return pod.status();
   if (LabelledAgentPod(pod->json)) return ResourceRef{"", "v1", "pods", namespace_name, kAgentPodLabel};
-  std::string daemonset = ControllingDaemonSet(pod->json);
-  Result<std::string> selector = AgentPodSelector(pod->json);
-  if (!daemonset.empty()) {
-    auto owner = client.Get(ObjectRef{ResourceRef{"apps", "v1", "daemonsets", namespace_name, ""}, namespace_name,
-                                      daemonset});
-    if (!owner.ok()) return owner.status();
-    selector = DaemonSetSelector(owner->json);
-  }
+  Result<std::string> selector = OwnDaemonSetSelector(client, namespace_name, pod->json);
   if (!selector.ok()) return selector.status();
   return ResourceRef{"", "v1", "pods", namespace_name, *selector};
 }

@@ -33,6 +33,11 @@ std::string ControllingDaemonSet(const std::string& pod_json);
 // A DaemonSet's spec.selector as a label selector string (matchLabels and matchExpressions).
 Result<std::string> DaemonSetSelector(const std::string& daemonset_json);
 
+// The label selector of the pods of the DaemonSet that controls `pod_json` (GETs that DaemonSet
+// in `namespace_name`), or, for a pod no DaemonSet controls, AgentPodSelector(pod_json).
+Result<std::string> OwnDaemonSetSelector(KubeClient& client, const std::string& namespace_name,
+                                         const std::string& pod_json);
+
 // The agent pods as a collection to list and watch: GETs pod `name` in `namespace_name`, and its
 // DaemonSet. Errors are the GETs' (kNotFound, kForbidden, kUnavailable, ...) or the selectors'.
 Result<ResourceRef> FindAgentPods(KubeClient& client, const std::string& namespace_name, const std::string& name);

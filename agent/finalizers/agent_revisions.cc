@@ -2,6 +2,8 @@
 
 #include <rapidjson/document.h>
 
+#include <utility>
+
 #include "agent/base/json_text.h"
 #include "agent/finalizers/agent_pods.h"
 
@@ -21,33 +23,39 @@ std::string Label(const std::string& pod_json, const char* key) {
 
 }  // namespace
 
-Result<std::vector<std::string>> PodsOnOtherRevisions(KubeClient& client, const std::string& namespace_name,
-                                                      const std::string& pod_name) {
-  ResourceRef pods_ref{"", "v1", "pods", namespace_name, ""};
-  Result<KubeObject> own = client.Get(ObjectRef{pods_ref, namespace_name, pod_name});
+OlderAgentPods::OlderAgentPods(KubeClient& client, std::string namespace_name, std::string pod_name)
+    : client_(client), namespace_name_(std::move(namespace_name)), pod_name_(std::move(pod_name)) {}
+
+Result<ResourceRef> OlderAgentPods::Older() {
+  if (older_) return *older_;
+  ResourceRef pods{"", "v1", "pods", namespace_name_, ""};
+  Result<KubeObject> own = client_.Get(ObjectRef{pods, namespace_name_, pod_name_});
   if (!own.ok()) return own.status();
   const std::string revision = Label(own->json, kRevisionLabel);
   if (revision.empty()) {
-    return InvalidError("own pod " + namespace_name + "/" + pod_name + " has no " + kRevisionLabel +
+    return InvalidError("own pod " + namespace_name_ + "/" + pod_name_ + " has no " + kRevisionLabel +
                         " label: cannot tell which agents run an older pod template");
   }
-  const std::string daemonset = ControllingDaemonSet(own->json);
-  Result<ResourceRef> alike = FindAgentPods(client, namespace_name, pod_name);
-  if (!alike.ok()) return alike.status();
-  std::vector<std::string> others;
+  Result<std::string> selector = OwnDaemonSetSelector(client_, namespace_name_, own->json);
+  if (!selector.ok()) return selector.status();
+  // A pod without the label matches `!=` too: it might run anything.
+  pods.label_selector = *selector + "," + kRevisionLabel + "!=" + revision;
+  older_ = pods;
+  return pods;
+}
+
+Result<std::vector<std::string>> OlderAgentPods::Find() {
+  Result<ResourceRef> older = Older();
+  if (!older.ok()) return older.status();
   ListOptions options;
-  do {
-    Result<ObjectList> page = client.List(*alike, options);
-    if (!page.ok()) return page.status();
-    for (const KubeObject& pod : page->items) {
-      if (ControllingDaemonSet(pod.json) != daemonset) continue;
-      if (Label(pod.json, kRevisionLabel) != revision) others.push_back(pod.meta.name);
-    }
-    // A pod that cannot be read might run anything: count it.
-    for (const BadObject& bad : page->quarantined) others.push_back(bad.meta.name);
-    options.continue_token = page->continue_token;
-  } while (!options.continue_token.empty());
-  return others;
+  options.limit = kShownOlderPods;
+  Result<ObjectList> page = client_.List(*older, options);
+  if (!page.ok()) return page.status();
+  std::vector<std::string> names;
+  for (const KubeObject& pod : page->items) names.push_back(pod.meta.name);
+  // A pod that cannot be read might run anything: count it.
+  for (const BadObject& bad : page->quarantined) names.push_back(bad.meta.name);
+  return names;
 }
 
 }  // namespace nodehook

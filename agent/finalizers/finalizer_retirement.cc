@@ -20,8 +20,7 @@ std::string Scope(const FinalizerDomain& domain) {
 
 std::string Joined(const std::vector<std::string>& names) {
   std::string out;
-  for (size_t i = 0; i < names.size() && i < 5; ++i) out += (i ? ", " : "") + names[i];
-  if (names.size() > 5) out += " and " + std::to_string(names.size() - 5) + " more";
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
   return out;
 }
 
@@ -36,6 +35,7 @@ Status FinalizerRetirement::Load() {
   Result<std::optional<std::string>> note = store_.ReadNote(kFinalizerDomainsNote);
   if (!note.ok()) return note.status();
   std::vector<FinalizerDomain> before;
+  note_ = note->value_or("");
   if (note->has_value()) {
     Result<std::vector<FinalizerDomain>> decoded = DecodeDomains(**note);
     if (!decoded.ok()) {
@@ -67,9 +67,10 @@ Status FinalizerRetirement::Load() {
 
 Status FinalizerRetirement::Record() {
   std::string text = EncodeDomains(recorded_);
-  Result<std::optional<std::string>> current = store_.ReadNote(kFinalizerDomainsNote);
-  if (current.ok() && current->has_value() && **current == text) return Status::Ok();
-  return store_.WriteNote(kFinalizerDomainsNote, text);
+  if (text == note_) return Status::Ok();  // a start with an unchanged config writes nothing
+  Status written = store_.WriteNote(kFinalizerDomainsNote, text);
+  if (written.ok()) note_ = std::move(text);
+  return written;
 }
 
 FinalizerRetirement::Outcome FinalizerRetirement::Sweep(const FinalizerDomain& domain) {
@@ -87,10 +88,7 @@ FinalizerRetirement::Outcome FinalizerRetirement::Sweep(const FinalizerDomain& d
       }
       return {Outcome::kWaiting, why};
     }
-    if (!others->empty()) {
-      return {Outcome::kWaiting, std::to_string(others->size()) + " agent pod(s) on another pod template: " +
-                                     Joined(*others)};
-    }
+    if (!others->empty()) return {Outcome::kWaiting, "agent pods still on another pod template: " + Joined(*others)};
   }
   const std::string finalizer = FinalizerOf(domain, options_.own_finalizer);
   const std::vector<FinalizerDomain>& serving = options_.serving;

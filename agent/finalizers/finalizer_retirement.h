@@ -41,7 +41,7 @@ namespace nodehook {
 struct RetirementOptions {
   std::string own_finalizer;             // this node's, FinalizerName(node)
   std::vector<FinalizerDomain> serving;  // DomainsServed(config)
-  // The agent pods still on another pod template (PodsOnOtherRevisions); unset when the agent's
+  // The agent pods still on another pod template (OlderAgentPods::Find); unset when the agent's
   // own pod is not known (no POD_NAMESPACE/POD_NAME): retired singleton domains then wait.
   std::function<Result<std::vector<std::string>>()> pods_on_other_revisions;
   // A Node Event: reason, warning or not, note. May be null.
@@ -85,6 +85,7 @@ class FinalizerRetirement {
   const RetirementOptions options_;
   bool loaded_ = false;
   std::vector<FinalizerDomain> recorded_;  // what the state file says this node may hold
+  std::string note_;                       // the note as the state file has it ("" = none)
   std::vector<Retired> retired_;
   std::atomic<size_t> pending_{0};
   std::mutex mu_;  // for the wait in Run

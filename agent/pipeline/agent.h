@@ -51,7 +51,7 @@ struct AgentOptions {
   // This DaemonSet's pods (FindAgentPods), by which finalizer mode judges which nodes still have
   // an agent; unset: a node's finalizers come off only when its Node is gone.
   std::optional<ResourceRef> agent_pods;
-  // The agent pods alike to this agent's own on an older pod template (PodsOnOtherRevisions);
+  // The agent pods alike to this agent's own on an older pod template (OlderAgentPods::Find);
   // unset when its own pod is not known. The singleton finalizer of a resource that left
   // singleton mode comes off only once there is none (finalizer_retirement.h).
   std::function<Result<std::vector<std::string>>()> pods_on_other_revisions;

@@ -207,6 +207,11 @@ class FakeKubeClient final : public KubeClient {
     std::lock_guard<std::mutex> lock(mu_);
     return list_calls_.size();
   }
+  // Each List() call's options (limit, continue token), in order.
+  std::vector<ListOptions> list_calls() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return list_calls_;
+  }
   // What each List() call asked for (namespace, selectors), in order.
   std::vector<ResourceRef> list_resources() const {
     std::lock_guard<std::mutex> lock(mu_);

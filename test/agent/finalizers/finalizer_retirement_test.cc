@@ -4,6 +4,7 @@
 // that left singleton mode only once no agent runs an older pod template. Timed on the fake clock.
 #include <catch2/catch.hpp>
 
+#include "agent/finalizers/agent_revisions.h"
 #include "agent/finalizers/finalizer_domains.h"
 #include "agent/finalizers/finalizer_retirement.h"
 #include "storage/sqlite_state_store.h"
@@ -242,4 +243,41 @@ TEST_CASE_METHOD(RetirementFixture, "retirement: a concurrent change of the list
   REQUIRE(patches.size() == 2);
   CHECK(patches[1].body.find(R"("op":"replace","path":"/metadata/finalizers","value":["example.com/new"])") !=
         std::string::npos);
+}
+
+TEST_CASE("older agent pods: the server is asked for the own DaemonSet's pods on another revision only, a few") {
+  FakeKubeClient client;
+  KubeObject own;
+  own.meta = ObjectMeta{"uid-own", "nodehook", "nodehook-new1", "1", false};
+  // Labelled as an agent: the other pool's DaemonSet is still left out (another config for good).
+  own.json = R"({"metadata":{"name":"nodehook-new1","labels":{"app":"nodehook","nodehook.io/agent":"node-agent",)"
+             R"("controller-revision-hash":"new"},"ownerReferences":[)"
+             R"({"apiVersion":"apps/v1","kind":"DaemonSet","name":"nodehook","controller":true}]}})";
+  client.PutObject(own);
+  KubeObject ds;
+  ds.meta = ObjectMeta{"uid-ds", "nodehook", "nodehook", "1", false};
+  ds.json = R"({"kind":"DaemonSet","spec":{"selector":{"matchLabels":{"app":"nodehook"}}}})";
+  client.PutObject(ds);
+  KubeObject old = Widget("nodehook", "nodehook-old1", "");
+  client.QueueList(Listed({old}));
+  client.QueueList(Listed({}));
+  OlderAgentPods older(client, "nodehook", "nodehook-new1");
+  auto first = older.Find();
+  REQUIRE(first.ok());
+  CHECK(*first == std::vector<std::string>{"nodehook-old1"});
+  auto second = older.Find();
+  REQUIRE(second.ok());
+  CHECK(second->empty());
+  // The selector was worked out once: two GETs (own pod, DaemonSet), however often it asks.
+  CHECK(client.get_call_count() == 2);
+  for (const ResourceRef& listed : client.list_resources()) {
+    CHECK(listed.label_selector == "app=nodehook,controller-revision-hash!=new");
+  }
+  for (const ListOptions& options : client.list_calls()) CHECK(options.limit == kShownOlderPods);
+
+  // A pod no DaemonSet runs (by hand, a test) without a revision: nothing to compare by.
+  own.json = R"({"metadata":{"name":"nodehook-new1","labels":{"app":"nodehook"}}})";
+  client.PutObject(own);
+  OlderAgentPods unknown(client, "nodehook", "nodehook-new1");
+  CHECK(unknown.Find().status().code() == StatusCode::kInvalid);
 }
