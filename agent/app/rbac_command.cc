@@ -6,6 +6,7 @@
 #include <sstream>
 #include <utility>
 
+#include "agent/admission/node_bound_policy.h"
 #include "agent/finalizers/finalizer_domains.h"
 
 namespace nodehook {
@@ -167,6 +168,10 @@ CLI::App* AddRbacCommand(CLI::App& app, RbacCommandArgs* args) {
                    "the config the agents ran before this one: keep the rights to release the finalizers it leaves "
                    "behind (resources that left finalizer or singleton mode, or the config)");
   rbac->add_option("--name", args->name, "metadata.name of the ClusterRole")->capture_default_str();
+  rbac->add_option("--namespace", args->namespace_name,
+                   "the agents' namespace: the admission rules confine the writes of their ServiceAccount there")
+      ->capture_default_str();
+  rbac->add_option("--service-account", args->service_account, "the agents' ServiceAccount")->capture_default_str();
   return rbac;
 }
 
@@ -205,6 +210,16 @@ int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream&
   for (const WatchedResource& r : loaded.config.resources) rollout = rollout || r.rollout.has_value();
   if (rollout) out << "---\n" << RolloutRoleYaml(args.name);
   if (NeedsAgentPodsRole(loaded.config) || retiring_singleton) out << "---\n" << AgentPodsRoleYaml(args.name);
+  out << "---\n";
+  if (AgentsWriteAcrossNodes(loaded.config)) {
+    // The rules would refuse the agents' cross-node writes: print none rather than break them.
+    out << "# No node-bound admission rules: with tuning.cross_node_writes \"agents\" the agents remove departed\n"
+        << "# nodes' finalizers, grant rollout slots or take over the singleton Lease themselves, which the rules\n"
+        << "# refuse. Set it to \"steward\" and run the steward to confine each agent to its node (docs/security.md).\n";
+  } else {
+    PolicySubject subject{args.name, args.namespace_name, args.service_account};
+    out << NodeBoundPolicyYaml(loaded.config, subject);
+  }
   return 0;
 }
 

@@ -55,6 +55,8 @@ struct RbacCommandArgs {
   std::string config_path;
   std::string previous_path;  // the config the agents ran before: keep what its release needs
   std::string name = "nodehook";
+  std::string namespace_name = "nodehook";   // the agents' namespace: the admission rules match their account
+  std::string service_account = "nodehook";
 };
 
 CLI::App* AddRbacCommand(CLI::App& app, RbacCommandArgs* args);

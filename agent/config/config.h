@@ -164,6 +164,11 @@ struct Tuning {
   // After a damaged state file was moved aside: "adopt" stores existing objects as handled without
   // create hooks (this node most likely handled them); "rerun" runs create for every object.
   std::string after_state_recovery = "adopt";
+  // Who does the work that crosses nodes (departed nodes' finalizers, rollout grants, freeing an
+  // expired singleton Lease): "agents" (each agent, as before) or "steward" (the nodehook steward,
+  // under its own ServiceAccount, so the node-bound admission rules can confine every agent to its
+  // own node: docs/security.md).
+  std::string cross_node_writes = "agents";
   std::string hook_work_dir = "";           // where old/new/diff files go; "" = next to the state file
   int max_object_depth = 1000;              // deeper objects are quarantined (skipped, reported)
   int max_object_bytes = 4 << 20;           // ...and so are larger ones

@@ -171,6 +171,10 @@ std::vector<KnobBinding> StateKnobs() {
     Text("tuning.after_state_recovery", &Tuning::after_state_recovery,
          "after a damaged state file: adopt existing objects, or rerun their create hooks")
         .OneOf({"adopt", "rerun"}),
+    Text("tuning.cross_node_writes", &Tuning::cross_node_writes,
+         "who removes departed nodes' finalizers, grants rollout slots and frees an expired singleton Lease: "
+         "the agents, or the steward (docs/security.md)")
+        .OneOf({"agents", "steward"}),
     Text("tuning.hook_work_dir", &Tuning::hook_work_dir,
          "directory for old/new/diff files (default: beside the state file)"),
     Int("tuning.max_object_depth", &Tuning::max_object_depth, 1, 100'000,

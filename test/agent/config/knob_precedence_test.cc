@@ -83,6 +83,7 @@ TEST_CASE("every knob can be set by a flag named after it") {
     // Knobs with a fixed set of values get one of them; the rest a number that fits all.
     const std::map<std::string, std::string> special = {
         {"log_level", "error"}, {"log_format", "json"}, {"retry_max_seconds", "50"}, {"after_state_recovery", "rerun"},
+        {"cross_node_writes", "steward"},
         {"allow_volatile_state", "true"}, {"skip_hook_checks", "true"},
         {"health_address", ":40"}, {"admin_address", "127.0.0.1:40"}, {"max_object_bytes", "4096"},
         {"objects_endpoint", "no_messages"}, {"list_strategy", "streaming"}};

@@ -1,0 +1,335 @@
+#include "agent/admission/node_bound_policy.h"
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+namespace nodehook {
+namespace {
+
+// CEL shared by every policy. `node` is the token's node name ("" without one); `names_node(h)` is
+// spelled out where needed, as CEL has no functions of our own: a holder identity is the node's
+// name, or the name, "_" and the pod's uid (election/election_setup.h).
+const char* const kNodeVariable =
+    "'authentication.kubernetes.io/node-name' in request.userInfo.extra && "
+    "size(request.userInfo.extra['authentication.kubernetes.io/node-name']) > 0 ? "
+    "request.userInfo.extra['authentication.kubernetes.io/node-name'][0] : ''";
+
+const char* const kNoNodeMessage =
+    "nodehook agents must write with a pod-bound ServiceAccount token that names their node "
+    "(Kubernetes 1.32+, or the ServiceAccountTokenPodNodeInfo feature gate): this token names none, "
+    "so it may be a legacy Secret token, a TokenRequest without a pod, or a token from before the gate";
+
+std::string CelNamesNode(const std::string& holder) {
+  return "(" + holder + " == variables.node || " + holder + ".startsWith(variables.node + '_'))";
+}
+
+struct Validation {
+  std::string expression;
+  std::string message;            // fixed text, or
+  std::string message_expression;  // CEL building it
+};
+
+// One YAML double-quoted scalar: CEL here uses single quotes only, and names never hold quotes.
+std::string Quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+struct Policy {
+  std::string name;
+  std::string comment;
+  std::vector<std::string> resource_rules;  // flow-style YAML maps
+  std::string namespace_name;                // "" = every namespace
+  std::vector<std::pair<std::string, std::string>> variables;
+  std::vector<Validation> validations;
+  std::string param_kind;  // "" = none; else "apiVersion kind"
+  std::string param_namespace, param_name;
+};
+
+std::string Render(const Policy& p, const PolicySubject& subject) {
+  std::ostringstream y;
+  y << "# " << p.comment << "\n"
+    << "apiVersion: admissionregistration.k8s.io/v1\n"
+    << "kind: ValidatingAdmissionPolicy\n"
+    << "metadata:\n"
+    << "  name: " << p.name << "\n"
+    << "spec:\n"
+    << "  failurePolicy: Fail\n";
+  if (!p.param_kind.empty()) {
+    y << "  paramKind:\n"
+      << "    apiVersion: " << p.param_kind.substr(0, p.param_kind.find(' ')) << "\n"
+      << "    kind: " << p.param_kind.substr(p.param_kind.find(' ') + 1) << "\n";
+  }
+  y << "  matchConstraints:\n"
+    << "    # Every version: a rule naming some versions guards nothing on the others.\n"
+    << "    matchPolicy: Equivalent\n";
+  if (!p.namespace_name.empty()) {
+    y << "    namespaceSelector:\n"
+      << "      matchLabels: {kubernetes.io/metadata.name: " << p.namespace_name << "}\n";
+  }
+  y << "    resourceRules:\n";
+  for (const auto& rule : p.resource_rules) y << "      - " << rule << "\n";
+  y << "  # Only the agents: the steward and people keep their own rights.\n"
+    << "  matchConditions:\n"
+    << "    - name: nodehook-agents\n"
+    << "      expression: " << Quoted("request.userInfo.username == 'system:serviceaccount:" + subject.namespace_name +
+                                    ":" + subject.service_account + "'")
+    << "\n"
+    << "  variables:\n"
+    << "    - name: node\n"
+    << "      expression: " << Quoted(kNodeVariable) << "\n";
+  for (const auto& [name, expression] : p.variables) {
+    y << "    - name: " << name << "\n"
+      << "      expression: " << Quoted(expression) << "\n";
+  }
+  y << "  validations:\n"
+    << "    - expression: \"variables.node != ''\"\n"
+    << "      reason: Forbidden\n"
+    << "      message: " << Quoted(kNoNodeMessage) << "\n";
+  for (const Validation& v : p.validations) {
+    y << "    - expression: " << Quoted(v.expression) << "\n"
+      << "      reason: Forbidden\n";
+    if (!v.message_expression.empty()) {
+      y << "      messageExpression: " << Quoted(v.message_expression) << "\n";
+    } else {
+      y << "      message: " << Quoted(v.message) << "\n";
+    }
+  }
+  y << "---\n"
+    << "apiVersion: admissionregistration.k8s.io/v1\n"
+    << "kind: ValidatingAdmissionPolicyBinding\n"
+    << "metadata:\n"
+    << "  name: " << p.name << "\n"
+    << "spec:\n"
+    << "  policyName: " << p.name << "\n"
+    << "  validationActions: [Deny]\n";
+  if (!p.param_kind.empty()) {
+    y << "  paramRef:\n"
+      << "    name: " << p.param_name << "\n"
+      << "    namespace: " << p.param_namespace << "\n"
+      << "    # No Lease yet: nobody leads, so no agent may act for the cluster.\n"
+      << "    parameterNotFoundAction: Deny\n";
+  }
+  return y.str();
+}
+
+std::string ResourceRule(const std::string& group, const std::string& plural, const std::string& operations) {
+  return "{apiGroups: [" + Quoted(group) + "], apiVersions: [\"*\"], resources: [" + Quoted(plural) + ", " +
+         Quoted(plural + "/*") + "], operations: [" + operations + "]}";
+}
+
+// Everything but metadata.finalizers (and, for singleton resources, the singleton-handled
+// annotation) stays as it was: the top-level fields but metadata and status, labels, annotations
+// and owners.
+std::vector<Validation> OnlyFinalizersChange(const std::string& free_annotation) {
+  std::string annotations =
+      "variables.annotations_after.all(k, k == '" + free_annotation +
+      "' || (k in variables.annotations_before && variables.annotations_after[k] == variables.annotations_before[k])) "
+      "&& variables.annotations_before.all(k, k == '" + free_annotation + "' || k in variables.annotations_after)";
+  return {
+      {"request.operation == 'UPDATE' && variables.subresource == ''", "",
+       "'nodehook agents may only change the finalizers of an object, not ' + request.operation + ' ' + "
+       "request.resource.resource + (variables.subresource != '' ? '/' + variables.subresource : '')"},
+      {"object.all(k, k == 'metadata' || k == 'status' || (k in oldObject && object[k] == oldObject[k])) && "
+       "oldObject.all(k, k == 'metadata' || k == 'status' || k in object)",
+       "nodehook agents may change only metadata.finalizers of this object, not its content", ""},
+      {"(has(object.metadata.labels) ? object.metadata.labels : {}) == "
+       "(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}) && "
+       "(has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : []) == "
+       "(has(oldObject.metadata.ownerReferences) ? oldObject.metadata.ownerReferences : []) && " +
+           annotations,
+       "nodehook agents may change only metadata.finalizers of this object, not its labels, annotations or owners", ""},
+  };
+}
+
+std::vector<std::pair<std::string, std::string>> FinalizerVariables() {
+  return {
+      {"subresource", "has(request.subResource) ? request.subResource : ''"},
+      {"before", "oldObject != null && has(oldObject.metadata.finalizers) ? oldObject.metadata.finalizers : []"},
+      {"after", "object != null && has(object.metadata.finalizers) ? object.metadata.finalizers : []"},
+      {"changed",
+       "variables.after.filter(f, !(f in variables.before)) + variables.before.filter(f, !(f in variables.after))"},
+      {"annotations_before",
+       "oldObject != null && has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}"},
+      {"annotations_after", "object != null && has(object.metadata.annotations) ? object.metadata.annotations : {}"},
+  };
+}
+
+Policy ObjectsPolicy(const std::vector<const WatchedResource*>& resources, const PolicySubject& subject) {
+  Policy p;
+  p.name = subject.name + "-node-bound-objects";
+  p.comment = "Finalizer mode: an agent adds or removes only its own node's finalizer and changes nothing else.";
+  for (const auto* r : resources) p.resource_rules.push_back(ResourceRule(r->ref.group, r->ref.plural, "\"*\""));
+  p.variables = FinalizerVariables();
+  // A node name that is not a finalizer name part is hashed (finalizers.h), which CEL cannot do.
+  p.variables.push_back({"own", "'" + std::string("nodehook.io/") + "' + variables.node"});
+  p.validations = OnlyFinalizersChange("");
+  p.validations.push_back(
+      {"variables.changed.all(f, f == variables.own) && (variables.changed.size() == 0 || "
+       "(size(variables.node) <= 63 && variables.node != 'singleton'))",
+       "",
+       "'node ' + variables.node + ' may add or remove only its own finalizer ' + variables.own + "
+       "(size(variables.node) > 63 ? ' (a node name longer than 63 characters gets a hashed finalizer these rules "
+       "cannot check)' : ', not ' + variables.changed.filter(f, f != variables.own).join(', '))"});
+  return p;
+}
+
+Policy SingletonPolicy(const std::vector<const WatchedResource*>& resources, const Config& config,
+                       const PolicySubject& subject) {
+  Policy p;
+  p.name = subject.name + "-node-bound-singleton";
+  p.comment =
+      "Cluster-singleton resources: only the node that holds the singleton Lease (the parameter) changes "
+      "nodehook.io/singleton or nodehook.io/singleton-handled, and nothing else.";
+  for (const auto* r : resources) p.resource_rules.push_back(ResourceRule(r->ref.group, r->ref.plural, "\"*\""));
+  p.param_kind = "coordination.k8s.io/v1 Lease";
+  p.param_namespace = LeaseNamespaceFor(config, subject);
+  p.param_name = config.tuning.lease_name;
+  p.variables = FinalizerVariables();
+  p.variables.push_back({"holder", "has(params.spec.holderIdentity) ? params.spec.holderIdentity : ''"});
+  p.validations = OnlyFinalizersChange(kSingletonHandledAnnotation);
+  p.validations.push_back({"variables.changed.all(f, f == '" + std::string(kSingletonFinalizer) + "')", "",
+                           "'nodehook agents may add or remove only " + std::string(kSingletonFinalizer) +
+                               " on this resource, not ' + variables.changed.join(', ')"});
+  p.validations.push_back({"variables.holder != '' && " + CelNamesNode("variables.holder"), "",
+                           "'node ' + variables.node + ' does not hold the singleton Lease " + p.param_name +
+                               " (' + (variables.holder == '' ? 'nobody does' : variables.holder + ' does') + "
+                               "'): only the leader acts for the cluster'"});
+  return p;
+}
+
+Policy LeasesPolicy(const Config& config, const PolicySubject& subject) {
+  Policy p;
+  p.name = subject.name + "-node-bound-leases";
+  p.comment =
+      "Leases: the singleton Lease taken only when free, kept and released by its holder; rollout node Leases in "
+      "the own node's name; slots only renewed or released by the node they were granted to.";
+  p.namespace_name = LeaseNamespaceFor(config, subject);
+  p.resource_rules.push_back(
+      "{apiGroups: [\"coordination.k8s.io\"], apiVersions: [\"*\"], resources: [\"leases\"], operations: [\"*\"]}");
+  p.variables = {
+      {"lease", "request.operation == 'DELETE' ? oldObject : object"},
+      {"kind",
+       "has(variables.lease.metadata.labels) && 'nodehook.io/rollout-kind' in variables.lease.metadata.labels ? "
+       "variables.lease.metadata.labels['nodehook.io/rollout-kind'] : ''"},
+      {"old_holder", "oldObject != null && has(oldObject.spec.holderIdentity) ? oldObject.spec.holderIdentity : ''"},
+      {"new_holder", "object != null && has(object.spec.holderIdentity) ? object.spec.holderIdentity : ''"},
+      {"labels_kept",
+       "request.operation != 'UPDATE' || (has(object.metadata.labels) ? object.metadata.labels : {}) == "
+       "(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})"},
+  };
+  const std::string old_mine = "(variables.old_holder != '' && " + CelNamesNode("variables.old_holder") + ")";
+  const std::string new_mine = "(variables.new_holder != '' && " + CelNamesNode("variables.new_holder") + ")";
+  const std::string election = "variables.lease.metadata.name == '" + config.tuning.lease_name + "'";
+  const int max_slot = MaxSlotLeaseSeconds(config);
+  p.validations.push_back({"variables.labels_kept", "nodehook agents may not change a Lease's labels", ""});
+  p.validations.push_back(
+      {election + " || variables.kind == 'node' || variables.kind == 'slot'", "",
+       "'nodehook agents write no Lease but the singleton Lease and their own rollout Leases, not ' + "
+       "variables.lease.metadata.name + ' (rollout coordinators run in the steward)'"});
+  p.validations.push_back(
+      {"!(" + election + ") || (request.operation == 'CREATE' && " + new_mine +
+           ") || (request.operation == 'UPDATE' && (" + new_mine + " ? (" + old_mine +
+           " || variables.old_holder == '') : (variables.new_holder == '' && " + old_mine + ")))",
+       "",
+       "'node ' + variables.node + ' may take the singleton Lease only when it is free (it is held by ' + "
+       "variables.old_holder + '; the steward frees it once it expired), and keep or release it only while it "
+       "holds it'"});
+  p.validations.push_back(
+      {"variables.kind != 'node' || ((request.operation == 'CREATE' || " + old_mine +
+           ") && (request.operation == 'DELETE' || variables.new_holder == variables.node))",
+       "", "'node ' + variables.node + ' may write only its own rollout node Lease, not one held by ' + "
+           "(request.operation == 'CREATE' ? variables.new_holder : variables.old_holder)"});
+  p.validations.push_back(
+      {"variables.kind != 'slot' || (request.operation == 'UPDATE' && " + old_mine + " && (" + new_mine +
+           " || variables.new_holder == ''))",
+       "",
+       "'node ' + variables.node + ' may only renew or release a rollout slot granted to it (this one is held by ' "
+       "+ (variables.old_holder == '' ? 'nobody' : variables.old_holder) + '); the steward grants slots'"});
+  p.validations.push_back(
+      {"variables.kind != 'slot' || request.operation != 'UPDATE' || !has(object.spec.leaseDurationSeconds) || "
+       "object.spec.leaseDurationSeconds <= " +
+           std::to_string(std::max(max_slot, 1)),
+       "nodehook agents may hold a rollout slot for at most " + std::to_string(std::max(max_slot, 1)) +
+           " seconds at a time (the config's longest slot lease or soak)",
+       ""});
+  return p;
+}
+
+Policy EventsPolicy(const PolicySubject& subject) {
+  Policy p;
+  p.name = subject.name + "-node-bound-events";
+  p.comment = "Events: created only in the own node's name, and about a Node only about the own one.";
+  p.resource_rules.push_back(
+      "{apiGroups: [\"events.k8s.io\"], apiVersions: [\"*\"], resources: [\"events\"], operations: [\"*\"]}");
+  p.resource_rules.push_back(
+      "{apiGroups: [\"\"], apiVersions: [\"*\"], resources: [\"events\"], operations: [\"*\"]}");
+  // events.k8s.io/v1 calls it regarding, core/v1 involvedObject: the same stored field.
+  p.variables = {
+      {"about",
+       "object == null ? {} : request.resource.group == 'events.k8s.io' ? "
+       "(has(object.regarding) ? object.regarding : {}) : (has(object.involvedObject) ? object.involvedObject : {})"},
+  };
+  p.validations.push_back({"request.operation == 'CREATE'", "",
+                           "'nodehook agents only create Events, they do not ' + request.operation + ' them'"});
+  p.validations.push_back(
+      {"has(object.reportingInstance) && object.reportingInstance == variables.node", "",
+       "'node ' + variables.node + ' " + std::string(kOtherNodeRefusal) +
+           " (reportingInstance ' + (has(object.reportingInstance) ? object.reportingInstance : 'unset') + ')'"});
+  p.validations.push_back(
+      {"!('kind' in variables.about) || variables.about.kind != 'Node' || "
+       "('name' in variables.about && variables.about.name == variables.node)",
+       "", "'node ' + variables.node + ' " + std::string(kOtherNodeRefusal) + " (an Event about another Node)'"});
+  return p;
+}
+
+}  // namespace
+
+std::string LeaseNamespaceFor(const Config& config, const PolicySubject& subject) {
+  return config.tuning.lease_namespace.empty() ? subject.namespace_name : config.tuning.lease_namespace;
+}
+
+int MaxSlotLeaseSeconds(const Config& config) {
+  int longest = 0;
+  for (const auto& r : config.resources) {
+    if (!r.rollout) continue;
+    longest = std::max(longest, static_cast<int>(std::max(r.rollout->slot_lease, r.rollout->soak).count()));
+  }
+  return longest;
+}
+
+bool AgentsWriteAcrossNodes(const Config& config) {
+  if (config.tuning.cross_node_writes != "agents") return false;
+  return std::any_of(config.resources.begin(), config.resources.end(), [](const WatchedResource& r) {
+    return r.finalizer || r.singleton || r.rollout.has_value();
+  });
+}
+
+std::string NodeBoundPolicyYaml(const Config& config, const PolicySubject& subject) {
+  std::vector<const WatchedResource*> finalizer, singleton;
+  bool leases = false;
+  for (const auto& r : config.resources) {
+    if (r.singleton) singleton.push_back(&r);
+    if (r.finalizer && !r.singleton) finalizer.push_back(&r);
+    leases = leases || r.singleton || r.rollout.has_value();
+  }
+  std::vector<Policy> policies;
+  if (!finalizer.empty()) policies.push_back(ObjectsPolicy(finalizer, subject));
+  if (!singleton.empty()) policies.push_back(SingletonPolicy(singleton, config, subject));
+  if (leases) policies.push_back(LeasesPolicy(config, subject));
+  policies.push_back(EventsPolicy(subject));
+  std::ostringstream y;
+  y << "# Generated by `nodehook rbac`: the node-bound admission rules (docs/security.md).\n";
+  for (size_t i = 0; i < policies.size(); ++i) {
+    if (i > 0) y << "---\n";
+    y << Render(policies[i], subject);
+  }
+  return y.str();
+}
+
+}  // namespace nodehook

@@ -1,0 +1,98 @@
+// The node-bound admission rules follow the config: which policies, which resources, whose account.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "agent/admission/node_bound_policy.h"
+
+using namespace nodehook;
+
+namespace {
+
+WatchedResource Watched(const std::string& plural) {
+  WatchedResource r;
+  r.ref = ResourceRef{"example.com", "v1", plural, "", ""};
+  return r;
+}
+
+Config Steward(std::vector<WatchedResource> resources) {
+  Config c;
+  c.resources = std::move(resources);
+  c.tuning.cross_node_writes = "steward";
+  return c;
+}
+
+bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("every config gets the events rule, matched to the agents' account, refusing tokens without a node") {
+  PolicySubject subject{"nh", "agents-ns", "agent-sa"};
+  std::string yaml = NodeBoundPolicyYaml(Steward({Watched("widgets")}), subject);
+  CHECK(Has(yaml, "name: nh-node-bound-events\n"));
+  CHECK(Has(yaml, "request.userInfo.username == 'system:serviceaccount:agents-ns:agent-sa'"));
+  CHECK(Has(yaml, "authentication.kubernetes.io/node-name"));
+  CHECK(Has(yaml, "failurePolicy: Fail\n"));
+  CHECK(Has(yaml, "validationActions: [Deny]\n"));
+  CHECK(Has(yaml, kOtherNodeRefusal));
+  CHECK(Has(yaml, "names none"));
+  // Hooks only: the agents write no object and no Lease.
+  CHECK_FALSE(Has(yaml, "node-bound-objects"));
+  CHECK_FALSE(Has(yaml, "node-bound-leases"));
+}
+
+TEST_CASE("finalizer resources are guarded in every version, with their subresources") {
+  WatchedResource w = Watched("widgets");
+  w.finalizer = true;
+  std::string yaml = NodeBoundPolicyYaml(Steward({w, Watched("gadgets")}), PolicySubject{});
+  CHECK(Has(yaml, "name: nodehook-node-bound-objects\n"));
+  CHECK(Has(yaml, R"({apiGroups: ["example.com"], apiVersions: ["*"], resources: ["widgets", "widgets/*"], )"));
+  CHECK_FALSE(Has(yaml, "\"gadgets\""));  // it is never written
+  CHECK(Has(yaml, "matchPolicy: Equivalent\n"));
+}
+
+TEST_CASE("a singleton resource is bound to the singleton Lease as its parameter") {
+  WatchedResource s = Watched("gadgets");
+  s.singleton = true;
+  Config c = Steward({s});
+  c.tuning.lease_name = "the-lease";
+  std::string yaml = NodeBoundPolicyYaml(c, PolicySubject{"nodehook", "ns1", "nodehook"});
+  CHECK(Has(yaml, "name: nodehook-node-bound-singleton\n"));
+  CHECK(Has(yaml, "paramRef:\n    name: the-lease\n    namespace: ns1\n"));
+  CHECK(Has(yaml, "parameterNotFoundAction: Deny\n"));
+  CHECK(Has(yaml, "name: nodehook-node-bound-leases\n"));
+  CHECK(Has(yaml, "matchLabels: {kubernetes.io/metadata.name: ns1}"));
+  c.tuning.lease_namespace = "leases-ns";
+  CHECK(Has(NodeBoundPolicyYaml(c, PolicySubject{}), "namespace: leases-ns\n"));
+}
+
+TEST_CASE("a slot is held at most for the longest slot lease or soak of the config") {
+  WatchedResource a = Watched("widgets"), b = Watched("gadgets");
+  a.rollout = RolloutPolicy{};
+  a.rollout->slot_lease = std::chrono::seconds(30);
+  b.rollout = RolloutPolicy{};
+  b.rollout->soak = std::chrono::seconds(600);
+  CHECK(MaxSlotLeaseSeconds(Steward({a})) == 30);
+  CHECK(MaxSlotLeaseSeconds(Steward({a, b})) == 600);
+  CHECK(MaxSlotLeaseSeconds(Steward({Watched("x")})) == 0);
+  CHECK(Has(NodeBoundPolicyYaml(Steward({a, b}), PolicySubject{}), "object.spec.leaseDurationSeconds <= 600"));
+}
+
+TEST_CASE("agents that write across nodes themselves get no rules: the rules would refuse that work") {
+  WatchedResource w = Watched("widgets");
+  Config c = Steward({w});
+  c.tuning.cross_node_writes = "agents";
+  CHECK_FALSE(AgentsWriteAcrossNodes(c));  // hooks only: nothing crosses nodes
+  for (auto mode : {&WatchedResource::finalizer, &WatchedResource::singleton}) {
+    WatchedResource m = w;
+    m.*mode = true;
+    c.resources = {m};
+    CHECK(AgentsWriteAcrossNodes(c));
+    c.tuning.cross_node_writes = "steward";
+    CHECK_FALSE(AgentsWriteAcrossNodes(c));
+    c.tuning.cross_node_writes = "agents";
+  }
+  w.rollout = RolloutPolicy{};
+  c.resources = {w};
+  CHECK(AgentsWriteAcrossNodes(c));
+}

@@ -1,0 +1,249 @@
+"""The node-bound admission rules (`nodehook rbac`, docs/security.md) on the real API server.
+
+An attacker holding node A's agent token (a pod-bound ServiceAccount token, as the kubelet
+projects it) tries every write that could act for node B or for the cluster. Each is tried first
+as a server-side dry run before the rules exist (RBAC allows it: the hole), then for real with
+the rules in force: each is refused with the rule's message. The same kinds of writes from node B
+for itself go through. A token without a node name is refused, saying why. The table of writes is
+printed (pytest -s)."""
+
+import copy
+import json
+import os
+
+import pytest
+import yaml
+
+from conftest import REPO, _binary, wait_until
+from deploy_tools import kubectl
+from kube import ApiError
+
+import subprocess
+
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
+EVENTS = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
+MERGE = "application/merge-patch+json"
+
+
+def rbac_output(config, tmp_path, name, namespace, account):
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(config))
+    binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
+    out = subprocess.run([str(binary), "rbac", "--config", str(path), "--name", name, "--namespace", namespace,
+                          "--service-account", account], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, NODE_NAME="any"))
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def widgets_config(ns, **options):
+    return {"state_file": "/nonexistent/state.db", "api": {"in_cluster": True},
+            "resources": [{"group": "example.com", "version": "v1", "plural": "widgets", "namespace": ns,
+                           "hooks": {"create": {"argv": ["/bin/true"]}, "delete": {"argv": ["/bin/true"]}},
+                           **options}],
+            "tuning": {"cross_node_writes": "steward", "lease_namespace": ns, "lease_name": "solo-lease"}}
+
+
+def apply_policies(documents, tmp_path, name, kubeconfig):
+    """Applies the ValidatingAdmissionPolicies and bindings (cluster-scoped, named per test); returns
+    a cleanup."""
+    policies = [d for d in documents if d["kind"].startswith("ValidatingAdmissionPolicy")]
+    path = tmp_path / f"{name}-policies.yaml"
+    path.write_text(yaml.safe_dump_all(policies))
+    kubectl("apply", "-f", str(path), kubeconfig=kubeconfig)
+    return lambda: kubectl("delete", "-f", str(path), "--ignore-not-found", kubeconfig=kubeconfig)
+
+
+class Actor:
+    """One identity: a ServiceAccount token, bound to a pod on `node` (or to nothing)."""
+
+    def __init__(self, admin, ns, account, node):
+        self.node = node
+        self.kube = copy.copy(admin)
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}
+        if node:
+            pod = admin.request("POST", f"/api/v1/namespaces/{ns}/pods", {
+                "apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{account}-{node}"},
+                "spec": {"nodeName": node, "serviceAccountName": account, "automountServiceAccountToken": False,
+                         "containers": [{"name": "nodehook", "image": "nodehook:test"}]}})
+            body["spec"]["boundObjectRef"] = {"apiVersion": "v1", "kind": "Pod", "name": pod["metadata"]["name"],
+                                              "uid": pod["metadata"]["uid"]}
+        token = admin.request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts/{account}/token", body)
+        self.kube.token = token["status"]["token"]
+
+    def write(self, method, path, body=None, content_type="application/json", dry_run=False):
+        """"allowed", or "refused (HTTP n): message"."""
+        if dry_run:
+            path += ("&" if "?" in path else "?") + "dryRun=All"
+        try:
+            self.kube.request(method, path, body, content_type)
+            return "allowed"
+        except ApiError as e:
+            try:
+                message = json.loads(e.body).get("message", e.body)
+            except ValueError:
+                message = e.body
+            return f"refused (HTTP {e.status}): {message}"
+
+
+def lease(name, holder, kind=None, duration=15, annotations=None):
+    labels = {"nodehook.io/rollout": "r0", "nodehook.io/rollout-kind": kind} if kind else {}
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": name, "labels": labels, "annotations": annotations or {}},
+            "spec": {"holderIdentity": holder, "leaseDurationSeconds": duration}}
+
+
+def event(name, instance, regarding):
+    return {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": name},
+            "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "nodehook.io/agent",
+            "reportingInstance": instance, "action": "create", "reason": "HandlerSucceeded", "type": "Normal",
+            "note": "forged", "regarding": regarding}
+
+
+@pytest.fixture
+def fleet(cluster, widgets, tmp_path):
+    """Two ServiceAccounts in the test's namespace: `agent` (finalizer mode and a rollout) and `solo`
+    (a cluster-singleton config), each with broad RBAC on widgets, Leases and Events, so that only the
+    admission rules can refuse; Nodes node-a and node-b; each account's tokens on both nodes, and
+    `agent`'s without a node."""
+    admin, ns = cluster.kube, widgets.namespace
+    suffix = f"{os.getpid()}-{ns}"
+    nodes = {n: f"nb-{n}-{suffix}" for n in ("a", "b")}
+    for node in nodes.values():
+        admin.request("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
+    role = f"nb-broad-{suffix}"
+    admin.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": role},
+        "rules": [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["*"]},
+                  {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]},
+                  {"apiGroups": ["events.k8s.io", ""], "resources": ["events"], "verbs": ["*"]}]})
+    for account in ("agent", "solo"):
+        admin.request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": account}})
+        admin.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": f"{role}-{account}"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": ns}]})
+    actors = {f"{account}@{n}": Actor(admin, ns, account, node)
+              for account in ("agent", "solo") for n, node in nodes.items()}
+    actors["agent@none"] = Actor(admin, ns, "agent", None)
+    name = f"nb-{suffix}"
+    cleanups = []
+    yield {"ns": ns, "nodes": nodes, "actors": actors, "admin": admin, "widgets": widgets,
+           "apply": lambda: cleanups.extend([
+               apply_policies(rbac_output(widgets_config(ns, finalizer=True, rollout={"slot_lease_seconds": 20,
+                                                                                     "soak_seconds": 60}),
+                                          tmp_path, name, ns, "agent"), tmp_path, name, cluster.kubeconfig),
+               apply_policies(rbac_output(widgets_config(ns, singleton=True), tmp_path, name + "-solo", ns, "solo"),
+                              tmp_path, name + "-solo", cluster.kubeconfig)])}
+    for cleanup in cleanups:
+        cleanup()
+    for account in ("agent", "solo"):
+        admin.request("DELETE", f"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/{role}-{account}")
+    admin.request("DELETE", f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{role}")
+    for node in nodes.values():
+        admin.request("DELETE", f"/api/v1/nodes/{node}")
+
+
+def test_an_agent_token_can_act_only_for_its_own_node(fleet):
+    ns, nodes, actors, admin, widgets = (fleet[k] for k in ("ns", "nodes", "actors", "admin", "widgets"))
+    a, b = nodes["a"], nodes["b"]
+    fa, fb = f"nodehook.io/{a}", f"nodehook.io/{b}"
+    # Events about a Node (cluster-scoped) live in "default", as the agents post them.
+    leases, events = LEASES.format(ns=ns), EVENTS.format(ns="default")
+    w = f"/apis/example.com/v1/namespaces/{ns}/widgets"
+    # What the fleet looks like: node B works on widgets, leads the singleton, holds a slot.
+    widgets.create("fresh", {"size": 1})
+    widgets.create("held", {"size": 1})
+    widgets.set_finalizers("held", [fb])
+    widgets.create("leaving", {"size": 1})
+    widgets.set_finalizers("leaving", [fb, "example.com/keep"])
+    widgets.delete("leaving")
+    widgets.create("solo", {"size": 1})
+    widgets.set_finalizers("solo", ["nodehook.io/singleton"])
+    admin.request("POST", leases, lease("solo-lease", f"{b}_uid-b"))
+    admin.request("POST", leases, lease("nodehook-rollout-r0-node-b", b, "node"))
+    admin.request("POST", leases, lease("nodehook-rollout-r0-slot-0", b, "slot"))
+    admin.request("POST", leases, lease("nodehook-rollout-r0-slot-1", "", "slot"))
+
+    attacker, attacker_solo, victim, victim_solo = (actors[k] for k in ("agent@a", "solo@a", "agent@b", "solo@b"))
+    forged_result = {"metadata": {"annotations": {"nodehook.io/results": "{\"forged\":true}"}}}
+    attacks = [
+        ("add node B's finalizer", attacker, "PATCH", f"{w}/fresh", {"metadata": {"finalizers": [fb]}}, MERGE),
+        ("remove node B's finalizer (skip its delete hook)", attacker, "PATCH", f"{w}/leaving",
+         {"metadata": {"finalizers": ["example.com/keep"]}}, MERGE),
+        ("change a watched object's spec", attacker, "PATCH", f"{w}/held", {"spec": {"size": 9}}, MERGE),
+        ("change a watched object's labels", attacker, "PATCH", f"{w}/held",
+         {"metadata": {"labels": {"x": "y"}}}, MERGE),
+        ("delete a watched object", attacker, "DELETE", f"{w}/held", None, MERGE),
+        ("remove the singleton finalizer, not leading", attacker_solo, "PATCH", f"{w}/solo",
+         {"metadata": {"finalizers": []}}, MERGE),
+        ("write singleton-handled, not leading", attacker_solo, "PATCH", f"{w}/solo",
+         {"metadata": {"annotations": {"nodehook.io/singleton-handled": "forged"}}}, MERGE),
+        ("take over the singleton Lease", attacker, "PATCH", f"{leases}/solo-lease",
+         {"spec": {"holderIdentity": a}}, MERGE),
+        ("forge node B's rollout result", attacker, "PATCH", f"{leases}/nodehook-rollout-r0-node-b",
+         forged_result, MERGE),
+        ("create a rollout node Lease for node B", attacker, "POST", leases,
+         lease("nodehook-rollout-r0-node-b2", b, "node"), "application/json"),
+        ("take a free slot", attacker, "PATCH", f"{leases}/nodehook-rollout-r0-slot-1",
+         {"spec": {"holderIdentity": a}}, MERGE),
+        ("renew node B's slot", attacker, "PATCH", f"{leases}/nodehook-rollout-r0-slot-0",
+         {"spec": {"leaseDurationSeconds": 15}}, MERGE),
+        ("create an extra slot", attacker, "POST", leases, lease("nodehook-rollout-r0-slot-9", a, "slot"),
+         "application/json"),
+        ("create a coordinator Lease", attacker, "POST", leases, lease("nodehook-rollout-r0-coordinator", a),
+         "application/json"),
+        ("post an Event as node B", attacker, "POST", events,
+         event(f"forged-b-{ns}", b, {"apiVersion": "v1", "kind": "Node", "name": b}), "application/json"),
+        ("post an Event about node B's Node", attacker, "POST", events,
+         event(f"forged-about-b-{ns}", a, {"apiVersion": "v1", "kind": "Node", "name": b}), "application/json"),
+        ("any write with a token naming no node", actors["agent@none"], "PATCH", f"{w}/held",
+         {"metadata": {"finalizers": [fb, fa]}}, MERGE),
+    ]
+    before = [actor.write(method, path, body, ctype, dry_run=True) for _, actor, method, path, body, ctype in attacks]
+    fleet["apply"]()
+    # The API server loads new policies asynchronously: wait until each refuses its dry run.
+    wait_until(lambda: all(actor.write(method, path, body, ctype, dry_run=True) != "allowed"
+                           for _, actor, method, path, body, ctype in attacks), "the rules to be in force")
+    after = [actor.write(method, path, body, ctype) for _, actor, method, path, body, ctype in attacks]
+
+    own = [
+        ("node B adds its own finalizer", victim, "PATCH", f"{w}/fresh", {"metadata": {"finalizers": [fb]}},
+         MERGE, True),
+        ("node B adds another finalizer too", victim, "PATCH", f"{w}/held",
+         {"metadata": {"finalizers": [fb, fb + "x"]}}, MERGE, False),
+        ("node B removes its own finalizer (a deleting object)", victim, "PATCH", f"{w}/leaving",
+         {"metadata": {"finalizers": ["example.com/keep"]}}, MERGE, True),
+        ("node B writes its rollout result", victim, "PATCH", f"{leases}/nodehook-rollout-r0-node-b",
+         forged_result, MERGE, True),
+        ("node B renews its slot", victim, "PATCH", f"{leases}/nodehook-rollout-r0-slot-0",
+         {"spec": {"leaseDurationSeconds": 20}}, MERGE, True),
+        ("node B holds its slot longer than any soak", victim, "PATCH", f"{leases}/nodehook-rollout-r0-slot-0",
+         {"spec": {"leaseDurationSeconds": 86400}}, MERGE, False),
+        ("node B releases its slot", victim, "PATCH", f"{leases}/nodehook-rollout-r0-slot-0",
+         {"spec": {"holderIdentity": ""}}, MERGE, True),
+        ("node B posts an Event as itself", victim, "POST", events,
+         event(f"own-b-{ns}", b, {"apiVersion": "v1", "kind": "Node", "name": b}), "application/json", True),
+        ("node B, leading, writes singleton-handled", victim_solo, "PATCH", f"{w}/solo",
+         {"metadata": {"annotations": {"nodehook.io/singleton-handled": "digest"}}}, MERGE, True),
+        ("node B, leading, removes the singleton finalizer", victim_solo, "PATCH", f"{w}/solo",
+         {"metadata": {"finalizers": []}}, MERGE, True),
+    ]
+    own_results = [actor.write(method, path, body, ctype) for _, actor, method, path, body, ctype, _ in own]
+
+    print("\nwrite | before (RBAC only, dry run) | after (node-bound rules)")
+    for (what, *_), was, now in zip(attacks, before, after):
+        print(f"{what} | {was} | {now}")
+    for (what, *_), now in zip(own, own_results):
+        print(f"{what} | | {now}")
+
+    assert before == ["allowed"] * len(attacks), before
+    for (what, *_), now in zip(attacks, after):
+        assert now.startswith("refused (HTTP 403)") and "ValidatingAdmissionPolicy" in now, (what, now)
+    assert "names none" in after[-1], after[-1]
+    assert f"may add or remove only its own finalizer {fa}, not {fb}" in after[0]
+    assert "may write only as its own node" in after[-3]
+    for (what, *_, expected), now in zip(own, own_results):
+        assert (now == "allowed") == expected, (what, now)
+    assert "may add or remove only its own finalizer" in own_results[1]
+    assert "at most 60 seconds" in own_results[5], own_results[5]
