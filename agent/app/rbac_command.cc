@@ -172,6 +172,9 @@ CLI::App* AddRbacCommand(CLI::App& app, RbacCommandArgs* args) {
                    "the agents' namespace: the admission rules confine the writes of their ServiceAccount there")
       ->capture_default_str();
   rbac->add_option("--service-account", args->service_account, "the agents' ServiceAccount")->capture_default_str();
+  rbac->add_option("--part", args->part, "what to print: rbac (the roles), admission (the node-bound rules) or all")
+      ->check(CLI::IsMember({"all", "rbac", "admission"}))
+      ->capture_default_str();
   return rbac;
 }
 
@@ -202,6 +205,10 @@ int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream&
     rules = merged.Rules();
     retiring_singleton = RetirementNeedsAgentPods(previous.config, loaded.config);
   }
+  if (args.part == "admission") {
+    PrintAdmission(loaded.config, args, out);
+    return 0;
+  }
   out << ClusterRoleYaml(args.name, rules);
   bool singleton = false;
   for (const WatchedResource& r : loaded.config.resources) singleton = singleton || r.singleton;
@@ -210,17 +217,23 @@ int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream&
   for (const WatchedResource& r : loaded.config.resources) rollout = rollout || r.rollout.has_value();
   if (rollout) out << "---\n" << RolloutRoleYaml(args.name);
   if (NeedsAgentPodsRole(loaded.config) || retiring_singleton) out << "---\n" << AgentPodsRoleYaml(args.name);
-  out << "---\n";
-  if (AgentsWriteAcrossNodes(loaded.config)) {
+  if (args.part == "all") {
+    out << "---\n";
+    PrintAdmission(loaded.config, args, out);
+  }
+  return 0;
+}
+
+void PrintAdmission(const Config& config, const RbacCommandArgs& args, std::ostream& out) {
+  if (AgentsWriteAcrossNodes(config)) {
     // The rules would refuse the agents' cross-node writes: print none rather than break them.
     out << "# No node-bound admission rules: with tuning.cross_node_writes \"agents\" the agents remove departed\n"
         << "# nodes' finalizers, grant rollout slots or take over the singleton Lease themselves, which the rules\n"
         << "# refuse. Set it to \"steward\" and run the steward to confine each agent to its node (docs/security.md).\n";
   } else {
     PolicySubject subject{args.name, args.namespace_name, args.service_account};
-    out << NodeBoundPolicyYaml(loaded.config, subject);
+    out << NodeBoundPolicyYaml(config, subject);
   }
-  return 0;
 }
 
 }  // namespace nodehook

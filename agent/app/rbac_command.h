@@ -57,7 +57,12 @@ struct RbacCommandArgs {
   std::string name = "nodehook";
   std::string namespace_name = "nodehook";   // the agents' namespace: the admission rules match their account
   std::string service_account = "nodehook";
+  std::string part = "all";  // "rbac" (the roles), "admission" (the node-bound rules) or "all"
 };
+
+// The node-bound admission rules for `config` (admission/node_bound_policy.h), or a comment saying
+// why there are none (the agents write across nodes themselves).
+void PrintAdmission(const Config& config, const RbacCommandArgs& args, std::ostream& out);
 
 CLI::App* AddRbacCommand(CLI::App& app, RbacCommandArgs* args);
 

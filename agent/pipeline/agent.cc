@@ -85,6 +85,8 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
                                         [this](const std::string& reason, bool warning, const std::string& note) {
                                           ReportNodeEvent("ReleaseRetired", reason, warning, note);
                                         })),
+      node_bound_(client, clock, NodeBoundCheckOptions{config_.node_name, std::chrono::hours(1),
+                                                       std::chrono::minutes(1), &DefaultMetrics()}),
       retry_inbox_(clock, RetryInboxOptions{}),
       state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)),
       object_views_(store, clock, ViewsOptions(reconciler_)),
@@ -209,6 +211,7 @@ void Agent::Run(const CancelToken& stop) {
   }
   std::vector<std::thread> threads;
   threads.emplace_back([this, &stop] { retirement_.Run(stop); });
+  threads.emplace_back([this, &stop] { node_bound_.Run(stop); });
   for (auto& p : pipelines_) threads.emplace_back([&p, &stop] { p->watcher.Run(stop); });
   Watcher* node_watcher = modes_.node_watcher();
   if (node_watcher) threads.emplace_back([node_watcher, &stop] { node_watcher->Run(stop); });

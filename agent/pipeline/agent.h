@@ -14,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "agent/admission/node_bound_check.h"
 #include "agent/process/action_runner.h"
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
@@ -115,6 +116,7 @@ class Agent {
   ModeSet modes_;
   // Finalizers of resources this node no longer serves in that mode; its own thread.
   FinalizerRetirement retirement_;
+  NodeBoundCheck node_bound_;  // are this node's writes confined to it? (docs/security.md)
   std::vector<std::unique_ptr<ResourcePipeline>> pipelines_;  // in config order
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;

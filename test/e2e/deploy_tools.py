@@ -66,7 +66,8 @@ def nodehook_rbac_documents(config_text, tmp_path):
     config = tmp_path / "rbac-config.json"
     config.write_text(config_text)
     binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
-    out = subprocess.run([str(binary), "rbac", "--config", str(config)], capture_output=True, text=True, check=True)
+    out = subprocess.run([str(binary), "rbac", "--config", str(config), "--part", "rbac"], capture_output=True,
+                         text=True, check=True)
     return list(yaml.safe_load_all(out.stdout))
 
 

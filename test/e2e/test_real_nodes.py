@@ -593,6 +593,12 @@ def test_metrics_are_scraped_through_the_pod_proxy(real):
         path = f"/api/v1/namespaces/{NAMESPACE}/pods/{name}:8090/proxy/metrics"
         text = kubectl("get", "--raw", path, kubeconfig=real.kubeconfig)
         assert re.search(r"^nodehook_\w+", text, re.M), text[:500]
+        # The shipped node-bound rules are in force for this agent's pod-bound token: its dry run of
+        # an Event in another node's name is refused (docs/security.md). Applied together with the
+        # agents, they may load a moment after an agent's first check, which then asks again in a minute.
+        wait_until(lambda: re.search(r"^nodehook_node_bound 1$",
+                                     kubectl("get", "--raw", path, kubeconfig=real.kubeconfig), re.M),
+                   f"{name}: nodehook_node_bound 1", timeout=150)
 
 
 def test_kubectl_nodehook_reads_the_real_pods(real, tmp_path):

@@ -125,6 +125,24 @@ class FakeKubeClient final : public KubeClient {
     return result;
   }
 
+  // Records the body; the next queued result (Ok once they run out).
+  Status CreateDryRun(const ResourceRef&, const std::string&, const std::string& body) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    dry_run_bodies_.push_back(body);
+    if (dry_run_results_.empty()) return Status::Ok();
+    Status result = dry_run_results_.front();
+    dry_run_results_.pop_front();
+    return result;
+  }
+  void QueueDryRunResult(Status result) {
+    std::lock_guard<std::mutex> lock(mu_);
+    dry_run_results_.push_back(std::move(result));
+  }
+  std::vector<std::string> dry_run_bodies() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return dry_run_bodies_;
+  }
+
   // Records the call; the next queued result (Ok once they run out). An Ok delete also removes
   // the object from what Get() answers.
   Status Delete(const ObjectRef& o) override {
@@ -231,6 +249,8 @@ class FakeKubeClient final : public KubeClient {
   std::vector<ObjectRef> get_refs_;
   Status get_error_;
   std::deque<Status> create_results_;
+  std::deque<Status> dry_run_results_;
+  std::vector<std::string> dry_run_bodies_;
   std::deque<Status> delete_results_;
   std::vector<ObjectRef> delete_calls_;
   std::vector<CreateCall> create_calls_;

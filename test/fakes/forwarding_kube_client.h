@@ -24,6 +24,10 @@ class ForwardingKubeClient : public KubeClient {
   Status Create(const ResourceRef& collection, const std::string& namespace_name, const std::string& body) override {
     return inner_.Create(collection, namespace_name, body);
   }
+  Status CreateDryRun(const ResourceRef& collection, const std::string& namespace_name,
+                      const std::string& body) override {
+    return inner_.CreateDryRun(collection, namespace_name, body);
+  }
   Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) override { return inner_.Replace(o, body); }
   Status Delete(const ObjectRef& o) override { return inner_.Delete(o); }
 

@@ -31,6 +31,12 @@ class KubeClient {
     (void)collection, (void)namespace_name, (void)body;
     return Status(StatusCode::kInternal, "Create is not supported by this client");
   }
+  // The same with ?dryRun=All: admission and validation run, nothing is stored.
+  virtual Status CreateDryRun(const ResourceRef& collection, const std::string& namespace_name,
+                              const std::string& body) {
+    (void)collection, (void)namespace_name, (void)body;
+    return Status(StatusCode::kInternal, "CreateDryRun is not supported by this client");
+  }
   // DELETEs the object with background propagation (the garbage collector then deletes its
   // dependents, as `kubectl delete` does). kNotFound when it is already gone.
   virtual Status Delete(const ObjectRef& o) {

@@ -178,10 +178,20 @@ Status RestKubeClient::Delete(const ObjectRef& o) {
 
 Status RestKubeClient::Create(const ResourceRef& collection, const std::string& namespace_name,
                               const std::string& body) {
+  return Post(collection, namespace_name, body, "");
+}
+
+Status RestKubeClient::CreateDryRun(const ResourceRef& collection, const std::string& namespace_name,
+                                    const std::string& body) {
+  return Post(collection, namespace_name, body, "?dryRun=All");
+}
+
+Status RestKubeClient::Post(const ResourceRef& collection, const std::string& namespace_name,
+                            const std::string& body, const std::string& query) {
   ResourceRef in_namespace = collection;
   in_namespace.namespace_name = namespace_name;
   auto request = requests_.Start("create", collection.Id());
-  auto resp = transport_->Send(JsonRequest("POST", in_namespace.CollectionPath(), "application/json", body));
+  auto resp = transport_->Send(JsonRequest("POST", in_namespace.CollectionPath() + query, "application/json", body));
   RecordSend(request, resp);
   if (!resp.ok()) return resp.status();
   if (!IsHttpSuccess(resp->status)) {

@@ -35,12 +35,17 @@ class RestKubeClient final : public KubeClient {
   Result<KubeObject> Get(const ObjectRef& o) override;
   Status Patch(const ObjectRef& o, PatchType type, const std::string& body) override;
   Status Create(const ResourceRef& collection, const std::string& namespace_name, const std::string& body) override;
+  Status CreateDryRun(const ResourceRef& collection, const std::string& namespace_name,
+                      const std::string& body) override;
   Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) override;
   Status Delete(const ObjectRef& o) override;
 
  private:
   // Sends `req` and parses the object in a 2xx answer; `verb` names the request in errors and metrics.
   Result<KubeObject> SendForObject(const char* verb, const ObjectRef& o, const HttpRequest& req);
+  // POSTs `body` to the collection; `query` ("" or "?dryRun=All") follows its path.
+  Status Post(const ResourceRef& collection, const std::string& namespace_name, const std::string& body,
+              const std::string& query);
 
   std::unique_ptr<HttpTransport> transport_;
   const ObjectLimits limits_;

@@ -1,0 +1,129 @@
+#include "agent/admission/node_bound_check.h"
+
+#include <algorithm>
+#include <condition_variable>
+
+#include "agent/admission/node_bound_policy.h"
+#include "agent/base/json_text.h"
+#include "agent/base/log.h"
+#include "agent/base/utc_time.h"
+
+namespace nodehook {
+namespace {
+
+constexpr size_t kDetailLimit = 300;
+
+}  // namespace
+
+const char* NodeBoundName(NodeBound answer) {
+  switch (answer) {
+    case NodeBound::kProtected: return "protected";
+    case NodeBound::kUnprotected: return "unprotected";
+    case NodeBound::kUnknown: return "unknown";
+  }
+  return "unknown";
+}
+
+std::string SelfCheckEventJson(const std::string& node_name, TimePoint now) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  PutString(w, "apiVersion", "events.k8s.io/v1");
+  PutString(w, "kind", "Event");
+  w.Key("metadata");
+  w.StartObject();
+  PutString(w, "generateName", "nodehook-self-check-");
+  PutString(w, "namespace", "default");
+  w.EndObject();
+  PutString(w, "eventTime", MicroTime(now));
+  PutString(w, "reportingController", "nodehook.io/agent");
+  // Never this node's name: the rules must refuse it.
+  PutString(w, "reportingInstance", node_name + "-self-check");
+  PutString(w, "action", "self-check");
+  PutString(w, "reason", "NodeBoundSelfCheck");
+  PutString(w, "note", "a dry run the node-bound admission rules must refuse; never stored");
+  PutString(w, "type", "Normal");
+  w.Key("regarding");
+  w.StartObject();
+  PutString(w, "apiVersion", "v1");
+  PutString(w, "kind", "Node");
+  PutString(w, "name", node_name);
+  w.EndObject();
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+NodeBoundAnswer JudgeSelfCheck(const Status& dry_run) {
+  if (dry_run.ok()) return {NodeBound::kUnprotected, "a write in another node's name was accepted (dry run)"};
+  std::string detail = dry_run.message().substr(0, kDetailLimit);
+  bool by_rules = dry_run.code() == StatusCode::kForbidden &&
+                  dry_run.message().find("ValidatingAdmissionPolicy") != std::string::npos &&
+                  dry_run.message().find(kOtherNodeRefusal) != std::string::npos;
+  return {by_rules ? NodeBound::kProtected : NodeBound::kUnknown, detail};
+}
+
+NodeBoundCheck::NodeBoundCheck(KubeClient& client, Clock& clock, NodeBoundCheckOptions options)
+    : client_(client), clock_(clock), options_(std::move(options)) {
+  if (options_.metrics) {
+    gauge_ = &options_.metrics->GetGauge(
+        "node_bound", "1 when admission rules refuse this agent's writes for other nodes, 0 when they do not, -1 unknown");
+    gauge_->Set(-1);
+  }
+}
+
+NodeBoundAnswer NodeBoundCheck::CheckOnce() {
+  ResourceRef events{"events.k8s.io", "v1", "events", "", ""};
+  NodeBoundAnswer answer =
+      JudgeSelfCheck(client_.CreateDryRun(events, "default", SelfCheckEventJson(options_.node_name, clock_.Now())));
+  bool changed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    changed = !checked_ || latest_.answer != answer.answer;
+    checked_ = true;
+    latest_ = answer;
+  }
+  if (gauge_) gauge_->Set(answer.answer == NodeBound::kProtected ? 1 : answer.answer == NodeBound::kUnprotected ? 0 : -1);
+  if (changed) {
+    const char* next = answer.answer == NodeBound::kProtected
+                           ? "check again in an hour"
+                           : answer.answer == NodeBound::kUnprotected
+                                 ? "go on unconfined; apply the rules `nodehook rbac` prints (docs/security.md)"
+                                 : "ask again in a minute, then less often";
+    Log(answer.answer == NodeBound::kProtected ? LogLevel::kInfo : LogLevel::kWarn, "node isolation checked",
+        {{"node", options_.node_name}, {"result", NodeBoundName(answer.answer)}, {"detail", answer.detail},
+         {"next", next}});
+  }
+  return answer;
+}
+
+void NodeBoundCheck::Run(const CancelToken& stop) {
+  std::mutex mu;
+  std::condition_variable cv;
+  CancelRegistration wake(stop, [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    cv.notify_all();
+  });
+  int unsettled = 0;  // checks in a row that did not find the rules in force
+  while (!stop.cancelled()) {
+    NodeBoundAnswer answer = CheckOnce();
+    // Not protected: ask again after a minute, doubling up to `every`. The rules may be applied
+    // just after the agent starts (one `kubectl apply`), and an API server loads them a moment
+    // later; a fleet without them still costs only one dry run per node an hour in the end.
+    Duration wait = options_.every;
+    if (answer.answer != NodeBound::kProtected) {
+      wait = options_.unknown_retry * (int64_t{1} << std::min(unsettled++, 20));
+      wait = std::min(wait, options_.every);
+    } else {
+      unsettled = 0;
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    clock_.WaitUntil(cv, lock, clock_.Now() + wait, [&] { return stop.cancelled(); });
+  }
+}
+
+NodeBoundAnswer NodeBoundCheck::Latest() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return latest_;
+}
+
+}  // namespace nodehook
