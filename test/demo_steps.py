@@ -42,6 +42,7 @@ class Demo:
         self.agents = {}
         self.addresses = {}
         self.pods = []
+        self.agent_kubeconfigs = {}  # node -> a kubeconfig with its pod-bound token
 
     # -- kubectl, shown then run
     def kubectl(self, *args, stdin=None, quiet=False):
@@ -80,17 +81,62 @@ class Demo:
         return {}
 
     def agent_pod(self, node, ip):
-        """The Pod object the DaemonSet would have made on `node` (the test server has no kubelet)."""
+        """The Pod object the DaemonSet would have made on `node` (the test server has no kubelet),
+        under the agents' ServiceAccount; its address when the pod proxy can reach the agent."""
         name = f"nodehook-{node}"
-        self.kube.request("POST", f"/api/v1/namespaces/{AGENT_NAMESPACE}/pods", {
+        pod = self.kube.request("POST", f"/api/v1/namespaces/{AGENT_NAMESPACE}/pods", {
             "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "nodehook"}},
-            "spec": {"nodeName": node, "automountServiceAccountToken": False,
+            "spec": {"nodeName": node, "serviceAccountName": "nodehook", "automountServiceAccountToken": False,
                      "containers": [{"name": "nodehook", "image": "nodehook:0.1.0",
                                      "ports": [{"name": "health", "containerPort": PORT}]}]}})
-        self.kube.request("PATCH", f"/api/v1/namespaces/{AGENT_NAMESPACE}/pods/{name}/status",
-                          {"status": {"phase": "Running", "podIP": ip, "podIPs": [{"ip": ip}]}},
-                          "application/merge-patch+json")
+        if ip:
+            self.kube.request("PATCH", f"/api/v1/namespaces/{AGENT_NAMESPACE}/pods/{name}/status",
+                              {"status": {"phase": "Running", "podIP": ip, "podIPs": [{"ip": ip}]}},
+                              "application/merge-patch+json")
         self.pods.append(name)
+        return pod
+
+    def confine(self):
+        """As on a real cluster: the agents' ServiceAccount with the roles and the node-bound rules
+        `nodehook rbac` prints for the config (docs/security.md), applied with kubectl; each agent then
+        runs with a token bound to its pod on its node, as the kubelet would give it."""
+        self.kube.request("POST", f"/api/v1/namespaces/{AGENT_NAMESPACE}/serviceaccounts",
+                          {"metadata": {"name": "nodehook"}})
+        rbac = self.demo / "rbac.yaml"
+        rbac.write_text(subprocess.run([self.nodehook, "rbac", "--config", str(self.demo / "config.json")],
+                                       capture_output=True, text=True, check=True).stdout)
+        self.kubectl("apply", "-f", str(rbac))
+        self.kube.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+            "metadata": {"name": "nodehook"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "nodehook"},
+            "subjects": [{"kind": "ServiceAccount", "name": "nodehook", "namespace": AGENT_NAMESPACE}]})
+        for node in NODES:
+            self.kube.request("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
+            pod = self.agent_pod(node, self.addresses.get(node))
+            token = self.kube.request("POST", f"/api/v1/namespaces/{AGENT_NAMESPACE}/serviceaccounts/nodehook/token", {
+                "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                "spec": {"expirationSeconds": 86400, "boundObjectRef": {
+                    "apiVersion": "v1", "kind": "Pod", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}}})
+            config = self.demo / f"{node}.kubeconfig"
+            text = re.sub(r"^(\s*token:\s*).*$", lambda m: m.group(1) + token["status"]["token"],
+                          Path(self.kubeconfig).read_text(), flags=re.M)
+            config.write_text(text)
+            config.chmod(0o600)
+            self.agent_kubeconfigs[node] = str(config)
+        # The API server loads new admission policies a moment after they are written.
+        self.wait_until("the node-bound rules to be in force", self.rules_in_force)
+
+    def rules_in_force(self):
+        probe = Kube(self.agent_kubeconfigs["node-a"])
+        try:
+            probe.request("POST", "/apis/events.k8s.io/v1/namespaces/default/events?dryRun=All", {
+                "apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"generateName": "probe-"},
+                "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "nodehook.io/agent",
+                "reportingInstance": "node-b", "action": "probe", "reason": "Probe", "type": "Normal",
+                "regarding": {"apiVersion": "v1", "kind": "Node", "name": "node-b"}})
+            return False
+        except ApiError as e:
+            return e.status == 403
 
     def start_agent(self, node):
         state = self.demo / node
@@ -103,7 +149,7 @@ class Demo:
                                   stdout=sys.stdout, start_new_session=True)
         proc = subprocess.Popen(
             [self.nodehook, "run", "--config", str(self.demo / "config.json"), "--node-name", node,
-             "--kubeconfig", self.kubeconfig, "--state-file", str(state / "state.db"),
+             "--kubeconfig", self.agent_kubeconfigs[node], "--state-file", str(state / "state.db"),
              "--health-address", health, "--admin-address", "127.0.0.1:0", "--in-progress-delay-seconds", "2",
              "--retry-max-seconds", "4"],
             env=dict(os.environ, WIDGET_LOG=str(self.demo / f"{node}.log")), stdout=prefix.stdin,
@@ -160,14 +206,13 @@ class Demo:
     # -- the walkthrough
     def start(self):
         self.addresses = self.pod_addresses()
-        if self.addresses:
-            self.kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": AGENT_NAMESPACE}})
+        self.kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": AGENT_NAMESPACE}})
+        step("each agent confined to its node: its pod-bound token, the roles and rules `nodehook rbac` prints")
+        self.confine()
         for node in NODES:
             where = f"http://{self.addresses[node]}:{PORT}" if node in self.addresses else "a free loopback port"
             step(f"starting the agent for {node} (health and metrics on {where})")
             self.start_agent(node)
-            if node in self.addresses:
-                self.agent_pod(node, self.addresses[node])
 
     def walkthrough(self):
         step("every command below works in another terminal too, after:")

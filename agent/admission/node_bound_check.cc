@@ -1,7 +1,6 @@
 #include "agent/admission/node_bound_check.h"
 
 #include <algorithm>
-#include <condition_variable>
 
 #include "agent/admission/node_bound_policy.h"
 #include "agent/base/json_text.h"
@@ -97,12 +96,6 @@ NodeBoundAnswer NodeBoundCheck::CheckOnce() {
 }
 
 void NodeBoundCheck::Run(const CancelToken& stop) {
-  std::mutex mu;
-  std::condition_variable cv;
-  CancelRegistration wake(stop, [&] {
-    std::lock_guard<std::mutex> lock(mu);
-    cv.notify_all();
-  });
   int unsettled = 0;  // checks in a row that did not find the rules in force
   while (!stop.cancelled()) {
     NodeBoundAnswer answer = CheckOnce();
@@ -116,8 +109,7 @@ void NodeBoundCheck::Run(const CancelToken& stop) {
     } else {
       unsettled = 0;
     }
-    std::unique_lock<std::mutex> lock(mu);
-    clock_.WaitUntil(cv, lock, clock_.Now() + wait, [&] { return stop.cancelled(); });
+    SleepUnlessCancelled(clock_, wait, stop);
   }
 }
 

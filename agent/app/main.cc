@@ -1,6 +1,7 @@
 // nodehook: runs node-local hooks for Kubernetes custom resources, on every node.
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "agent/app/rollout_command.h"
 #include "agent/app/run_command.h"
 #include "agent/app/state_command.h"
+#include "agent/app/steward_command.h"
 #include "agent/config/config.h"
 #include "agent/config/config_schema.h"
 
@@ -55,6 +57,11 @@ struct Commands {
   nodehook::FleetCommandArgs fleet_args;
   nodehook::ReleaseCommandArgs release_args;
   nodehook::RolloutCommandArgs rollout_args;
+  CLI::App* steward = nullptr;
+  std::string steward_config;
+  std::string steward_identity;
+  std::string steward_agents_namespace;
+  std::map<std::string, std::string> steward_knobs;
   CLI::App* schema = nullptr;
   CLI::App* version = nullptr;
 
@@ -65,6 +72,7 @@ struct Commands {
   int RunFleet();
   int RunCheck();
   int StartAgent();
+  int StartSteward();
 };
 
 void Commands::Declare(CLI::App& app) {
@@ -78,6 +86,15 @@ void Commands::Declare(CLI::App& app) {
                   "Check the file alone, e.g. in CI: schema, ranges, selectors and templates, but no hook programs "
                   "and no credentials");
   AddKnobFlags(check, &check_knobs);
+
+  steward = app.add_subcommand("steward",
+                               "Do the agents' cross-node work under another account: departed nodes' finalizers, "
+                               "rollout grants, expired singleton Leases (docs/security.md)");
+  steward->add_option("--config,-c", steward_config, "The agents' config file (JSON)")->required();
+  steward->add_option("--identity", steward_identity, "Its name in Leases and Events (default: $POD_NAME)");
+  steward->add_option("--agents-namespace", steward_agents_namespace,
+                      "Where the agent pods (labelled nodehook.io/agent) run (default: $POD_NAMESPACE)");
+  AddKnobFlags(steward, &steward_knobs);
 
   state = nodehook::AddStateCommand(app, &state_args);
   rbac = nodehook::AddRbacCommand(app, &rbac_args);
@@ -102,6 +119,7 @@ int Commands::RunChosen() {
     return 0;
   }
   if (*check) return RunCheck();
+  if (*steward) return StartSteward();
   return StartAgent();
 }
 
@@ -133,6 +151,25 @@ int Commands::StartAgent() {
     return 2;
   }
   return nodehook::RunAgent(loaded.config);
+}
+
+int Commands::StartSteward() {
+  auto env = [](const char* name) {
+    const char* value = std::getenv(name);
+    return std::string(value ? value : "");
+  };
+  std::string identity = !steward_identity.empty() ? steward_identity : env("POD_NAME");
+  if (identity.empty()) identity = "nodehook-steward";
+  nodehook::ConfigSources sources = SourcesFrom(steward, steward_knobs);
+  // The agents' config names no node for the steward: it acts for none.
+  if (sources.env.count("NODE_NAME") == 0) sources.env["NODE_NAME"] = identity;
+  nodehook::ConfigResult loaded = nodehook::LoadConfigFile(steward_config, sources);
+  if (!loaded.ok()) {
+    for (const auto& e : loaded.errors) std::cerr << e.ToString(steward_config) << "\n";
+    return 2;
+  }
+  std::string agents = !steward_agents_namespace.empty() ? steward_agents_namespace : env("POD_NAMESPACE");
+  return nodehook::RunSteward(loaded.config, identity, agents);
 }
 
 }  // namespace

@@ -67,9 +67,59 @@ std::vector<PolicyRule> LeastPrivilegeRules(const Config& config) {
     finalizers = finalizers || r.finalizer;
   }
   if (targeting) rules.Grant("", "nodes", {"list", "watch"});
+  // With the steward, departures are its to judge: the agents need no Node but their own.
+  if (finalizers && config.tuning.cross_node_writes != "steward") rules.Grant("", "nodes", {"get", "list", "watch"});
+  rules.Grant("events.k8s.io", "events", {"create"});
+  return rules.Rules();
+}
+
+std::vector<PolicyRule> StewardRules(const Config& config) {
+  RuleSet rules;
+  bool finalizers = false;
+  for (const WatchedResource& r : config.resources) {
+    if (!r.finalizer || r.singleton) continue;
+    rules.Grant(r.ref.group, r.ref.plural, {"get", "list", "watch", "patch"});
+    finalizers = true;
+  }
   if (finalizers) rules.Grant("", "nodes", {"get", "list", "watch"});
   rules.Grant("events.k8s.io", "events", {"create"});
   return rules.Rules();
+}
+
+std::string StewardRbacYaml(const Config& config, const std::string& name) {
+  std::ostringstream y;
+  y << ClusterRoleYaml(name + "-steward", StewardRules(config));
+  bool leases = false, pods = false;
+  for (const WatchedResource& r : config.resources) {
+    leases = leases || r.singleton || r.rollout.has_value();
+    pods = pods || (r.finalizer && !r.singleton && config.tuning.finalizer_release_after_seconds > 0);
+  }
+  if (leases) {
+    y << "---\n"
+      << "# The rollout coordinators' Leases and grants, and the singleton Lease it frees once expired, in the\n"
+      << "# Lease namespace only.\n"
+      << "apiVersion: rbac.authorization.k8s.io/v1\n"
+      << "kind: Role\n"
+      << "metadata:\n"
+      << "  name: " << name << "-steward-leases\n"
+      << "rules:\n"
+      << "  - apiGroups: [\"coordination.k8s.io\"]\n"
+      << "    resources: [\"leases\"]\n"
+      << "    verbs: [\"get\", \"list\", \"watch\", \"create\", \"update\"]\n";
+  }
+  if (pods) {
+    y << "---\n"
+      << "# Which nodes still run an agent: the agent pods (labelled nodehook.io/agent), in their namespace only.\n"
+      << "apiVersion: rbac.authorization.k8s.io/v1\n"
+      << "kind: Role\n"
+      << "metadata:\n"
+      << "  name: " << name << "-steward-agent-pods\n"
+      << "rules:\n"
+      << "  - apiGroups: [\"\"]\n"
+      << "    resources: [\"pods\"]\n"
+      << "    verbs: [\"get\", \"list\", \"watch\"]\n";
+  }
+  return y.str();
 }
 
 std::vector<PolicyRule> RetirementRules(const Config& previous, const Config& config) {
@@ -157,6 +207,7 @@ std::string AgentPodsRoleYaml(const std::string& name) {
 
 bool NeedsAgentPodsRole(const Config& config) {
   if (config.tuning.finalizer_release_after_seconds == 0) return false;
+  if (config.tuning.cross_node_writes == "steward") return false;  // the steward watches them
   return std::any_of(config.resources.begin(), config.resources.end(),
                      [](const WatchedResource& r) { return r.finalizer; });
 }
@@ -172,8 +223,8 @@ CLI::App* AddRbacCommand(CLI::App& app, RbacCommandArgs* args) {
                    "the agents' namespace: the admission rules confine the writes of their ServiceAccount there")
       ->capture_default_str();
   rbac->add_option("--service-account", args->service_account, "the agents' ServiceAccount")->capture_default_str();
-  rbac->add_option("--part", args->part, "what to print: rbac (the roles), admission (the node-bound rules) or all")
-      ->check(CLI::IsMember({"all", "rbac", "admission"}))
+  rbac->add_option("--part", args->part, "what to print: rbac (the agents' roles), admission (the node-bound rules), steward (its roles) or all")
+      ->check(CLI::IsMember({"all", "rbac", "admission", "steward"}))
       ->capture_default_str();
   return rbac;
 }
@@ -209,6 +260,10 @@ int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream&
     PrintAdmission(loaded.config, args, out);
     return 0;
   }
+  if (args.part == "steward") {
+    out << StewardRbacYaml(loaded.config, args.name);
+    return 0;
+  }
   out << ClusterRoleYaml(args.name, rules);
   bool singleton = false;
   for (const WatchedResource& r : loaded.config.resources) singleton = singleton || r.singleton;
@@ -220,6 +275,7 @@ int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream&
   if (args.part == "all") {
     out << "---\n";
     PrintAdmission(loaded.config, args, out);
+    if (loaded.config.tuning.cross_node_writes == "steward") out << "---\n" << StewardRbacYaml(loaded.config, args.name);
   }
   return 0;
 }

@@ -29,6 +29,13 @@ struct PolicyRule {
 // - patch on a cluster-singleton resource (its nodehook.io/singleton-handled annotation).
 std::vector<PolicyRule> LeastPrivilegeRules(const Config& config);
 
+// The steward's ClusterRole rules for `config` (docs/security.md): get, list, watch and patch on
+// each finalizer resource, Nodes, Events; and StewardRbacYaml: that ClusterRole (<name>-steward),
+// the Role for its Leases when the config has rollouts or singleton resources, and the Role for the
+// agent pods when finalizers come off nodes whose agent left.
+std::vector<PolicyRule> StewardRules(const Config& config);
+std::string StewardRbacYaml(const Config& config, const std::string& name);
+
 // What the agents need after a change from `previous` to `config` to release the finalizers
 // the change leaves behind (finalizers/finalizer_retirement.h): get, list and patch on each
 // resource that left finalizer or singleton mode, or the config.
@@ -57,7 +64,7 @@ struct RbacCommandArgs {
   std::string name = "nodehook";
   std::string namespace_name = "nodehook";   // the agents' namespace: the admission rules match their account
   std::string service_account = "nodehook";
-  std::string part = "all";  // "rbac" (the roles), "admission" (the node-bound rules) or "all"
+  std::string part = "all";  // "rbac" (the agents' roles), "admission", "steward" (its roles) or "all"
 };
 
 // The node-bound admission rules for `config` (admission/node_bound_policy.h), or a comment saying

@@ -64,41 +64,6 @@ std::optional<ResourceRef> AgentPodsFor(const Config& config, KubeClient& client
   return std::move(pods).value();
 }
 
-// Before anything logs (the orphan reaper does): every line in the configured format.
-void ConfigureProcess(const Config& config) {
-  LogLevel level = LogLevel::kInfo;
-  ParseLogLevel(config.tuning.log_level, &level);
-  SetLogLevel(level);
-  LogFormat format = LogFormat::kLogfmt;
-  ParseLogFormat(config.tuning.log_format, &format);
-  SetLogFormat(format);
-  // Two arenas serve a dozen threads well; one each would keep megabytes of RSS per thread.
-  LimitHeapArenas(2);
-}
-
-// The API connection and, for cluster-singleton resources, the Lease's namespace (into
-// `config`): both known before any waiting, or nullopt after logging why.
-std::optional<TransportConfig> Connect(Config& config) {
-  auto connection = ConnectionFor(config);
-  if (!connection.ok()) {
-    Log(LogLevel::kError, "cannot configure the API connection",
-        {{"error", connection.status().ToString()}, {"next", "exit 1"}});
-    return std::nullopt;
-  }
-  if (HasSingletonResources(config)) {
-    const char* pod_namespace = std::getenv("POD_NAMESPACE");
-    auto lease_namespace =
-        ResolveLeaseNamespace(config, pod_namespace ? pod_namespace : "", kServiceAccountNamespaceFile);
-    if (!lease_namespace.ok()) {
-      Log(LogLevel::kError, "cannot elect a singleton leader",
-          {{"error", lease_namespace.status().ToString()}, {"next", "exit 1"}});
-      return std::nullopt;
-    }
-    config.tuning.lease_namespace = *lease_namespace;
-  }
-  return std::move(connection).value();
-}
-
 // The probes, /metrics and the admin endpoint, up before the waits so those are visible. Leaves
 // `*health` null when both addresses are empty; false after logging why they cannot be served.
 bool StartLocalEndpoints(const Config& config, std::unique_ptr<HealthService>* health) {
@@ -149,6 +114,41 @@ void RunUntilSignal(Agent& agent, RunState& state, HealthService* health, const 
 }
 
 }  // namespace
+
+// Before anything logs (the orphan reaper does): every line in the configured format.
+void ConfigureProcess(const Config& config) {
+  LogLevel level = LogLevel::kInfo;
+  ParseLogLevel(config.tuning.log_level, &level);
+  SetLogLevel(level);
+  LogFormat format = LogFormat::kLogfmt;
+  ParseLogFormat(config.tuning.log_format, &format);
+  SetLogFormat(format);
+  // Two arenas serve a dozen threads well; one each would keep megabytes of RSS per thread.
+  LimitHeapArenas(2);
+}
+
+// The API connection and, for cluster-singleton resources, the Lease's namespace (into
+// `config`): both known before any waiting, or nullopt after logging why.
+std::optional<TransportConfig> Connect(Config& config) {
+  auto connection = ConnectionFor(config);
+  if (!connection.ok()) {
+    Log(LogLevel::kError, "cannot configure the API connection",
+        {{"error", connection.status().ToString()}, {"next", "exit 1"}});
+    return std::nullopt;
+  }
+  if (HasSingletonResources(config)) {
+    const char* pod_namespace = std::getenv("POD_NAMESPACE");
+    auto lease_namespace =
+        ResolveLeaseNamespace(config, pod_namespace ? pod_namespace : "", kServiceAccountNamespaceFile);
+    if (!lease_namespace.ok()) {
+      Log(LogLevel::kError, "cannot elect a singleton leader",
+          {{"error", lease_namespace.status().ToString()}, {"next", "exit 1"}});
+      return std::nullopt;
+    }
+    config.tuning.lease_namespace = *lease_namespace;
+  }
+  return std::move(connection).value();
+}
 
 Status CheckConnection(const Config& config) { return ConnectionFor(config).status(); }
 

@@ -2,7 +2,10 @@
 // from a validated Config and runs the Agent until SIGINT/SIGTERM.
 #pragma once
 
+#include <optional>
+
 #include "agent/config/config.h"
+#include "agent/kube/transport/http_transport.h"
 
 namespace nodehook {
 
@@ -12,5 +15,11 @@ int RunAgent(const Config& given);
 // Loads the API connection the config names (kubeconfig or in-cluster files), as `run` would;
 // what `check-config` reports.
 Status CheckConnection(const Config& config);
+
+// The process-wide settings of the config (log level and format, heap arenas): before anything logs.
+void ConfigureProcess(const Config& config);
+// The API connection and, for cluster-singleton resources, the Lease's namespace (into `config`):
+// both known before any waiting, or nullopt after logging why. `run` and `steward` share it.
+std::optional<TransportConfig> Connect(Config& config);
 
 }  // namespace nodehook

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/base/clock.h"
 #include "agent/base/mutex.h"
 
 namespace nodehook {
@@ -60,5 +61,9 @@ class CancelRegistration {
   const CancelToken& token_;
   uint64_t id_;
 };
+
+// Waits `d` by `clock` (a FakeClock in tests), or until `stop` fires: what a loop that acts on a
+// timer does between rounds. False when `stop` fired.
+bool SleepUnlessCancelled(Clock& clock, Duration d, const CancelToken& stop);
 
 }  // namespace nodehook

@@ -29,6 +29,7 @@ LeaderElectionOptions ElectionOptionsFor(const Config& config, const std::string
   o.lease_duration = std::chrono::seconds(config.tuning.lease_duration_seconds);
   o.renew_deadline = std::chrono::seconds(config.tuning.lease_renew_deadline_seconds);
   o.retry_period = std::chrono::seconds(config.tuning.lease_retry_period_seconds);
+  o.takes_over = config.tuning.cross_node_writes != "steward";
   return o;
 }
 

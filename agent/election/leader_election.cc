@@ -111,7 +111,9 @@ bool LeaderElector::TryAcquireOrRenew() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     Duration held_for = std::chrono::seconds(current->lease_duration_seconds);
-    if (!mine && !current->holder.empty() && clock_.Now() < observed_at_ + held_for) return false;
+    if (!mine && !current->holder.empty() && (!options_.takes_over || clock_.Now() < observed_at_ + held_for)) {
+      return false;
+    }
   }
   LeaseRecord next = *current;
   next.holder = options_.identity;

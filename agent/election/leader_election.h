@@ -47,6 +47,10 @@ struct LeaderElectionOptions {
   // attempt is a read of the Lease by every candidate.
   Duration acquire_period{0};
   uint64_t seed = 0;                  // acquire jitter; 0 = random
+  // False: a Lease another holds is never taken over, however long it has not changed; it is taken
+  // once free. The steward frees an expired one (tuning.cross_node_writes "steward"), so the
+  // node-bound admission rules can refuse every takeover by an agent (docs/security.md).
+  bool takes_over = true;
 };
 
 class LeaderElector final : public Leadership {

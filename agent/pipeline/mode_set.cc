@@ -25,13 +25,6 @@ Duration SingletonDeleteWindow(const Config& config) {
   return std::chrono::seconds(2 * config.tuning.lease_duration_seconds + 3 * config.tuning.lease_retry_period_seconds);
 }
 
-// Every watch a mode sets up: the tuned timeout, and the agent's metrics.
-WatcherOptions ModeWatchOptions(const Config& config) {
-  WatcherOptions options;
-  options.watch_timeout_seconds = config.tuning.watch_timeout_seconds;
-  options.metrics = &DefaultMetrics();
-  return options;
-}
 
 }  // namespace
 
@@ -64,7 +57,6 @@ void ModeSet::SetUpNodeWatch(const Config& config, KubeClient& client, Clock& cl
     targeting = targeting || !r.node_selector_path.empty() || r.rollout.has_value();
     finalizers = finalizers || r.finalizer;
   }
-  if (!targeting && !finalizers) return;
   std::vector<WatchSink*> sinks;
   ResourceRef node_ref{"", "v1", "nodes", "", ""};
   if (targeting) {
@@ -74,6 +66,14 @@ void ModeSet::SetUpNodeWatch(const Config& config, KubeClient& client, Clock& cl
     sinks.push_back(node_sink_.get());
     node_ref.field_selector = "metadata.name=" + config.node_name;  // widened below for finalizers
   }
+  if (finalizers && config.tuning.cross_node_writes == "steward") {
+    // Departures are the steward's to judge: this agent keeps only its own finalizer, and needs
+    // no watch of every Node and agent pod for it.
+    finalizers_ = std::make_unique<FinalizerKeeper>(client, config.node_name, nullptr);
+    own_finalizer_only_ = std::make_unique<OwnFinalizerOnly>(*finalizers_);
+    finalizers = false;
+  }
+  if (!targeting && !finalizers) return;
   if (finalizers) {
     node_roster_ = std::make_unique<NodeRoster>(&clock);
     AgentWatch agents;
@@ -87,14 +87,14 @@ void ModeSet::SetUpNodeWatch(const Config& config, KubeClient& client, Clock& cl
     node_ref.field_selector.clear();  // every Node: departures matter wherever they happen
   }
   node_tee_ = std::make_unique<WatchSinkTee>(sinks);
-  node_watcher_ = std::make_unique<Watcher>(client, node_ref, *node_tee_, clock, ModeWatchOptions(config));
+  node_watcher_ = std::make_unique<Watcher>(client, node_ref, *node_tee_, clock, TunedWatchOptions(config));
 }
 
 AgentWatch ModeSet::SetUpAgentPodWatch(const Config& config, KubeClient& client, Clock& clock,
                                        const ResourceRef& pods) {
   Duration release_after = std::chrono::seconds(config.tuning.finalizer_release_after_seconds);
   pod_roster_ = std::make_unique<AgentPodRoster>(clock, release_after);
-  pod_watcher_ = std::make_unique<Watcher>(client, pods, *pod_roster_, clock, ModeWatchOptions(config));
+  pod_watcher_ = std::make_unique<Watcher>(client, pods, *pod_roster_, clock, TunedWatchOptions(config));
   const Watcher* watcher = pod_watcher_.get();
   // Listed, and not failing now: otherwise its view of the pods may be stale.
   auto healthy = [watcher] { return watcher->synced() && watcher->consecutive_failures() == 0; };
@@ -142,7 +142,7 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
     leases.label_selector = std::string(kRolloutLabel) + "=" + RolloutIdOf(r.ref) + "," + kRolloutForLabel + "=" +
                             RolloutForValue(config.node_name);
     rollout.watcher =
-        std::make_unique<Watcher>(client, leases, *rollout.board, SystemClock::Instance(), ModeWatchOptions(config));
+        std::make_unique<Watcher>(client, leases, *rollout.board, SystemClock::Instance(), TunedWatchOptions(config));
     RolloutGateOptions gate;
     gate.node = config.node_name;
     gate.namespace_name = config.tuning.lease_namespace;
@@ -173,15 +173,21 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
     // every retry period, so a coordinator that dies is replaced within a lease and a retry period.
     // Grants already made are slots that go on.
     coordination.election.acquire_period = election.lease_duration * 4;
-    coordination.watch = ModeWatchOptions(config);
+    coordination.watch = TunedWatchOptions(config);
     coordination.coordinator.namespace_name = config.tuning.lease_namespace;
     coordination.coordinator.windows = gate.windows;
-    rollout.coordination = std::make_unique<RolloutCoordination>(r, client, MonotonicClock::Instance(),
-                                                                 ApiServerClock(), events, coordination);
-    // Each node spreads its first asks by its place in the order, over a time that grows with the
-    // fleet its coordinator counted (rollout_gate.h): the asks do not all reach the API server at once.
-    RolloutCoordination* coordinator = rollout.coordination.get();
-    gate.fleet_size = [coordinator] { return coordinator->FleetSize(); };
+    // With the steward, it coordinates (grants are writes in other nodes' names): this agent
+    // only asks, without knowing the fleet's size (its first asks are not spread).
+    if (config.tuning.cross_node_writes != "steward") {
+      rollout.coordination = std::make_unique<RolloutCoordination>(r, client, MonotonicClock::Instance(),
+                                                                   ApiServerClock(), events, coordination);
+      // Each node spreads its first asks by its place in the order, over a time that grows with the
+      // fleet its coordinator counted (rollout_gate.h): the asks do not all reach the API server at once.
+      RolloutCoordination* coordinator = rollout.coordination.get();
+      gate.fleet_size = [coordinator] { return coordinator->FleetSize(); };
+    } else {
+      gate.fleet_size = [] { return 0; };
+    }
     rollout.gate = std::make_unique<RolloutGate>(r, client, *rollout.board, MonotonicClock::Instance(),
                                                  ApiServerClock(), gate);
     rollouts_.push_back(std::move(rollout));
@@ -196,7 +202,9 @@ std::vector<Watcher*> ModeSet::rollout_watchers() {
 
 std::vector<RolloutCoordination*> ModeSet::rollout_coordinations() {
   std::vector<RolloutCoordination*> out;
-  for (auto& r : rollouts_) out.push_back(r.coordination.get());
+  for (auto& r : rollouts_) {
+    if (r.coordination) out.push_back(r.coordination.get());
+  }
   return out;
 }
 
@@ -223,6 +231,7 @@ const NodeTargeting& ModeSet::Targeting() const {
 
 FinalizerSteps& ModeSet::FinalizersFor(const WatchedResource& resource) {
   if (resource.singleton && singleton_finalizer_) return *singleton_finalizer_;
+  if (resource.finalizer && own_finalizer_only_) return *own_finalizer_only_;
   if (resource.finalizer && finalizers_) return *finalizers_;
   return no_finalizers_;
 }

@@ -38,6 +38,7 @@
 #include "agent/reconcile/rollout_steps.h"
 #include "agent/rollout/rollout_board.h"
 #include "agent/rollout/rollout_coordination.h"
+#include "agent/finalizers/own_finalizer_only.h"
 #include "agent/rollout/rollout_gate.h"
 #include "agent/targeting/kube_node_targeting.h"
 #include "agent/targeting/node_labels.h"
@@ -122,6 +123,8 @@ class ModeSet {
   Duration not_ready_after_{0};  // tuning.finalizer_release_not_ready_seconds; 0 = off
   std::unique_ptr<Watcher> pod_watcher_;
   std::unique_ptr<FinalizerKeeper> finalizers_;
+  // With the steward (tuning.cross_node_writes): the keeper, but never another node's finalizer.
+  std::unique_ptr<OwnFinalizerOnly> own_finalizer_only_;
   std::unique_ptr<WatchSinkTee> node_tee_;
   std::unique_ptr<Watcher> node_watcher_;
   // Cluster singletons.

@@ -5,6 +5,13 @@
 #include "agent/base/log.h"
 
 namespace nodehook {
+
+WatcherOptions TunedWatchOptions(const Config& config) {
+  WatcherOptions options;
+  options.watch_timeout_seconds = config.tuning.watch_timeout_seconds;
+  options.metrics = &DefaultMetrics();
+  return options;
+}
 namespace {
 
 // A watch that ends this fast without a single event is treated like an error, so a server

@@ -28,6 +28,7 @@
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/base/metrics.h"
+#include "agent/config/config.h"
 #include "agent/watch/backoff.h"
 #include "agent/watch/list_strategy.h"
 #include "agent/watch/watch_metrics.h"
@@ -61,6 +62,9 @@ struct WatcherOptions {
   uint64_t seed = 0;  // jitter seed; 0 = random
   Metrics* metrics = nullptr;  // nodehook_watch_* (WatchMetrics); null = not recorded
 };
+
+// A mode's or the steward's watch: the config's watch timeout, and the default metrics.
+WatcherOptions TunedWatchOptions(const Config& config);
 
 class Watcher {
  public:

@@ -46,6 +46,8 @@ def test_the_demo_runs_through_with_kubectl_and_no_warning_it_did_not_ask_for(tm
     assert "node-b ran after its restart: " in output
     for node in ("node-a", "node-b"):
         assert f"   {node}: in progress, then in progress, then done" in output
+        # Each agent runs confined to its node, and found the rules in force (docs/security.md).
+        assert f'event="node isolation checked" node={node} result=protected' in output
     assert "-- what the hook recorded on node-a" in output  # stopped cleanly
 
 

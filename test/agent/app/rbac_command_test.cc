@@ -177,3 +177,23 @@ TEST_CASE("--previous keeps get, list and patch on what left finalizer or single
   CHECK(RetirementRules(before, before).empty());
   CHECK_FALSE(RetirementNeedsAgentPods(WithResources({widgets}), after));
 }
+
+TEST_CASE("with the steward, the agents lose the cross-node rights and the steward gets them") {
+  WatchedResource w = Watched("example.com", "widgets");
+  w.finalizer = true;
+  Config c = WithResources({w});
+  CHECK(Lines(LeastPrivilegeRules(c)) ==
+        std::vector<std::string>{"example.com/widgets: get list watch patch", "/nodes: get list watch",
+                                 "events.k8s.io/events: create"});
+  CHECK(NeedsAgentPodsRole(c));
+  c.tuning.cross_node_writes = "steward";
+  CHECK(Lines(LeastPrivilegeRules(c)) ==
+        std::vector<std::string>{"example.com/widgets: get list watch patch", "events.k8s.io/events: create"});
+  CHECK_FALSE(NeedsAgentPodsRole(c));
+  CHECK(Lines(StewardRules(c)) == std::vector<std::string>{"example.com/widgets: get list watch patch",
+                                                           "/nodes: get list watch", "events.k8s.io/events: create"});
+  std::string yaml = StewardRbacYaml(c, "nh");
+  CHECK(yaml.find("name: nh-steward\n") != std::string::npos);
+  CHECK(yaml.find("name: nh-steward-agent-pods\n") != std::string::npos);
+  CHECK(yaml.find("nh-steward-leases") == std::string::npos);  // no rollout, no singleton
+}

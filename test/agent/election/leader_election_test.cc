@@ -339,5 +339,27 @@ TEST_CASE("Run acquires, and releases the lease when stopped") {
   CHECK(server.record()->holder.empty());
 }
 
+TEST_CASE("a candidate that does not take over waits for a held lease to be freed, however stale") {
+  FakeClock clock;
+  FakeLeaseServer server;
+  server.Overwrite(LeaseRecord{"node-gone", 15, "2000-01-01T00:00:00.000000Z", "2000-01-01T00:00:00.000000Z", 3, ""});
+  auto connection = server.Connect();
+  LeaderElectionOptions options = Options("node-b");
+  options.takes_over = false;
+  LeaderElector b(*connection, clock, options);
+  CHECK_FALSE(b.TryAcquireOrRenew());
+  clock.Advance(seconds(3600));
+  CHECK_FALSE(b.TryAcquireOrRenew());
+  CHECK(server.record()->holder == "node-gone");
+  CHECK(server.writes().size() == 1);  // only the test's own write: it never tried
+  // The steward frees it (lease_janitor.h): then it is taken.
+  LeaseRecord freed = *server.record();
+  freed.holder.clear();
+  server.Overwrite(freed);
+  REQUIRE(b.TryAcquireOrRenew());
+  CHECK(server.record()->holder == "node-b");
+  CHECK(server.record()->transitions == 4);
+}
+
 }  // namespace
 }  // namespace nodehook

@@ -1,0 +1,16 @@
+// `nodehook steward --config FILE`: the cross-node work of the agents' config (steward/steward.h),
+// under the steward's own ServiceAccount, until SIGINT/SIGTERM. Runs no hook and keeps no state.
+#pragma once
+
+#include <string>
+
+#include "agent/config/config.h"
+
+namespace nodehook {
+
+// Returns the process exit code: 0 after a clean stop, 1 when it could not start.
+// `identity` names it (its pod); `agents_namespace` is where the agent pods run ("" = judge nodes
+// by their Node alone).
+int RunSteward(const Config& given, const std::string& identity, const std::string& agents_namespace);
+
+}  // namespace nodehook
