@@ -112,8 +112,10 @@ std::string Render(const Policy& p, const PolicySubject& subject) {
     y << "  paramRef:\n"
       << "    name: " << p.param_name << "\n"
       << "    namespace: " << p.param_namespace << "\n"
-      << "    # No Lease yet: nobody leads, so no agent may act for the cluster.\n"
-      << "    parameterNotFoundAction: Deny\n";
+      << "    # Deny would refuse every write to these resources, by anyone, whenever the Lease is missing (the\n"
+      << "    # API server resolves the parameter before it matches the agents): no Lease, no check. The first\n"
+      << "    # agent creates it at start, and no agent may delete it (the leases policy).\n"
+      << "    parameterNotFoundAction: Allow\n";
   }
   return y.str();
 }

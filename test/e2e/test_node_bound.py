@@ -44,13 +44,15 @@ def widgets_config(ns, **options):
 
 
 def apply_policies(documents, tmp_path, name, kubeconfig):
-    """Applies the ValidatingAdmissionPolicies and bindings (cluster-scoped, named per test); returns
-    a cleanup."""
+    """Applies the ValidatingAdmissionPolicies and bindings (cluster-scoped, named per test)."""
     policies = [d for d in documents if d["kind"].startswith("ValidatingAdmissionPolicy")]
     path = tmp_path / f"{name}-policies.yaml"
     path.write_text(yaml.safe_dump_all(policies))
     kubectl("apply", "-f", str(path), kubeconfig=kubeconfig)
-    return lambda: kubectl("delete", "-f", str(path), "--ignore-not-found", kubeconfig=kubeconfig)
+    # Left in place (they match only this test's accounts): kube-apiserver 1.36.3 sometimes never loads
+    # the parameter of a policy created after another with the same paramKind was deleted
+    # (docs/security.md), which would leave a later test's singleton rule off.
+    return lambda: None
 
 
 class Actor:
@@ -203,8 +205,17 @@ def test_an_agent_token_can_act_only_for_its_own_node(fleet):
     before = [actor.write(method, path, body, ctype, dry_run=True) for _, actor, method, path, body, ctype in attacks]
     fleet["apply"]()
     # The API server loads new policies asynchronously: wait until each refuses its dry run.
-    wait_until(lambda: all(actor.write(method, path, body, ctype, dry_run=True) != "allowed"
-                           for _, actor, method, path, body, ctype in attacks), "the rules to be in force")
+    still = []
+
+    def in_force():
+        still[:] = [what for what, actor, method, path, body, ctype in attacks
+                    if actor.write(method, path, body, ctype, dry_run=True) == "allowed"]
+        return not still
+    try:
+        wait_until(in_force, "the rules to be in force")
+    except BaseException:
+        print("still allowed when the wait ended:", still)
+        raise
     after = [actor.write(method, path, body, ctype) for _, actor, method, path, body, ctype in attacks]
 
     own = [
