@@ -131,6 +131,10 @@ LocalResponse Answer(const ObjectViewsSnapshot& snapshot, const ObjectQuery& q, 
   w.StartObject();
   w.Key("node");
   w.String(snapshot.node.c_str(), static_cast<rapidjson::SizeType>(snapshot.node.size()));
+  if (!snapshot.node_bound.empty()) {
+    w.Key("node_bound");
+    w.String(snapshot.node_bound.c_str(), static_cast<rapidjson::SizeType>(snapshot.node_bound.size()));
+  }
   w.Key("snapshot_at_ms");
   w.Int64(ToMillis(snapshot.taken_at));
   w.Key("snapshot_age_ms");

@@ -34,6 +34,9 @@ struct ObjectViewsSnapshot {
   std::string node;
   TimePoint taken_at;
   std::vector<ObjectView> objects;  // ordered by resource, namespace, name, uid
+  // Whether the node-bound rules confine this agent (admission/node_bound_check.h):
+  // "protected", "unprotected", "unknown"; "" = not said.
+  std::string node_bound;
 };
 using ObjectViewsPtr = std::shared_ptr<const ObjectViewsSnapshot>;
 

@@ -74,6 +74,13 @@ std::string FormatFailingTable(const std::vector<NodeAnswer>& answers, int64_t n
 
 std::string FormatSurveyNotes(const std::vector<NodeAnswer>& answers) {
   std::string out;
+  // Each agent says whether admission rules confine it to its node (docs/security.md).
+  std::string bound;
+  for (const NodeAnswer& a : answers) {
+    if (!a.error.ok() || a.objects.node_bound.empty()) continue;
+    bound += (bound.empty() ? "" : ", ") + a.NodeName() + " " + a.objects.node_bound;
+  }
+  if (!bound.empty()) out += "confined to its node (node-bound rules): " + bound + "\n";
   for (const NodeAnswer& a : answers) {
     if (!a.error.ok()) {
       out += "unreachable: " + a.NodeName() + " (pod " + a.pod.name + "): " + OneLine(a.error.message(), 300) + "\n";

@@ -89,6 +89,8 @@ Result<NodeObjects> ParseObjectsAnswer(const std::string& json) {
   std::string messages;
   NODEHOOK_RETURN_IF_ERROR(Text(doc, "messages", "answer", &messages));
   out.messages_hidden = messages == "hidden";
+  auto bound = doc.FindMember("node_bound");
+  if (bound != doc.MemberEnd() && bound->value.IsString()) out.node_bound = bound->value.GetString();
   auto objects = doc.FindMember("objects");
   if (objects == doc.MemberEnd() || !objects->value.IsArray()) return InvalidError("answer.objects: expected an array");
   for (rapidjson::SizeType i = 0; i < objects->value.Size(); ++i) {

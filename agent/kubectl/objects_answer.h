@@ -17,6 +17,7 @@ struct NodeObjects {
   size_t total = 0;        // objects that matched on the agent
   bool truncated = false;  // fewer than `total` were sent
   bool messages_hidden = false;
+  std::string node_bound;  // "protected", "unprotected", "unknown"; "" from an agent that does not say
   std::vector<ObjectView> objects;  // diffbase, when set, carries only handled_at_ms
 };
 

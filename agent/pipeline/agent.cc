@@ -48,8 +48,9 @@ WatcherOptions MakeWatcherOptions(const Config& config) {
 }
 
 // /v1/objects carries each object's settled resourceVersion, which only the reconciler knows.
-ObjectViewsPublisherOptions ViewsOptions(const Reconciler& reconciler) {
+ObjectViewsPublisherOptions ViewsOptions(const Reconciler& reconciler, const NodeBoundCheck& node_bound) {
   ObjectViewsPublisherOptions options;
+  options.node_bound = [&node_bound] { return std::string(NodeBoundName(node_bound.Latest().answer)); };
   options.settled_version = [&reconciler](const std::string& uid) { return reconciler.SettledVersion(uid); };
   return options;
 }
@@ -89,7 +90,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
                                                        std::chrono::minutes(1), &DefaultMetrics()}),
       retry_inbox_(clock, RetryInboxOptions{}),
       state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)),
-      object_views_(store, clock, ViewsOptions(reconciler_)),
+      object_views_(store, clock, ViewsOptions(reconciler_, node_bound_)),
       requeue_(queue_, pipelines_, [this](size_t index) { periodic_->Changed(index); }) {
   WatcherOptions watcher_options = MakeWatcherOptions(config_);
   ResourceTracker::FirstListFn on_first_list = AdoptionAfterRecovery();

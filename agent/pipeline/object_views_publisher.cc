@@ -30,6 +30,7 @@ void ObjectViewsPublisher::RefreshIfDue() {
   }
   auto snapshot = std::make_shared<ObjectViewsSnapshot>();
   snapshot->node = store_.node_name();
+  if (options_.node_bound) snapshot->node_bound = options_.node_bound();
   snapshot->taken_at = now;
   snapshot->objects = std::move(views).value();
   for (ObjectView& o : snapshot->objects) {

@@ -33,6 +33,8 @@ struct ObjectViewsPublisherOptions {
   double max_busy_share = 0.05;  // of the time spent reading the store for snapshots
   // Each object's settled resourceVersion (ObjectView::settled_resource_version); none: "".
   std::function<std::string(const std::string& uid)> settled_version{};
+  // Whether the node-bound rules confine this agent (ObjectViewsSnapshot::node_bound); none: "".
+  std::function<std::string()> node_bound{};
 };
 
 class ObjectViewsPublisher {

@@ -119,6 +119,24 @@ TEST_CASE("a node that sent fewer objects than it has says so under the table") 
   CHECK_THAT(FormatFleetTable(*answers), Catch::Contains("node-a: showing 1 of 7 objects; raise --limit to see more"));
 }
 
+TEST_CASE("each node says under the table whether the node-bound rules confine it; older agents say nothing") {
+  FakeFleet fleet;
+  auto with_bound = [](const std::string& node, const std::string& bound) {
+    std::string answer = Answer(node, Obj("w1"));
+    return answer.insert(1, R"("node_bound":")" + bound + R"(",)");
+  };
+  fleet.Add("nodehook-a", "node-a", with_bound("node-a", "protected"));
+  fleet.Add("nodehook-b", "node-b", with_bound("node-b", "unprotected"));
+  fleet.Add("nodehook-c", "node-c", Answer("node-c", Obj("w1")));
+  auto answers = Survey(fleet, "/v1/objects", 3);
+  REQUIRE(answers.ok());
+  CHECK_THAT(FormatFleetTable(*answers),
+             Catch::Contains("confined to its node (node-bound rules): node-a protected, node-b unprotected\n"));
+  auto parsed = ParseObjectsAnswer(with_bound("node-a", "unknown"));
+  REQUIRE(parsed.ok());
+  CHECK(parsed->node_bound == "unknown");
+}
+
 TEST_CASE("failing lists node, object, handler, retries, next attempt and the escaped last message") {
   FakeFleet fleet;
   fleet.Add("nodehook-a", "node-a", Answer("node-a", Obj("w2", Handler("update", "failed", 3, "exit 1: \\u001b[2Jdisk"))));
