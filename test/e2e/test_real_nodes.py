@@ -11,6 +11,7 @@ ConfigMaps, the service account token and the emptyDirs, runs the probes and res
 containers, the DaemonSet controller rolls out and Pod Security admission judges the pods."""
 
 import base64
+import copy
 import itertools
 import json
 import os
@@ -617,6 +618,82 @@ def test_kubectl_nodehook_reads_the_real_pods(real, tmp_path):
     out = wait_until(view, "kubectl nodehook to show w1 handled on both nodes")
     header = out.stdout.splitlines()[0].split()
     assert header[:2] == ["OBJECT", "RESOURCE"] and sorted(header[2:]) == ["node-1", "node-2"], out.stdout
+
+
+def test_a_hostile_pod_on_one_node_with_the_agents_token_is_refused_every_write_for_the_other(real, tmp_path):
+    """Pods on node-1 and node-2 under the agents' own ServiceAccount (and a second one, for a
+    cluster-singleton config), each token projected by its real kubelet: node-1's tries every write
+    for node-2 or the cluster, before and after the node-bound rules `nodehook rbac` prints for a
+    finalizer, rollout and singleton config are in force; node-2's does its own work
+    (test_node_bound.attack_table prints the table)."""
+    from test_node_bound import Actor, apply_policies, attack_table, rbac_output, widgets_config
+    from kube import Widgets
+    ns = "hostile"
+    admin = real.kube
+    admin.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    admin.request("POST", f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts", {"metadata": {"name": "nodehook-solo"}})
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "hostile-broad"},
+            "rules": [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["*"]},
+                      {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]},
+                      {"apiGroups": ["events.k8s.io", ""], "resources": ["events"], "verbs": ["*"]}]}
+    admin.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
+    admin.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+        "metadata": {"name": "hostile-broad"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "hostile-broad"},
+        "subjects": [{"kind": "ServiceAccount", "name": a, "namespace": NAMESPACE} for a in ("nodehook", "nodehook-solo")]})
+    actors = {}
+    for account in ("nodehook", "nodehook-solo"):
+        for short, node in (("a", "node-1"), ("b", "node-2")):
+            name = f"hostile-{account}-{node}"
+            # The agents' image, its token projected by the kubelet of `node`; the test reads it from the log.
+            admin.request("POST", f"/api/v1/namespaces/{NAMESPACE}/pods", {
+                "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"nodeName": node, "serviceAccountName": account, "restartPolicy": "Never",
+                         "containers": [{"name": "c", "image": real.image, "imagePullPolicy": "Never",
+                                         "command": ["/bin/sh", "-c",
+                                                     "cat /var/run/secrets/kubernetes.io/serviceaccount/token; "
+                                                     "echo; sleep 3600"]}]}})
+            log = wait_until(lambda: kubectl("logs", "-n", NAMESPACE, name, kubeconfig=real.kubeconfig,
+                                             check=False).stdout.strip(), f"the token in {name}'s log", timeout=120)
+            actor = copy.copy(Actor.__new__(Actor))
+            actor.node = node
+            actor.kube = copy.copy(admin)
+            actor.kube.token = log.splitlines()[0]
+            actors[f"{'agent' if account == 'nodehook' else 'solo'}@{short}"] = actor
+    none = Actor.__new__(Actor)
+    none.node = None
+    none.kube = copy.copy(admin)
+    none.kube.token = admin.request("POST", f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/nodehook/token", {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+        "spec": {"expirationSeconds": 3600}})["status"]["token"]
+    actors["agent@none"] = none
+    applied = []
+
+    def apply():
+        for account, options, name in (("nodehook", {"finalizer": True, "rollout": {"slot_lease_seconds": 20,
+                                                                                   "soak_seconds": 60}}, "hostile"),
+                                        ("nodehook-solo", {"singleton": True}, "hostile-solo")):
+            config = widgets_config(ns, **options)
+            config["tuning"]["lease_namespace"] = ns
+            docs = rbac_output(config, tmp_path, name, NAMESPACE, account)
+            apply_policies(docs, tmp_path, name, real.kubeconfig)
+            applied.append(tmp_path / f"{name}-policies.yaml")
+    try:
+        attack_table({"ns": ns, "nodes": {"a": "node-1", "b": "node-2"}, "actors": actors, "admin": admin,
+                      "widgets": Widgets(admin, ns), "apply": apply},
+                     # The install's own rules (deploy/base/node-bound-policy.yaml) already refuse these.
+                     refused_before=("post an Event as node B", "post an Event about node B's Node"))
+    finally:
+        # The real agents run other configs in later tests: these rules must not outlive this one.
+        for path in applied:
+            kubectl("delete", "-f", str(path), "--ignore-not-found", kubeconfig=real.kubeconfig)
+        for pod in [f"hostile-{a}-{n}" for a in ("nodehook", "nodehook-solo") for n in ("node-1", "node-2")]:
+            kubectl("delete", "pod", "-n", NAMESPACE, pod, "--grace-period=0", "--ignore-not-found", "--wait=false",
+                    kubeconfig=real.kubeconfig)
+        for path in ("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/hostile-broad",
+                     "/apis/rbac.authorization.k8s.io/v1/clusterroles/hostile-broad",
+                     f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/nodehook-solo"):
+            admin.request("DELETE", path)
 
 
 def test_a_killed_agent_is_restarted_by_the_kubelet_and_runs_nothing_twice(real):
