@@ -89,7 +89,8 @@ def kubectl_nodehook(cluster, tmp_path):
 
 def table(text):
     """Rows of a printed table as lists of cells (cells never contain spaces, except messages)."""
-    return [line.split() for line in text.splitlines() if line and not line.startswith(("unreachable:", "("))]
+    notes = ("unreachable:", "(", "confined to its node")
+    return [line.split() for line in text.splitlines() if line and not line.startswith(notes)]
 
 
 def start_two_agents(make_agent, pod_network, agent_pods, silent_pod=False):
@@ -143,6 +144,9 @@ def test_fleet_table_shows_every_node_and_failing_lists_the_failing_handler(
     assert [r[:6] for r in rows[1:]] == [["node-b", f"{ns}/w2", "widgets.example.com/v1", "create", "failed", "1"]]
     assert "failing on purpose at retry 0" in out
     assert "unreachable: node-c (pod nodehook-c)" in out
+    # Under the table, whether each agent that answered is confined to its node: these run with the
+    # admin's token, which no node-bound rule matches (docs/security.md).
+    assert "confined to its node (node-bound rules): node-a unprotected, node-b unprotected\n" in out, out
 
 
 def test_objects_endpoint_off_is_not_served(make_agent, widgets):
