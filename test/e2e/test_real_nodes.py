@@ -690,6 +690,16 @@ def test_a_hostile_pod_on_one_node_with_the_agents_token_is_refused_every_write_
         for pod in [f"hostile-{a}-{n}" for a in ("nodehook", "nodehook-solo") for n in ("node-1", "node-2")]:
             kubectl("delete", "pod", "-n", NAMESPACE, pod, "--grace-period=0", "--ignore-not-found", "--wait=false",
                     kubeconfig=real.kubeconfig)
+        # Later tests' agents watch every widget: none of these, or their finalizers, may remain.
+        for w in admin.request("GET", f"/apis/example.com/v1/namespaces/{ns}/widgets")["items"]:
+            path = f"/apis/example.com/v1/namespaces/{ns}/widgets/{w['metadata']['name']}"
+            admin.request("PATCH", path, {"metadata": {"finalizers": None}}, "application/merge-patch+json")
+            try:
+                admin.request("DELETE", path)
+            except ApiError as e:
+                if e.status != 404:
+                    raise
+        admin.request("DELETE", f"/api/v1/namespaces/{ns}")
         for path in ("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/hostile-broad",
                      "/apis/rbac.authorization.k8s.io/v1/clusterroles/hostile-broad",
                      f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/nodehook-solo"):
