@@ -100,6 +100,8 @@ class Confined:
             "metadata": {"name": f"agent-{node}", "labels": {"nodehook.io/agent": "true"}},
             "spec": {"nodeName": node, "serviceAccountName": "agent", "automountServiceAccountToken": False,
                      "containers": [{"name": "nodehook", "image": "nodehook:test"}]}})
+        # Labelled as agent pods: other tests (release-finalizers) would count them as running agents.
+        self.created.append(f"/api/v1/namespaces/{self.ns}/pods/{pod['metadata']['name']}?gracePeriodSeconds=0")
         token = self.admin.request("POST", f"/api/v1/namespaces/{self.ns}/serviceaccounts/agent/token", {
             "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
             "spec": {"expirationSeconds": 3600, "boundObjectRef": {
