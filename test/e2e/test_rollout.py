@@ -115,6 +115,13 @@ def result_entry(entry):
     return state, "failed" if kind.startswith("failed") else kind
 
 
+def slots_held(agent):
+    """The agent's nodehook_rollout_slots_held gauge (1 while it holds a slot), from its /metrics."""
+    with urllib.request.urlopen(agent.health_url("/metrics"), timeout=5) as resp:
+        text = resp.read().decode()
+    return sum(float(m.group(1)) for m in re.finditer(r"^nodehook_rollout_slots_held(?:\{[^}]*\})? (\S+)$", text, re.M))
+
+
 def lease_writes(agent):
     """The agent's writes to Leases so far (creates and updates), from its /metrics."""
     with urllib.request.urlopen(agent.health_url("/metrics"), timeout=5) as resp:
@@ -167,6 +174,9 @@ def test_at_most_max_nodes_run_at_once_and_every_node_finishes_each_state(fleet_
     wait_until(lambda: fleet.done_nodes("w1") == set(fleet.agents), "every node done with w1", timeout=90)
     first = fleet.runs("w1")
     assert most_inside(first) == 2, fleet.story(first)  # the gate let two in at once, never three
+    # One gated change from idle: a node whose result is in may not have released its slot yet, and
+    # would go on with that slot for the update (rollout_gate.cc) without taking one.
+    wait_until(lambda: all(slots_held(agent) == 0 for agent in fleet.agents.values()), "every slot released")
     before = {name: lease_writes(agent) for name, agent in fleet.agents.items()}
     widgets.patch_spec("w1", {"seconds": 2.5})
     wait_until(lambda: len([r for r in fleet.runs("w1") if r.how == "done"]) == 2 * len(fleet.agents),
