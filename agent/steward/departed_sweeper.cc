@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "agent/base/log.h"
-#include "agent/object/object_facts.h"
 
 namespace nodehook {
 namespace {
@@ -30,8 +29,8 @@ DepartedSweeper::DepartedSweeper(const WatchedResource& resource, FinalizerSteps
     : resource_(resource), finalizers_(finalizers), clock_(clock), recheck_(recheck) {}
 
 void DepartedSweeper::Keep(const ObjectPtr& object, TimePoint due) {
-  if (NodeFinalizersOf(*object, resource_)) {
-    kept_[object->meta.uid] = Kept{object, due};
+  if (FactsPtr facts = NodeFinalizersOf(*object, resource_)) {
+    kept_[object->meta.uid] = Kept{object, std::move(facts), due};
   } else {
     kept_.erase(object->meta.uid);
   }
@@ -67,21 +66,20 @@ size_t DepartedSweeper::pending() const {
 }
 
 void DepartedSweeper::SweepDue() {
-  std::vector<ObjectPtr> due;
+  std::vector<Kept> due;
   {
     std::lock_guard<std::mutex> lock(mu_);
     TimePoint now = clock_.Now();
     for (auto& [uid, kept] : kept_) {
       if (!woken_ && kept.due > now) continue;
-      due.push_back(kept.object);
       kept.due = now + recheck_;
+      due.push_back(kept);
     }
     woken_ = false;
   }
-  for (const ObjectPtr& object : due) {
-    FactsPtr facts = NodeFinalizersOf(*object, resource_);
-    if (!facts) continue;
-    Status swept = finalizers_.SweepDeparted(resource_, *object, *facts);
+  for (const Kept& kept : due) {
+    const ObjectPtr& object = kept.object;
+    Status swept = finalizers_.SweepDeparted(resource_, *object, *kept.facts);
     if (!swept.ok()) {
       Log(LogLevel::kWarn, "departed finalizers not swept",
           {{"resource", resource_.ref.Id()}, {"object", object->meta.Key()}, {"uid", object->meta.uid},

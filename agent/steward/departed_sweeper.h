@@ -15,6 +15,7 @@
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/config/config.h"
+#include "agent/object/object_facts.h"
 #include "agent/reconcile/finalizer_steps.h"
 #include "agent/watch/watcher.h"
 
@@ -40,6 +41,7 @@ class DepartedSweeper final : public WatchSink {
  private:
   struct Kept {
     ObjectPtr object;
+    FactsPtr facts;  // read once, when the object came
     TimePoint due;
   };
   // Keeps or drops `object` (under mu_).
