@@ -3,9 +3,8 @@
 #include <algorithm>
 
 #include "agent/admission/node_bound_policy.h"
-#include "agent/base/json_text.h"
 #include "agent/base/log.h"
-#include "agent/base/utc_time.h"
+#include "agent/events/kube_event_recorder.h"
 
 namespace nodehook {
 namespace {
@@ -24,32 +23,17 @@ const char* NodeBoundName(NodeBound answer) {
 }
 
 std::string SelfCheckEventJson(const std::string& node_name, TimePoint now) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
-  w.StartObject();
-  PutString(w, "apiVersion", "events.k8s.io/v1");
-  PutString(w, "kind", "Event");
-  w.Key("metadata");
-  w.StartObject();
-  PutString(w, "generateName", "nodehook-self-check-");
-  PutString(w, "namespace", "default");
-  w.EndObject();
-  PutString(w, "eventTime", MicroTime(now));
-  PutString(w, "reportingController", "nodehook.io/agent");
+  EventSpec event;
+  event.name = "nodehook-self-check";  // a dry run: never stored, so never in anyone's way
+  event.resource = ResourceRef{"", "v1", "nodes", "", ""};
+  event.object = ObjectMeta{"", "", node_name, "", false};
+  event.kind = "Node";
+  event.handler = "self-check";
+  event.note = "a dry run the node-bound admission rules must refuse; never stored";
+  event.time = now;
+  event.reason = "NodeBoundSelfCheck";
   // Never this node's name: the rules must refuse it.
-  PutString(w, "reportingInstance", node_name + "-self-check");
-  PutString(w, "action", "self-check");
-  PutString(w, "reason", "NodeBoundSelfCheck");
-  PutString(w, "note", "a dry run the node-bound admission rules must refuse; never stored");
-  PutString(w, "type", "Normal");
-  w.Key("regarding");
-  w.StartObject();
-  PutString(w, "apiVersion", "v1");
-  PutString(w, "kind", "Node");
-  PutString(w, "name", node_name);
-  w.EndObject();
-  w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return EventBody(event, node_name + "-self-check");
 }
 
 NodeBoundAnswer JudgeSelfCheck(const Status& dry_run) {

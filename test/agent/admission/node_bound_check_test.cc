@@ -34,7 +34,7 @@ TEST_CASE("only a refusal by the node-bound rules counts as protected") {
 TEST_CASE("the dry-run Event is about this node, in another node's name") {
   std::string body = SelfCheckEventJson("node-1", TimePoint{});
   CHECK(body.find(R"("reportingInstance":"node-1-self-check")") != std::string::npos);
-  CHECK(body.find(R"("regarding":{"apiVersion":"v1","kind":"Node","name":"node-1"})") != std::string::npos);
+  CHECK(body.find(R"("regarding":{"apiVersion":"v1","kind":"Node","name":"node-1")") != std::string::npos);
   CHECK(body.find(R"("namespace":"default")") != std::string::npos);
 }
 
