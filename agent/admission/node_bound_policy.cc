@@ -169,7 +169,7 @@ Policy ObjectsPolicy(const std::vector<const WatchedResource*>& resources, const
   for (const auto* r : resources) p.resource_rules.push_back(ResourceRule(r->ref.group, r->ref.plural, "\"*\""));
   p.variables = FinalizerVariables();
   // A node name that is not a finalizer name part is hashed (finalizers.h), which CEL cannot do.
-  p.variables.push_back({"own", "'" + std::string("nodehook.io/") + "' + variables.node"});
+  p.variables.emplace_back("own", "'" + std::string("nodehook.io/") + "' + variables.node");
   p.validations = OnlyFinalizersChange("");
   p.validations.push_back(
       {"variables.changed.all(f, f == variables.own) && (variables.changed.size() == 0 || "
@@ -193,7 +193,7 @@ Policy SingletonPolicy(const std::vector<const WatchedResource*>& resources, con
   p.param_namespace = LeaseNamespaceFor(config, subject);
   p.param_name = config.tuning.lease_name;
   p.variables = FinalizerVariables();
-  p.variables.push_back({"holder", "has(params.spec.holderIdentity) ? params.spec.holderIdentity : ''"});
+  p.variables.emplace_back("holder", "has(params.spec.holderIdentity) ? params.spec.holderIdentity : ''");
   p.validations = OnlyFinalizersChange(kSingletonHandledAnnotation);
   p.validations.push_back({"variables.changed.all(f, f == '" + std::string(kSingletonFinalizer) + "')", "",
                            "'nodehook agents may add or remove only " + std::string(kSingletonFinalizer) +
@@ -212,7 +212,7 @@ Policy LeasesPolicy(const Config& config, const PolicySubject& subject) {
       "Leases: the singleton Lease taken only when free, kept and released by its holder; rollout node Leases in "
       "the own node's name; slots only renewed or released by the node they were granted to.";
   p.namespace_name = LeaseNamespaceFor(config, subject);
-  p.resource_rules.push_back(
+  p.resource_rules.emplace_back(
       "{apiGroups: [\"coordination.k8s.io\"], apiVersions: [\"*\"], resources: [\"leases\"], operations: [\"*\"]}");
   p.variables = {
       {"lease", "request.operation == 'DELETE' ? oldObject : object"},
@@ -267,9 +267,9 @@ Policy EventsPolicy(const PolicySubject& subject) {
   Policy p;
   p.name = subject.name + "-node-bound-events";
   p.comment = "Events: created only in the own node's name, and about a Node only about the own one.";
-  p.resource_rules.push_back(
+  p.resource_rules.emplace_back(
       "{apiGroups: [\"events.k8s.io\"], apiVersions: [\"*\"], resources: [\"events\"], operations: [\"*\"]}");
-  p.resource_rules.push_back(
+  p.resource_rules.emplace_back(
       "{apiGroups: [\"\"], apiVersions: [\"*\"], resources: [\"events\"], operations: [\"*\"]}");
   // events.k8s.io/v1 calls it regarding, core/v1 involvedObject: the same stored field.
   p.variables = {
