@@ -3,6 +3,9 @@
 #   deploy/base/clusterrole.yaml  = nodehook rbac --config deploy/base/config.json --part rbac
 #   deploy/base/node-bound-policy.yaml = the same with --part admission (docs/security.md)
 #   deploy/daemonset.yaml         = kubectl kustomize deploy/base (for users without kustomize)
+#   deploy/overlays/steward/      = for that overlay's config.json: clusterrole.yaml (--part rbac),
+#     steward-rbac.yaml (--part steward) and node-bound-objects-policy.yaml (--part admission,
+#     without the events rule, which the base has already)
 # With --check it changes nothing and exits 1 naming each file that is out of date (a test runs
 # this). Uses $NODEHOOK_BIN (default build/agent/app/nodehook) and $KUBECTL (default: the one
 # `test/cluster/build.sh kubectl` builds and caches).
@@ -27,9 +30,26 @@ cp "$work/clusterrole.yaml" "$work/node-bound-policy.yaml" "$work/base/"
 	"$kubectl" kustomize "$work/base"
 } >"$work/daemonset.yaml"
 
+steward="$repo/deploy/overlays/steward"
+"$nodehook" rbac --config "$steward/config.json" --part rbac >"$work/steward-clusterrole.yaml"
+"$nodehook" rbac --config "$steward/config.json" --part steward >"$work/steward-rbac.yaml"
+# The overlay patches the base's ClusterRole: only that one may come out (another Role would have to
+# be added to the overlay as a resource).
+if grep -q '^---' "$work/steward-clusterrole.yaml"; then
+	echo "render.sh: nodehook rbac printed more than the ClusterRole for $steward/config.json" >&2
+	exit 1
+fi
+"$nodehook" rbac --config "$steward/config.json" --part admission |
+	python3 -c 'import sys
+docs = sys.stdin.read().split("\n---\n")
+sys.stdout.write("\n---\n".join(d for d in docs if "-node-bound-events" not in d).rstrip("\n") + "\n")' \
+		>"$work/node-bound-objects-policy.yaml"
+
 stale=0
 for pair in "clusterrole.yaml:deploy/base/clusterrole.yaml" "node-bound-policy.yaml:deploy/base/node-bound-policy.yaml" \
-	"daemonset.yaml:deploy/daemonset.yaml"; do
+	"daemonset.yaml:deploy/daemonset.yaml" "steward-clusterrole.yaml:deploy/overlays/steward/clusterrole.yaml" \
+	"steward-rbac.yaml:deploy/overlays/steward/steward-rbac.yaml" \
+	"node-bound-objects-policy.yaml:deploy/overlays/steward/node-bound-objects-policy.yaml"; do
 	fresh="$work/${pair%%:*}" target="$repo/${pair#*:}"
 	if cmp -s "$fresh" "$target"; then continue; fi
 	if $check; then

@@ -8,7 +8,6 @@
 #include "agent/http/retry_endpoint.h"
 
 namespace nodehook {
-namespace {
 
 Result<LocalServerOptions> ServerOptions(const std::string& knob, const std::string& address, const std::string& listener) {
   auto where = ParseHostPort(knob, address);
@@ -21,8 +20,6 @@ Result<LocalServerOptions> ServerOptions(const std::string& knob, const std::str
       {{"listener", listener}});
   return options;
 }
-
-}  // namespace
 
 Status CheckAdminExposure(bool loopback_only, bool has_token) {
   if (loopback_only || has_token) return Status::Ok();

@@ -73,6 +73,10 @@ class HealthService {
   std::unique_ptr<KeptServer> admin_;
 };
 
+// A listener's options from its knob (named in errors) and HOST:PORT; `listener` labels the
+// count of connections it evicts.
+Result<LocalServerOptions> ServerOptions(const std::string& knob, const std::string& address, const std::string& listener);
+
 // The admin listener may face the network only with a token; the error says how to fix it.
 Status CheckAdminExposure(bool loopback_only, bool has_token);
 

@@ -163,6 +163,8 @@ int Commands::StartSteward() {
   nodehook::ConfigSources sources = SourcesFrom(steward, steward_knobs);
   // The agents' config names no node for the steward: it acts for none.
   if (sources.env.count("NODE_NAME") == 0) sources.env["NODE_NAME"] = identity;
+  // It runs no hook: the programs are on the nodes, not in its pod.
+  sources.check_program = nullptr;
   nodehook::ConfigResult loaded = nodehook::LoadConfigFile(steward_config, sources);
   if (!loaded.ok()) {
     for (const auto& e : loaded.errors) std::cerr << e.ToString(steward_config) << "\n";

@@ -51,6 +51,26 @@ std::string FlowList(const std::vector<std::string>& items) {
   return out + "]";
 }
 
+// A binding of `role` (a ClusterRole, or a Role in the namespace it is applied to) to the
+// steward's ServiceAccount.
+std::string StewardBindingYaml(const std::string& kind, const std::string& role, const std::string& account,
+                               const std::string& namespace_name) {
+  std::ostringstream y;
+  y << "apiVersion: rbac.authorization.k8s.io/v1\n"
+    << "kind: " << kind << "Binding\n"
+    << "metadata:\n"
+    << "  name: " << role << "\n"
+    << "roleRef:\n"
+    << "  apiGroup: rbac.authorization.k8s.io\n"
+    << "  kind: " << kind << "\n"
+    << "  name: " << role << "\n"
+    << "subjects:\n"
+    << "  - kind: ServiceAccount\n"
+    << "    name: " << account << "\n"
+    << "    namespace: " << namespace_name << "\n";
+  return y.str();
+}
+
 }  // namespace
 
 std::vector<PolicyRule> LeastPrivilegeRules(const Config& config) {
@@ -86,9 +106,11 @@ std::vector<PolicyRule> StewardRules(const Config& config) {
   return rules.Rules();
 }
 
-std::string StewardRbacYaml(const Config& config, const std::string& name) {
+std::string StewardRbacYaml(const Config& config, const std::string& name, const std::string& namespace_name) {
+  const std::string account = name + "-steward";
   std::ostringstream y;
-  y << ClusterRoleYaml(name + "-steward", StewardRules(config));
+  y << ClusterRoleYaml(account, StewardRules(config)) << "---\n"
+    << StewardBindingYaml("ClusterRole", account, account, namespace_name);
   bool leases = false, pods = false;
   for (const WatchedResource& r : config.resources) {
     leases = leases || r.singleton || r.rollout.has_value();
@@ -101,11 +123,13 @@ std::string StewardRbacYaml(const Config& config, const std::string& name) {
       << "apiVersion: rbac.authorization.k8s.io/v1\n"
       << "kind: Role\n"
       << "metadata:\n"
-      << "  name: " << name << "-steward-leases\n"
+      << "  name: " << account << "-leases\n"
       << "rules:\n"
       << "  - apiGroups: [\"coordination.k8s.io\"]\n"
       << "    resources: [\"leases\"]\n"
-      << "    verbs: [\"get\", \"list\", \"watch\", \"create\", \"update\"]\n";
+      << "    verbs: [\"get\", \"list\", \"watch\", \"create\", \"update\"]\n"
+      << "---\n"
+      << StewardBindingYaml("Role", account + "-leases", account, namespace_name);
   }
   if (pods) {
     y << "---\n"
@@ -113,11 +137,13 @@ std::string StewardRbacYaml(const Config& config, const std::string& name) {
       << "apiVersion: rbac.authorization.k8s.io/v1\n"
       << "kind: Role\n"
       << "metadata:\n"
-      << "  name: " << name << "-steward-agent-pods\n"
+      << "  name: " << account << "-agent-pods\n"
       << "rules:\n"
       << "  - apiGroups: [\"\"]\n"
       << "    resources: [\"pods\"]\n"
-      << "    verbs: [\"get\", \"list\", \"watch\"]\n";
+      << "    verbs: [\"get\", \"list\", \"watch\"]\n"
+      << "---\n"
+      << StewardBindingYaml("Role", account + "-agent-pods", account, namespace_name);
   }
   return y.str();
 }
@@ -261,7 +287,7 @@ int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream&
     return 0;
   }
   if (args.part == "steward") {
-    out << StewardRbacYaml(loaded.config, args.name);
+    out << StewardRbacYaml(loaded.config, args.name, args.namespace_name);
     return 0;
   }
   out << ClusterRoleYaml(args.name, rules);
@@ -275,7 +301,7 @@ int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream&
   if (args.part == "all") {
     out << "---\n";
     PrintAdmission(loaded.config, args, out);
-    if (loaded.config.tuning.cross_node_writes == "steward") out << "---\n" << StewardRbacYaml(loaded.config, args.name);
+    if (loaded.config.tuning.cross_node_writes == "steward") out << "---\n" << StewardRbacYaml(loaded.config, args.name, args.namespace_name);
   }
   return 0;
 }

@@ -32,9 +32,10 @@ std::vector<PolicyRule> LeastPrivilegeRules(const Config& config);
 // The steward's ClusterRole rules for `config` (docs/security.md): get, list, watch and patch on
 // each finalizer resource, Nodes, Events; and StewardRbacYaml: that ClusterRole (<name>-steward),
 // the Role for its Leases when the config has rollouts or singleton resources, and the Role for the
-// agent pods when finalizers come off nodes whose agent left.
+// agent pods when finalizers come off nodes whose agent left; each bound to the steward's
+// ServiceAccount, <name>-steward in `namespace_name` (the Roles' namespace is where they are applied).
 std::vector<PolicyRule> StewardRules(const Config& config);
-std::string StewardRbacYaml(const Config& config, const std::string& name);
+std::string StewardRbacYaml(const Config& config, const std::string& name, const std::string& namespace_name);
 
 // What the agents need after a change from `previous` to `config` to release the finalizers
 // the change leaves behind (finalizers/finalizer_retirement.h): get, list and patch on each

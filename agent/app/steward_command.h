@@ -1,5 +1,7 @@
 // `nodehook steward --config FILE`: the cross-node work of the agents' config (steward/steward.h),
 // under the steward's own ServiceAccount, until SIGINT/SIGTERM. Runs no hook and keeps no state.
+// Serves /healthz, /readyz and /metrics on tuning.health_address (its watches judged as the
+// agent's are); no admin endpoint and no /v1/objects: it keeps no per-object progress.
 #pragma once
 
 #include <string>

@@ -76,6 +76,19 @@ void Steward::SetUpRollouts(const Config& config, KubeClient& client) {
   }
 }
 
+std::vector<WatchHealth> Steward::HealthSnapshot() const {
+  std::vector<WatchHealth> out;
+  for (const auto& w : watchers_) {
+    const ResourceRef& ref = w->resource();
+    std::string id = ref.Id();
+    if (!ref.label_selector.empty()) id += " " + ref.label_selector;
+    std::string state = WatcherStateName(w->state());
+    if (std::string problem = w->problem(); !problem.empty()) state += "; " + problem;
+    out.push_back(WatchHealth{id, w->synced(), w->last_activity(), w->consecutive_failures(), state});
+  }
+  return out;
+}
+
 void Steward::Run(const CancelToken& stop) {
   Log(LogLevel::kInfo, "steward started",
       {{"identity", options_.identity}, {"finalizer_resources", sweepers_.size()},

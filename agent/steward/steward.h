@@ -6,7 +6,7 @@
 //   rollout resources     the rollout's coordination (its election among stewards, and the grants);
 //   singleton resources   a LeaseJanitor that frees the singleton Lease once it expired.
 // It runs no hook and keeps no state: several replicas may run; sweeps are guarded patches and the
-// coordinators are elected. Run() on one thread; owns its threads.
+// coordinators are elected. Run() on one thread; owns its threads; HealthSnapshot() from any.
 #pragma once
 
 #include <memory>
@@ -22,6 +22,7 @@
 #include "agent/finalizers/agent_pod_roster.h"
 #include "agent/finalizers/finalizer_keeper.h"
 #include "agent/finalizers/node_roster.h"
+#include "agent/http/health.h"
 #include "agent/kube/client/kube_client.h"
 #include "agent/kube/client/lease_client.h"
 #include "agent/rollout/rollout_coordination.h"
@@ -44,6 +45,9 @@ class Steward {
   ~Steward();
 
   void Run(const CancelToken& stop);
+  // Its watches, for /healthz and /readyz (http/health.h); thread-safe. Empty for a steward that
+  // watches nothing (only a singleton Lease to look after).
+  std::vector<WatchHealth> HealthSnapshot() const;
 
  private:
   void SetUpFinalizers(const Config& config, KubeClient& client);

@@ -8,13 +8,14 @@ import shutil
 import subprocess
 
 import pytest
+import yaml
 
 from conftest import REPO, _binary
 from deploy_tools import (DEPLOY, configmap_of_volume, find, kubectl, kubectl_binary, nodehook_rbac,
                           nodehook_rbac_documents, pod_spec, render, shipped_config)
 from kube import ApiError
 
-OVERLAYS = ["restricted", "host"]
+OVERLAYS = ["restricted", "host", "steward"]
 
 
 def ensure_namespace(kube, name, labels=None):
@@ -49,7 +50,35 @@ def test_the_shipped_clusterrole_is_what_nodehook_rbac_derives_from_the_shipped_
     for overlay in OVERLAYS:
         objects = render(DEPLOY / "overlays" / overlay)
         derived = nodehook_rbac(shipped_config(objects), tmp_path)
-        assert find(objects, "ClusterRole") == derived, overlay
+        assert find(objects, "ClusterRole", "nodehook") == derived, overlay
+
+
+def test_the_steward_overlay_ships_exactly_what_nodehook_rbac_prints_for_its_config(tmp_path):
+    objects = render(DEPLOY / "overlays" / "steward")
+    config = tmp_path / "config.json"
+    config.write_text(shipped_config(objects))
+    assert json.loads(config.read_text())["tuning"]["cross_node_writes"] == "steward"
+    binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
+    printed = [d for d in yaml.safe_load_all(subprocess.run(
+        [str(binary), "rbac", "--config", str(config)], capture_output=True, text=True, check=True).stdout) if d]
+    kinds = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ValidatingAdmissionPolicy",
+             "ValidatingAdmissionPolicyBinding")
+    # The agents' roles, their node-bound rules and the steward's rights: each as printed, and nothing more.
+    shipped = {(o["kind"], o["metadata"]["name"]) for o in objects if o["kind"] in kinds}
+    expected = {(d["kind"], d["metadata"]["name"]) for d in printed}
+    expected |= {("ClusterRoleBinding", "nodehook")}  # the base binds the agents' ClusterRole
+    assert shipped == expected
+    for d in printed:
+        o = find(objects, d["kind"], d["metadata"]["name"])
+        assert {k: v for k, v in o.items() if k != "metadata"} == {k: v for k, v in d.items() if k != "metadata"}, d
+    # The steward reads the agents' config, under its own account, and never counts as an agent.
+    steward = find(objects, "Deployment", "nodehook-steward")["spec"]["template"]
+    assert steward["spec"]["serviceAccountName"] == "nodehook-steward"
+    assert "nodehook.io/agent" not in steward["metadata"]["labels"]
+    assert [v["configMap"]["name"] for v in steward["spec"]["volumes"]] == \
+        [configmap_of_volume(objects, "config")["metadata"]["name"]]
+    (container,) = steward["spec"]["containers"]
+    assert container["args"][:1] == ["steward"] and container["livenessProbe"] and container["readinessProbe"]
 
 
 def assert_shipped_role(objects, derived):

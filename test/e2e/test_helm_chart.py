@@ -76,6 +76,18 @@ def normalized(obj):
                 v["configMap"]["name"] = "<name>"
         for c in spec["containers"] + spec.get("initContainers", []):
             c.pop("imagePullPolicy", None)  # kubernetes' default for a tagged image
+    if kind == "Deployment":  # the steward
+        o["spec"]["selector"]["matchLabels"] = "<labels>"
+        template = o["spec"]["template"]
+        template["metadata"].pop("labels")
+        template["metadata"].pop("annotations", None)  # the chart's checksum/config
+        spec = template["spec"]
+        spec["serviceAccountName"] = "<name>"
+        for c in spec.get("topologySpreadConstraints", []):
+            c["labelSelector"]["matchLabels"] = "<labels>"
+        for v in spec["volumes"]:
+            if "configMap" in v:
+                v["configMap"]["name"] = "<name>"
     if kind == "NetworkPolicy":
         o["spec"]["podSelector"]["matchLabels"] = "<labels>"
     return o
@@ -93,6 +105,8 @@ def keyed(objects):
             # which the chart and the overlays share ("-lease", "-agent-pods").
             name = obj["metadata"]["name"]
             extra = name[name.rindex("-") + 1:] if "-" in name else name
+        if "steward" in obj["metadata"]["name"]:  # the steward's objects beside the agents' of one kind
+            extra = "steward-" + extra
         key = (obj["kind"], extra)
         assert key not in out, f"two objects {key}"
         out[key] = normalized(obj)
@@ -130,6 +144,51 @@ def test_the_comparison_notices_a_difference():
     charted = template("--set", "resources.limits.memory=512Mi", "--set", "config.tuning.workers=8")
     diffs = differences(render(REPO / "deploy" / "overlays" / "restricted"), charted)
     assert len(diffs) == 2 and "512Mi" in "".join(diffs) and '"workers": 8' in "".join(diffs)
+
+
+def steward_values(tmp_path):
+    """Values that make the chart what deploy/overlays/steward is: its config, and rbac.generated
+    the whole output of `nodehook rbac` for it."""
+    config = json.loads((REPO / "deploy" / "overlays" / "steward" / "config.json").read_text())
+    (tmp_path / "steward-config.json").write_text(json.dumps(config))
+    generated = subprocess.run(
+        [str(_binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")), "rbac", "--config",
+         str(tmp_path / "steward-config.json")], capture_output=True, text=True, check=True).stdout
+    values = tmp_path / "steward-values.yaml"
+    values.write_text(yaml.safe_dump({"config": config, "rbac": {"generated": generated}}))
+    return values
+
+
+def test_a_steward_config_renders_the_steward_overlay_apart_from_labels_and_names(tmp_path):
+    kustomized, charted = render(REPO / "deploy" / "overlays" / "steward"), template("-f", str(steward_values(tmp_path)))
+    assert differences(kustomized, charted) == []
+    steward = next(o for o in charted if o["kind"] == "Deployment")
+    pod = steward["spec"]["template"]
+    assert "nodehook.io/agent" not in pod["metadata"]["labels"]
+    assert pod["spec"]["serviceAccountName"].endswith("-steward")
+    # Its rights are the steward's alone; the agents' ClusterRole has none of them.
+    roles = {o["metadata"]["name"]: o["rules"] for o in charted if o["kind"] == "ClusterRole" and not is_helm_hook(o)}
+    assert roles["nodehook"] != roles["nodehook-steward"]
+    assert not [r for r in roles["nodehook"] if "nodes" in r["resources"]]
+
+
+def test_a_steward_without_its_config_or_its_rights_is_refused_saying_which(tmp_path):
+    refused = helm("template", "nodehook", str(CHART), "--set", "steward.enabled=true", check=False)
+    assert refused.returncode != 0 and "steward.enabled: set config.tuning.cross_node_writes to" in refused.stderr, \
+        refused.stderr
+    refused = helm("template", "nodehook", str(CHART), "--set", "config.tuning.cross_node_writes=steward", check=False)
+    assert refused.returncode != 0 and "rbac.generated holds no steward roles" in refused.stderr, refused.stderr
+    # With an existingConfigMap the chart cannot read the config: steward.enabled says it.
+    values = yaml.safe_load(steward_values(tmp_path).read_text())
+    rendered = template("--set", "existingConfigMap=mine", "--set", "steward.enabled=true",
+                        "--set-file", f"rbac.generated={write(tmp_path / 'rbac.yaml', values['rbac']['generated'])}")
+    steward = next(o for o in rendered if o["kind"] == "Deployment")
+    assert steward["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"] == "mine"
+
+
+def write(path, text):
+    path.write_text(text)
+    return path
 
 
 def daemonset_checksum(objects):

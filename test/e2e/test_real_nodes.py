@@ -1097,21 +1097,42 @@ def test_the_agent_keeps_working_after_the_kubelet_rotates_its_token_and_the_fir
     assert not re.findall(r"^.*\b401\b.*$", log, re.M), log
 
 
-def test_a_lost_node_in_finalizer_mode_has_its_finalizer_removed_by_the_other_agent(real, tmp_path):
-    """Last: it stops node-2 for good."""
-    config = json.loads((DEPLOY / "base" / "config.json").read_text())
-    config["resources"][0]["finalizer"] = True
+def steward_pods(real):
+    return real.kube.request(
+        "GET", f"/api/v1/namespaces/{NAMESPACE}/pods?labelSelector=app.kubernetes.io/name%3Dnodehook-steward")["items"]
+
+
+def steward_log(real):
+    """Every steward pod's log, joined (a pod that is gone has none)."""
+    out = []
+    for pod in steward_pods(real):
+        result = kubectl("-n", NAMESPACE, "logs", pod["metadata"]["name"], "-c", "steward", kubeconfig=real.kubeconfig,
+                         check=False)
+        out.append(result.stdout if result.returncode == 0 else "")
+    return "\n".join(out)
+
+
+def test_a_lost_node_of_confined_agents_has_its_finalizer_removed_by_the_steward(real, tmp_path):
+    """Last: it stops node-2 for good. deploy/overlays/steward as shipped: its config puts widgets in
+    finalizer mode with tuning.cross_node_writes "steward", the node-bound rules refuse each agent
+    any finalizer but its own, and the steward Deployment removes the lost node's."""
     before = {p["metadata"]["name"] for p in pods(real)}
-    install(real, tmp_path, "restricted", config=config)  # a config change: the DaemonSet rolls out
+    install(real, tmp_path, "steward")  # a config change: the DaemonSet rolls out
     try:
         wait_until(lambda: not {p["metadata"]["name"] for p in pods(real)} & before, "the config's rollout")
     except pytest.fail.Exception as e:
         pytest.fail(f"{e}; {namespace_story(real, NAMESPACE)}")
     running = wait_rolled_out(real)
+    # The kubelets' readiness probes pass once each steward's watches are listed (its /readyz).
+    wait_until(lambda: len([p for p in steward_pods(real) if ready(p)]) == 2, "both steward replicas Ready",
+               timeout=180)
     for pod in running:
+        wait_until(lambda: any(parse_log_line(line).get("event") == "node isolation checked"
+                               and parse_log_line(line).get("result") == "protected"
+                               for line in pod_log(real, pod["metadata"]["name"]).splitlines()),
+                   f"{pod['metadata']['name']} to find itself confined to its node")
         # Finalizer mode adds the node's finalizer to what was handled before, runs no hook again.
-        log = pod_log(real, pod["metadata"]["name"])
-        assert hook_runs(log, f"{WIDGET_NS}/w1") == [], log
+        assert hook_runs(pod_log(real, pod["metadata"]["name"]), f"{WIDGET_NS}/w1") == []
 
     base = f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets"
     create_widget(real, "w-fin", 4)
@@ -1119,13 +1140,23 @@ def test_a_lost_node_in_finalizer_mode_has_its_finalizer_removed_by_the_other_ag
     wait_until(lambda: sorted(real.kube.request("GET", f"{base}/w-fin")["metadata"].get("finalizers", [])) == wanted,
                "both nodes' finalizers on w-fin")
 
-    # node-2 is lost: its kubelet, containerd and agent stop, and its Node is deleted.
+    # node-2 is lost: its kubelet, containerd, agent (and any steward replica on it) stop, and its
+    # Node is deleted.
     lost = real.node_pid("node-2")
     os.kill(lost, signal.SIGTERM)
     wait_until(lambda: not Path(f"/proc/{lost}").exists(), "node-2 to stop", timeout=60)
     real.kube.request("DELETE", "/api/v1/nodes/node-2")
 
     real.kube.request("DELETE", f"{base}/w-fin")
+    # A steward replica that was on node-2 is replaced on node-1 once the pod GC removes it.
     wait_until(lambda: widget_gone(real, "w-fin"),
-               "w-fin to be deleted: node-1 removes its own finalizer and the lost node's", timeout=120)
+               "w-fin to be deleted: node-1 removes its own finalizer, the steward the lost node's", timeout=240)
     assert not widget_file(real, "node-1", "w-fin").exists(), "node-1's delete hook did not run"
+    swept = [parse_log_line(line) for line in steward_log(real).splitlines()
+             if parse_log_line(line).get("event") == "departed node's finalizer removed"]
+    assert any(f.get("finalizer") == "nodehook.io/node-2" for f in swept), steward_log(real)
+    # Nothing the agents or the steward wrote was refused.
+    for pod in pods(real):
+        if pod["spec"].get("nodeName") == "node-1":
+            assert "403" not in pod_log(real, pod["metadata"]["name"])
+    assert "403" not in steward_log(real)

@@ -3,10 +3,10 @@
 
 Each agent runs with a pod-bound token of the agents' ServiceAccount for its node, under exactly
 the roles and node-bound admission rules `nodehook rbac` prints; the steward (`nodehook steward`)
-runs under its own account with the roles `nodehook rbac --part steward` prints. Nothing any of
-them writes is refused, every agent finds the rules in force, and the cross-node work still
-happens: a departed node's finalizer comes off, a rollout's slots are granted, and an expired
-singleton Lease is freed for another node to take."""
+runs under its own account with the roles and bindings `nodehook rbac --part steward` prints, and
+serves probes judged by its watches. Nothing any of them writes is refused, every agent finds
+the rules in force, and the cross-node work still happens: a departed node's finalizer comes off,
+a rollout's slots are granted, and an expired singleton Lease is freed for another node to take."""
 
 import copy
 import json
@@ -14,6 +14,8 @@ import os
 import signal
 import subprocess
 import types
+import urllib.error
+import urllib.request
 
 import pytest
 import yaml
@@ -44,7 +46,9 @@ class Confined:
         for node in self.nodes.values():
             self.admin.request("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
             self.created.append(f"/api/v1/nodes/{node}")
-        for account in ("agent", "steward"):
+        # The steward's account is the one its printed bindings name: <name>-steward.
+        self.steward_account = f"{self.name}-steward"
+        for account in ("agent", self.steward_account):
             self.admin.request("POST", f"/api/v1/namespaces/{self.ns}/serviceaccounts", {"metadata": {"name": account}})
         tuning = {"cross_node_writes": "steward", "lease_namespace": self.ns, **(tuning or {})}
         self.agents = {}
@@ -60,7 +64,7 @@ class Confined:
         self.steward_config = tmp_path / "steward.json"
         self.steward_config.write_text(json.dumps(config))
         self.grant(rbac_documents(self.agents["a"].config_file, "rbac", self.name, self.ns, "agent"), "agent")
-        self.grant(rbac_documents(self.agents["a"].config_file, "steward", self.name, self.ns, "steward"), "steward")
+        self.apply(rbac_documents(self.agents["a"].config_file, "steward", self.name, self.ns, "agent"))
         policies = rbac_documents(self.agents["a"].config_file, "admission", self.name, self.ns, "agent")
         assert [p["metadata"]["name"] for p in policies if p["kind"] == "ValidatingAdmissionPolicy"], policies
         for p in policies:
@@ -77,7 +81,7 @@ class Confined:
         as_a = copy.copy(self.admin)
         as_a.token = tokens["a"]
         wait_until(lambda: self.refused(as_a), "the node-bound rules to be in force")
-        token = self.admin.request("POST", f"/api/v1/namespaces/{self.ns}/serviceaccounts/steward/token", {
+        token = self.admin.request("POST", f"/api/v1/namespaces/{self.ns}/serviceaccounts/{self.steward_account}/token", {
             "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}})
         kubeconfig_with_token(cluster.kubeconfig, token["status"]["token"], self.steward_kubeconfig)
         self.steward = None
@@ -125,12 +129,32 @@ class Confined:
                     "metadata": {"name": name}, "subjects": subjects,
                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name}})
 
+    def apply(self, documents):
+        """Creates the documents as printed: roles and their bindings (the steward's own)."""
+        rbac = "/apis/rbac.authorization.k8s.io/v1"
+        kinds = {"ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings",
+                 "Role": f"namespaces/{self.ns}/roles", "RoleBinding": f"namespaces/{self.ns}/rolebindings"}
+        for d in documents:
+            self.admin.request("POST", f"{rbac}/{kinds[d['kind']]}", d)
+            if d["kind"].startswith("Cluster"):
+                self.created.append(f"{rbac}/{kinds[d['kind']]}/{d['metadata']['name']}")
+
     def start_steward(self):
         binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
         self.steward_log = self.tmp / "steward.log"
         self.steward = subprocess.Popen([str(binary), "steward", "--config", str(self.steward_config),
-                                         "--identity", "steward-1", "--agents-namespace", self.ns],
+                                         "--identity", "steward-1", "--agents-namespace", self.ns,
+                                         "--health-address", "127.0.0.1:0"],
                                         stdout=subprocess.DEVNULL, stderr=open(self.steward_log, "wb"))
+
+    def steward_probe(self, path):
+        """(status, body) of GET `path` on the steward's health listener."""
+        listening = wait_until(lambda: self.steward_lines("health endpoints listening"), "the steward's probes")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{listening[0]['port']}{path}", timeout=5) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
 
     def steward_lines(self, event):
         from conftest import parse_log_line
@@ -186,6 +210,13 @@ def confined(cluster, widgets, tmp_path):
 def test_the_steward_removes_a_departed_nodes_finalizer_that_the_agents_may_not(confined, widgets):
     fleet = confined({"finalizer": True})
     a, b = fleet.start_all()
+    # Its probes judge its watches as the agents' are: ready once the Nodes, the agent pods and the
+    # widgets are listed.
+    wait_until(lambda: fleet.steward_probe("/readyz")[0] == 200, "the steward's /readyz")
+    status, body = fleet.steward_probe("/readyz")
+    assert "nodes" in body and "widgets.example.com/v1" in body and "nodehook.io/agent" in body, body
+    assert fleet.steward_probe("/healthz")[0] == 200
+    assert "nodehook_build_info" in fleet.steward_probe("/metrics")[1]
     widgets.create("w", {"size": 1})
     a.wait_for("w", "create"), b.wait_for("w", "create")
     wait_until(lambda: len(widgets.get("w")["metadata"].get("finalizers", [])) == 2, "both nodes' finalizers on w")

@@ -192,8 +192,13 @@ TEST_CASE("with the steward, the agents lose the cross-node rights and the stewa
   CHECK_FALSE(NeedsAgentPodsRole(c));
   CHECK(Lines(StewardRules(c)) == std::vector<std::string>{"example.com/widgets: get list watch patch",
                                                            "/nodes: get list watch", "events.k8s.io/events: create"});
-  std::string yaml = StewardRbacYaml(c, "nh");
-  CHECK(yaml.find("name: nh-steward\n") != std::string::npos);
-  CHECK(yaml.find("name: nh-steward-agent-pods\n") != std::string::npos);
+  std::string yaml = StewardRbacYaml(c, "nh", "ops");
+  CHECK(yaml.find("kind: ClusterRole\nmetadata:\n  name: nh-steward\n") != std::string::npos);
+  CHECK(yaml.find("kind: Role\nmetadata:\n  name: nh-steward-agent-pods\n") != std::string::npos);
+  // Each bound to the steward's own account, never the agents'.
+  CHECK(yaml.find("kind: ClusterRoleBinding\nmetadata:\n  name: nh-steward\n") != std::string::npos);
+  CHECK(yaml.find("kind: RoleBinding\nmetadata:\n  name: nh-steward-agent-pods\n") != std::string::npos);
+  CHECK(yaml.find("  - kind: ServiceAccount\n    name: nh-steward\n    namespace: ops\n") != std::string::npos);
+  CHECK(yaml.find("name: nh\n") == std::string::npos);
   CHECK(yaml.find("nh-steward-leases") == std::string::npos);  // no rollout, no singleton
 }

@@ -12,6 +12,12 @@ app.kubernetes.io/name: nodehook
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/* The steward's pods: another name, so neither the DaemonSet nor the agents' NetworkPolicy selects them. */}}
+{{- define "nodehook.stewardSelectorLabels" -}}
+app.kubernetes.io/name: nodehook-steward
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
 {{- define "nodehook.labels" -}}
 {{ include "nodehook.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
@@ -23,7 +29,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{ .Values.image.repository }}:{{ .Values.image.tag }}
 {{- end -}}
 
-{{/* The documents `nodehook rbac` printed (rbac.generated, else the shipped config's), by kind. */}}
+{{/* The rules of the documents `nodehook rbac` printed (rbac.generated, else the shipped config's)
+of one kind: the agents' (steward: false) or the steward's (steward: true; named <name>-steward...),
+optionally by exact name or by the end of the name (suffix). */}}
 {{- define "nodehook.rbacDocument" -}}
 {{- $text := .root.Values.rbac.generated -}}
 {{- if not $text -}}
@@ -31,9 +39,25 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 {{- range $doc := splitList "\n---" $text -}}
 {{- $parsed := fromYaml $doc -}}
-{{- if and (eq (get $parsed "kind") $.kind) (or (not $.name) (eq (get (get $parsed "metadata" | default dict) "name") $.name)) -}}
+{{- $name := get (get $parsed "metadata" | default dict) "name" | default "" -}}
+{{- $steward := or (hasSuffix "-steward" $name) (contains "-steward-" $name) -}}
+{{- if and (eq (get $parsed "kind") $.kind) (eq $steward (default false $.steward)) (or (not $.name) (eq $name $.name)) (or (not $.suffix) (hasSuffix $.suffix $name)) -}}
 {{- toYaml $parsed.rules -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The steward runs when the config says so (tuning.cross_node_writes "steward"), or, with
+existingConfigMap, when steward.enabled says so. "true" or "". */}}
+{{- define "nodehook.stewardEnabled" -}}
+{{- $config := eq (dig "tuning" "cross_node_writes" "agents" .Values.config) "steward" -}}
+{{- if .Values.existingConfigMap -}}
+{{- if .Values.steward.enabled }}true{{ end -}}
+{{- else -}}
+{{- if and .Values.steward.enabled (not $config) -}}
+{{- fail "steward.enabled: set config.tuning.cross_node_writes to \"steward\" as well, or the agents keep doing the cross-node work themselves (and no node-bound rules confine them)" -}}
+{{- end -}}
+{{- if $config }}true{{ end -}}
 {{- end -}}
 {{- end -}}
 
