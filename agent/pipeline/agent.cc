@@ -218,7 +218,7 @@ void Agent::Run(const CancelToken& stop) {
   if (node_watcher) threads.emplace_back([node_watcher, &stop] { node_watcher->Run(stop); });
   if (Watcher* pods = modes_.agent_pod_watcher()) threads.emplace_back([pods, &stop] { pods->Run(stop); });
   for (Watcher* leases : modes_.rollout_watchers()) threads.emplace_back([leases, &stop] { leases->Run(stop); });
-  for (RolloutCoordination* c : modes_.rollout_coordinations()) threads.emplace_back([c, &stop] { c->Run(stop); });
+  for (RolloutParticipant* p : modes_.rollout_participants()) threads.emplace_back([p, &stop] { p->Run(stop); });
   if (modes_.waits_for_node_labels()) {
     // Until this node's labels are known, no targeted object could match: acting then would
     // run delete hooks for objects this node does own. So workers wait for the Node's first list.

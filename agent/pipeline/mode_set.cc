@@ -6,6 +6,7 @@
 #include "agent/election/lease_deadline_file.h"
 #include "agent/finalizers/finalizers.h"
 #include "agent/kube/transport/server_clock.h"
+#include "agent/rollout/coordinator_observer.h"
 #include "agent/rollout/window.h"
 #include "agent/pipeline/hook_work_dir.h"
 
@@ -176,18 +177,22 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
     coordination.watch = TunedWatchOptions(config);
     coordination.coordinator.namespace_name = config.tuning.lease_namespace;
     coordination.coordinator.windows = gate.windows;
-    // With the steward, it coordinates (grants are writes in other nodes' names): this agent
-    // only asks, without knowing the fleet's size (its first asks are not spread).
+    // "agents": a candidate that coordinates while elected. "steward": the steward coordinates
+    // (grants are writes in other nodes' names); this agent only reads its Lease's fleet size, as
+    // often as a candidate would. Either way each node spreads its first asks by its place in the
+    // order, over a time that grows with the fleet (rollout_gate.h): the asks do not all reach the
+    // API server at once.
     if (config.tuning.cross_node_writes != "steward") {
-      rollout.coordination = std::make_unique<RolloutCoordination>(r, client, MonotonicClock::Instance(),
-                                                                   ApiServerClock(), events, coordination);
-      // Each node spreads its first asks by its place in the order, over a time that grows with the
-      // fleet its coordinator counted (rollout_gate.h): the asks do not all reach the API server at once.
-      RolloutCoordination* coordinator = rollout.coordination.get();
-      gate.fleet_size = [coordinator] { return coordinator->FleetSize(); };
+      rollout.participant = std::make_unique<RolloutCoordination>(r, client, MonotonicClock::Instance(),
+                                                                  ApiServerClock(), events, coordination);
     } else {
-      gate.fleet_size = [] { return 0; };
+      rollout.coordinator_lease = std::make_unique<KubeLeaseClient>(client, config.tuning.lease_namespace,
+                                                                    CoordinatorLeaseName(RolloutIdOf(r.ref)));
+      rollout.participant = std::make_unique<CoordinatorObserver>(
+          *rollout.coordinator_lease, MonotonicClock::Instance(), coordination.election.acquire_period);
     }
+    RolloutParticipant* participant = rollout.participant.get();
+    gate.fleet_size = [participant] { return participant->FleetSize(); };
     rollout.gate = std::make_unique<RolloutGate>(r, client, *rollout.board, MonotonicClock::Instance(),
                                                  ApiServerClock(), gate);
     rollouts_.push_back(std::move(rollout));
@@ -200,11 +205,9 @@ std::vector<Watcher*> ModeSet::rollout_watchers() {
   return out;
 }
 
-std::vector<RolloutCoordination*> ModeSet::rollout_coordinations() {
-  std::vector<RolloutCoordination*> out;
-  for (auto& r : rollouts_) {
-    if (r.coordination) out.push_back(r.coordination.get());
-  }
+std::vector<RolloutParticipant*> ModeSet::rollout_participants() {
+  std::vector<RolloutParticipant*> out;
+  for (auto& r : rollouts_) out.push_back(r.participant.get());
   return out;
 }
 

@@ -8,8 +8,9 @@
 //                       and the one cluster-wide finalizer -> SingletonFinalizer
 //   fleet rollout       per resource with a policy: the watch of this node's Leases ->
 //                       RolloutBoard -> RolloutGate                              (else NoRollout)
-//                       + RolloutCoordination: the coordinator's election, and while elected
-//                       the watch of every Lease of the rollout -> RolloutCoordinator
+//                       + a RolloutParticipant: RolloutCoordination (the coordinator's election,
+//                       and while elected the watch of every Lease of the rollout ->
+//                       RolloutCoordinator), or with the steward a CoordinatorObserver (reads only)
 // One Node watcher serves the first two (only this Node is watched when targeting is all).
 // The sources of requeue triggers are exposed for the wiring (requeue_triggers.h) to register
 // map functions on; nothing here calls back into the Agent.
@@ -88,8 +89,8 @@ class ModeSet {
   // The watches of the rollout resources' Leases, one per resource with a policy.
   std::vector<Watcher*> rollout_watchers();
   std::vector<const Watcher*> rollout_watchers() const;
-  // Each rollout's coordination (its election, and the coordinator while elected); Run by the agent.
-  std::vector<RolloutCoordination*> rollout_coordinations();
+  // Each rollout's part in its coordination (rollout_participant.h); Run by the agent.
+  std::vector<RolloutParticipant*> rollout_participants();
 
  private:
   void SetUpNodeWatch(const Config& config, KubeClient& client, Clock& clock,
@@ -106,7 +107,8 @@ class ModeSet {
     std::unique_ptr<RolloutBoard> board;
     std::unique_ptr<Watcher> watcher;
     std::unique_ptr<RolloutGate> gate;
-    std::unique_ptr<RolloutCoordination> coordination;
+    std::unique_ptr<KubeLeaseClient> coordinator_lease;  // what a CoordinatorObserver reads
+    std::unique_ptr<RolloutParticipant> participant;
     bool registered = false;
   };
 

@@ -21,6 +21,7 @@
 #include "agent/kube/client/kube_client.h"
 #include "agent/kube/client/lease_client.h"
 #include "agent/rollout/rollout_coordinator.h"
+#include "agent/rollout/rollout_participant.h"
 #include "agent/watch/watcher.h"
 
 namespace nodehook {
@@ -39,16 +40,16 @@ std::string CoordinatorLeaseName(const std::string& rid);
 // them leaves. Comma-separated.
 std::string PickStandbys(const BoardView& board, const std::string& rid, const std::string& identity, size_t count);
 
-class RolloutCoordination {
+class RolloutCoordination final : public RolloutParticipant {
  public:
   RolloutCoordination(const WatchedResource& resource, KubeClient& client, Clock& monotonic,
                       const ServerClock& server, EventRecorder& events, RolloutCoordinationOptions options);
 
   // Takes part in the election until `stop`; coordinates while elected.
-  void Run(const CancelToken& stop);
+  void Run(const CancelToken& stop) override;
   // The nodes of the rollout as its coordinator last counted them (its Lease's note, read at each
   // of this agent's election attempts); 0 when not known.
-  int FleetSize() const;
+  int FleetSize() const override;
 
  private:
   // One term: the watch of every Lease and the rounds, until `stop` or the term's end.

@@ -23,10 +23,15 @@ def kubeconfig_with_token(admin_kubeconfig, token, path):
 
 
 def refusals(agent):
-    """Log lines of the agent that report a refused request. Only the fields that carry an error are
-    searched: a time like 15:33:27.403Z or a uid with 403 in it is no refusal."""
-    lines = agent.log_path.read_text(errors="replace").splitlines()
-    return [line for line in lines
+    """Log lines of the agent that report a refused request."""
+    return refused_lines(agent.log_path.read_text(errors="replace"))
+
+
+def refused_lines(log_text):
+    """The lines of a log that report a refused request. Only the fields that carry an error are
+    searched: a time like 15:33:27.403Z or a uid with 403 in it is no refusal, nor is the self-check's
+    dry run that the node-bound rules must refuse."""
+    return [line for line in log_text.splitlines()
             if any("403" in value or "orbidden" in value
                    for key, value in parse_log_line(line).items() if key in ("event", "error", "code", "message"))]
 
