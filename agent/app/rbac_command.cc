@@ -87,6 +87,14 @@ std::vector<PolicyRule> LeastPrivilegeRules(const Config& config) {
     finalizers = finalizers || r.finalizer;
   }
   if (targeting) rules.Grant("", "nodes", {"list", "watch"});
+  // Node outputs: this Node read once at start, its status written by server-side apply (the
+  // node-bound rules keep each agent to its own Node).
+  const bool outputs = std::any_of(config.resources.begin(), config.resources.end(),
+                                   [](const WatchedResource& r) { return !r.node_condition.empty(); });
+  if (outputs) {
+    rules.Grant("", "nodes", {"get"});
+    rules.Grant("", "nodes/status", {"patch"});
+  }
   // With the steward, departures are its to judge: the agents need no Node but their own.
   if (finalizers && config.tuning.cross_node_writes != "steward") rules.Grant("", "nodes", {"get", "list", "watch"});
   rules.Grant("events.k8s.io", "events", {"create"});
@@ -152,6 +160,11 @@ std::vector<PolicyRule> RetirementRules(const Config& previous, const Config& co
   RuleSet rules;
   for (const FinalizerDomain& d : RetiredDomains(DomainsServed(previous), DomainsServed(config))) {
     rules.Grant(d.resource.group, d.resource.plural, {"get", "list", "patch"});
+  }
+  // A condition the previous config kept comes off by an empty apply of its manager.
+  const auto keeps_condition = [](const WatchedResource& r) { return !r.node_condition.empty(); };
+  if (std::any_of(previous.resources.begin(), previous.resources.end(), keeps_condition)) {
+    rules.Grant("", "nodes/status", {"patch"});
   }
   return rules.Rules();
 }
@@ -268,6 +281,7 @@ int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream&
   }
   std::vector<PolicyRule> rules = LeastPrivilegeRules(loaded.config);
   bool retiring_singleton = false;
+  Config guarded = loaded.config;  // what the node-bound rules guard: this config, and what retires
   if (!args.previous_path.empty()) {
     ConfigResult previous = LoadConfigFile(args.previous_path, sources);
     if (!previous.ok()) {
@@ -281,9 +295,20 @@ int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream&
     }
     rules = merged.Rules();
     retiring_singleton = RetirementNeedsAgentPods(previous.config, loaded.config);
+    // The conditions the previous config kept come off the own Node only: the rules guard them too.
+    for (const WatchedResource& r : previous.config.resources) {
+      if (r.node_condition.empty()) continue;
+      const bool kept = std::any_of(guarded.resources.begin(), guarded.resources.end(),
+                                    [&r](const WatchedResource& g) { return g.node_condition == r.node_condition; });
+      if (kept) continue;
+      WatchedResource retiring;
+      retiring.ref = r.ref;
+      retiring.node_condition = r.node_condition;
+      guarded.resources.push_back(retiring);
+    }
   }
   if (args.part == "admission") {
-    PrintAdmission(loaded.config, args, out);
+    PrintAdmission(guarded, args, out);
     return 0;
   }
   if (args.part == "steward") {
@@ -300,7 +325,7 @@ int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream&
   if (NeedsAgentPodsRole(loaded.config) || retiring_singleton) out << "---\n" << AgentPodsRoleYaml(args.name);
   if (args.part == "all") {
     out << "---\n";
-    PrintAdmission(loaded.config, args, out);
+    PrintAdmission(guarded, args, out);
     if (loaded.config.tuning.cross_node_writes == "steward") out << "---\n" << StewardRbacYaml(loaded.config, args.name, args.namespace_name);
   }
   return 0;

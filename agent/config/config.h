@@ -106,6 +106,9 @@ struct WatchedResource {
   bool singleton = false;
   // Fleet rollout (opt-in): the policy that gates this resource's disruptive hooks.
   std::optional<RolloutPolicy> rollout;
+  // Node outputs (opt-in, "node_outputs"): the type of the NodeCondition this resource keeps on
+  // the agent's own Node, derived from its objects' states here (outputs/node_condition.h); "" = none.
+  std::string node_condition;
 };
 
 // The annotation holding the digest of the essence a singleton resource's leader last handled.

@@ -74,6 +74,11 @@ void ReadResources(const rapidjson::Value* resources, Config* config, Diagnostic
       if (SameResource(config->resources[j].ref, resource.ref) && !resource.ref.plural.empty()) {
         diag.Error(path, "duplicates resources[" + std::to_string(j) + "] (same group, version, plural and namespace)");
       }
+      // Each condition has one writer: two resources would overwrite each other's verdict.
+      if (!resource.node_condition.empty() && resource.node_condition == config->resources[j].node_condition) {
+        diag.Error(ChildPath(ChildPath(path, "node_outputs"), "condition"),
+                   "\"" + resource.node_condition + "\" is resources[" + std::to_string(j) + "]'s condition already");
+      }
     }
     config->resources.push_back(std::move(resource));
   }

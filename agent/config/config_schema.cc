@@ -9,6 +9,7 @@
 
 #include "agent/config/knobs.h"
 #include "agent/config/resource_parser.h"
+#include "agent/config/node_outputs_parser.h"
 #include "agent/config/rollout_parser.h"
 
 namespace nodehook {
@@ -146,13 +147,15 @@ class SchemaBuilder {
     Set(when_props, "singleton", std::move(is_true));
     Set(when, "properties", std::move(when_props));
     Set(when, "required", Strings({"singleton"}));
-    Value then = Object(nullptr, "a singleton resource cannot use finalizer, node_selector_path, rollout, resume or event");
+    Value then = Object(nullptr, "a singleton resource cannot use finalizer, node_selector_path, rollout, node_outputs, "
+                                 "resume or event");
     Value then_props(rapidjson::kObjectType);
     Value is_false(rapidjson::kObjectType);
     Set(is_false, "const", Value(false));
     Set(then_props, "finalizer", std::move(is_false));
     Set(then_props, "node_selector_path", Value(false));
     Set(then_props, "rollout", Value(false));
+    Set(then_props, "node_outputs", Value(false));
     Value hook_props(rapidjson::kObjectType);
     Set(hook_props, kReasonResume, Value(false));
     Set(hook_props, kReasonEvent, Value(false));
@@ -228,6 +231,21 @@ class SchemaBuilder {
     return Closed("fleet rollout: at most max_nodes nodes at a time, canaries first", std::move(props));
   }
 
+  Value NodeOutputs() {
+    Value props(rapidjson::kObjectType);
+    Value condition = Object("string", "the type of the NodeCondition kept on this node from its objects' states "
+                                       "(True: all handled, False: failing, Unknown: in progress), e.g. WidgetsReady");
+    Set(condition, "pattern", Str("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z][A-Za-z0-9]{0,62}$"));
+    Value reserved(rapidjson::kObjectType);
+    Set(reserved, "enum", Strings(ReservedNodeConditionTypes()));
+    Set(condition, "not", std::move(reserved));
+    Set(props, "condition", std::move(condition));
+    for (const std::string& key : NodeOutputsKeys()) {
+      if (!props.HasMember(key.c_str())) throw std::logic_error("config schema misses node_outputs key " + key);
+    }
+    return Closed("what this resource publishes on the agent's own Node", std::move(props), {"condition"});
+  }
+
   Value Resource() {
     Value props(rapidjson::kObjectType);
     Set(props, "group", Object("string", "API group; \"\" for the core group"));
@@ -250,6 +268,7 @@ class SchemaBuilder {
     Set(props, "singleton", Object("boolean", "only the agent holding the Lease runs this resource's hooks"));
     Set(props, "hooks", Hooks());
     Set(props, "rollout", Rollout());
+    Set(props, "node_outputs", NodeOutputs());
     for (const std::string& key : ResourceKeys()) {
       if (!props.HasMember(key.c_str())) throw std::logic_error("config schema misses resource key " + key);
     }

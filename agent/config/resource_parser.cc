@@ -1,5 +1,6 @@
 #include "agent/config/resource_parser.h"
 
+#include "agent/config/node_outputs_parser.h"
 #include "agent/config/rollout_parser.h"
 #include "agent/config/selector_template.h"
 
@@ -130,7 +131,7 @@ const std::vector<std::string>& HookReasons() {
 const std::vector<std::string>& ResourceKeys() {
   static const std::vector<std::string> keys = {
       "group",  "version",   "plural",         "namespace", "label_selector", "field_selector", "ignored_paths",
-      "node_selector_path", "finalizer", "success_events", "singleton", "hooks", "rollout"};
+      "node_selector_path", "finalizer", "success_events", "singleton", "hooks", "rollout", "node_outputs"};
   return keys;
 }
 
@@ -195,6 +196,12 @@ void ReadWatchedResource(const rapidjson::Value& value, const std::string& path,
   // After the hooks and "singleton": the policy is checked against both.
   if (auto* rollout = FindMember(value, "rollout")) {
     ReadRollout(*rollout, ChildPath(path, "rollout"), zoneinfo_dir, out, diag);
+  }
+  if (auto* outputs = FindMember(value, "node_outputs")) {
+    std::string key_path = ChildPath(path, "node_outputs");
+    // One agent acts for a singleton resource: what it did is not any one node's.
+    if (out->singleton) diag.Error(key_path, "a singleton resource has no per-node outputs");
+    ReadNodeOutputs(*outputs, key_path, out, diag);
   }
 }
 

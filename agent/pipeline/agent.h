@@ -1,7 +1,8 @@
 // Agent: wires one node's pipeline together and runs it.
 //   per watched resource (ResourcePipeline): Watcher thread -> ResourceTracker -> ObjectCache
 //   -> WorkQueue -> workers -> Reconciler (Decide, then the PlanExecutor) in the resource's context
-//   and beside the workers, PeriodicHooks: check threads and a snapshot thread.
+//   and beside the workers, PeriodicHooks: check threads and a snapshot thread, and the
+//   NodeConditionWriter of the resources that keep a condition on this Node.
 // The modes (ModeSet) are built once from the config; requeue triggers (RequeueTriggers) are
 // map functions registered on their sources. Owns the threads, pipelines, queue and reconciler;
 // borrows the client, store, runner and clock, which must outlive it. Run() blocks;
@@ -28,6 +29,7 @@
 #include "agent/periodic/periodic_hooks.h"
 #include "agent/pipeline/hook_work_dir.h"
 #include "agent/pipeline/mode_set.h"
+#include "agent/pipeline/node_outputs.h"
 #include "agent/pipeline/object_views_publisher.h"
 #include "agent/pipeline/requeue_triggers.h"
 #include "agent/pipeline/resource_pipeline.h"
@@ -127,6 +129,8 @@ class Agent {
   ObjectViewsPublisher object_views_;
   // Periodic checks and node snapshots, on threads of their own.
   std::unique_ptr<PeriodicHooks> periodic_;
+  // The resources' NodeConditions on this Node (node_outputs.h); null when none keeps one.
+  std::unique_ptr<NodeConditionWriter> node_conditions_;
   RequeueTriggers requeue_;
 };
 

@@ -54,6 +54,7 @@ class ResourceTracker final : public WatchSink {
   void SetQuarantineReporting(ResourceRef resource, EventRecorder* events, Metrics& metrics = DefaultMetrics());
 
   ObjectCache& cache() { return cache_; }
+  const ObjectCache& cache() const { return cache_; }
 
   // Called on the watcher thread after every list and after each change it queues (the node
   // snapshot hook's trigger). Set before the watcher starts.

@@ -23,6 +23,15 @@ import subprocess
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
 EVENTS = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
 MERGE = "application/merge-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
+APPLY = "application/apply-patch+yaml"
+# What node outputs apply to a Node's status (outputs/node_condition_writer.h).
+OUTPUTS_MANAGER = "?fieldManager=nodehook-widgets.example.com&force=true"
+# The broad rights the fixtures grant, so that only the admission rules can refuse.
+BROAD_RULES = [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["*"]},
+               {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]},
+               {"apiGroups": ["events.k8s.io", ""], "resources": ["events"], "verbs": ["*"]},
+               {"apiGroups": [""], "resources": ["nodes", "nodes/status"], "verbs": ["get", "patch", "update"]}]
 
 
 def rbac_output(config, tmp_path, name, namespace, account):
@@ -41,6 +50,19 @@ def widgets_config(ns, **options):
                            "hooks": {"create": {"argv": ["/bin/true"]}, "delete": {"argv": ["/bin/true"]}},
                            **options}],
             "tuning": {"cross_node_writes": "steward", "lease_namespace": ns, "lease_name": "solo-lease"}}
+
+
+# The agents' config of the table: finalizer mode, a rollout and a node condition.
+AGENT_OPTIONS = {"finalizer": True, "rollout": {"slot_lease_seconds": 20, "soak_seconds": 60},
+                 "node_outputs": {"condition": "WidgetsReady"}}
+
+
+def node_condition(node, status):
+    """A server-side apply body of the node outputs' condition on `node`."""
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node},
+            "status": {"conditions": [{"type": "WidgetsReady", "status": status, "reason": "AllHandled",
+                                       "message": "forged" if status == "False" else "fine",
+                                       "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
 
 
 def apply_policies(documents, tmp_path, name, kubeconfig):
@@ -115,9 +137,7 @@ def fleet(cluster, widgets, tmp_path):
     role = f"nb-broad-{suffix}"
     admin.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": role},
-        "rules": [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["*"]},
-                  {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]},
-                  {"apiGroups": ["events.k8s.io", ""], "resources": ["events"], "verbs": ["*"]}]})
+        "rules": BROAD_RULES})
     for account in ("agent", "solo"):
         admin.request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": account}})
         admin.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
@@ -132,8 +152,7 @@ def fleet(cluster, widgets, tmp_path):
     cleanups = []
     yield {"ns": ns, "nodes": nodes, "actors": actors, "admin": admin, "widgets": widgets,
            "apply": lambda: cleanups.extend([
-               apply_policies(rbac_output(widgets_config(ns, finalizer=True, rollout={"slot_lease_seconds": 20,
-                                                                                     "soak_seconds": 60}),
+               apply_policies(rbac_output(widgets_config(ns, **AGENT_OPTIONS),
                                           tmp_path, name, ns, "agent"), tmp_path, name, cluster.kubeconfig),
                apply_policies(rbac_output(widgets_config(ns, singleton=True), tmp_path, name + "-solo", ns, "solo"),
                               tmp_path, name + "-solo", cluster.kubeconfig)])}
@@ -208,6 +227,12 @@ def attack_table(fleet, refused_before=()):
          event(f"forged-b-{ns}", b, {"apiVersion": "v1", "kind": "Node", "name": b}), "application/json"),
         ("post an Event about node B's Node", attacker, "POST", events,
          event(f"forged-about-b-{ns}", a, {"apiVersion": "v1", "kind": "Node", "name": b}), "application/json"),
+        ("set a condition on node B's Node", attacker, "PATCH", f"/api/v1/nodes/{b}/status{OUTPUTS_MANAGER}",
+         node_condition(b, "False"), APPLY),
+        ("change the kubelet's Ready condition of its own Node", attacker, "PATCH", f"/api/v1/nodes/{a}/status",
+         {"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Forged"}]}}, STRATEGIC),
+        ("label node B's Node", attacker, "PATCH", f"/api/v1/nodes/{b}", {"metadata": {"labels": {"x": "y"}}},
+         MERGE),
         ("any write with a token naming no node", actors["agent@none"], "PATCH", f"{w}/held",
          {"metadata": {"finalizers": [fb, fa]}}, MERGE),
     ]
@@ -242,6 +267,8 @@ def attack_table(fleet, refused_before=()):
          {"spec": {"leaseDurationSeconds": 86400}}, MERGE, False),
         ("node B releases its slot", victim, "PATCH", f"{leases}/nodehook-rollout-r0-slot-0",
          {"spec": {"holderIdentity": ""}}, MERGE, True),
+        ("node B sets its own condition", victim, "PATCH", f"/api/v1/nodes/{b}/status{OUTPUTS_MANAGER}",
+         node_condition(b, "True"), APPLY, True),
         ("node B posts an Event as itself", victim, "POST", events,
          event(f"own-b-{ns}", b, {"apiVersion": "v1", "kind": "Node", "name": b}), "application/json", True),
         ("node B, leading, writes singleton-handled", victim_solo, "PATCH", f"{w}/solo",
@@ -261,9 +288,14 @@ def attack_table(fleet, refused_before=()):
         assert (was == "allowed") != (what in refused_before), (what, was)
     for (what, *_), now in zip(attacks, after):
         assert now.startswith("refused (HTTP 403)") and "ValidatingAdmissionPolicy" in now, (what, now)
-    assert "names none" in after[-1], after[-1]
-    assert f"may add or remove only its own finalizer {fa}, not {fb}" in after[0]
-    assert "may write only as its own node" in after[-3]
+    refused = {what: now for (what, *_), now in zip(attacks, after)}
+    assert "names none" in refused["any write with a token naming no node"]
+    assert f"may add or remove only its own finalizer {fa}, not {fb}" in refused["add node B's finalizer"]
+    assert "may write only as its own node" in refused["post an Event about node B's Node"]
+    assert f"may write only as its own node (the Node {b})" in refused["set a condition on node B's Node"]
+    assert "may change only the conditions its config keeps (WidgetsReady)" in \
+        refused["change the kubelet's Ready condition of its own Node"]
+    assert "only update the status of a Node" in refused["label node B's Node"]
     for (what, *_, expected), now in zip(own, own_results):
         assert (now == "allowed") == expected, (what, now)
     assert "may add or remove only its own finalizer" in own_results[1]

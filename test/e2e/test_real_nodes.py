@@ -627,16 +627,14 @@ def test_a_hostile_pod_on_one_node_with_the_agents_token_is_refused_every_write_
     for node-2 or the cluster, before and after the node-bound rules `nodehook rbac` prints for a
     finalizer, rollout and singleton config are in force; node-2's does its own work
     (test_node_bound.attack_table prints the table)."""
-    from test_node_bound import Actor, apply_policies, attack_table, rbac_output, widgets_config
+    from test_node_bound import AGENT_OPTIONS, BROAD_RULES, Actor, apply_policies, attack_table, rbac_output, widgets_config
     from kube import Widgets
     ns = "hostile"
     admin = real.kube
     admin.request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
     admin.request("POST", f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts", {"metadata": {"name": "nodehook-solo"}})
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "hostile-broad"},
-            "rules": [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["*"]},
-                      {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]},
-                      {"apiGroups": ["events.k8s.io", ""], "resources": ["events"], "verbs": ["*"]}]}
+            "rules": BROAD_RULES}
     admin.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
     admin.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
         "metadata": {"name": "hostile-broad"},
@@ -671,8 +669,7 @@ def test_a_hostile_pod_on_one_node_with_the_agents_token_is_refused_every_write_
     applied = []
 
     def apply():
-        for account, options, name in (("nodehook", {"finalizer": True, "rollout": {"slot_lease_seconds": 20,
-                                                                                   "soak_seconds": 60}}, "hostile"),
+        for account, options, name in (("nodehook", AGENT_OPTIONS, "hostile"),
                                         ("nodehook-solo", {"singleton": True}, "hostile-solo")):
             config = widgets_config(ns, **options)
             config["tuning"]["lease_namespace"] = ns

@@ -125,6 +125,31 @@ class FakeKubeClient final : public KubeClient {
     return result;
   }
 
+  struct ApplyCall {
+    std::string name;
+    std::string subresource;
+    std::string field_manager;
+    std::string body;
+  };
+  // Records the call; the next queued result (Ok once they run out).
+  Status Apply(const ObjectRef& o, const std::string& subresource, const std::string& field_manager,
+               const std::string& body) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    apply_calls_.push_back({o.name, subresource, field_manager, body});
+    if (apply_results_.empty()) return Status::Ok();
+    Status result = apply_results_.front();
+    apply_results_.pop_front();
+    return result;
+  }
+  void QueueApplyResult(Status result) {
+    std::lock_guard<std::mutex> lock(mu_);
+    apply_results_.push_back(std::move(result));
+  }
+  std::vector<ApplyCall> apply_calls() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return apply_calls_;
+  }
+
   // Records the body; the next queued result (Ok once they run out).
   Status CreateDryRun(const ResourceRef&, const std::string&, const std::string& body) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -255,6 +280,8 @@ class FakeKubeClient final : public KubeClient {
   std::vector<ObjectRef> delete_calls_;
   std::vector<CreateCall> create_calls_;
   std::vector<PatchCall> patches_;
+  std::vector<ApplyCall> apply_calls_;
+  std::deque<Status> apply_results_;
   const Clock* clock_ = nullptr;
   std::vector<TimePoint> list_times_;
   std::deque<Status> patch_results_;

@@ -43,6 +43,15 @@ class KubeClient {
     (void)o;
     return Status(StatusCode::kInternal, "Delete is not supported by this client");
   }
+  // Server-side apply: PATCHes `body` (a partial object as JSON, with apiVersion and kind) as
+  // application/apply-patch+yaml to the object, or to its `subresource` ("status"; "" = the object
+  // itself), as `field_manager`, with force: the fields it names become this manager's, and
+  // fields it owned but no longer names are removed (unless another manager owns them too).
+  virtual Status Apply(const ObjectRef& o, const std::string& subresource, const std::string& field_manager,
+                       const std::string& body) {
+    (void)o, (void)subresource, (void)field_manager, (void)body;
+    return Status(StatusCode::kInternal, "Apply is not supported by this client");
+  }
   // PUTs `body` (a whole object; its metadata.resourceVersion makes a stale write fail with
   // kConflict) and returns the object as stored.
   virtual Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) {

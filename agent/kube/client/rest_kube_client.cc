@@ -164,6 +164,22 @@ Status RestKubeClient::Patch(const ObjectRef& o, PatchType type, const std::stri
   return Status::Ok();
 }
 
+Status RestKubeClient::Apply(const ObjectRef& o, const std::string& subresource, const std::string& field_manager,
+                             const std::string& body) {
+  auto request = requests_.Start("apply", o.resource.Id());
+  const std::string path = ObjectPath(o) + (subresource.empty() ? "" : "/" + UrlEncode(subresource)) +
+                           "?fieldManager=" + UrlEncode(field_manager) + "&force=true";
+  // JSON is YAML: the apply content type takes it as is.
+  auto resp = transport_->Send(JsonRequest("PATCH", path, "application/apply-patch+yaml", body));
+  RecordSend(request, resp);
+  if (!resp.ok()) return resp.status();
+  if (!IsHttpSuccess(resp->status)) {
+    return ErrorFromResponse(*resp, "apply " + o.resource.Id() + (subresource.empty() ? "" : "/" + subresource) + " " +
+                                        o.namespace_name + "/" + o.name);
+  }
+  return Status::Ok();
+}
+
 Status RestKubeClient::Delete(const ObjectRef& o) {
   auto request = requests_.Start("delete", o.resource.Id());
   auto resp = transport_->Send(JsonRequest("DELETE", ObjectPath(o), "application/json",

@@ -34,6 +34,8 @@ class RestKubeClient final : public KubeClient {
 
   Result<KubeObject> Get(const ObjectRef& o) override;
   Status Patch(const ObjectRef& o, PatchType type, const std::string& body) override;
+  Status Apply(const ObjectRef& o, const std::string& subresource, const std::string& field_manager,
+               const std::string& body) override;
   Status Create(const ResourceRef& collection, const std::string& namespace_name, const std::string& body) override;
   Status CreateDryRun(const ResourceRef& collection, const std::string& namespace_name,
                       const std::string& body) override;

@@ -96,3 +96,16 @@ TEST_CASE("agents that write across nodes themselves get no rules: the rules wou
   c.resources = {w};
   CHECK(AgentsWriteAcrossNodes(c));
 }
+
+TEST_CASE("node outputs are guarded: the own Node's status only, and only the conditions the config keeps") {
+  WatchedResource w = Watched("widgets");
+  w.node_condition = "WidgetsReady";
+  Config c;  // node outputs cross no node: the rules come with "agents" too
+  c.resources = {w, Watched("gadgets")};
+  std::string yaml = NodeBoundPolicyYaml(c, PolicySubject{});
+  CHECK(Has(yaml, "name: nodehook-node-bound-nodes\n"));
+  CHECK(Has(yaml, R"(resources: ["nodes", "nodes/status"])"));
+  CHECK(Has(yaml, "request.name == variables.node"));
+  CHECK(Has(yaml, "!(c.type in ['WidgetsReady'])"));
+  CHECK_FALSE(Has(NodeBoundPolicyYaml(Steward({Watched("gadgets")}), PolicySubject{}), "node-bound-nodes"));
+}

@@ -202,3 +202,13 @@ TEST_CASE("with the steward, the agents lose the cross-node rights and the stewa
   CHECK(yaml.find("name: nh\n") == std::string::npos);
   CHECK(yaml.find("nh-steward-leases") == std::string::npos);  // no rollout, no singleton
 }
+
+TEST_CASE("node outputs add a read of the Node and a patch of its status, and only with them") {
+  WatchedResource w = Watched("example.com", "widgets");
+  w.node_condition = "WidgetsReady";
+  CHECK(Lines(LeastPrivilegeRules(WithResources({w}))) ==
+        std::vector<std::string>{"example.com/widgets: list watch", "/nodes: get", "/nodes/status: patch",
+                                 "events.k8s.io/events: create"});
+  CHECK(Lines(LeastPrivilegeRules(WithResources({Watched("example.com", "widgets")}))) ==
+        std::vector<std::string>{"example.com/widgets: list watch", "events.k8s.io/events: create"});
+}

@@ -1,0 +1,23 @@
+// Reads a resource's "node_outputs" block (NodeOutputs in config.h; docs/configuration.md): what
+// this resource publishes on the agent's own Node. Internal to agent/config. Stateless.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <string>
+#include <vector>
+
+#include "agent/config/config.h"
+#include "agent/config/json_fields.h"
+
+namespace nodehook {
+
+// The keys of "node_outputs"; shared with the JSON Schema (config_schema.cc).
+const std::vector<std::string>& NodeOutputsKeys();
+
+// The NodeCondition types the kubelet and the node controller own: never a resource's.
+const std::vector<std::string>& ReservedNodeConditionTypes();
+
+void ReadNodeOutputs(const rapidjson::Value& value, const std::string& path, WatchedResource* out, Diagnostics& diag);
+
+}  // namespace nodehook

@@ -1,0 +1,48 @@
+#include "agent/outputs/node_condition.h"
+
+#include "agent/http/objects_endpoint.h"
+
+namespace nodehook {
+namespace {
+
+std::string Cut(std::string text) {
+  if (text.size() <= kNodeConditionMessageLimit) return text;
+  text.resize(kNodeConditionMessageLimit - 3);
+  // Never leave half a UTF-8 sequence at the end.
+  while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
+  if (!text.empty() && (static_cast<unsigned char>(text.back()) & 0x80) != 0) text.pop_back();
+  return text + "...";
+}
+
+std::string Objects(size_t n) { return std::to_string(n) + (n == 1 ? " object" : " objects"); }
+
+}  // namespace
+
+NodeConditionValue DeriveNodeCondition(const std::string& resource_id, const std::vector<ObjectView>& objects,
+                                       const ResourceProgress& progress) {
+  size_t failing = 0;
+  const ObjectView* first = nullptr;
+  const HandlerRecord* first_handler = nullptr;
+  for (const ObjectView& object : objects) {
+    if (object.resource != resource_id) continue;
+    for (const HandlerRecord& h : object.handlers) {
+      if (!IsFailing(h)) continue;
+      if (failing++ == 0) first = &object, first_handler = &h;
+      break;
+    }
+  }
+  if (failing > 0) {
+    std::string message = Objects(failing) + " failing on this node; " + first->Key() + " " + first_handler->handler;
+    if (!first_handler->last_message.empty()) message += ": " + first_handler->last_message;
+    return {"False", "HooksFailing", Cut(std::move(message))};
+  }
+  if (!progress.synced) return {"Unknown", "Starting", "the first list of " + resource_id + " is not complete"};
+  if (progress.unsettled > 0) {
+    return {"Unknown", "InProgress",
+            Objects(progress.unsettled) + " of " + std::to_string(progress.objects) + " in progress on this node"};
+  }
+  // No count here: while everything is handled, objects coming and going change nothing.
+  return {"True", "AllHandled", "every object of " + resource_id + " is handled on this node"};
+}
+
+}  // namespace nodehook

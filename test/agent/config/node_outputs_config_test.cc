@@ -1,0 +1,75 @@
+// "node_outputs": the NodeCondition a resource keeps on the agent's own Node.
+#include <catch2/catch.hpp>
+
+#include "test/agent/config/config_test_util.h"
+
+using namespace nodehook;
+
+namespace {
+
+const ConfigSources kNode = Sources({{"NODE_NAME", "n"}});
+
+std::string Resource(const std::string& plural, const std::string& members) {
+  return "{\"version\": \"v1\", \"plural\": \"" + plural + "\", " + members + ", \"hooks\": {\"create\": {\"argv\": [\"/h\"]}}}";
+}
+
+std::string WithResources(const std::string& resources) {
+  return "{\"state_file\": \"/s\",\n\"resources\": [\n" + resources + "]}";
+}
+
+std::vector<std::string> ErrorsAt(const ConfigResult& result, const std::string& path) {
+  std::vector<std::string> out;
+  for (const ConfigError& e : result.errors) {
+    if (e.path == path) out.push_back(e.message);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("node_outputs condition names the NodeCondition a resource keeps; without it there is none") {
+  ConfigResult result = ParseConfig(
+      WithResources(Resource("widgets", R"("node_outputs": {"condition": "WidgetsReady"})") + ",\n" +
+                    Resource("gadgets", R"("node_outputs": {"condition": "example.com/GadgetsReady"})") + ",\n" +
+                    Resource("others", R"("finalizer": true)")),
+      kNode);
+  INFO(AllErrors(result));
+  REQUIRE(result.ok());
+  CHECK(result.config.resources[0].node_condition == "WidgetsReady");
+  CHECK(result.config.resources[1].node_condition == "example.com/GadgetsReady");
+  CHECK(result.config.resources[2].node_condition.empty());
+}
+
+TEST_CASE("node_outputs refuses the kubelet's conditions, malformed types, unknown keys and a singleton resource") {
+  auto errors = [](const std::string& members) {
+    ConfigResult result = ParseConfig(WithResources(Resource("widgets", members)), kNode);
+    std::vector<std::string> all = ErrorsAt(result, "resources[0].node_outputs.condition");
+    for (const std::string& m : ErrorsAt(result, "resources[0].node_outputs")) all.push_back(m);
+    return all;
+  };
+  CHECK(errors(R"("node_outputs": {"condition": "Ready"})") ==
+        std::vector<std::string>{"\"Ready\" is the kubelet's own condition; choose another type (e.g. \"widgetsReady\")"});
+  CHECK(errors(R"("node_outputs": {"condition": "Widgets Ready"})").size() == 1);
+  CHECK(errors(R"("node_outputs": {"condition": "9Lives"})").size() == 1);
+  CHECK(errors(R"("node_outputs": {"condition": ""})").size() == 1);
+  CHECK(errors(R"("node_outputs": {})") == std::vector<std::string>{"expected at least one of: condition"});
+  CHECK(errors(R"("node_outputs": "WidgetsReady")").size() == 1);
+  ConfigResult unknown =
+      ParseConfig(WithResources(Resource("widgets", R"("node_outputs": {"condition": "W", "labels": {}})")), kNode);
+  CHECK_FALSE(unknown.ok());
+  INFO(AllErrors(unknown));
+  CHECK(AllErrors(unknown).find("labels") != std::string::npos);
+  ConfigResult singleton = ParseConfig(
+      WithResources(Resource("widgets", R"("singleton": true, "node_outputs": {"condition": "WidgetsReady"})")), kNode);
+  CHECK(ErrorsAt(singleton, "resources[0].node_outputs") ==
+        std::vector<std::string>{"a singleton resource has no per-node outputs"});
+}
+
+TEST_CASE("two resources may not keep the same condition: each would overwrite the other's verdict") {
+  ConfigResult result = ParseConfig(
+      WithResources(Resource("widgets", R"("node_outputs": {"condition": "Ready2"})") + ",\n" +
+                    Resource("gadgets", R"("node_outputs": {"condition": "Ready2"})")),
+      kNode);
+  CHECK(ErrorsAt(result, "resources[1].node_outputs.condition") ==
+        std::vector<std::string>{"\"Ready2\" is resources[0]'s condition already"});
+}
