@@ -95,3 +95,12 @@ def test_a_resource_that_stops_keeping_its_condition_takes_it_off_the_node(clust
     wait_until(lambda: CONDITION not in conditions(cluster, node), "the condition gone from the Node")
     assert agent.log_events("node condition removed")[0]["manager"] == "nodehook-widgets.example.com"
     assert "Ready" in conditions(cluster, node)
+
+
+def test_a_resource_with_only_a_delete_hook_is_handled_once_its_objects_are_remembered(cluster, widgets, make_agent,
+                                                                                       node):
+    """Without a create hook the node still stores each object (its delete hook will need it): that
+    is its handling, and the condition goes True."""
+    make_agent(node, reasons=("delete",), resource_options={"node_outputs": {"condition": CONDITION}}).start()
+    widgets.create("w1", {"size": 1})
+    wait_until(lambda: condition_is(cluster, node, "True"), "the condition True for a delete-only resource")
