@@ -72,38 +72,42 @@ bool NodeConditionWriter::Tick() {
   }
   for (const NodeConditionSource& source : sources_) {
     NodeConditionValue value = source.derive();
-    auto known = applied_.find(source.type);
-    const bool inherited = inherited_.count(source.type) > 0;
-    if (known != applied_.end() && known->second.value == value) {
-      unknown_since_.erase(source.type);
-      if (inherited) {
-        inherited_.erase(source.type);
-        Log(LogLevel::kInfo, "node condition kept",
-            {{"node", node_}, {"condition", source.type}, {"status", value.status}, {"reason", value.reason},
-             {"resource", source.resource.Id()}, {"next", "write it only when its status, reason or message changes"}});
-      }
-      continue;
-    }
-    // Catching up after a restart: keep the verdict found on the Node a while rather than write
-    // Unknown, which the next rounds would most likely turn back.
-    if (value.status == "Unknown" && known != applied_.end() && known->second.value.status != "Unknown") {
-      const TimePoint since = unknown_since_.emplace(source.type, monotonic_.Now()).first->second;
-      if (inherited && monotonic_.Now() - started_ < options_.hold_unknown) continue;
-      // A verdict turns Unknown only once the work lasted: a change handled at once writes nothing.
-      if (monotonic_.Now() - since < options_.unknown_after) continue;
-    }
-    unknown_since_.erase(source.type);
-    const bool message_only = known != applied_.end() && known->second.value.status == value.status &&
-                              known->second.value.reason == value.reason;
-    if (message_only && known->second.written_at &&
-        monotonic_.Now() - *known->second.written_at < options_.message_every) {
-      continue;  // derived again next round: written once the interval is over, if still so
-    }
-    inherited_.erase(source.type);
-    ok = Apply(source, value) && ok;
+    if (Due(source, value)) ok = Apply(source, value) && ok;
   }
   if (ok) warned_ = false;
   return ok;
+}
+
+bool NodeConditionWriter::Due(const NodeConditionSource& source, const NodeConditionValue& value) {
+  const TimePoint now = monotonic_.Now();
+  auto known = applied_.find(source.type);
+  const bool inherited = inherited_.count(source.type) > 0;
+  if (known != applied_.end() && known->second.value == value) {
+    unknown_since_.erase(source.type);
+    if (inherited) {
+      inherited_.erase(source.type);
+      Log(LogLevel::kInfo, "node condition kept",
+          {{"node", node_}, {"condition", source.type}, {"status", value.status}, {"reason", value.reason},
+           {"resource", source.resource.Id()}, {"next", "write it only when its status, reason or message changes"}});
+    }
+    return false;
+  }
+  if (value.status == "Unknown" && known != applied_.end() && known->second.value.status != "Unknown") {
+    const TimePoint since = unknown_since_.emplace(source.type, now).first->second;
+    // Catching up after a restart: keep the verdict found on the Node a while rather than write
+    // Unknown, which the next rounds would most likely turn back.
+    if (inherited && now - started_ < options_.hold_unknown) return false;
+    // A verdict turns Unknown only once the work lasted: a change handled at once writes nothing.
+    if (now - since < options_.unknown_after) return false;
+  }
+  unknown_since_.erase(source.type);
+  const bool message_only = known != applied_.end() && known->second.value.status == value.status &&
+                            known->second.value.reason == value.reason;
+  if (message_only && known->second.written_at && now - *known->second.written_at < options_.message_every) {
+    return false;  // derived again next round: written once the interval is over, if still so
+  }
+  inherited_.erase(source.type);
+  return true;
 }
 
 bool NodeConditionWriter::ReadNode() {

@@ -76,6 +76,8 @@ class NodeConditionWriter {
     std::string last_transition_time;
     std::optional<TimePoint> written_at;  // monotonic; unset for what was found on the Node
   };
+  // Whether `value` is to be written now (the rules above); logs "node condition kept".
+  bool Due(const NodeConditionSource& source, const NodeConditionValue& value);
   bool ReadNode();
   bool Apply(const NodeConditionSource& source, const NodeConditionValue& value);
   bool Retire(const std::string& manager);
