@@ -1,18 +1,10 @@
 #include "agent/outputs/node_condition.h"
 
+#include "agent/base/printable.h"
 #include "agent/http/objects_endpoint.h"
 
 namespace nodehook {
 namespace {
-
-std::string Cut(std::string text) {
-  if (text.size() <= kNodeConditionMessageLimit) return text;
-  text.resize(kNodeConditionMessageLimit - 3);
-  // Never leave half a UTF-8 sequence at the end.
-  while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
-  if (!text.empty() && (static_cast<unsigned char>(text.back()) & 0x80) != 0) text.pop_back();
-  return text + "...";
-}
 
 std::string Objects(size_t n) { return std::to_string(n) + (n == 1 ? " object" : " objects"); }
 
@@ -34,7 +26,7 @@ NodeConditionValue DeriveNodeCondition(const std::string& resource_id, const std
   if (failing > 0) {
     std::string message = Objects(failing) + " failing on this node; " + first->Key() + " " + first_handler->handler;
     if (!first_handler->last_message.empty()) message += ": " + first_handler->last_message;
-    return {"False", "HooksFailing", Cut(std::move(message))};
+    return {"False", "HooksFailing", CutToLimit(message, kNodeConditionMessageLimit)};
   }
   if (!progress.synced) return {"Unknown", "Starting", "the first list of " + resource_id + " is not complete"};
   if (progress.unsettled > 0) {
