@@ -123,6 +123,24 @@ CREATE TABLE snapshots (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 6 (issue 29): what an object's hooks published for this node ("node" in a result
+// file: labels, annotations, conditions, taints), as JSON. Kept until the object is forgotten
+// (its delete hook done), so the outputs writer keeps them on the Node through restarts and
+// takes them off once the object is gone.
+constexpr const char* kSchemaV6 = R"sql(
+CREATE TABLE node_outputs (
+  uid TEXT NOT NULL,
+  node TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  outputs TEXT NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (uid, node)
+) WITHOUT ROWID;
+CREATE INDEX node_outputs_by_resource ON node_outputs (node, resource);
+)sql";
+
 Result<int> ReadUserVersion(SqliteDb& db) {
   Result<std::string> text = db.QueryText("Migrate", "PRAGMA user_version");
   if (!text.ok()) return text.status();
@@ -151,6 +169,7 @@ const std::vector<Migration>& StateMigrations() {
       {3, kSchemaV3},
       {4, kSchemaV4},
       {5, kSchemaV5},
+      {6, kSchemaV6},
   };
   return kMigrations;
 }

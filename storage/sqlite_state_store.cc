@@ -274,7 +274,8 @@ Status SqliteStateStore::Forget(const std::string& uid) {
   for (const char* sql : {"DELETE FROM objects WHERE uid = ?1 AND node = ?2",
                           "DELETE FROM handlers WHERE uid = ?1 AND node = ?2", kClearGone,
                           "DELETE FROM retry_requests WHERE uid = ?1 AND node = ?2",
-                          "DELETE FROM check_schedule WHERE uid = ?1 AND node = ?2"}) {
+                          "DELETE FROM check_schedule WHERE uid = ?1 AND node = ?2",
+                          "DELETE FROM node_outputs WHERE uid = ?1 AND node = ?2"}) {
     NODEHOOK_RETURN_IF_ERROR(RunForUid(*db_, "Forget", sql, uid, node_name_));
   }
   return tx.Commit();

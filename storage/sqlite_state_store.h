@@ -56,6 +56,10 @@ class SqliteStateStore final : public StateStore, public ScheduleStore {
   Status SetAdoptExisting(bool pending) override;
   Result<std::optional<std::string>> ReadNote(const std::string& key) override;
   Status WriteNote(const std::string& key, const std::string& value) override;
+  // Node outputs (sqlite_node_outputs.cc).
+  Result<std::optional<NodeOutputsRecord>> GetNodeOutputs(const std::string& uid) override;
+  Result<std::vector<NodeOutputsRecord>> ListNodeOutputs(const std::string& resource) override;
+  Status PutNodeOutputs(const NodeOutputsRecord& record) override;
   Result<std::vector<std::string>> ExpireTombstones(int64_t now_ms, int64_t ttl_ms) override;
   Result<std::vector<RetriedHandler>> RequestRetry(const std::string& uid, const std::string& handler,
                                                    int64_t now_ms) override;

@@ -54,6 +54,8 @@ Result<GarbageStats> SqliteStateStore::CollectGarbage(int64_t now_ms, int64_t tt
     if (!retries.ok()) return retries.status();
     Result<int64_t> checks = DeleteGarbage(*db_, "check_schedule", node_name_, cutoff);
     if (!checks.ok()) return checks.status();
+    Result<int64_t> outputs = DeleteGarbage(*db_, "node_outputs", node_name_, cutoff);
+    if (!outputs.ok()) return outputs.status();
     Result<int64_t> gone = DeleteGarbage(*db_, "gone", node_name_, cutoff);
     if (!gone.ok()) return gone.status();
     NODEHOOK_RETURN_IF_ERROR(tx.Commit());
@@ -86,7 +88,7 @@ Result<std::vector<std::string>> SqliteStateStore::ExpireTombstones(int64_t now_
   auto uids = ReadAll(*select, +[](const Statement& row) { return row.Text(0); });
   if (!uids.ok()) return uids.status();
   for (const std::string& uid : *uids) {
-    for (const char* table : {"objects", "handlers", "retry_requests", "events", "check_schedule", "gone"}) {
+    for (const char* table : {"objects", "handlers", "retry_requests", "events", "check_schedule", "node_outputs", "gone"}) {
       Result<Statement> del =
           db_->Prepare("ExpireTombstones", std::string("DELETE FROM ") + table + " WHERE uid = ?1 AND node = ?2");
       if (!del.ok()) return del.status();

@@ -44,6 +44,17 @@ struct HandlerRecord {
   std::string last_object;
 };
 
+// What an object's hooks published for this node ("node" in a result file), kept until the
+// object is forgotten. `outputs` is JSON text the agent writes and reads (outputs/published_outputs.h).
+struct NodeOutputsRecord {
+  std::string uid;
+  std::string resource;
+  std::string namespace_name;
+  std::string name;
+  std::string outputs;
+  int64_t updated_at_ms = 0;
+};
+
 // A "retry now" asked for by `nodehook state retry`, waiting for the running agent to take it.
 struct RetryRequest {
   std::string uid;
@@ -195,6 +206,11 @@ class StateStore {
   // ---- Per-node notes that outlive restarts (the metadata table), e.g. which finalizers this
   // node may hold. nullopt: never written. ----
   virtual Result<std::optional<std::string>> ReadNote(const std::string& key) = 0;
+  // Node outputs: one record per object, removed with the object by Forget (and by garbage
+  // collection and tombstone expiry). Putting a record with empty `outputs` removes it.
+  virtual Result<std::optional<NodeOutputsRecord>> GetNodeOutputs(const std::string& uid) = 0;
+  virtual Result<std::vector<NodeOutputsRecord>> ListNodeOutputs(const std::string& resource) = 0;
+  virtual Status PutNodeOutputs(const NodeOutputsRecord& record) = 0;
   virtual Status WriteNote(const std::string& key, const std::string& value) = 0;
 };
 

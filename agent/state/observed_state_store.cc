@@ -39,6 +39,10 @@ Status ObservedStateStore::WriteNote(const std::string& key, const std::string& 
   return Seen("WriteNote", store_.WriteNote(key, value));
 }
 
+Status ObservedStateStore::PutNodeOutputs(const NodeOutputsRecord& record) {
+  return Seen("PutNodeOutputs", store_.PutNodeOutputs(record));
+}
+
 Result<std::vector<RetriedHandler>> ObservedStateStore::RequestRetry(const std::string& uid, const std::string& handler,
                                                                      int64_t now_ms) {
   return Seen("RequestRetry", store_.RequestRetry(uid, handler, now_ms));

@@ -5,7 +5,7 @@
 //
 // Writes observed, by the operation label they get: RecordAttempt, RecordHandled, Forget,
 // MarkGone, CollectGarbage, ExpireTombstones, SetAdoptExisting, WriteNote, RequestRetry,
-// TakeRetryRequests, AppendEvent, RecordEventAttempt, CompleteEvent, SetCheckDue, DropCheck,
+// TakeRetryRequests, PutNodeOutputs, AppendEvent, RecordEventAttempt, CompleteEvent, SetCheckDue, DropCheck,
 // PutSnapshot. Reads: every other method, under its own name. A kCorrupt read (one record that
 // cannot be read) says nothing about the file: StoreHealth ignores it and the caller
 // quarantines that object (record_quarantine.h).
@@ -48,6 +48,12 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   Result<std::optional<std::string>> ReadNote(const std::string& key) override {
     return Read("ReadNote", store_.ReadNote(key));
   }
+  Result<std::optional<NodeOutputsRecord>> GetNodeOutputs(const std::string& uid) override {
+    return Read("GetNodeOutputs", store_.GetNodeOutputs(uid));
+  }
+  Result<std::vector<NodeOutputsRecord>> ListNodeOutputs(const std::string& resource) override {
+    return Read("ListNodeOutputs", store_.ListNodeOutputs(resource));
+  }
   Result<std::vector<EventRecord>> PendingEvents(const std::string& uid) override {
     return Read("PendingEvents", store_.PendingEvents(uid));
   }
@@ -63,6 +69,7 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   Result<std::vector<std::string>> ExpireTombstones(int64_t now_ms, int64_t ttl_ms) override;
   Status SetAdoptExisting(bool pending) override;
   Status WriteNote(const std::string& key, const std::string& value) override;
+  Status PutNodeOutputs(const NodeOutputsRecord& record) override;
   Result<std::vector<RetriedHandler>> RequestRetry(const std::string& uid, const std::string& handler,
                                                    int64_t now_ms) override;
   Result<std::vector<RetryRequest>> TakeRetryRequests() override;

@@ -36,15 +36,15 @@ TEST_CASE("a state file from a newer nodehook is refused, untouched") {
   {
     auto db = SqliteDb::Open(path);
     REQUIRE(db.ok());
-    REQUIRE((*db)->Exec("test", "PRAGMA user_version = 7").ok());
+    REQUIRE((*db)->Exec("test", "PRAGMA user_version = 70").ok());
   }
   auto store = SqliteStateStore::Open(path, "node-a", StoreOptions{});
   REQUIRE_FALSE(store.ok());
   CHECK(store.status().code() == StatusCode::kInvalid);
   CHECK(store.status().message() ==
-        "state file " + path + " has schema version 7 but this nodehook understands up to " +
+        "state file " + path + " has schema version 70 but this nodehook understands up to " +
             std::to_string(LatestSchemaVersion()) + "; refusing to open it (downgrade?)");
-  CHECK(*UserVersion(path) == "7");
+  CHECK(*UserVersion(path) == "70");
 }
 
 TEST_CASE("a version 1 file keeps its rows when migrated to the latest version and gains incremental vacuum") {
