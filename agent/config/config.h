@@ -109,6 +109,9 @@ struct WatchedResource {
   // Node outputs (opt-in, "node_outputs"): the type of the NodeCondition this resource keeps on
   // the agent's own Node, derived from its objects' states here (outputs/node_condition.h); "" = none.
   std::string node_condition;
+  // The key prefixes under which its hooks may publish node outputs ("node" in a result file:
+  // labels, annotations, conditions, taints; outputs/published_outputs.h). Empty = none may.
+  std::vector<std::string> node_output_prefixes;
 };
 
 // The annotation holding the digest of the essence a singleton resource's leader last handled.

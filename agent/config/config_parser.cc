@@ -12,6 +12,7 @@
 
 #include "agent/calendar/time_zone.h"
 #include "agent/config/config.h"
+#include "agent/config/node_outputs_parser.h"
 #include "agent/config/hook_programs.h"
 #include "agent/config/json_fields.h"
 #include "agent/config/json_lines.h"
@@ -78,6 +79,14 @@ void ReadResources(const rapidjson::Value* resources, Config* config, Diagnostic
       if (!resource.node_condition.empty() && resource.node_condition == config->resources[j].node_condition) {
         diag.Error(ChildPath(ChildPath(path, "node_outputs"), "condition"),
                    "\"" + resource.node_condition + "\" is resources[" + std::to_string(j) + "]'s condition already");
+      }
+      // Each key has one writer too: two resources' field managers would take it from each other.
+      for (size_t k = 0; k < resource.node_output_prefixes.size(); ++k) {
+        for (const std::string& other : config->resources[j].node_output_prefixes) {
+          if (!PrefixesOverlap(resource.node_output_prefixes[k], other)) continue;
+          diag.Error(ElementPath(ChildPath(ChildPath(path, "node_outputs"), "prefixes"), k),
+                     "overlaps resources[" + std::to_string(j) + "]'s prefix \"" + other + "\"");
+        }
       }
     }
     config->resources.push_back(std::move(resource));

@@ -240,10 +240,21 @@ class SchemaBuilder {
     Set(reserved, "enum", Strings(ReservedNodeConditionTypes()));
     Set(condition, "not", std::move(reserved));
     Set(props, "condition", std::move(condition));
+    Value prefixes = Object("array", "key prefixes under which hooks may publish node labels, annotations, conditions "
+                                     "and taints (\"node\" in the result file), e.g. widgets.example.com/");
+    Value prefix = Object("string", "a DNS subdomain (not kubernetes.io or k8s.io) and \"/\", optionally followed "
+                                    "by the start of a name");
+    Set(prefix, "pattern", Str("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?$"));
+    Set(prefixes, "items", std::move(prefix));
+    Set(prefixes, "minItems", Value(1));
+    Set(prefixes, "uniqueItems", Value(true));
+    Set(props, "prefixes", std::move(prefixes));
     for (const std::string& key : NodeOutputsKeys()) {
       if (!props.HasMember(key.c_str())) throw std::logic_error("config schema misses node_outputs key " + key);
     }
-    return Closed("what this resource publishes on the agent's own Node", std::move(props), {"condition"});
+    Value outputs = Closed("what this resource publishes on the agent's own Node", std::move(props));
+    Set(outputs, "minProperties", Value(1));
+    return outputs;
   }
 
   Value Resource() {

@@ -16,10 +16,63 @@ bool IsConditionType(const std::string& type) {
          std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
 }
 
+// The Kubernetes project's own domains: node-restriction.kubernetes.io and the like are the
+// kubelet's or the cluster's, never a hook's.
+bool IsKubernetesDomain(const std::string& domain) {
+  for (const std::string reserved : {"kubernetes.io", "k8s.io"}) {
+    if (domain == reserved) return true;
+    if (domain.size() > reserved.size() && domain.compare(domain.size() - reserved.size(), reserved.size(), reserved) == 0 &&
+        domain[domain.size() - reserved.size() - 1] == '.') {
+      return true;
+    }
+  }
+  return false;
+}
+
+// "" when `prefix` can start the keys of a hook's node outputs, else what is wrong.
+std::string PrefixProblem(const std::string& prefix) {
+  const auto slash = prefix.find('/');
+  if (slash == std::string::npos) {
+    return "expected a DNS subdomain and \"/\", optionally followed by the start of a name (e.g. "
+           "\"widgets.example.com/\"), got \"" + prefix + "\"";
+  }
+  const std::string domain = prefix.substr(0, slash), rest = prefix.substr(slash + 1);
+  if (!IsDnsSubdomain(domain)) return "\"" + domain + "\" is not a DNS subdomain (lower case, e.g. example.com)";
+  if (IsKubernetesDomain(domain)) return "\"" + domain + "\" belongs to Kubernetes itself; use a domain of your own";
+  // What follows the "/" must be able to start a name part (a name part is alphanumeric at both ends).
+  if (!rest.empty() && (rest.size() > 62 || !IsQualifiedNamePart(rest + "a"))) {
+    return "after \"/\" expected the start of a name (letters, digits, '-', '_', '.', at most 62), got \"" + rest +
+           "\"";
+  }
+  return "";
+}
+
+void ReadPrefixes(const rapidjson::Value& value, const std::string& path, WatchedResource* out, Diagnostics& diag) {
+  std::vector<std::string> prefixes;
+  if (!ReadStringList(value, path, false, &prefixes, diag)) return;
+  for (size_t i = 0; i < prefixes.size(); ++i) {
+    const std::string problem = PrefixProblem(prefixes[i]);
+    if (!problem.empty()) {
+      diag.Error(ElementPath(path, i), problem);
+      continue;
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (PrefixesOverlap(prefixes[i], prefixes[j])) {
+        diag.Error(ElementPath(path, i), "overlaps \"" + prefixes[j] + "\" (one starts with the other)");
+      }
+    }
+  }
+  out->node_output_prefixes = std::move(prefixes);
+}
+
 }  // namespace
 
+bool PrefixesOverlap(const std::string& a, const std::string& b) {
+  return a.compare(0, b.size(), b) == 0 || b.compare(0, a.size(), a) == 0;
+}
+
 const std::vector<std::string>& NodeOutputsKeys() {
-  static const std::vector<std::string> keys = {"condition"};
+  static const std::vector<std::string> keys = {"condition", "prefixes"};
   return keys;
 }
 
@@ -33,10 +86,13 @@ void ReadNodeOutputs(const rapidjson::Value& value, const std::string& path, Wat
   if (!ExpectObject(value, path, diag)) return;
   ReportUnknownKeys(value, path, NodeOutputsKeys(), diag);
   const rapidjson::Value* condition = FindMember(value, "condition");
-  if (condition == nullptr) {
+  const rapidjson::Value* prefixes = FindMember(value, "prefixes");
+  if (condition == nullptr && prefixes == nullptr) {
     diag.Error(path, "expected at least one of: " + JoinNames(NodeOutputsKeys()));
     return;
   }
+  if (prefixes != nullptr) ReadPrefixes(*prefixes, ChildPath(path, "prefixes"), out, diag);
+  if (condition == nullptr) return;
   const std::string key_path = ChildPath(path, "condition");
   std::string type;
   if (!ReadString(*condition, key_path, true, &type, diag)) return;

@@ -18,6 +18,9 @@ const std::vector<std::string>& NodeOutputsKeys();
 // The NodeCondition types the kubelet and the node controller own: never a resource's.
 const std::vector<std::string>& ReservedNodeConditionTypes();
 
+// Whether one prefix starts with the other: their keys would not be told apart.
+bool PrefixesOverlap(const std::string& a, const std::string& b);
+
 void ReadNodeOutputs(const rapidjson::Value& value, const std::string& path, WatchedResource* out, Diagnostics& diag);
 
 }  // namespace nodehook

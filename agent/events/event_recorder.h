@@ -33,6 +33,9 @@ class EventRecorder {
   // (`reason` says how it was judged): type Warning, its delete hook never ran there.
   virtual void FinalizerReleased(const ResourceRef& /*resource*/, const ObjectMeta& /*object*/,
                                  const std::string& /*finalizer*/, const std::string& /*reason*/) {}
+  // A hook's node outputs were refused (`message` says which key and why): type Warning.
+  virtual void OutputsRefused(const ResourceRef& /*resource*/, const ObjectMeta& /*object*/,
+                              const std::string& /*handler*/, const std::string& /*message*/) {}
   // A fleet rollout of one object state halted or completed (`reason` RolloutHalted or
   // RolloutCompleted). Posted once per object state across the fleet, whichever node sees it
   // first: the Event's name is derived from the object, the reason and the state.

@@ -165,6 +165,12 @@ void KubeEventRecorder::FinalizerReleased(const ResourceRef& resource, const Obj
   Enqueue(EventSpec{"", resource, object, "", finalizer, true, note, clock_.Now(), "FinalizerReleased"});
 }
 
+void KubeEventRecorder::OutputsRefused(const ResourceRef& resource, const ObjectMeta& object,
+                                       const std::string& handler, const std::string& message) {
+  Enqueue(EventSpec{"", resource, object, "", handler, true,
+                    NoteText(message + " (node " + options_.node_name + ")"), clock_.Now(), "NodeOutputsRefused"});
+}
+
 void KubeEventRecorder::RolloutReached(const ResourceRef& resource, const ObjectMeta& object, const std::string& reason,
                                        const std::string& state, bool warning, const std::string& note) {
   // The same name on every node: the first create wins, the others get AlreadyExists.

@@ -106,6 +106,9 @@ class KubeEventRecorder final : public EventRecorder {
                       const std::string& state, bool warning, const std::string& note) override;
   void FinalizerReleased(const ResourceRef& resource, const ObjectMeta& object, const std::string& finalizer,
                          const std::string& reason) override;
+  // Reason NodeOutputsRefused, the handler as action, type Warning.
+  void OutputsRefused(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler,
+                      const std::string& message) override;
 
   // Blocks until nothing is queued or being posted. For tests and orderly shutdown.
   void WaitIdle();

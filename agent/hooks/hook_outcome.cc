@@ -4,9 +4,13 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <cmath>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "agent/base/duration_math.h"
 
@@ -45,6 +49,23 @@ std::string ReadDelay(const rapidjson::Value& v, HookOutcome* out) {
   return "";
 }
 
+// Whether `v` nests more than `limit` levels of arrays and objects; iterative.
+bool DeeperThan(const rapidjson::Value& v, int limit) {
+  std::vector<std::pair<const rapidjson::Value*, int>> todo{{&v, 0}};
+  while (!todo.empty()) {
+    auto [value, depth] = todo.back();
+    todo.pop_back();
+    if (!value->IsObject() && !value->IsArray()) continue;
+    if (depth >= limit) return true;
+    if (value->IsObject()) {
+      for (auto it = value->MemberBegin(); it != value->MemberEnd(); ++it) todo.emplace_back(&it->value, depth + 1);
+    } else {
+      for (const auto& item : value->GetArray()) todo.emplace_back(&item, depth + 1);
+    }
+  }
+  return false;
+}
+
 // Reads the optional result file into `out`; returns a problem description or "".
 std::string ReadResultFile(const std::string& json, HookOutcome* out) {
   rapidjson::Document doc;
@@ -70,8 +91,18 @@ std::string ReadResultFile(const std::string& json, HookOutcome* out) {
       } else {
         add("message: expected a string");
       }
+    } else if (key == "node") {
+      // Its form nests 3 levels; deeper is refused before Accept, which recurses.
+      if (DeeperThan(v, 4)) {
+        add("node: nested deeper than node outputs are");
+        continue;
+      }
+      rapidjson::StringBuffer buffer;
+      rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+      v.Accept(w);
+      out->node_outputs = buffer.GetString();
     } else {
-      add(Abbreviate(key, 64) + ": unknown key (expected delay_seconds, message)");
+      add(Abbreviate(key, 64) + ": unknown key (expected delay_seconds, message, node)");
     }
   }
   if (!problems.empty()) problems.resize(problems.size() - 2);

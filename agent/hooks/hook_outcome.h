@@ -3,7 +3,8 @@
 //   exit 75 (EX_TEMPFAIL)   -> retry later: a temporary failure, retried after the delay asked for
 //   exit 100                -> in progress: multi-step work started and is not finished; not an error
 //   anything else           -> failed: retried with backoff until the retry limits say stop
-// A hook may write {"delay_seconds": N, "message": "..."} to $NODEHOOK_RESULT_FILE.
+// A hook may write {"delay_seconds": N, "message": "...", "node": {...}} to $NODEHOOK_RESULT_FILE
+// ("node": its node outputs, read by outputs/published_outputs.h).
 // Pure functions; thread-safe.
 #pragma once
 
@@ -39,6 +40,7 @@ struct HookOutcome {
   std::string message;            // the hook's own message, else a summary of how it ended (stored)
   bool timed_out = false;         // killed after the hook's timeout (verdict kFailed)
   Duration duration{0};           // how long the hook ran
+  std::string node_outputs;       // the result file's "node" value as JSON text; "" = none given
 
   // `message` cut to at most about kLogMessageLimit bytes for a log line.
   std::string LogMessage() const;

@@ -24,6 +24,7 @@ CheckRunner::CheckRunner(StateStore& store, ScheduleStore& schedule, ActionRunne
       scratch_(options_.work_dir),
       targeting_(options_.targeting ? *options_.targeting : EveryNodeTargeting()),
       reporter_(options_.metrics, options_.events ? *options_.events : NoEvents()),
+      outputs_(store, reporter_.events(), clock),
       rng_(options_.seed != 0 ? options_.seed : std::random_device{}()) {}
 
 double CheckRunner::UnitRandom() {
@@ -100,6 +101,8 @@ std::optional<Duration> CheckRunner::Run(const WatchedResource& resource, Object
                   object.json, "[]", progress.retries, ""};
   HookOutcome outcome = RunHook(runner_, hook, input, scratch_, stop);
   if (outcome.verdict == HookVerdict::kCancelled) return std::nullopt;  // still due: runs after the restart
+  Status recorded = outputs_.Record(resource, object.meta, kReasonCheck, outcome.node_outputs);
+  (void)recorded;  // logged and reported by the recorder; the check's outcome stands
 
   ReportSubject subject{resource.ref, object.meta, kReasonCheck, resource_id, kReasonCheck,
                         {{"object", object.meta.Key()}, {"uid", uid}, {"handler", kReasonCheck}},

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "agent/process/action_runner.h"
+#include "agent/outputs/outputs_recorder.h"
 #include "agent/process/scratch_pool.h"
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
@@ -71,6 +72,7 @@ class CheckRunner {
   ScratchPool scratch_;  // hook input directories under options_.work_dir, reused across runs
   const NodeTargeting& targeting_;
   OutcomeReporter reporter_;
+  OutputsRecorder outputs_;  // what checks publish for this node
   std::mutex mu_;
   std::mt19937_64 rng_;  // guarded by mu_
 };

@@ -27,7 +27,8 @@ PlanExecutor::PlanExecutor(StateStore& store, ActionRunner& runner, Clock& clock
       reporter_(reporter),
       memory_(memory),
       options_(std::move(options)),
-      scratch_(options_.work_dir) {}
+      scratch_(options_.work_dir),
+      outputs_(store, reporter.events(), clock) {}
 
 std::optional<Duration> PlanExecutor::Run(const ResourceContext& ctx, Plan plan, const CancelToken& stop) {
   Execution run{ctx, std::move(plan), stop, ctx.resource.ref.Id(), std::nullopt, false, "", false, HookOutcome{}};
@@ -137,6 +138,10 @@ HookOutcome PlanExecutor::RunUnderGates(Execution& run, const std::string& reaso
                   p.old_object, p.new_object,       diff.ok() ? *diff : "[]", p.progress.retries, ""};
   HookSpec prepared = run.ctx.rollout.Prepare(run.ctx.gate.Prepare(hook));
   HookOutcome outcome = nodehook::RunHook(runner_, prepared, input, scratch_, run.stop);
+  if (outcome.verdict != HookVerdict::kCancelled) {
+    Status recorded = outputs_.Record(run.ctx.resource, p.meta, reason, outcome.node_outputs);
+    (void)recorded;  // logged and reported by the recorder; the hook's outcome stands
+  }
   if (outcome.verdict != HookVerdict::kDone && outcome.verdict != HookVerdict::kCancelled &&
       (run.ctx.gate.StoppedByTerm(run.stop) || run.ctx.rollout.LostSlot(p.meta))) {
     outcome.verdict = HookVerdict::kCancelled;

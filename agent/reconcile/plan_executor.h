@@ -21,6 +21,7 @@
 #include "agent/hooks/hook_outcome.h"
 #include "agent/hooks/outcome_reporter.h"
 #include "agent/hooks/retry_policy.h"
+#include "agent/outputs/outputs_recorder.h"
 #include "agent/reconcile/object_memory.h"
 #include "agent/reconcile/plan.h"
 #include "agent/reconcile/resource_context.h"
@@ -79,6 +80,7 @@ class PlanExecutor {
   ObjectMemory& memory_;
   const ExecutorOptions options_;
   ScratchPool scratch_;  // hook input directories under options_.work_dir, reused across runs
+  OutputsRecorder outputs_;  // what hooks publish for this node
 };
 
 }  // namespace nodehook

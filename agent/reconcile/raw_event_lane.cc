@@ -14,7 +14,8 @@ RawEventLane::RawEventLane(StateStore& store, ActionRunner& runner, Clock& clock
       policy_(policy),
       reporter_(reporter),
       options_(std::move(options)),
-      scratch_(options_.work_dir) {}
+      scratch_(options_.work_dir),
+      outputs_(store, reporter.events(), clock) {}
 
 std::optional<Duration> RawEventLane::Run(const WatchedResource& resource, const HookSpec& hook,
                                           const std::string& uid, const CancelToken& stop) {
@@ -35,6 +36,9 @@ std::optional<Duration> RawEventLane::Run(const WatchedResource& resource, const
                     deleted ? "" : e.object, "[]", e.retries, e.type};
     HookOutcome outcome = RunHook(runner_, hook, input, scratch_, stop);
     if (outcome.verdict == HookVerdict::kCancelled) return std::nullopt;
+    // After a DELETED event the object is gone: what it published goes with it, not on the Node.
+    Status recorded = deleted ? Status::Ok() : outputs_.Record(resource, meta, kReasonEvent, outcome.node_outputs);
+    (void)recorded;  // logged and reported by the recorder; the hook's outcome stands
     ReportSubject subject{resource.ref, meta, kReasonEvent, resource_id, kReasonEvent,
                           {{"object", meta.Key()}, {"uid", uid}, {"handler", kReasonEvent}, {"event", e.type}},
                           resource.success_events};

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "agent/process/action_runner.h"
+#include "agent/outputs/outputs_recorder.h"
 #include "agent/process/scratch_pool.h"
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
@@ -44,6 +45,7 @@ class RawEventLane {
   OutcomeReporter& reporter_;
   const RawEventLaneOptions options_;
   ScratchPool scratch_;
+  OutputsRecorder outputs_;  // what event hooks publish for this node
 };
 
 }  // namespace nodehook

@@ -52,7 +52,7 @@ TEST_CASE("node_outputs refuses the kubelet's conditions, malformed types, unkno
   CHECK(errors(R"("node_outputs": {"condition": "Widgets Ready"})").size() == 1);
   CHECK(errors(R"("node_outputs": {"condition": "9Lives"})").size() == 1);
   CHECK(errors(R"("node_outputs": {"condition": ""})").size() == 1);
-  CHECK(errors(R"("node_outputs": {})") == std::vector<std::string>{"expected at least one of: condition"});
+  CHECK(errors(R"("node_outputs": {})") == std::vector<std::string>{"expected at least one of: condition, prefixes"});
   CHECK(errors(R"("node_outputs": "WidgetsReady")").size() == 1);
   ConfigResult unknown =
       ParseConfig(WithResources(Resource("widgets", R"("node_outputs": {"condition": "W", "labels": {}})")), kNode);
@@ -72,4 +72,46 @@ TEST_CASE("two resources may not keep the same condition: each would overwrite t
       kNode);
   CHECK(ErrorsAt(result, "resources[1].node_outputs.condition") ==
         std::vector<std::string>{"\"Ready2\" is resources[0]'s condition already"});
+}
+
+TEST_CASE("node_outputs prefixes say under which keys the hooks may publish for their node") {
+  ConfigResult result = ParseConfig(
+      WithResources(Resource("widgets", R"("node_outputs": {"prefixes": ["widgets.example.com/", "example.com/w-"]})")),
+      kNode);
+  INFO(AllErrors(result));
+  REQUIRE(result.ok());
+  CHECK(result.config.resources[0].node_output_prefixes ==
+        std::vector<std::string>{"widgets.example.com/", "example.com/w-"});
+  CHECK(result.config.resources[0].node_condition.empty());
+}
+
+TEST_CASE("node_outputs refuses prefixes without a domain of one's own, and overlapping ones") {
+  auto errors = [](const std::string& prefixes) {
+    ConfigResult result =
+        ParseConfig(WithResources(Resource("widgets", R"("node_outputs": {"prefixes": )" + prefixes + "}")), kNode);
+    std::vector<std::string> all;
+    for (const ConfigError& e : result.errors) all.push_back(e.path + ": " + e.message);
+    return all;
+  };
+  CHECK(errors(R"(["widgets"])") ==
+        std::vector<std::string>{"resources[0].node_outputs.prefixes[0]: expected a DNS subdomain and \"/\", optionally "
+                                 "followed by the start of a name (e.g. \"widgets.example.com/\"), got \"widgets\""});
+  CHECK(errors(R"(["node-restriction.kubernetes.io/"])") ==
+        std::vector<std::string>{"resources[0].node_outputs.prefixes[0]: \"node-restriction.kubernetes.io\" belongs to "
+                                 "Kubernetes itself; use a domain of your own"});
+  CHECK(errors(R"(["k8s.io/"])").size() == 1);
+  CHECK(errors(R"(["Example.com/"])").size() == 1);
+  CHECK(errors(R"(["example.com/-x"])").size() == 1);
+  CHECK(errors(R"(["example.com/a b"])").size() == 1);
+  CHECK(errors(R"([])").size() == 1);
+  CHECK(errors(R"(["example.com/", "example.com/w-"])") ==
+        std::vector<std::string>{"resources[0].node_outputs.prefixes[1]: overlaps \"example.com/\" (one starts with the "
+                                 "other)"});
+  ConfigResult two = ParseConfig(
+      WithResources(Resource("widgets", R"("node_outputs": {"prefixes": ["example.com/w"]})") + ",\n" +
+                    Resource("gadgets", R"("node_outputs": {"prefixes": ["example.com/g", "example.com/widget-"]})")),
+      kNode);
+  CHECK(ErrorsAt(two, "resources[1].node_outputs.prefixes[1]") ==
+        std::vector<std::string>{"overlaps resources[0]'s prefix \"example.com/w\""});
+  CHECK(ErrorsAt(two, "resources[1].node_outputs.prefixes[0]").empty());
 }

@@ -100,7 +100,7 @@ TEST_CASE("an unusable result file keeps retry-later and in-progress, with the d
 TEST_CASE("unknown keys are named, but a huge key name is cut") {
   const std::string key(10000, 'k');
   HookOutcome out = ClassifyHookResult(Exited(1), File("{\"" + key + "\": 1}"));
-  REQUIRE(out.message.find("unknown key (expected delay_seconds, message)") != std::string::npos);
+  REQUIRE(out.message.find("unknown key (expected delay_seconds, message, node)") != std::string::npos);
   REQUIRE(out.message.size() < 300);
 }
 
@@ -135,4 +135,17 @@ TEST_CASE("abbreviating never cuts a UTF-8 character in two") {
     const unsigned char before = static_cast<unsigned char>(cut[marker - 1]);
     REQUIRE((before == 0xA9 || before == 0xAC));  // the last byte of a whole character
   }
+}
+
+TEST_CASE("a result file's \"node\" is passed on as JSON text, whatever the verdict; one nested too deep is dropped") {
+  HookOutcome done = ClassifyHookResult(Exited(0), File(R"({"node": {"labels": {"a.com/x": "1"}}, "message": "ok"})"));
+  REQUIRE(done.verdict == HookVerdict::kDone);
+  REQUIRE(done.node_outputs == R"({"labels":{"a.com/x":"1"}})");
+  HookOutcome failed = ClassifyHookResult(Exited(1), File(R"({"node": {"taints": []}})"));
+  REQUIRE(failed.node_outputs == R"({"taints":[]})");
+  REQUIRE(ClassifyHookResult(Exited(0), NoFile()).node_outputs.empty());
+  const std::string deep = std::string(30000, '[') + "1" + std::string(30000, ']');
+  HookOutcome too_deep = ClassifyHookResult(Exited(0), File("{\"node\": " + deep + "}"));
+  REQUIRE(too_deep.node_outputs.empty());
+  REQUIRE(too_deep.message.find("node: nested deeper than node outputs are") != std::string::npos);
 }
