@@ -263,7 +263,7 @@ Policy LeasesPolicy(const Config& config, const PolicySubject& subject) {
   return p;
 }
 
-// Node outputs (outputs/node_condition_writer.h): the agents write a Node's status by server-side
+// Node outputs (outputs/node_outputs_writer.h): the agents write a Node's status by server-side
 // apply, their own Node's only, and there only the conditions their config keeps.
 Policy NodesPolicy(const std::vector<const WatchedResource*>& resources, const PolicySubject& subject) {
   Policy p;

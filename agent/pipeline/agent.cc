@@ -110,7 +110,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
       config_, std::move(caches), HookWorkDir(config_),
       PeriodicHooksDeps{store, schedule, runner, retry_policy_, clock_, queue_, &events_, &modes_.Targeting(),
                         &DefaultMetrics()});
-  node_conditions_ = MakeNodeConditionWriter(config_, client_, pipelines_, reconciler_, object_views_, store_, clock_);
+  node_outputs_ = MakeNodeOutputsWriter(config_, client_, pipelines_, reconciler_, object_views_, store_, clock_);
   RegisterMetrics();
 }
 
@@ -214,7 +214,7 @@ void Agent::Run(const CancelToken& stop) {
   std::vector<std::thread> threads;
   threads.emplace_back([this, &stop] { retirement_.Run(stop); });
   threads.emplace_back([this, &stop] { node_bound_.Run(stop); });
-  if (node_conditions_) threads.emplace_back([this, &stop] { node_conditions_->Run(stop); });
+  if (node_outputs_) threads.emplace_back([this, &stop] { node_outputs_->Run(stop); });
   for (auto& p : pipelines_) threads.emplace_back([&p, &stop] { p->watcher.Run(stop); });
   Watcher* node_watcher = modes_.node_watcher();
   if (node_watcher) threads.emplace_back([node_watcher, &stop] { node_watcher->Run(stop); });
@@ -347,7 +347,7 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
       object_views_.MarkChanged();
     }
     // The snapshot serves /v1/objects, and the node conditions derive from it.
-    if (config_.tuning.objects_endpoint != "off" || node_conditions_) object_views_.RefreshIfDue();
+    if (config_.tuning.objects_endpoint != "off" || node_outputs_) object_views_.RefreshIfDue();
     // After a big list, or once a backlog's bytes left the cache (object_cache.h).
     ReleaseFreeHeap(kReleasedHeapBytes);
     std::unique_lock<std::mutex> lock(housekeeping_mu_);

@@ -2,7 +2,7 @@
 //   per watched resource (ResourcePipeline): Watcher thread -> ResourceTracker -> ObjectCache
 //   -> WorkQueue -> workers -> Reconciler (Decide, then the PlanExecutor) in the resource's context
 //   and beside the workers, PeriodicHooks: check threads and a snapshot thread, and the
-//   NodeConditionWriter of the resources that keep a condition on this Node.
+//   NodeOutputsWriter of the resources that keep outputs on this Node.
 // The modes (ModeSet) are built once from the config; requeue triggers (RequeueTriggers) are
 // map functions registered on their sources. Owns the threads, pipelines, queue and reconciler;
 // borrows the client, store, runner and clock, which must outlive it. Run() blocks;
@@ -130,7 +130,7 @@ class Agent {
   // Periodic checks and node snapshots, on threads of their own.
   std::unique_ptr<PeriodicHooks> periodic_;
   // The resources' NodeConditions on this Node (node_outputs.h); null when none keeps one.
-  std::unique_ptr<NodeConditionWriter> node_conditions_;
+  std::unique_ptr<NodeOutputsWriter> node_outputs_;
   RequeueTriggers requeue_;
 };
 

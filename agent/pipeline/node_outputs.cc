@@ -1,5 +1,6 @@
 #include "agent/pipeline/node_outputs.h"
 
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -51,24 +52,57 @@ std::string Joined(const std::set<std::string>& lines) {
   return out;
 }
 
+std::string TaintsNoteKey(const std::string& manager) { return std::string(kNodeOutputTaintsNote) + manager; }
+
+// The union of what `pipeline`'s objects published, from the store; a change in the objects
+// that contest a key is logged once.
+std::function<Result<PublishedOutputs>()> PublishedBy(const ResourcePipeline& pipeline, StateStore& store) {
+  const std::string id = pipeline.config.ref.Id();
+  const std::vector<std::string> prefixes = pipeline.config.node_output_prefixes;
+  auto reported = std::make_shared<std::vector<std::string>>();  // the writer's thread only
+  return [&store, id, prefixes, reported]() -> Result<PublishedOutputs> {
+    Result<std::vector<NodeOutputsRecord>> records = store.ListNodeOutputs(id);
+    if (!records.ok()) return records.status();
+    std::vector<ObjectOutputs> objects;
+    for (const NodeOutputsRecord& r : *records) {
+      Result<PublishedOutputs> parsed = ParsePublishedOutputs(r.outputs);
+      if (parsed.ok()) objects.push_back({r.namespace_name.empty() ? r.name : r.namespace_name + "/" + r.name, *parsed});
+    }
+    std::vector<std::string> conflicts;
+    PublishedOutputs all = UnionOf(objects, prefixes, &conflicts);
+    if (conflicts != *reported) {
+      for (const std::string& c : conflicts) {
+        Log(LogLevel::kWarn, "node outputs conflict",
+            {{"resource", id}, {"conflict", c}, {"next", "keep the first object's; fix the hooks to publish one value"}});
+      }
+      *reported = conflicts;
+    }
+    return all;
+  };
+}
+
 }  // namespace
 
-std::unique_ptr<NodeConditionWriter> MakeNodeConditionWriter(
+std::unique_ptr<NodeOutputsWriter> MakeNodeOutputsWriter(
     const Config& config, KubeClient& client, const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines,
     const Reconciler& reconciler, const ObjectViewsPublisher& views, StateStore& store, Clock& clock) {
-  std::vector<NodeConditionSource> sources;
+  std::vector<NodeOutputsSource> sources;
   std::set<std::string> managers;
   for (const auto& p : pipelines) {
-    if (p->config.node_condition.empty()) continue;
+    if (p->config.node_condition.empty() && p->config.node_output_prefixes.empty()) continue;
     const ResourcePipeline* pipeline = p.get();
     const std::string id = pipeline->config.ref.Id();
-    managers.insert(NodeConditionManager(pipeline->config.ref));
-    sources.push_back(NodeConditionSource{
-        pipeline->config.ref, pipeline->config.node_condition, [pipeline, id, &reconciler, &views] {
-          Result<ObjectViewsPtr> snapshot = views.Latest();
-          if (!snapshot.ok()) return DeriveNodeCondition(id, {}, ResourceProgress{});  // not read yet: starting
-          return DeriveNodeCondition(id, (*snapshot)->objects, ProgressOf(*pipeline, reconciler));
-        }});
+    managers.insert(NodeOutputsManager(pipeline->config.ref));
+    NodeOutputsSource source{pipeline->config.ref, pipeline->config.node_condition, nullptr, nullptr};
+    if (!source.condition.empty()) {
+      source.derive = [pipeline, id, &reconciler, &views] {
+        Result<ObjectViewsPtr> snapshot = views.Latest();
+        if (!snapshot.ok()) return DeriveNodeCondition(id, {}, ResourceProgress{});  // not read yet: starting
+        return DeriveNodeCondition(id, (*snapshot)->objects, ProgressOf(*pipeline, reconciler));
+      };
+    }
+    if (!pipeline->config.node_output_prefixes.empty()) source.published = PublishedBy(*pipeline, store);
+    sources.push_back(std::move(source));
   }
   Result<std::optional<std::string>> note = store.ReadNote(kNodeOutputManagersNote);
   if (!note.ok()) {
@@ -76,7 +110,7 @@ std::unique_ptr<NodeConditionWriter> MakeNodeConditionWriter(
         {{"error", note.status().ToString()}, {"next", "retire only the managers this Node names"}});
   }
   const std::set<std::string> recorded = note.ok() ? Lines(note->value_or("")) : std::set<std::string>{};
-  NodeConditionWriterOptions options;
+  NodeOutputsWriterOptions options;
   for (const std::string& m : recorded) {
     if (managers.count(m) == 0) options.retire.push_back(m);
   }
@@ -91,6 +125,23 @@ std::unique_ptr<NodeConditionWriter> MakeNodeConditionWriter(
           {{"error", written.ToString()}, {"next", "the Node's managedFields still name them for a later retirement"}});
     }
   }
+  for (const std::string& manager : noted) {
+    Result<std::optional<std::string>> taints = store.ReadNote(TaintsNoteKey(manager));
+    if (!taints.ok() || !taints->has_value()) continue;
+    Result<PublishedOutputs> parsed = ParsePublishedOutputs(**taints);
+    if (parsed.ok() && parsed->taints) options.noted_taints[manager] = *parsed->taints;
+  }
+  options.note_taints = [&store](const std::string& manager, const std::vector<OutputTaint>& taints) {
+    PublishedOutputs only;
+    only.taints = taints;
+    const std::string text = OutputsJson(only);
+    Status written = store.WriteNote(TaintsNoteKey(manager), text.empty() ? "{}" : text);
+    if (!written.ok()) {
+      Log(LogLevel::kWarn, "node output taints not recorded",
+          {{"manager", manager}, {"error", written.ToString()},
+           {"next", "a later start may leave these taints on the Node: take them off by hand if the resource left"}});
+    }
+  };
   options.retired = [&store, noted](const std::string& manager) mutable {
     noted.erase(manager);
     Status written = store.WriteNote(kNodeOutputManagersNote, Joined(noted));
@@ -99,8 +150,8 @@ std::unique_ptr<NodeConditionWriter> MakeNodeConditionWriter(
           {{"error", written.ToString()}, {"next", "retire " + manager + " again at the next start (harmless)"}});
     }
   };
-  return std::make_unique<NodeConditionWriter>(client, config.node_name, std::move(sources), clock, clock,
-                                               std::move(options));
+  return std::make_unique<NodeOutputsWriter>(client, config.node_name, std::move(sources), clock, clock,
+                                             std::move(options));
 }
 
 }  // namespace nodehook
