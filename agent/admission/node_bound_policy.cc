@@ -263,39 +263,94 @@ Policy LeasesPolicy(const Config& config, const PolicySubject& subject) {
   return p;
 }
 
-// Node outputs (outputs/node_outputs_writer.h): the agents write a Node's status by server-side
-// apply, their own Node's only, and there only the conditions their config keeps.
+// Node outputs (outputs/node_outputs_writer.h): the agents write their own Node only. Its status:
+// only the conditions their config keeps (derived ones, and those under its prefixes). With
+// prefixes, the Node itself too: only the labels, annotations and taints under the prefixes; the
+// rest of its metadata and spec stays as it was.
 Policy NodesPolicy(const std::vector<const WatchedResource*>& resources, const PolicySubject& subject) {
   Policy p;
   p.name = subject.name + "-node-bound-nodes";
-  p.comment = "Node outputs: only the own Node's status, and there only the conditions the config keeps.";
   p.resource_rules.emplace_back(
       "{apiGroups: [\"\"], apiVersions: [\"*\"], resources: [\"nodes\", \"nodes/status\"], operations: [\"*\"]}");
-  std::string types, names;  // a CEL list, and the same for people
+  std::string types, prefixes, names;  // CEL lists, and the same for people
   for (const WatchedResource* r : resources) {
-    types += (types.empty() ? "'" : ", '") + r->node_condition + "'";
-    names += (names.empty() ? "" : ", ") + r->node_condition;
+    if (!r->node_condition.empty()) {
+      types += (types.empty() ? "'" : ", '") + r->node_condition + "'";
+      names += (names.empty() ? "" : ", ") + r->node_condition;
+    }
+    for (const std::string& prefix : r->node_output_prefixes) {
+      prefixes += (prefixes.empty() ? "'" : ", '") + prefix + "'";
+      names += (names.empty() ? "" : ", ") + prefix + "*";
+    }
   }
+  const bool metadata = !prefixes.empty();
   types = "[" + types + "]";
-  const auto others = [&types](const std::string& node) {
+  prefixes = "[" + prefixes + "]";
+  p.comment = metadata ? "Node outputs: only the own Node, and there only the conditions, labels, annotations and "
+                         "taints the config keeps."
+                       : "Node outputs: only the own Node's status, and there only the conditions the config keeps.";
+  const auto ours = [&prefixes](const std::string& key) { return prefixes + ".exists(p, " + key + ".startsWith(p))"; };
+  const auto others = [&](const std::string& node) {
     return node + " != null && has(" + node + ".status) && has(" + node + ".status.conditions) ? " + node +
-           ".status.conditions.filter(c, !(c.type in " + types + ")) : []";
+           ".status.conditions.filter(c, !(c.type in " + types + ") && !" + ours("c.type") + ") : []";
   };
   p.variables = {
       {"subresource", "has(request.subResource) ? request.subResource : ''"},
       {"others_before", others("oldObject")},
       {"others_after", others("object")},
   };
+  if (metadata) {
+    for (const char* field : {"labels", "annotations"}) {
+      const std::string f = field;
+      p.variables.push_back({f + "_before", "oldObject != null && has(oldObject.metadata." + f + ") ? oldObject.metadata." + f + " : {}"});
+      p.variables.push_back({f + "_after", "object != null && has(object.metadata." + f + ") ? object.metadata." + f + " : {}"});
+    }
+    p.variables.push_back({"meta_before", "oldObject != null ? oldObject.metadata : {}"});
+    p.variables.push_back({"meta_after", "object != null ? object.metadata : {}"});
+    p.variables.push_back({"spec_before", "oldObject != null && has(oldObject.spec) ? oldObject.spec : {}"});
+    p.variables.push_back({"spec_after", "object != null && has(object.spec) ? object.spec : {}"});
+    p.variables.push_back({"taints_before", "'taints' in variables.spec_before ? variables.spec_before.taints : []"});
+    p.variables.push_back({"taints_after", "'taints' in variables.spec_after ? variables.spec_after.taints : []"});
+  }
   p.validations.push_back(
-      {"request.operation == 'UPDATE' && variables.subresource == 'status'", "",
-       "'nodehook agents only update the status of a Node, they do not ' + request.operation + "
-       "(variables.subresource == '' ? ' a Node' : ' its ' + variables.subresource)"});
+      {std::string("request.operation == 'UPDATE' && (variables.subresource == 'status'") +
+           (metadata ? " || variables.subresource == '')" : ")"),
+       "",
+       "'nodehook agents only update " + std::string(metadata ? "a Node or its status" : "the status of a Node") +
+           ", they do not ' + request.operation + (variables.subresource == '' ? ' a Node' : ' its ' + "
+           "variables.subresource)"});
   p.validations.push_back({"request.name == variables.node", "",
                            "'node ' + variables.node + ' " + std::string(kOtherNodeRefusal) +
                                " (the Node ' + request.name + ')'"});
   p.validations.push_back({"variables.others_before == variables.others_after", "",
                            "'node ' + variables.node + ' may change only the conditions its config keeps (" + names +
                                "), not those of the kubelet or others'"});
+  if (!metadata) return p;
+  const std::string refusal = "'node ' + variables.node + ' may change only the labels, annotations and taints under "
+                              "its config\\'s prefixes (" + names + "), not ";
+  for (const char* field : {"labels", "annotations"}) {
+    const std::string before = std::string("variables.") + field + "_before", after = std::string("variables.") + field + "_after";
+    p.validations.push_back(
+        {before + ".all(k, " + ours("k") + " || (k in " + after + " && " + after + "[k] == " + before + "[k])) && " +
+             after + ".all(k, " + ours("k") + " || k in " + before + ")",
+         "", refusal + "other " + field + "'"});
+  }
+  p.validations.push_back(
+      {"variables.taints_before.all(t, " + ours("t.key") + " || variables.taints_after.exists(n, n == t)) && "
+       "variables.taints_after.all(t, " + ours("t.key") + " || variables.taints_before.exists(o, o == t))",
+       "", refusal + "other taints'"});
+  // The rest of the Node as it was (managedFields and resourceVersion move with every write).
+  const std::string unchanged = "['labels', 'annotations', 'managedFields', 'resourceVersion', 'generation']";
+  p.validations.push_back(
+      {"variables.meta_after.all(k, k in " + unchanged +
+           " || (k in variables.meta_before && variables.meta_after[k] == variables.meta_before[k])) && "
+           "variables.meta_before.all(k, k in " + unchanged + " || k in variables.meta_after)",
+       "", refusal + "the rest of its metadata'"});
+  p.validations.push_back(
+      {"variables.spec_after.all(k, k == 'taints' || (k in variables.spec_before && "
+       "variables.spec_after[k] == variables.spec_before[k])) && "
+       "variables.spec_before.all(k, k == 'taints' || k in variables.spec_after)",
+       "", refusal + "the rest of its spec'"});
   return p;
 }
 
@@ -354,7 +409,7 @@ std::string NodeBoundPolicyYaml(const Config& config, const PolicySubject& subje
   for (const auto& r : config.resources) {
     if (r.singleton) singleton.push_back(&r);
     if (r.finalizer && !r.singleton) finalizer.push_back(&r);
-    if (!r.node_condition.empty()) outputs.push_back(&r);
+    if (!r.node_condition.empty() || !r.node_output_prefixes.empty()) outputs.push_back(&r);
     leases = leases || r.singleton || r.rollout.has_value();
   }
   std::vector<Policy> policies;

@@ -71,6 +71,10 @@ std::string StewardBindingYaml(const std::string& kind, const std::string& role,
   return y.str();
 }
 
+// Node outputs: a condition or hook-published keys (these also write the Node itself).
+bool PublishesNodeOutputs(const WatchedResource& r) { return !r.node_output_prefixes.empty(); }
+bool KeepsNodeOutputs(const WatchedResource& r) { return !r.node_condition.empty() || PublishesNodeOutputs(r); }
+
 }  // namespace
 
 std::vector<PolicyRule> LeastPrivilegeRules(const Config& config) {
@@ -87,13 +91,16 @@ std::vector<PolicyRule> LeastPrivilegeRules(const Config& config) {
     finalizers = finalizers || r.finalizer;
   }
   if (targeting) rules.Grant("", "nodes", {"list", "watch"});
-  // Node outputs: this Node read once at start, its status written by server-side apply (the
-  // node-bound rules keep each agent to its own Node).
-  const bool outputs = std::any_of(config.resources.begin(), config.resources.end(),
-                                   [](const WatchedResource& r) { return !r.node_condition.empty(); });
+  // Node outputs: this Node read at start (and before each taint write), its status written by
+  // server-side apply; with prefixes, the Node itself too (the node-bound rules keep each agent to
+  // its own Node, and there to its config's keys).
+  const bool outputs = std::any_of(config.resources.begin(), config.resources.end(), KeepsNodeOutputs);
   if (outputs) {
     rules.Grant("", "nodes", {"get"});
     rules.Grant("", "nodes/status", {"patch"});
+  }
+  if (std::any_of(config.resources.begin(), config.resources.end(), PublishesNodeOutputs)) {
+    rules.Grant("", "nodes", {"patch"});
   }
   // With the steward, departures are its to judge: the agents need no Node but their own.
   if (finalizers && config.tuning.cross_node_writes != "steward") rules.Grant("", "nodes", {"get", "list", "watch"});
@@ -161,10 +168,14 @@ std::vector<PolicyRule> RetirementRules(const Config& previous, const Config& co
   for (const FinalizerDomain& d : RetiredDomains(DomainsServed(previous), DomainsServed(config))) {
     rules.Grant(d.resource.group, d.resource.plural, {"get", "list", "patch"});
   }
-  // A condition the previous config kept comes off by an empty apply of its manager.
-  const auto keeps_condition = [](const WatchedResource& r) { return !r.node_condition.empty(); };
-  if (std::any_of(previous.resources.begin(), previous.resources.end(), keeps_condition)) {
+  // The outputs the previous config kept come off by an empty apply of its manager (and its
+  // taints by a guarded write of the Node).
+  if (std::any_of(previous.resources.begin(), previous.resources.end(), KeepsNodeOutputs)) {
+    rules.Grant("", "nodes", {"get"});
     rules.Grant("", "nodes/status", {"patch"});
+  }
+  if (std::any_of(previous.resources.begin(), previous.resources.end(), PublishesNodeOutputs)) {
+    rules.Grant("", "nodes", {"patch"});
   }
   return rules.Rules();
 }
@@ -295,16 +306,20 @@ int RunRbacCommand(const RbacCommandArgs& args, std::ostream& out, std::ostream&
     }
     rules = merged.Rules();
     retiring_singleton = RetirementNeedsAgentPods(previous.config, loaded.config);
-    // The conditions the previous config kept come off the own Node only: the rules guard them too.
+    // The outputs the previous config kept come off the own Node only: the rules guard them too.
     for (const WatchedResource& r : previous.config.resources) {
-      if (r.node_condition.empty()) continue;
-      const bool kept = std::any_of(guarded.resources.begin(), guarded.resources.end(),
-                                    [&r](const WatchedResource& g) { return g.node_condition == r.node_condition; });
-      if (kept) continue;
       WatchedResource retiring;
       retiring.ref = r.ref;
-      retiring.node_condition = r.node_condition;
-      guarded.resources.push_back(retiring);
+      const bool kept = std::any_of(guarded.resources.begin(), guarded.resources.end(),
+                                    [&r](const WatchedResource& g) { return g.node_condition == r.node_condition; });
+      if (!r.node_condition.empty() && !kept) retiring.node_condition = r.node_condition;
+      for (const std::string& prefix : r.node_output_prefixes) {
+        const bool held = std::any_of(guarded.resources.begin(), guarded.resources.end(), [&prefix](const WatchedResource& g) {
+          return std::find(g.node_output_prefixes.begin(), g.node_output_prefixes.end(), prefix) != g.node_output_prefixes.end();
+        });
+        if (!held) retiring.node_output_prefixes.push_back(prefix);
+      }
+      if (KeepsNodeOutputs(retiring)) guarded.resources.push_back(retiring);
     }
   }
   if (args.part == "admission") {

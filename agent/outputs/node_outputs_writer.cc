@@ -186,10 +186,17 @@ bool NodeOutputsWriter::WriteSource(const NodeOutputsSource& source) {
     ok = ApplyStatus(source, held, all, derived_due, published_changed) && ok;
   }
   if (!source.published) return ok;
-  if (*wanted.labels != held.labels || *wanted.annotations != held.annotations) {
-    ok = ApplyMetadata(source, held, wanted) && ok;
+  const bool metadata_changed = *wanted.labels != held.labels || *wanted.annotations != held.annotations;
+  const bool taints_changed = *wanted.taints != held.taints;
+  if (metadata_changed) ok = ApplyMetadata(source, held, wanted) && ok;
+  if (taints_changed) ok = PutTaints(manager, held, *wanted.taints) && ok;
+  if (!held.looked && !published_changed && !metadata_changed && !taints_changed) {
+    Log(LogLevel::kInfo, "node outputs kept",
+        {{"node", node_}, {"resource", source.resource.Id()}, {"labels", held.labels.size()},
+         {"annotations", held.annotations.size()}, {"conditions", conditions.size()}, {"taints", held.taints.size()},
+         {"next", "write them only when a hook publishes other ones"}});
   }
-  if (*wanted.taints != held.taints) ok = PutTaints(manager, held, *wanted.taints) && ok;
+  held.looked = true;
   return ok;
 }
 

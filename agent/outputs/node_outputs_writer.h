@@ -79,6 +79,7 @@ class NodeOutputsWriter {
     std::optional<TimePoint> derived_written_at;            // monotonic; unset: found on the Node
     std::map<std::string, std::string> labels, annotations;
     std::vector<OutputTaint> taints;
+    bool looked = false;  // this run compared the published outputs with the Node once
   };
   bool ReadNode();
   bool WriteSource(const NodeOutputsSource& source);

@@ -215,6 +215,10 @@ class Agent:
         """Makes the hook report "in progress" (exit 100) for its first `times` runs."""
         (self.control_dir / f"progress-{name}-{reason}").write_text(str(times))
 
+    def write_result(self, name, reason, result):
+        """Makes the hook write `result` (a dict) to its result file for object `name` and `reason`."""
+        (self.control_dir / f"result-{name}-{reason}").write_text(json.dumps(result))
+
     def records(self, name=None, reason=None):
         """Hook runs so far, as dicts; optionally only those for one object name and reason."""
         if not self.record_file.exists():
