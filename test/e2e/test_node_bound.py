@@ -25,7 +25,7 @@ EVENTS = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
 MERGE = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 APPLY = "application/apply-patch+yaml"
-# What node outputs apply to a Node's status (outputs/node_condition_writer.h).
+# What node outputs apply to a Node and its status (outputs/node_outputs_writer.h).
 OUTPUTS_MANAGER = "?fieldManager=nodehook-widgets.example.com&force=true"
 # The broad rights the fixtures grant, so that only the admission rules can refuse.
 BROAD_RULES = [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["*"]},
@@ -54,7 +54,7 @@ def widgets_config(ns, **options):
 
 # The agents' config of the table: finalizer mode, a rollout and a node condition.
 AGENT_OPTIONS = {"finalizer": True, "rollout": {"slot_lease_seconds": 20, "soak_seconds": 60},
-                 "node_outputs": {"condition": "WidgetsReady"}}
+                 "node_outputs": {"condition": "WidgetsReady", "prefixes": ["widgets.example.com/"]}}
 
 
 def node_condition(node, status):
@@ -233,6 +233,13 @@ def attack_table(fleet, refused_before=()):
          {"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Forged"}]}}, STRATEGIC),
         ("label node B's Node", attacker, "PATCH", f"/api/v1/nodes/{b}", {"metadata": {"labels": {"x": "y"}}},
          MERGE),
+        ("taint node B's Node under the config's prefixes", attacker, "PATCH", f"/api/v1/nodes/{b}",
+         {"spec": {"taints": [{"key": "widgets.example.com/x", "effect": "NoSchedule"}]}}, MERGE),
+        ("label its own Node outside the config's prefixes", attacker, "PATCH", f"/api/v1/nodes/{a}",
+         {"metadata": {"labels": {"node-role.kubernetes.io/control-plane": ""}}}, MERGE),
+        ("taint its own Node outside the config's prefixes", attacker, "PATCH", f"/api/v1/nodes/{a}",
+         {"spec": {"taints": [{"key": "example.org/x", "effect": "NoExecute"}]}}, MERGE),
+        ("cordon its own Node", attacker, "PATCH", f"/api/v1/nodes/{a}", {"spec": {"unschedulable": True}}, MERGE),
         ("any write with a token naming no node", actors["agent@none"], "PATCH", f"{w}/held",
          {"metadata": {"finalizers": [fb, fa]}}, MERGE),
     ]
@@ -252,6 +259,8 @@ def attack_table(fleet, refused_before=()):
         raise
     after = [actor.write(method, path, body, ctype) for _, actor, method, path, body, ctype in attacks]
 
+    # A taint write replaces the whole list: node B keeps those of others (the node controller's).
+    b_taints = admin.request("GET", f"/api/v1/nodes/{b}")["spec"].get("taints", [])
     own = [
         ("node B adds its own finalizer", victim, "PATCH", f"{w}/fresh", {"metadata": {"finalizers": [fb]}},
          MERGE, True),
@@ -269,6 +278,9 @@ def attack_table(fleet, refused_before=()):
          {"spec": {"holderIdentity": ""}}, MERGE, True),
         ("node B sets its own condition", victim, "PATCH", f"/api/v1/nodes/{b}/status{OUTPUTS_MANAGER}",
          node_condition(b, "True"), APPLY, True),
+        ("node B labels and taints its own Node under the config's prefixes", victim, "PATCH", f"/api/v1/nodes/{b}",
+         {"metadata": {"labels": {"widgets.example.com/ready": "yes"}},
+          "spec": {"taints": b_taints + [{"key": "widgets.example.com/broken", "effect": "NoSchedule"}]}}, MERGE, True),
         ("node B posts an Event as itself", victim, "POST", events,
          event(f"own-b-{ns}", b, {"apiVersion": "v1", "kind": "Node", "name": b}), "application/json", True),
         ("node B, leading, writes singleton-handled", victim_solo, "PATCH", f"{w}/solo",
@@ -293,9 +305,14 @@ def attack_table(fleet, refused_before=()):
     assert f"may add or remove only its own finalizer {fa}, not {fb}" in refused["add node B's finalizer"]
     assert "may write only as its own node" in refused["post an Event about node B's Node"]
     assert f"may write only as its own node (the Node {b})" in refused["set a condition on node B's Node"]
-    assert "may change only the conditions its config keeps (WidgetsReady)" in \
+    assert "may change only the conditions its config keeps (WidgetsReady, widgets.example.com/*)" in \
         refused["change the kubelet's Ready condition of its own Node"]
-    assert "only update the status of a Node" in refused["label node B's Node"]
+    assert f"may write only as its own node (the Node {b})" in refused["label node B's Node"]
+    assert f"may write only as its own node (the Node {b})" in refused["taint node B's Node under the config's prefixes"]
+    assert "may change only the labels, annotations and taints under its config's prefixes (WidgetsReady, " \
+        "widgets.example.com/*), not other labels" in refused["label its own Node outside the config's prefixes"]
+    assert "not other taints" in refused["taint its own Node outside the config's prefixes"]
+    assert "not the rest of its spec" in refused["cordon its own Node"]
     for (what, *_, expected), now in zip(own, own_results):
         assert (now == "allowed") == expected, (what, now)
     assert "may add or remove only its own finalizer" in own_results[1]
