@@ -8,7 +8,7 @@
 //   - After a restart the agent catches up first (lists, then looks at every object again): a
 //     condition found on the Node keeps its verdict through that, instead of turning Unknown and
 //     back, until a verdict (True or False) is derived or `hold_unknown` has passed; the first
-//     time the Node is found as derived, "node condition kept" is logged.
+//     time the Node is found as derived, Due says so (the writer logs "node condition kept").
 // Not thread-safe: the writer's thread only.
 #pragma once
 
@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "agent/base/clock.h"
-#include "agent/base/log.h"
 #include "agent/outputs/node_condition.h"
 
 namespace nodehook {
@@ -38,12 +37,15 @@ class ConditionPacing {
   void Found(const std::string& type, TimePoint now);
   void Started(TimePoint now) { started_ = now; }
 
+  enum class Verdict {
+    kWrite,   // write `value` now
+    kWait,    // not now (unchanged, or held back by the rules above)
+    kKept,    // unchanged, and found so on the Node at start: the first time only
+  };
   // Whether `value` is to be written now. `held`: what the Node holds as far as known;
   // `written_at`: when this run last wrote it (unset: found on the Node, or never written).
-  // `log_fields` identify the condition in the "node condition kept" line.
-  bool Due(const std::string& type, const std::optional<NodeConditionValue>& held,
-           const std::optional<TimePoint>& written_at, const NodeConditionValue& value, TimePoint now,
-           const std::vector<LogField>& log_fields);
+  Verdict Due(const std::string& type, const std::optional<NodeConditionValue>& held,
+              const std::optional<TimePoint>& written_at, const NodeConditionValue& value, TimePoint now);
 
  private:
   const PacingOptions options_;

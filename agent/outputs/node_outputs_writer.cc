@@ -155,9 +155,14 @@ bool NodeOutputsWriter::WriteSource(const NodeOutputsSource& source) {
     const auto on_node = held.conditions.find(source.condition);
     std::optional<NodeConditionValue> known;
     if (on_node != held.conditions.end()) known = ValueOf(on_node->second.condition);
-    derived_due = pacing_.Due(source.condition, known, held.derived_written_at, value, monotonic_.Now(),
-                              {{"node", node_}, {"condition", source.condition}, {"status", value.status},
-                               {"reason", value.reason}, {"resource", source.resource.Id()}});
+    const ConditionPacing::Verdict verdict =
+        pacing_.Due(source.condition, known, held.derived_written_at, value, monotonic_.Now());
+    derived_due = verdict == ConditionPacing::Verdict::kWrite;
+    if (verdict == ConditionPacing::Verdict::kKept) {
+      Log(LogLevel::kInfo, "node condition kept",
+          {{"node", node_}, {"condition", source.condition}, {"status", value.status}, {"reason", value.reason},
+           {"resource", source.resource.Id()}, {"next", "write it only when its status, reason or message changes"}});
+    }
     if (derived_due) {
       derived = OutputCondition{source.condition, value.status, value.reason, value.message};
     } else if (on_node != held.conditions.end()) {
@@ -189,7 +194,7 @@ bool NodeOutputsWriter::WriteSource(const NodeOutputsSource& source) {
   const bool metadata_changed = *wanted.labels != held.labels || *wanted.annotations != held.annotations;
   const bool taints_changed = *wanted.taints != held.taints;
   if (metadata_changed) ok = ApplyMetadata(source, held, wanted) && ok;
-  if (taints_changed) ok = PutTaints(manager, held, *wanted.taints) && ok;
+  if (taints_changed) ok = PutTaints(source, held, *wanted.taints) && ok;
   if (!held.looked && !published_changed && !metadata_changed && !taints_changed) {
     Log(LogLevel::kInfo, "node outputs kept",
         {{"node", node_}, {"resource", source.resource.Id()}, {"labels", held.labels.size()},
@@ -281,7 +286,8 @@ bool NodeOutputsWriter::ApplyMetadata(const NodeOutputsSource& source, Held& hel
   return true;
 }
 
-bool NodeOutputsWriter::PutTaints(const std::string& manager, Held& held, const std::vector<OutputTaint>& wanted) {
+bool NodeOutputsWriter::PutTaints(const NodeOutputsSource& source, Held& held, const std::vector<OutputTaint>& wanted) {
+  const std::string manager = NodeOutputsManager(source.resource);
   std::vector<OutputTaint> before = noted_taints_[manager];
   for (const OutputTaint& t : held.taints) {
     if (std::find(before.begin(), before.end(), t) == before.end()) before.push_back(t);
@@ -294,13 +300,13 @@ bool NodeOutputsWriter::PutTaints(const std::string& manager, Held& held, const 
   if (may_hold != noted_taints_[manager]) NoteTaints(manager, may_hold);
   Result<bool> written = WriteTaints(client_, node_, before, wanted);
   if (!written.ok()) {
-    Failed("set the taints of " + manager, written.status());
+    Failed("set the taints of " + source.resource.Id(), written.status());
     return false;
   }
   NoteTaints(manager, wanted);
   held.taints = wanted;
   Log(LogLevel::kInfo, "node outputs set",
-      {{"node", node_}, {"manager", manager}, {"kind", "taints"}, {"count", wanted.size()},
+      {{"node", node_}, {"resource", source.resource.Id()}, {"kind", "taints"}, {"count", wanted.size()},
        {"next", *written ? "write them again only when a hook publishes other ones"
                          : "the Node held them already; write them again only when a hook publishes other ones"}});
   return true;

@@ -86,7 +86,7 @@ class NodeOutputsWriter {
   bool ApplyStatus(const NodeOutputsSource& source, Held& held, const std::vector<OutputCondition>& conditions,
                    bool derived_due, bool published_changed);
   bool ApplyMetadata(const NodeOutputsSource& source, Held& held, const PublishedOutputs& wanted);
-  bool PutTaints(const std::string& manager, Held& held, const std::vector<OutputTaint>& wanted);
+  bool PutTaints(const NodeOutputsSource& source, Held& held, const std::vector<OutputTaint>& wanted);
   bool Retire(const std::string& manager);
   void NoteTaints(const std::string& manager, const std::vector<OutputTaint>& taints);
   void Failed(const std::string& what, const Status& status);
