@@ -34,6 +34,7 @@ from test_helm_chart import CHART, helm
 from test_rbac import refused_lines
 
 SLOW_HOOK = Path(__file__).resolve().parent / "hooks" / "slow-node-file-hook"
+NODE_OUTPUT_HOOK = Path(__file__).resolve().parent / "hooks" / "node-output-hook"
 
 NODES = 2
 NAMESPACE = "nodehook"
@@ -789,6 +790,70 @@ def test_a_rollout_lets_a_running_slow_hook_finish_and_runs_no_hook_twice(real, 
         # The old pod's agent let its hook finish within the grace period, and the new one, finding
         # the change handled in the node's state file, did not run it again.
         assert f.read_text().splitlines() == ["create started", "create finished"], f"{node}: {f.read_text()}"
+
+
+def pause_pod(real, name, node_selector=None):
+    """A pod of the nodes' sandbox image (already on every node), as Pod Security "restricted" wants it."""
+    image = subprocess.run([str(REPO / "test" / "image" / "build-image.sh"), "pause"], capture_output=True, text=True,
+                           check=True).stdout.splitlines()[-1].split()[0].split("=", 1)[1]
+    spec = {"containers": [{"name": "pause", "image": image, "imagePullPolicy": "Never",
+                            "securityContext": {"allowPrivilegeEscalation": False, "runAsNonRoot": True,
+                                                "runAsUser": 65534, "capabilities": {"drop": ["ALL"]},
+                                                "seccompProfile": {"type": "RuntimeDefault"}}}],
+            "terminationGracePeriodSeconds": 0}
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    real.kube.request("POST", f"/api/v1/namespaces/{WIDGET_NS}/pods",
+                      {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
+
+
+def test_a_hooks_taint_keeps_the_scheduler_off_its_node_until_the_delete_hook(real, tmp_path):
+    """Issue 29 on real kubelets and the real scheduler: the hook of a widget labels both nodes and
+    taints node-1 (node_outputs.prefixes); a pod pinned to node-1 stays Pending on the untolerated
+    taint while another lands on node-2; deleting the widget takes the taint and the labels off after
+    the delete hook, and the pinned pod is scheduled."""
+    config = json.loads((DEPLOY / "base" / "config.json").read_text())
+    config["resources"][0]["node_outputs"] = {"prefixes": ["widgets.example.com/"]}
+    install(real, tmp_path, "restricted", config=config, hook=NODE_OUTPUT_HOOK)
+    wait_rolled_out(real)
+    create_widget(real, "tainter", 1)
+    key = "widgets.example.com/tainter"
+
+    def node(name):
+        return real.kube.request("GET", f"/api/v1/nodes/{name}")
+
+    def taints(name):
+        return [t["key"] for t in node(name)["spec"].get("taints", [])]
+    for name in ("node-1", "node-2"):
+        wait_until(lambda: node(name)["metadata"]["labels"].get(key) == "done", f"the hook's label on {name}")
+    wait_until(lambda: key in taints("node-1"), "the hook's taint on node-1")
+    assert key not in taints("node-2")
+
+    pinned, free = "pinned-to-node-1", "free-to-go"
+    pause_pod(real, pinned, {"kubernetes.io/hostname": "node-1"})
+    pause_pod(real, free)
+    try:
+        def unschedulable():
+            conditions = real.kube.request("GET", f"/api/v1/namespaces/{WIDGET_NS}/pods/{pinned}")["status"].get(
+                "conditions", [])
+            return next((c for c in conditions if c["type"] == "PodScheduled" and c["status"] == "False"), None)
+        why = wait_until(unschedulable, "the scheduler to keep the pinned pod off node-1")
+        assert "untolerated taint" in why["message"] and key in why["message"], why
+        placed = wait_until(lambda: real.kube.request("GET", f"/api/v1/namespaces/{WIDGET_NS}/pods/{free}")[
+            "spec"].get("nodeName"), "the free pod to be scheduled")
+        assert placed == "node-2"
+
+        real.kube.request("DELETE", f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets/tainter")
+        wait_until(lambda: key not in taints("node-1"), "the taint off node-1 after the delete hook")
+        for name in ("node-1", "node-2"):
+            wait_until(lambda: key not in node(name)["metadata"].get("labels", {}), f"the label off {name}")
+        wait_until(lambda: real.kube.request("GET", f"/api/v1/namespaces/{WIDGET_NS}/pods/{pinned}")["spec"].get(
+            "nodeName") == "node-1", "the pinned pod scheduled on node-1 once the taint is gone")
+        # Only its own: the node controller's taints and the kubelet's labels are as they were.
+        assert node("node-1")["metadata"]["labels"]["kubernetes.io/hostname"] == "node-1"
+    finally:
+        for pod in (pinned, free):
+            real.kube.request("DELETE", f"/api/v1/namespaces/{WIDGET_NS}/pods/{pod}")
 
 
 HELM_RELEASE = HELM_NS = "nodehook-helm"  # the chart names its objects after the release
