@@ -3,7 +3,8 @@
 # nodehook agents acting as nodes node-a and node-b, each running config/hooks/widget-hook.
 # It walks through what nodehook does, printing each kubectl command it runs (test/demo_steps.py):
 # create and update hooks, the fleet view (`kubectl nodehook`, as root), a failing hook's Warning
-# Event and its recovery, an agent killed and catching up, a multi-step delete. Then it keeps
+# Event and its recovery, an agent killed and catching up, node outputs (each node's WidgetsReady
+# condition, a label a hook publishes on the nodes), a multi-step delete. Then it keeps
 # running so you can try your own; Ctrl-C stops everything cleanly.
 #   test/demo.sh [--non-interactive]   (--non-interactive: stop after the walkthrough; a test runs it)
 # $NODEHOOK_BIN, $NODEHOOK_TESTCLUSTER and $NODEHOOK_KUBECTL skip building those.
@@ -64,7 +65,7 @@ echo "API server ready; kubeconfig: $kubeconfig"
 # Without its resume hook (which runs for every object at each start, on purpose), so that what an
 # agent runs after a restart is only what it missed.
 sed "s|/etc/nodehook/hooks|$repo/config/hooks|g" config/example.json |
-  python3 -c 'import json, sys; c = json.load(sys.stdin); del c["resources"][0]["hooks"]["resume"]; print(json.dumps(c, indent=2))' \
+  python3 -c 'import json, sys; c = json.load(sys.stdin); del c["resources"][0]["hooks"]["resume"]; c["resources"][0]["node_outputs"] = {"condition": "WidgetsReady", "prefixes": ["widgets.example.com/"]}; print(json.dumps(c, indent=2))' \
   >"$demo/config.json"
 
 python3 test/demo_steps.py --kubeconfig "$kubeconfig" --demo "$demo" --nodehook "$nodehook" --bin "$demo/bin" \

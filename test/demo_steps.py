@@ -271,6 +271,24 @@ class Demo:
         if sorted(ran) != ["create node-b demo/delta", "update node-b demo/alpha"]:
             raise SystemExit(f"demo: node-b ran {ran} after its restart")
 
+        step("results the cluster can act on: each node's WidgetsReady condition, and a label the hook publishes")
+        self.apply("painter", {"size": 1, "nodeLabel": "blue"})
+        label = "widgets.example.com/painter"
+        self.wait_until("the label on every node", lambda: all(
+            self.kube.request("GET", f"/api/v1/nodes/{n}")["metadata"].get("labels", {}).get(label) == "blue"
+            for n in NODES))
+        self.wait_until("WidgetsReady True on every node", lambda: all(
+            any(c["type"] == "WidgetsReady" and c["status"] == "True"
+                for c in self.kube.request("GET", f"/api/v1/nodes/{n}")["status"].get("conditions", []))
+            for n in NODES))
+        self.kubectl("get", "nodes", "-o",
+                     "custom-columns=NODE:.metadata.name,WIDGETS_READY:.status.conditions[?(@.type=='WidgetsReady')]"
+                     ".status,PAINTER:.metadata.labels.widgets\\.example\\.com/painter")
+        self.kubectl("delete", "widget", "painter", "-n", "demo")
+        self.wait_until("the label gone after the delete hook", lambda: not any(
+            label in self.kube.request("GET", f"/api/v1/nodes/{n}")["metadata"].get("labels", {}) for n in NODES))
+        self.kubectl("get", "nodes", "-L", label)
+
         step("a multi-step delete: the hook reports \"in progress\" twice (exit 100), then finishes")
         self.kubectl("patch", "widget", "beta", "-n", "demo", "--type=merge", "-p", '{"spec":{"deleteSteps":2}}')
         self.wait_for_record("update beta")
