@@ -1,6 +1,7 @@
 #include "agent/admission/node_bound_policy.h"
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -263,6 +264,48 @@ Policy LeasesPolicy(const Config& config, const PolicySubject& subject) {
   return p;
 }
 
+// With prefixes: the Node itself may change only in the labels, annotations and taints under
+// them (`ours` is the CEL test of a key); nothing else of its metadata or spec.
+void AddNodeMetadataRules(Policy& p, const std::function<std::string(const std::string&)>& ours,
+                          const std::string& names) {
+  for (const char* field : {"labels", "annotations"}) {
+    const std::string f = field;
+    p.variables.emplace_back(f + "_before", "oldObject != null && has(oldObject.metadata." + f + ") ? oldObject.metadata." + f + " : {}");
+    p.variables.emplace_back(f + "_after", "object != null && has(object.metadata." + f + ") ? object.metadata." + f + " : {}");
+  }
+  p.variables.emplace_back("meta_before", "oldObject != null ? oldObject.metadata : {}");
+  p.variables.emplace_back("meta_after", "object != null ? object.metadata : {}");
+  p.variables.emplace_back("spec_before", "oldObject != null && has(oldObject.spec) ? oldObject.spec : {}");
+  p.variables.emplace_back("spec_after", "object != null && has(object.spec) ? object.spec : {}");
+  p.variables.emplace_back("taints_before", "'taints' in variables.spec_before ? variables.spec_before.taints : []");
+  p.variables.emplace_back("taints_after", "'taints' in variables.spec_after ? variables.spec_after.taints : []");
+  const std::string refusal = "'node ' + variables.node + ' may change only the labels, annotations and taints under "
+                              "its config\\'s prefixes (" + names + "), not ";
+  for (const char* field : {"labels", "annotations"}) {
+    const std::string before = std::string("variables.") + field + "_before", after = std::string("variables.") + field + "_after";
+    p.validations.push_back(
+        {before + ".all(k, " + ours("k") + " || (k in " + after + " && " + after + "[k] == " + before + "[k])) && " +
+             after + ".all(k, " + ours("k") + " || k in " + before + ")",
+         "", refusal + "other " + field + "'"});
+  }
+  p.validations.push_back(
+      {"variables.taints_before.all(t, " + ours("t.key") + " || variables.taints_after.exists(n, n == t)) && "
+       "variables.taints_after.all(t, " + ours("t.key") + " || variables.taints_before.exists(o, o == t))",
+       "", refusal + "other taints'"});
+  // The rest of the Node as it was (managedFields and resourceVersion move with every write).
+  const std::string unchanged = "['labels', 'annotations', 'managedFields', 'resourceVersion', 'generation']";
+  p.validations.push_back(
+      {"variables.meta_after.all(k, k in " + unchanged +
+           " || (k in variables.meta_before && variables.meta_after[k] == variables.meta_before[k])) && "
+           "variables.meta_before.all(k, k in " + unchanged + " || k in variables.meta_after)",
+       "", refusal + "the rest of its metadata'"});
+  p.validations.push_back(
+      {"variables.spec_after.all(k, k == 'taints' || (k in variables.spec_before && "
+       "variables.spec_after[k] == variables.spec_before[k])) && "
+       "variables.spec_before.all(k, k == 'taints' || k in variables.spec_after)",
+       "", refusal + "the rest of its spec'"});
+}
+
 // Node outputs (outputs/node_outputs_writer.h): the agents write their own Node only. Its status:
 // only the conditions their config keeps (derived ones, and those under its prefixes). With
 // prefixes, the Node itself too: only the labels, annotations and taints under the prefixes; the
@@ -299,19 +342,6 @@ Policy NodesPolicy(const std::vector<const WatchedResource*>& resources, const P
       {"others_before", others("oldObject")},
       {"others_after", others("object")},
   };
-  if (metadata) {
-    for (const char* field : {"labels", "annotations"}) {
-      const std::string f = field;
-      p.variables.push_back({f + "_before", "oldObject != null && has(oldObject.metadata." + f + ") ? oldObject.metadata." + f + " : {}"});
-      p.variables.push_back({f + "_after", "object != null && has(object.metadata." + f + ") ? object.metadata." + f + " : {}"});
-    }
-    p.variables.push_back({"meta_before", "oldObject != null ? oldObject.metadata : {}"});
-    p.variables.push_back({"meta_after", "object != null ? object.metadata : {}"});
-    p.variables.push_back({"spec_before", "oldObject != null && has(oldObject.spec) ? oldObject.spec : {}"});
-    p.variables.push_back({"spec_after", "object != null && has(object.spec) ? object.spec : {}"});
-    p.variables.push_back({"taints_before", "'taints' in variables.spec_before ? variables.spec_before.taints : []"});
-    p.variables.push_back({"taints_after", "'taints' in variables.spec_after ? variables.spec_after.taints : []"});
-  }
   p.validations.push_back(
       {std::string("request.operation == 'UPDATE' && (variables.subresource == 'status'") +
            (metadata ? " || variables.subresource == '')" : ")"),
@@ -325,32 +355,7 @@ Policy NodesPolicy(const std::vector<const WatchedResource*>& resources, const P
   p.validations.push_back({"variables.others_before == variables.others_after", "",
                            "'node ' + variables.node + ' may change only the conditions its config keeps (" + names +
                                "), not those of the kubelet or others'"});
-  if (!metadata) return p;
-  const std::string refusal = "'node ' + variables.node + ' may change only the labels, annotations and taints under "
-                              "its config\\'s prefixes (" + names + "), not ";
-  for (const char* field : {"labels", "annotations"}) {
-    const std::string before = std::string("variables.") + field + "_before", after = std::string("variables.") + field + "_after";
-    p.validations.push_back(
-        {before + ".all(k, " + ours("k") + " || (k in " + after + " && " + after + "[k] == " + before + "[k])) && " +
-             after + ".all(k, " + ours("k") + " || k in " + before + ")",
-         "", refusal + "other " + field + "'"});
-  }
-  p.validations.push_back(
-      {"variables.taints_before.all(t, " + ours("t.key") + " || variables.taints_after.exists(n, n == t)) && "
-       "variables.taints_after.all(t, " + ours("t.key") + " || variables.taints_before.exists(o, o == t))",
-       "", refusal + "other taints'"});
-  // The rest of the Node as it was (managedFields and resourceVersion move with every write).
-  const std::string unchanged = "['labels', 'annotations', 'managedFields', 'resourceVersion', 'generation']";
-  p.validations.push_back(
-      {"variables.meta_after.all(k, k in " + unchanged +
-           " || (k in variables.meta_before && variables.meta_after[k] == variables.meta_before[k])) && "
-           "variables.meta_before.all(k, k in " + unchanged + " || k in variables.meta_after)",
-       "", refusal + "the rest of its metadata'"});
-  p.validations.push_back(
-      {"variables.spec_after.all(k, k == 'taints' || (k in variables.spec_before && "
-       "variables.spec_after[k] == variables.spec_before[k])) && "
-       "variables.spec_before.all(k, k == 'taints' || k in variables.spec_after)",
-       "", refusal + "the rest of its spec'"});
+  if (metadata) AddNodeMetadataRules(p, ours, names);
   return p;
 }
 

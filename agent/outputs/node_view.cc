@@ -79,11 +79,11 @@ Result<NodeView> ReadNodeView(const std::string& node_json) {
   const rapidjson::Value* taints = spec ? Member(*spec, "taints") : nullptr;
   if (taints != nullptr && taints->IsArray()) {
     for (const auto& t : taints->GetArray()) {
-      view.taints.push_back(OutputTaint{StringMember(t, "key"), StringMember(t, "value"), StringMember(t, "effect")});
+      view.taints.emplace_back(OutputTaint{StringMember(t, "key"), StringMember(t, "value"), StringMember(t, "effect")});
       rapidjson::StringBuffer buffer;
       rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
       t.Accept(w);
-      view.taints_json.push_back(buffer.GetString());
+      view.taints_json.emplace_back(buffer.GetString());
     }
   }
   const rapidjson::Value* status = Member(doc, "status");

@@ -52,6 +52,26 @@ TimePoint CheckRunner::Schedule(const WatchedResource& resource, const std::stri
   return due;
 }
 
+namespace {
+
+// This run's progress record: failures carry over while the object stays the same (`target`, its
+// state's digest); a change starts afresh.
+HandlerRecord CheckProgress(const std::string& resource_id, const ObjectMeta& meta, const std::string& target,
+                            TimePoint start, const std::optional<HandlerRecord>& previous) {
+  if (previous && previous->target == target) return *previous;
+  HandlerRecord progress;
+  progress.uid = meta.uid;
+  progress.handler = kReasonCheck;
+  progress.resource = resource_id;
+  progress.namespace_name = meta.namespace_name;
+  progress.name = meta.name;
+  progress.target = target;
+  progress.first_start_ms = ToMillis(start);
+  return progress;
+}
+
+}  // namespace
+
 std::optional<Duration> CheckRunner::Run(const WatchedResource& resource, ObjectCache& cache, const std::string& uid,
                                          const CancelToken& stop) {
   const HookSpec& hook = resource.hooks.at(kReasonCheck);
@@ -84,16 +104,7 @@ std::optional<Duration> CheckRunner::Run(const WatchedResource& resource, Object
     return DueIn(resource, uid, NextCheckDue(start, IntervalOf(hook), hook.jitter_percent, UnitRandom()));
   }
 
-  HandlerRecord progress;
-  progress.uid = uid;
-  progress.handler = kReasonCheck;
-  progress.resource = resource_id;
-  progress.namespace_name = object.meta.namespace_name;
-  progress.name = object.meta.name;
-  progress.target = facts.digest;
-  progress.first_start_ms = ToMillis(start);
-  // Failures carry over while the object stays the same; a change starts afresh.
-  if (*previous && (*previous)->target == progress.target) progress = **previous;
+  HandlerRecord progress = CheckProgress(resource_id, object.meta, facts.digest, start, *previous);
   const bool had_progress = previous->has_value();
   const int earlier_failures = progress.retries;  // a success after these "recovers"
 

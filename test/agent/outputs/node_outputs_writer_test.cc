@@ -182,7 +182,7 @@ TEST_CASE("the condition of a resource that left the config is removed by applyi
   CHECK(calls[1].field_manager == "nodehook-labels.example.com");
   CHECK(calls[1].subresource == "status");
   CHECK(calls[2].field_manager == "nodehook-labels.example.com");
-  CHECK(calls[2].subresource == "");
+  CHECK(calls[2].subresource.empty());
   CHECK(calls[3].field_manager == "nodehook-widgets.example.com");
   CHECK(log.Count("node condition removed") == 2);
   REQUIRE(f.writer->Tick());
@@ -251,7 +251,7 @@ TEST_CASE("published labels and annotations are applied to the Node, conditions 
   CHECK(calls[0].field_manager == "nodehook-widgets.example.com");
   CHECK(calls[0].body.find(R"({"type":"widgets.example.com/Kernel","status":"True","reason":"Current","message":"",)"
                            R"("lastTransitionTime":"2023-11-14T22:13:20Z"})") != std::string::npos);
-  CHECK(calls[1].subresource == "");
+  CHECK(calls[1].subresource.empty());
   CHECK(calls[1].body == R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"node-a","labels":)"
                          R"({"widgets.example.com/ready":"yes"},"annotations":{"widgets.example.com/note":"n"}}})");
   CHECK(f.client.patches().empty());  // no taints published, none held: nothing to write
