@@ -108,4 +108,21 @@ TEST_CASE("node outputs are guarded: the own Node's status only, and only the co
   CHECK(Has(yaml, "request.name == variables.node"));
   CHECK(Has(yaml, "!(c.type in ['WidgetsReady'])"));
   CHECK_FALSE(Has(NodeBoundPolicyYaml(Steward({Watched("gadgets")}), PolicySubject{}), "node-bound-nodes"));
+  // Without prefixes the Node itself is not theirs to update.
+  CHECK(Has(yaml, "request.operation == 'UPDATE' && (variables.subresource == 'status')"));
+  CHECK_FALSE(Has(yaml, "taints_before"));
+}
+
+TEST_CASE("with prefixes the own Node may change, but only in the labels, annotations and taints under them") {
+  WatchedResource w = Watched("widgets");
+  w.node_output_prefixes = {"widgets.example.com/"};
+  Config c;
+  c.resources = {w};
+  std::string yaml = NodeBoundPolicyYaml(c, PolicySubject{});
+  CHECK(Has(yaml, "(variables.subresource == 'status' || variables.subresource == '')"));
+  CHECK(Has(yaml, "['widgets.example.com/'].exists(p, t.key.startsWith(p))"));
+  CHECK(Has(yaml, "not other labels"));
+  CHECK(Has(yaml, "not other taints"));
+  CHECK(Has(yaml, "not the rest of its spec"));
+  CHECK(Has(yaml, "not the rest of its metadata"));
 }

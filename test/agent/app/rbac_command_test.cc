@@ -212,3 +212,14 @@ TEST_CASE("node outputs add a read of the Node and a patch of its status, and on
   CHECK(Lines(LeastPrivilegeRules(WithResources({Watched("example.com", "widgets")}))) ==
         std::vector<std::string>{"example.com/widgets: list watch", "events.k8s.io/events: create"});
 }
+
+TEST_CASE("hook-published node outputs add a patch of the Node itself; a config that drops them keeps the rights to "
+          "take them off") {
+  WatchedResource w = Watched("example.com", "widgets");
+  w.node_output_prefixes = {"widgets.example.com/"};
+  CHECK(Lines(LeastPrivilegeRules(WithResources({w}))) ==
+        std::vector<std::string>{"example.com/widgets: list watch", "/nodes: get patch", "/nodes/status: patch",
+                                 "events.k8s.io/events: create"});
+  CHECK(Lines(RetirementRules(WithResources({w}), WithResources({Watched("example.com", "widgets")}))) ==
+        std::vector<std::string>{"/nodes: get patch", "/nodes/status: patch"});
+}
