@@ -23,6 +23,13 @@ Status OutputsRecorder::Record(const WatchedResource& resource, const ObjectMeta
   if (node_json.empty()) return Status::Ok();
   Result<PublishedOutputs> published = ParsePublishedOutputs(node_json);
   Status allowed = published.ok() ? CheckPrefixes(*published, resource.node_output_prefixes) : published.status();
+  if (allowed.ok() && published->conditions && !resource.node_condition.empty()) {
+    for (const OutputCondition& c : *published->conditions) {
+      if (c.type != resource.node_condition) continue;
+      allowed = InvalidError("conditions: \"" + c.type + "\" is the condition nodehook derives for this resource "
+                             "(node_outputs.condition); publish another type");
+    }
+  }
   if (!allowed.ok()) {
     const std::string message = "node outputs refused: " + allowed.message();
     Log(LogLevel::kWarn, "node outputs refused",

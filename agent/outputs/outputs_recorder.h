@@ -1,6 +1,6 @@
 // OutputsRecorder: takes what a hook published for its node ("node" in its result file;
 // published_outputs.h) for the hook's object. It checks the outputs' syntax and that every key is
-// under the resource's prefixes, merges them into what the object published before (each kind
+// under the resource's prefixes (and no condition of the type it derives), merges them into what the object published before (each kind
 // given replaces that kind) and stores them in the state file, where they stay until the object
 // is forgotten (after its delete hook). The outputs writer (node_outputs_writer.h) keeps the
 // union of each resource's stored outputs on the Node.

@@ -79,6 +79,11 @@ TEST_CASE("outputs outside the prefixes, or malformed, are refused whole: logged
   REQUIRE(log.Count("node outputs refused") == 1);
   CHECK_FALSE(f.recorder.Record(f.resource, f.widget, "update", R"({"taints":[{"key":"widgets.example.com/t"}]})").ok());
   CHECK(f.events.refused.size() == 2);
+  f.resource.node_condition = "widgets.example.com/Ready";
+  CHECK(f.recorder.Record(f.resource, f.widget, "update",
+                          R"({"conditions":[{"type":"widgets.example.com/Ready","status":"True"}]})")
+            .message() == "conditions: \"widgets.example.com/Ready\" is the condition nodehook derives for this "
+                          "resource (node_outputs.condition); publish another type");
   f.resource.node_output_prefixes.clear();
   CHECK_FALSE(f.recorder.Record(f.resource, f.widget, "update", R"({"labels":{"widgets.example.com/v":"3"}})").ok());
   CHECK(f.Stored("u1") == R"({"labels":{"widgets.example.com/v":"1"}})");
