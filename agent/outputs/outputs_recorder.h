@@ -1,9 +1,10 @@
 // OutputsRecorder: takes what a hook published for its node ("node" in its result file;
-// published_outputs.h) for the hook's object. It checks the outputs' syntax and that every key is
-// under the resource's prefixes (and no condition of the type it derives), merges them into what the object published before (each kind
-// given replaces that kind) and stores them in the state file, where they stay until the object
-// is forgotten (after its delete hook). The outputs writer (node_outputs_writer.h) keeps the
-// union of each resource's stored outputs on the Node.
+// published_outputs.h) for the hook's object. It checks the outputs' syntax, that every key is
+// under the resource's prefixes and that no condition takes the type the resource derives; merges
+// them into what the object published before (each kind given replaces that kind) and stores
+// them in the state file, where they stay until the object is forgotten (after its delete hook).
+// The outputs writer (node_outputs_writer.h) keeps the union of each resource's stored outputs on
+// the Node.
 // A refused "node" changes nothing stored: it is logged ("node outputs refused", warn) and posted
 // as a Warning Event (NodeOutputsRefused) on the object. The hook's own outcome stands.
 // Thread-safety: as the store and the recorder it borrows (both thread-safe).
