@@ -120,7 +120,7 @@ bool NodeOutputsWriter::ReadNode() {
     const AppliedFields applied = found != view->applied.end() ? found->second : AppliedFields{};
     for (const auto& [type, on_node] : view->conditions) {
       // The derived condition counts whoever applied it (an older agent, by hand): it is compared.
-      if (type == s.condition || (s.published && applied.conditions.count(type) > 0)) held.conditions[type] = on_node;
+      if (type == s.condition || applied.conditions.count(type) > 0) held.conditions[type] = on_node;
       if (type == s.condition) pacing_.Found(type, now);
     }
     for (const std::string& key : applied.labels) {
@@ -169,7 +169,9 @@ bool NodeOutputsWriter::WriteSource(const NodeOutputsSource& source) {
       derived = on_node->second.condition;
     }
   }
-  PublishedOutputs wanted;
+  // A resource whose hooks may publish nothing (any more) wants none: what its manager still holds
+  // on the Node (its config dropped the prefixes) comes off.
+  PublishedOutputs wanted = UnionOf({}, {}, nullptr);
   if (source.published) {
     Result<PublishedOutputs> published = source.published();
     if (!published.ok()) {
@@ -190,12 +192,11 @@ bool NodeOutputsWriter::WriteSource(const NodeOutputsSource& source) {
     for (const auto& [type, c] : conditions) all.push_back(c);
     ok = ApplyStatus(source, held, all, derived_due, published_changed) && ok;
   }
-  if (!source.published) return ok;
   const bool metadata_changed = *wanted.labels != held.labels || *wanted.annotations != held.annotations;
   const bool taints_changed = *wanted.taints != held.taints;
   if (metadata_changed) ok = ApplyMetadata(source, held, wanted) && ok;
   if (taints_changed) ok = PutTaints(source, held, *wanted.taints) && ok;
-  if (!held.looked && !published_changed && !metadata_changed && !taints_changed) {
+  if (source.published && !held.looked && !published_changed && !metadata_changed && !taints_changed) {
     Log(LogLevel::kInfo, "node outputs kept",
         {{"node", node_}, {"resource", source.resource.Id()}, {"labels", held.labels.size()},
          {"annotations", held.annotations.size()}, {"conditions", conditions.size()}, {"taints", held.taints.size()},

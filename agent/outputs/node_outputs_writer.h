@@ -13,7 +13,9 @@
 // reads the Node once, at its first round, so a restart finds what is already there (the
 // managers' fields in managedFields, the taints in the state file's note) and writes nothing.
 // A manager that no resource uses any more (its resource left the config or keeps no outputs)
-// is retired: applied empty (status, and the Node if it applied there), its taints taken off.
+// is retired: applied empty (status, and the Node if it applied there), its taints taken off. A
+// resource that keeps its condition but drops its prefixes has what its hooks published taken off
+// the same way.
 // A failed read or write is tried again the next round (logged once until one succeeds); the
 // wanted outputs are never lost, only late.
 // Run() on one thread (Tick() in tests); borrows the client and clocks.

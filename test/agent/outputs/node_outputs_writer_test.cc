@@ -335,6 +335,31 @@ TEST_CASE("a restart that finds the published outputs on the Node writes nothing
   CHECK(f.client.apply_calls()[0].body.find("2026-01-01T00:00:00Z") != std::string::npos);
 }
 
+TEST_CASE("a resource that keeps its condition but drops its prefixes takes its published outputs off the Node") {
+  Fixture f;
+  PutFullNode(f.client,
+              R"("labels":{"widgets.example.com/ready":"yes"},)"
+              R"("managedFields":[{"manager":"nodehook-widgets.example.com","operation":"Apply","fieldsV1":)"
+              R"({"f:metadata":{"f:labels":{"f:widgets.example.com/ready":{}}}}},)"
+              R"({"manager":"nodehook-widgets.example.com","operation":"Apply","subresource":"status","fieldsV1":)"
+              R"({"f:status":{"f:conditions":{"k:{\"type\":\"WidgetsReady\"}":{},"k:{\"type\":\"widgets.example.com/Kernel\"}":{}}}}}])",
+              "{}",
+              R"([{"type":"WidgetsReady","status":"True","reason":"AllHandled","message":"3 objects handled on this node",)"
+              R"("lastTransitionTime":"2026-01-01T00:00:00Z"},)"
+              R"({"type":"widgets.example.com/Kernel","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z"}])");
+  f.Start();
+  REQUIRE(f.writer->Tick());
+  auto calls = f.client.apply_calls();
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[0].subresource == "status");  // the derived condition alone, as it was
+  CHECK(calls[0].body.find("WidgetsReady") != std::string::npos);
+  CHECK(calls[0].body.find("Kernel") == std::string::npos);
+  CHECK(calls[0].body.find("2026-01-01T00:00:00Z") != std::string::npos);
+  CHECK(calls[1].body == R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"node-a","labels":{},"annotations":{}}})");
+  REQUIRE(f.writer->Tick());
+  CHECK(f.client.apply_calls().size() == 2);
+}
+
 TEST_CASE("a field manager name stays within the API server's 128 characters, distinct per resource") {
   CHECK(NodeOutputsManager(ResourceRef{"", "v1", "configmaps", "", ""}) == "nodehook-configmaps");
   const std::string group(200, 'g');
