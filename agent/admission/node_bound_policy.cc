@@ -267,7 +267,7 @@ Policy LeasesPolicy(const Config& config, const PolicySubject& subject) {
 // With prefixes: the Node itself may change only in the labels, annotations and taints under
 // them (`ours` is the CEL test of a key); nothing else of its metadata or spec.
 void AddNodeMetadataRules(Policy& p, const std::function<std::string(const std::string&)>& ours,
-                          const std::string& names) {
+                          const std::string& prefix_names) {
   for (const char* field : {"labels", "annotations"}) {
     const std::string f = field;
     p.variables.emplace_back(f + "_before", "oldObject != null && has(oldObject.metadata." + f + ") ? oldObject.metadata." + f + " : {}");
@@ -280,7 +280,7 @@ void AddNodeMetadataRules(Policy& p, const std::function<std::string(const std::
   p.variables.emplace_back("taints_before", "'taints' in variables.spec_before ? variables.spec_before.taints : []");
   p.variables.emplace_back("taints_after", "'taints' in variables.spec_after ? variables.spec_after.taints : []");
   const std::string refusal = "'node ' + variables.node + ' may change only the labels, annotations and taints under "
-                              "its config\\'s prefixes (" + names + "), not ";
+                              "its config\\'s prefixes (" + prefix_names + "), not ";
   for (const char* field : {"labels", "annotations"}) {
     const std::string before = std::string("variables.") + field + "_before", after = std::string("variables.") + field + "_after";
     p.validations.push_back(
@@ -315,7 +315,7 @@ Policy NodesPolicy(const std::vector<const WatchedResource*>& resources, const P
   p.name = subject.name + "-node-bound-nodes";
   p.resource_rules.emplace_back(
       "{apiGroups: [\"\"], apiVersions: [\"*\"], resources: [\"nodes\", \"nodes/status\"], operations: [\"*\"]}");
-  std::string types, prefixes, names;  // CEL lists, and the same for people
+  std::string types, prefixes, names, prefix_names;  // CEL lists, and the same for people
   for (const WatchedResource* r : resources) {
     if (!r->node_condition.empty()) {
       types += (types.empty() ? "'" : ", '") + r->node_condition + "'";
@@ -324,6 +324,7 @@ Policy NodesPolicy(const std::vector<const WatchedResource*>& resources, const P
     for (const std::string& prefix : r->node_output_prefixes) {
       prefixes += (prefixes.empty() ? "'" : ", '") + prefix + "'";
       names += (names.empty() ? "" : ", ") + prefix + "*";
+      prefix_names += (prefix_names.empty() ? "" : ", ") + prefix + "*";
     }
   }
   const bool metadata = !prefixes.empty();
@@ -355,7 +356,7 @@ Policy NodesPolicy(const std::vector<const WatchedResource*>& resources, const P
   p.validations.push_back({"variables.others_before == variables.others_after", "",
                            "'node ' + variables.node + ' may change only the conditions its config keeps (" + names +
                                "), not those of the kubelet or others'"});
-  if (metadata) AddNodeMetadataRules(p, ours, names);
+  if (metadata) AddNodeMetadataRules(p, ours, prefix_names);
   return p;
 }
 

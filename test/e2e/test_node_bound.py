@@ -309,7 +309,7 @@ def attack_table(fleet, refused_before=()):
         refused["change the kubelet's Ready condition of its own Node"]
     assert f"may write only as its own node (the Node {b})" in refused["label node B's Node"]
     assert f"may write only as its own node (the Node {b})" in refused["taint node B's Node under the config's prefixes"]
-    assert "may change only the labels, annotations and taints under its config's prefixes (WidgetsReady, " \
+    assert "may change only the labels, annotations and taints under its config's prefixes (" \
         "widgets.example.com/*), not other labels" in refused["label its own Node outside the config's prefixes"]
     assert "not other taints" in refused["taint its own Node outside the config's prefixes"]
     assert "not the rest of its spec" in refused["cordon its own Node"]
