@@ -289,6 +289,11 @@ def attack_table(fleet, refused_before=()):
          {"metadata": {"finalizers": []}}, MERGE, True),
     ]
     own_results = [actor.write(method, path, body, ctype) for _, actor, method, path, body, ctype, _ in own]
+    # Node B as it was: on the real nodes the next tests schedule pods there.
+    kept = [t for t in admin.request("GET", f"/api/v1/nodes/{b}")["spec"].get("taints", [])
+            if t["key"] != "widgets.example.com/broken"]
+    admin.request("PATCH", f"/api/v1/nodes/{b}", {"metadata": {"labels": {"widgets.example.com/ready": None}},
+                                                  "spec": {"taints": kept or None}}, MERGE)
 
     print("\nwrite | before (RBAC only, dry run) | after (node-bound rules)")
     for (what, *_), was, now in zip(attacks, before, after):
