@@ -74,6 +74,7 @@ NodeOutputsWriter::NodeOutputsWriter(KubeClient& client, std::string node, std::
       options_(std::move(options)),
       pacing_(options_.pacing),
       noted_taints_(options_.noted_taints),
+      applied_metadata_(options_.metadata_managers),
       retiring_(options_.retire.begin(), options_.retire.end()) {}
 
 void NodeOutputsWriter::Run(const CancelToken& stop) {
@@ -83,11 +84,7 @@ void NodeOutputsWriter::Run(const CancelToken& stop) {
 }
 
 bool NodeOutputsWriter::Tick() {
-  if (!node_read_ && !ReadNode()) {
-    // Without sources it only retires: what it cannot read it still applies empty (the status).
-    if (!sources_.empty()) return false;
-    node_read_ = true;
-  }
+  if (!node_read_ && !sources_.empty() && !ReadNode()) return false;
   bool ok = true;
   for (const std::string& manager : std::set<std::string>(retiring_)) {
     if (Retire(manager)) {
@@ -97,7 +94,17 @@ bool NodeOutputsWriter::Tick() {
       ok = false;
     }
   }
-  for (const NodeOutputsSource& source : sources_) ok = WriteSource(source) && ok;
+  for (const NodeOutputsSource& source : sources_) {
+    const bool written = WriteSource(source);
+    ok = written && ok;
+    const std::string manager = NodeOutputsManager(source.resource);
+    Held& held = held_[manager];
+    const bool holds = !held.Empty() || !noted_taints_[manager].empty();
+    if (written && options_.noted && held.told_holds != holds) {
+      options_.noted(manager, holds, applied_metadata_.count(manager) > 0);
+      held.told_holds = holds;
+    }
+  }
   if (ok) warned_ = false;
   return ok;
 }
@@ -277,7 +284,7 @@ bool NodeOutputsWriter::ApplyMetadata(const NodeOutputsSource& source, Held& hel
     Failed("set the labels and annotations of " + source.resource.Id(), applied);
     return false;
   }
-  applied_metadata_.insert(manager);
+  if (applied_metadata_.insert(manager).second && options_.noted) options_.noted(manager, true, true);
   held.labels = *wanted.labels;
   held.annotations = *wanted.annotations;
   Log(LogLevel::kInfo, "node outputs set",

@@ -16,6 +16,8 @@
 // is retired: applied empty (status, and the Node if it applied there), its taints taken off. A
 // resource that keeps its condition but drops its prefixes has what its hooks published taken off
 // the same way.
+// Without sources (every resource dropped its outputs) the Node is not read: the agent may have
+// no right to; what to retire comes from the state file's notes.
 // A failed read or write is tried again the next round (logged once until one succeeds); the
 // wanted outputs are never lost, only late.
 // Run() on one thread (Tick() in tests); borrows the client and clocks.
@@ -61,6 +63,12 @@ struct NodeOutputsWriterOptions {
   // The taints each manager put on the Node (the state file's note), and how to note them anew.
   std::map<std::string, std::vector<OutputTaint>> noted_taints;
   std::function<void(const std::string& manager, const std::vector<OutputTaint>& taints)> note_taints;
+  // Managers that applied the Node itself (labels, annotations) under an earlier config (a note):
+  // a retirement applies them empty there too, even without reading the Node.
+  std::set<std::string> metadata_managers;
+  // Told after each round whether a configured manager holds anything on the Node (so a later
+  // config without it knows whether there is anything to retire), and that it applied the Node.
+  std::function<void(const std::string& manager, bool holds, bool applied_metadata)> noted;
   PacingOptions pacing;
 };
 
@@ -82,6 +90,8 @@ class NodeOutputsWriter {
     std::map<std::string, std::string> labels, annotations;
     std::vector<OutputTaint> taints;
     bool looked = false;  // this run compared the published outputs with the Node once
+    std::optional<bool> told_holds;  // what `noted` was last told
+    bool Empty() const { return conditions.empty() && labels.empty() && annotations.empty() && taints.empty(); }
   };
   bool ReadNode();
   bool WriteSource(const NodeOutputsSource& source);

@@ -52,6 +52,25 @@ std::string Joined(const std::set<std::string>& lines) {
   return out;
 }
 
+std::set<std::string> ReadLines(StateStore& store, const char* key) {
+  Result<std::optional<std::string>> note = store.ReadNote(key);
+  return note.ok() ? Lines(note->value_or("")) : std::set<std::string>{};
+}
+
+void NoteLines(StateStore& store, const char* key, const std::set<std::string>& lines) {
+  Status written = store.WriteNote(key, Joined(lines));
+  if (!written.ok()) {
+    Log(LogLevel::kWarn, "node output managers not recorded",
+        {{"error", written.ToString()}, {"next", "retire them again at the next start (harmless)"}});
+  }
+}
+
+// What the writer told of its managers (the writer's thread only).
+struct ManagerSets {
+  std::set<std::string> idle;      // hold nothing on the Node
+  std::set<std::string> metadata;  // applied the Node itself
+};
+
 std::string TaintsNoteKey(const std::string& manager) { return std::string(kNodeOutputTaintsNote) + manager; }
 
 // The union of what `pipeline`'s objects published, from the store; a change in the objects
@@ -109,16 +128,28 @@ std::unique_ptr<NodeOutputsWriter> MakeNodeOutputsWriter(
     Log(LogLevel::kWarn, "node output managers not read",
         {{"error", note.status().ToString()}, {"next", "retire only the managers this Node names"}});
   }
-  const std::set<std::string> recorded = note.ok() ? Lines(note->value_or("")) : std::set<std::string>{};
+  std::set<std::string> recorded = note.ok() ? Lines(note->value_or("")) : std::set<std::string>{};
+  auto idle = std::make_shared<ManagerSets>(ManagerSets{ReadLines(store, kNodeOutputIdleNote),
+                                                        ReadLines(store, kNodeOutputMetadataNote)});
   NodeOutputsWriterOptions options;
-  for (const std::string& m : recorded) {
-    if (managers.count(m) == 0) options.retire.push_back(m);
+  for (const std::string& m : std::set<std::string>(recorded)) {
+    if (managers.count(m) > 0) continue;
+    // One that held nothing when its resource last ran needs no retirement, and no API call.
+    if (idle->idle.count(m) > 0) {
+      recorded.erase(m);
+      continue;
+    }
+    options.retire.push_back(m);
   }
-  if (sources.empty() && options.retire.empty()) return nullptr;
+  options.metadata_managers = idle->metadata;
+  if (sources.empty() && options.retire.empty()) {
+    if (note.ok() && recorded != Lines(note->value_or(""))) (void)store.WriteNote(kNodeOutputManagersNote, Joined(recorded));
+    return nullptr;
+  }
   // Noted before the first apply, so a manager is never used without the note knowing it.
   std::set<std::string> noted = recorded;
   noted.insert(managers.begin(), managers.end());
-  if (noted != recorded) {
+  if (note.ok() && noted != Lines(note->value_or(""))) {
     Status written = store.WriteNote(kNodeOutputManagersNote, Joined(noted));
     if (!written.ok()) {
       Log(LogLevel::kWarn, "node output managers not recorded",
@@ -142,8 +173,17 @@ std::unique_ptr<NodeOutputsWriter> MakeNodeOutputsWriter(
            {"next", "a later start may leave these taints on the Node: take them off by hand if the resource left"}});
     }
   };
-  options.retired = [&store, noted](const std::string& manager) mutable {
+  options.noted = [&store, idle](const std::string& manager, bool holds, bool applied_metadata) {
+    const ManagerSets before = *idle;
+    if (holds) idle->idle.erase(manager);
+    else idle->idle.insert(manager);
+    if (applied_metadata) idle->metadata.insert(manager);
+    if (idle->idle != before.idle) NoteLines(store, kNodeOutputIdleNote, idle->idle);
+    if (idle->metadata != before.metadata) NoteLines(store, kNodeOutputMetadataNote, idle->metadata);
+  };
+  options.retired = [&store, noted, idle](const std::string& manager) mutable {
     noted.erase(manager);
+    if (idle->metadata.erase(manager) > 0) NoteLines(store, kNodeOutputMetadataNote, idle->metadata);
     Status written = store.WriteNote(kNodeOutputManagersNote, Joined(noted));
     if (!written.ok()) {
       Log(LogLevel::kWarn, "node output managers not recorded",

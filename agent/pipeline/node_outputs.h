@@ -29,6 +29,8 @@ ResourceProgress ProgressOf(const ResourcePipeline& pipeline, const Reconciler& 
 
 inline constexpr const char* kNodeOutputManagersNote = "node_output_managers";
 inline constexpr const char* kNodeOutputTaintsNote = "node_output_taints:";  // + the manager
+inline constexpr const char* kNodeOutputIdleNote = "node_output_managers_idle";          // held nothing
+inline constexpr const char* kNodeOutputMetadataNote = "node_output_managers_metadata";  // applied the Node
 
 // Null when no resource keeps outputs and none is left to retire. Records the managers about
 // to be used in the note before any is applied. Everything passed must outlive the writer;

@@ -360,6 +360,40 @@ TEST_CASE("a resource that keeps its condition but drops its prefixes takes its 
   CHECK(f.client.apply_calls().size() == 2);
 }
 
+TEST_CASE("the writer tells whether a manager holds anything, and retires one without reading the Node") {
+  PublishingFixture f;
+  PutFullNode(f.client, "", "{}");
+  f.Publish(R"({"labels":{"widgets.example.com/ready":"yes"}})");
+  std::vector<std::string> told;
+  NodeOutputsWriterOptions options;
+  options.noted = [&told](const std::string& m, bool holds, bool metadata) {
+    told.push_back(m + (holds ? " holds" : " idle") + (metadata ? " metadata" : ""));
+  };
+  NodeOutputsWriter writer(
+      f.client, "node-a",
+      std::vector<NodeOutputsSource>{{kWidgets, "", nullptr, [&f] { return Result<PublishedOutputs>(f.published); }}},
+      f.clock, f.clock, options);
+  REQUIRE(writer.Tick());
+  f.Publish(R"({"labels":{}})");
+  REQUIRE(writer.Tick());
+  REQUIRE(writer.Tick());
+  CHECK(told == std::vector<std::string>{"nodehook-widgets.example.com holds metadata",
+                                         "nodehook-widgets.example.com holds metadata",
+                                         "nodehook-widgets.example.com idle metadata"});
+
+  // A later config without outputs: no sources, the manager to retire applied the Node (a note).
+  FakeKubeClient unreadable;  // no Node: it must not be read
+  NodeOutputsWriterOptions later;
+  later.retire = {"nodehook-widgets.example.com"};
+  later.metadata_managers = {"nodehook-widgets.example.com"};
+  NodeOutputsWriter retiring(unreadable, "node-a", {}, f.clock, f.clock, later);
+  REQUIRE(retiring.Tick());
+  auto calls = unreadable.apply_calls();
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[0].subresource == "status");
+  CHECK(calls[1].subresource.empty());
+}
+
 TEST_CASE("a field manager name stays within the API server's 128 characters, distinct per resource") {
   CHECK(NodeOutputsManager(ResourceRef{"", "v1", "configmaps", "", ""}) == "nodehook-configmaps");
   const std::string group(200, 'g');
