@@ -870,6 +870,9 @@ def test_a_hooks_taint_keeps_the_scheduler_off_its_node_until_the_delete_hook(re
             except ApiError:
                 pass
         wait_until(lambda: key not in taints("node-1"), "the hook's taint off node-1")
+        # The overlay's own config and hook again: the next tests' widgets publish nothing.
+        install(real, tmp_path, "restricted")
+        wait_rolled_out(real)
 
 
 HELM_RELEASE = HELM_NS = "nodehook-helm"  # the chart names its objects after the release
