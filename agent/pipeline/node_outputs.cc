@@ -100,18 +100,17 @@ std::function<Result<PublishedOutputs>()> PublishedBy(const ResourcePipeline& pi
   };
 }
 
-}  // namespace
 
-std::unique_ptr<NodeOutputsWriter> MakeNodeOutputsWriter(
-    const Config& config, KubeClient& client, const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines,
-    const Reconciler& reconciler, const ObjectViewsPublisher& views, StateStore& store, Clock& clock) {
+// The node outputs of each resource that keeps them; `managers` gets their field managers.
+std::vector<NodeOutputsSource> SourcesOf(const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines,
+                                         const Reconciler& reconciler, const ObjectViewsPublisher& views,
+                                         StateStore& store, std::set<std::string>* managers) {
   std::vector<NodeOutputsSource> sources;
-  std::set<std::string> managers;
   for (const auto& p : pipelines) {
     if (p->config.node_condition.empty() && p->config.node_output_prefixes.empty()) continue;
     const ResourcePipeline* pipeline = p.get();
     const std::string id = pipeline->config.ref.Id();
-    managers.insert(NodeOutputsManager(pipeline->config.ref));
+    managers->insert(NodeOutputsManager(pipeline->config.ref));
     NodeOutputsSource source{pipeline->config.ref, pipeline->config.node_condition, nullptr, nullptr};
     if (!source.condition.empty()) {
       source.derive = [pipeline, id, &reconciler, &views] {
@@ -123,45 +122,20 @@ std::unique_ptr<NodeOutputsWriter> MakeNodeOutputsWriter(
     if (!pipeline->config.node_output_prefixes.empty()) source.published = PublishedBy(*pipeline, store);
     sources.push_back(std::move(source));
   }
-  Result<std::optional<std::string>> note = store.ReadNote(kNodeOutputManagersNote);
-  if (!note.ok()) {
-    Log(LogLevel::kWarn, "node output managers not read",
-        {{"error", note.status().ToString()}, {"next", "retire only the managers this Node names"}});
-  }
-  std::set<std::string> recorded = note.ok() ? Lines(note->value_or("")) : std::set<std::string>{};
-  auto idle = std::make_shared<ManagerSets>(ManagerSets{ReadLines(store, kNodeOutputIdleNote),
-                                                        ReadLines(store, kNodeOutputMetadataNote)});
-  NodeOutputsWriterOptions options;
-  for (const std::string& m : std::set<std::string>(recorded)) {
-    if (managers.count(m) > 0) continue;
-    // One that held nothing when its resource last ran needs no retirement, and no API call.
-    if (idle->idle.count(m) > 0) {
-      recorded.erase(m);
-      continue;
-    }
-    options.retire.push_back(m);
-  }
-  options.metadata_managers = idle->metadata;
-  if (sources.empty() && options.retire.empty()) {
-    if (note.ok() && recorded != Lines(note->value_or(""))) (void)store.WriteNote(kNodeOutputManagersNote, Joined(recorded));
-    return nullptr;
-  }
-  // Noted before the first apply, so a manager is never used without the note knowing it.
-  std::set<std::string> noted = recorded;
-  noted.insert(managers.begin(), managers.end());
-  if (note.ok() && noted != Lines(note->value_or(""))) {
-    Status written = store.WriteNote(kNodeOutputManagersNote, Joined(noted));
-    if (!written.ok()) {
-      Log(LogLevel::kWarn, "node output managers not recorded",
-          {{"error", written.ToString()}, {"next", "the Node's managedFields still name them for a later retirement"}});
-    }
-  }
+  return sources;
+}
+
+// The writer's notes in the state file: the taints each manager put on the Node, whether each
+// holds anything and applied the Node, and the managers left once one is retired.
+void KeepNotes(NodeOutputsWriterOptions& options, StateStore& store, const std::set<std::string>& noted,
+               const std::shared_ptr<ManagerSets>& idle) {
   for (const std::string& manager : noted) {
     Result<std::optional<std::string>> taints = store.ReadNote(TaintsNoteKey(manager));
     if (!taints.ok() || !taints->has_value()) continue;
     Result<PublishedOutputs> parsed = ParsePublishedOutputs(**taints);
     if (parsed.ok() && parsed->taints) options.noted_taints[manager] = *parsed->taints;
   }
+  options.metadata_managers = idle->metadata;
   options.note_taints = [&store](const std::string& manager, const std::vector<OutputTaint>& taints) {
     PublishedOutputs only;
     only.taints = taints;
@@ -175,21 +149,50 @@ std::unique_ptr<NodeOutputsWriter> MakeNodeOutputsWriter(
   };
   options.noted = [&store, idle](const std::string& manager, bool holds, bool applied_metadata) {
     const ManagerSets before = *idle;
-    if (holds) idle->idle.erase(manager);
-    else idle->idle.insert(manager);
+    if (holds) {
+      idle->idle.erase(manager);
+    } else {
+      idle->idle.insert(manager);
+    }
     if (applied_metadata) idle->metadata.insert(manager);
     if (idle->idle != before.idle) NoteLines(store, kNodeOutputIdleNote, idle->idle);
     if (idle->metadata != before.metadata) NoteLines(store, kNodeOutputMetadataNote, idle->metadata);
   };
-  options.retired = [&store, noted, idle](const std::string& manager) mutable {
-    noted.erase(manager);
+  options.retired = [&store, left = noted, idle](const std::string& manager) mutable {
+    left.erase(manager);
     if (idle->metadata.erase(manager) > 0) NoteLines(store, kNodeOutputMetadataNote, idle->metadata);
-    Status written = store.WriteNote(kNodeOutputManagersNote, Joined(noted));
-    if (!written.ok()) {
-      Log(LogLevel::kWarn, "node output managers not recorded",
-          {{"error", written.ToString()}, {"next", "retire " + manager + " again at the next start (harmless)"}});
-    }
+    NoteLines(store, kNodeOutputManagersNote, left);
   };
+}
+
+}  // namespace
+
+std::unique_ptr<NodeOutputsWriter> MakeNodeOutputsWriter(
+    const Config& config, KubeClient& client, const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines,
+    const Reconciler& reconciler, const ObjectViewsPublisher& views, StateStore& store, Clock& clock) {
+  std::set<std::string> managers;
+  std::vector<NodeOutputsSource> sources = SourcesOf(pipelines, reconciler, views, store, &managers);
+  Result<std::optional<std::string>> note = store.ReadNote(kNodeOutputManagersNote);
+  if (!note.ok()) {
+    Log(LogLevel::kWarn, "node output managers not read",
+        {{"error", note.status().ToString()}, {"next", "retire only the managers this Node names"}});
+  }
+  const std::set<std::string> recorded = note.ok() ? Lines(note->value_or("")) : std::set<std::string>{};
+  auto idle = std::make_shared<ManagerSets>(ManagerSets{ReadLines(store, kNodeOutputIdleNote),
+                                                        ReadLines(store, kNodeOutputMetadataNote)});
+  NodeOutputsWriterOptions options;
+  // Noted before the first apply, so a manager is never used without the note knowing it.
+  std::set<std::string> noted = managers;
+  for (const std::string& m : recorded) {
+    if (managers.count(m) > 0) continue;
+    // One that held nothing when its resource last ran needs no retirement, and no API call.
+    if (idle->idle.count(m) > 0) continue;
+    options.retire.push_back(m);
+    noted.insert(m);
+  }
+  if (note.ok() && noted != recorded) NoteLines(store, kNodeOutputManagersNote, noted);
+  if (sources.empty() && options.retire.empty()) return nullptr;
+  KeepNotes(options, store, noted, idle);
   return std::make_unique<NodeOutputsWriter>(client, config.node_name, std::move(sources), clock, clock,
                                              std::move(options));
 }
