@@ -37,10 +37,9 @@ void StartNode(JsonWriter& w, const std::string& node) {
 }
 
 void PutMap(JsonWriter& w, const char* key, const std::map<std::string, std::string>& entries) {
+  const std::string json = StringMapJson(entries);
   w.Key(key);
-  w.StartObject();
-  for (const auto& [k, v] : entries) PutString(w, k.c_str(), v);
-  w.EndObject();
+  w.RawValue(json.c_str(), json.size(), rapidjson::kObjectType);
 }
 
 NodeConditionValue ValueOf(const OutputCondition& c) { return {c.status, c.reason, c.message}; }

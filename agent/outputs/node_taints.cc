@@ -12,17 +12,6 @@ bool InSlots(const OutputTaint& t, const std::vector<OutputTaint>& slots) {
   return std::any_of(slots.begin(), slots.end(), [&t](const OutputTaint& s) { return s.SameSlot(t); });
 }
 
-std::string TaintJson(const OutputTaint& t) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
-  w.StartObject();
-  PutString(w, "key", t.key);
-  if (!t.value.empty()) PutString(w, "value", t.value);
-  PutString(w, "effect", t.effect);
-  w.EndObject();
-  return buffer.GetString();
-}
-
 }  // namespace
 
 std::string TaintsWanted(const std::vector<std::string>& taints_json, const std::vector<OutputTaint>& taints,

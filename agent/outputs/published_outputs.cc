@@ -165,11 +165,9 @@ std::vector<std::pair<std::string, std::string>> Keys(const PublishedOutputs& ou
   return keys;
 }
 
-void PutMap(JsonWriter& w, const char* kind, const std::map<std::string, std::string>& entries) {
-  w.Key(kind);
-  w.StartObject();
-  for (const auto& [k, v] : entries) PutString(w, k.c_str(), v);
-  w.EndObject();
+void PutRaw(JsonWriter& w, const char* key, const std::string& json, rapidjson::Type type) {
+  w.Key(key);
+  w.RawValue(json.c_str(), json.size(), type);
 }
 
 }  // namespace
@@ -231,8 +229,12 @@ std::string OutputsJson(const PublishedOutputs& outputs) {
   rapidjson::StringBuffer buffer;
   JsonWriter w(buffer);
   w.StartObject();
-  if (outputs.labels && !outputs.labels->empty()) PutMap(w, "labels", *outputs.labels);
-  if (outputs.annotations && !outputs.annotations->empty()) PutMap(w, "annotations", *outputs.annotations);
+  if (outputs.labels && !outputs.labels->empty()) {
+    PutRaw(w, "labels", StringMapJson(*outputs.labels), rapidjson::kObjectType);
+  }
+  if (outputs.annotations && !outputs.annotations->empty()) {
+    PutRaw(w, "annotations", StringMapJson(*outputs.annotations), rapidjson::kObjectType);
+  }
   if (outputs.conditions && !outputs.conditions->empty()) {
     w.Key("conditions");
     w.StartArray();
@@ -250,14 +252,31 @@ std::string OutputsJson(const PublishedOutputs& outputs) {
     w.Key("taints");
     w.StartArray();
     for (const OutputTaint& t : *outputs.taints) {
-      w.StartObject();
-      PutString(w, "key", t.key);
-      if (!t.value.empty()) PutString(w, "value", t.value);
-      PutString(w, "effect", t.effect);
-      w.EndObject();
+      const std::string json = TaintJson(t);
+      w.RawValue(json.c_str(), json.size(), rapidjson::kObjectType);
     }
     w.EndArray();
   }
+  w.EndObject();
+  return buffer.GetString();
+}
+
+std::string StringMapJson(const std::map<std::string, std::string>& entries) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.StartObject();
+  for (const auto& [k, v] : entries) PutString(w, k.c_str(), v);
+  w.EndObject();
+  return buffer.GetString();
+}
+
+std::string TaintJson(const OutputTaint& taint) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.StartObject();
+  PutString(w, "key", taint.key);
+  if (!taint.value.empty()) PutString(w, "value", taint.value);
+  PutString(w, "effect", taint.effect);
   w.EndObject();
   return buffer.GetString();
 }

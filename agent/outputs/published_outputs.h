@@ -63,6 +63,11 @@ PublishedOutputs MergeOutputs(PublishedOutputs earlier, const PublishedOutputs& 
 // The stored form (the result file's form, with the kinds given); "" when nothing is published.
 std::string OutputsJson(const PublishedOutputs& outputs);
 
+// A labels or annotations map as a JSON object, and one taint as the Node holds it:
+// {"key", "value" (when set), "effect"}. Shared by the stored form and the writer's requests.
+std::string StringMapJson(const std::map<std::string, std::string>& entries);
+std::string TaintJson(const OutputTaint& taint);
+
 // One object's outputs, by "namespace/name".
 struct ObjectOutputs {
   std::string object;
