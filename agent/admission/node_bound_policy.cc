@@ -405,7 +405,7 @@ int MaxSlotLeaseSeconds(const Config& config) {
 bool AgentsWriteAcrossNodes(const Config& config) {
   if (config.tuning.cross_node_writes != "agents") return false;
   return std::any_of(config.resources.begin(), config.resources.end(), [](const WatchedResource& r) {
-    return r.finalizer || r.singleton || r.rollout.has_value();
+    return r.finalizer || r.singleton || r.rollout.has_value() || !r.ready_condition.empty();
   });
 }
 
@@ -416,7 +416,8 @@ std::string NodeBoundPolicyYaml(const Config& config, const PolicySubject& subje
     if (r.singleton) singleton.push_back(&r);
     if (r.finalizer && !r.singleton) finalizer.push_back(&r);
     if (!r.node_condition.empty() || !r.node_output_prefixes.empty()) outputs.push_back(&r);
-    leases = leases || r.singleton || r.rollout.has_value();
+    // A ready condition's record is a node Lease in the node's name, as a rollout's is.
+    leases = leases || r.singleton || r.rollout.has_value() || !r.ready_condition.empty();
   }
   std::vector<Policy> policies;
   if (!finalizer.empty()) policies.push_back(ObjectsPolicy(finalizer, subject));

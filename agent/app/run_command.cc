@@ -11,6 +11,7 @@
 #include "agent/app/signal_watcher.h"
 #include "agent/base/heap.h"
 #include "agent/base/log.h"
+#include "agent/readiness/crd_status_check.h"
 #include "agent/base/metrics.h"
 #include "agent/pipeline/agent.h"
 #include "agent/election/election_setup.h"
@@ -153,6 +154,13 @@ std::optional<TransportConfig> Connect(Config& config) {
 Status CheckConnection(const Config& config) { return ConnectionFor(config).status(); }
 
 // Each step wires its own piece and logs why it could not; the pieces go in reverse order.
+bool ReadyConditionsKept(const Config& config, KubeClient& client, const CancelToken& stop) {
+  Status checked = CheckReadyConditionCrds(client, config, stop, MonotonicClock::Instance());
+  if (checked.ok() || stop.cancelled()) return checked.ok();
+  Log(LogLevel::kError, "config refused", {{"error", checked.ToString()}, {"next", "exit 2"}});
+  return false;
+}
+
 int RunAgent(const Config& given) {
   Config config = given;  // the Lease's namespace and the hook work directory are resolved below
   ConfigureProcess(config);
@@ -173,6 +181,10 @@ int RunAgent(const Config& given) {
   RestKubeClient client(NewCpprestTransport(std::move(*connection)),
                         ObjectLimits{config.tuning.max_object_depth, static_cast<size_t>(config.tuning.max_object_bytes)},
                         &DefaultMetrics());
+  // The writer of the ready conditions checks their CRDs: an agent, or else the steward.
+  if (config.tuning.cross_node_writes != "steward" && !ReadyConditionsKept(config, client, stop)) {
+    return stop.cancelled() ? 0 : 2;
+  }
   ProcessRunner runner;
   signals.OnSecondSignal([&runner] { runner.KillAllNow(); });
   AgentOptions options = AgentOptionsFor(config, client, state->health, health.get(), stop);

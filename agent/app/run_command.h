@@ -4,13 +4,20 @@
 
 #include <optional>
 
+#include "agent/base/cancel.h"
 #include "agent/config/config.h"
+#include "agent/kube/client/kube_client.h"
 #include "agent/kube/transport/http_transport.h"
 
 namespace nodehook {
 
 // Returns the process exit code: 0 after a clean stop, 1 when the agent could not start.
 int RunAgent(const Config& given);
+
+// Whether the CRDs of the resources with a ready_condition keep it (readiness/crd_status_check.h),
+// asked by whoever writes the conditions; logs "config refused" when not. False too when `stop`
+// came first.
+bool ReadyConditionsKept(const Config& config, KubeClient& client, const CancelToken& stop);
 
 // Loads the API connection the config names (kubeconfig or in-cluster files), as `run` would;
 // what `check-config` reports.

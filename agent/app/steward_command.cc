@@ -44,6 +44,7 @@ int RunSteward(const Config& given, const std::string& identity, const std::stri
   RestKubeClient client(NewCpprestTransport(std::move(*connection)),
                         ObjectLimits{config.tuning.max_object_depth, static_cast<size_t>(config.tuning.max_object_bytes)},
                         &DefaultMetrics());
+  if (!ReadyConditionsKept(config, client, signals.stop())) return signals.stop().cancelled() ? 0 : 2;
   Steward steward(config, client, StewardOptions{identity, agents_namespace});
   auto probes = ServeProbes(config, steward);
   if (!probes.ok()) {

@@ -1,5 +1,6 @@
-// The two RapidJSON chores every writer and reader of Kubernetes JSON here repeats: writing a
-// string member, and reading one (empty when absent or not a string). Header-only; thread-safe.
+// The RapidJSON chores every writer and reader of Kubernetes JSON here repeats: writing a string
+// member, reading one (empty when absent or not a string), finding a member of any type.
+// Header-only; thread-safe.
 #pragma once
 
 #include <rapidjson/document.h>
@@ -24,6 +25,13 @@ inline std::string StringMember(const rapidjson::Value& object, const char* key)
   return it != object.MemberEnd() && it->value.IsString()
              ? std::string(it->value.GetString(), it->value.GetStringLength())
              : std::string();
+}
+
+// `&object[key]` when `object` is an object with that member; null otherwise.
+inline const rapidjson::Value* MemberOf(const rapidjson::Value& object, const char* key) {
+  if (!object.IsObject()) return nullptr;
+  auto it = object.FindMember(key);
+  return it == object.MemberEnd() ? nullptr : &it->value;
 }
 
 }  // namespace nodehook

@@ -112,6 +112,9 @@ struct WatchedResource {
   // The key prefixes under which its hooks may publish node outputs ("node" in a result file:
   // labels, annotations, conditions, taints; outputs/published_outputs.h). Empty = none may.
   std::vector<std::string> node_output_prefixes;
+  // A condition on each object (opt-in, "ready_condition", e.g. "Ready"): True once every node
+  // that handles it has handled its current state (readiness/ready_judge.h); "" = none.
+  std::string ready_condition;
 };
 
 // The annotation holding the digest of the essence a singleton resource's leader last handled.

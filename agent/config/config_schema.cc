@@ -15,6 +15,9 @@
 namespace nodehook {
 namespace {
 
+constexpr const char* kConditionTypePattern =
+    "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z][A-Za-z0-9]{0,62}$";
+
 using rapidjson::Value;
 
 // A dotted path such as "metadata.annotations.note": no empty part.
@@ -147,7 +150,7 @@ class SchemaBuilder {
     Set(when_props, "singleton", std::move(is_true));
     Set(when, "properties", std::move(when_props));
     Set(when, "required", Strings({"singleton"}));
-    Value then = Object(nullptr, "a singleton resource cannot use finalizer, node_selector_path, rollout, node_outputs, "
+    Value then = Object(nullptr, "a singleton resource cannot use finalizer, node_selector_path, rollout, node_outputs, ready_condition, "
                                  "resume or event");
     Value then_props(rapidjson::kObjectType);
     Value is_false(rapidjson::kObjectType);
@@ -156,6 +159,7 @@ class SchemaBuilder {
     Set(then_props, "node_selector_path", Value(false));
     Set(then_props, "rollout", Value(false));
     Set(then_props, "node_outputs", Value(false));
+    Set(then_props, "ready_condition", Value(false));
     Value hook_props(rapidjson::kObjectType);
     Set(hook_props, kReasonResume, Value(false));
     Set(hook_props, kReasonEvent, Value(false));
@@ -235,7 +239,7 @@ class SchemaBuilder {
     Value props(rapidjson::kObjectType);
     Value condition = Object("string", "the type of the NodeCondition kept on this node from its objects' states "
                                        "(True: all handled, False: failing, Unknown: in progress), e.g. WidgetsReady");
-    Set(condition, "pattern", Str("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z][A-Za-z0-9]{0,62}$"));
+    Set(condition, "pattern", Str(kConditionTypePattern));
     Value reserved(rapidjson::kObjectType);
     Set(reserved, "enum", Strings(ReservedNodeConditionTypes()));
     Set(condition, "not", std::move(reserved));
@@ -280,6 +284,10 @@ class SchemaBuilder {
     Set(props, "hooks", Hooks());
     Set(props, "rollout", Rollout());
     Set(props, "node_outputs", NodeOutputs());
+    Value ready = Object("string", "the type of the condition kept in each object's status.conditions: True once "
+                                   "every node that handles it handled its current state, e.g. Ready");
+    Set(ready, "pattern", Str(kConditionTypePattern));
+    Set(props, "ready_condition", std::move(ready));
     for (const std::string& key : ResourceKeys()) {
       if (!props.HasMember(key.c_str())) throw std::logic_error("config schema misses resource key " + key);
     }

@@ -7,14 +7,6 @@
 namespace nodehook {
 namespace {
 
-// A NodeCondition type as the node's own conditions are named: CamelCase, optionally behind a
-// DNS subdomain and "/" (e.g. "WidgetsReady", "example.com/WidgetsReady"), so it is a label key
-// too (the node-bound rules and `kubectl get node -o jsonpath` read it unquoted).
-bool IsConditionType(const std::string& type) {
-  const std::string name = type.substr(type.find('/') == std::string::npos ? 0 : type.find('/') + 1);
-  return IsLabelKey(type) && !name.empty() && std::isalpha(static_cast<unsigned char>(name[0])) &&
-         std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
-}
 
 // The Kubernetes project's own domains: node-restriction.kubernetes.io and the like are the
 // kubelet's or the cluster's, never a hook's.
@@ -67,6 +59,15 @@ void ReadPrefixes(const rapidjson::Value& value, const std::string& path, Watche
 
 }  // namespace
 
+// A NodeCondition type as the node's own conditions are named: CamelCase, optionally behind a
+// DNS subdomain and "/" (e.g. "WidgetsReady", "example.com/WidgetsReady"), so it is a label key
+// too (the node-bound rules and `kubectl get node -o jsonpath` read it unquoted).
+bool IsConditionType(const std::string& type) {
+  const std::string name = type.substr(type.find('/') == std::string::npos ? 0 : type.find('/') + 1);
+  return IsLabelKey(type) && !name.empty() && std::isalpha(static_cast<unsigned char>(name[0])) &&
+         std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+}
+
 bool PrefixesOverlap(const std::string& a, const std::string& b) {
   return a.compare(0, b.size(), b) == 0 || b.compare(0, a.size(), a) == 0;
 }
@@ -106,6 +107,23 @@ void ReadNodeOutputs(const rapidjson::Value& value, const std::string& path, Wat
   } else {
     out->node_condition = type;
   }
+}
+
+void ReadReadyCondition(const rapidjson::Value& value, const std::string& path, WatchedResource* out,
+                        Diagnostics& diag) {
+  std::string type;
+  if (!ReadString(value, path, true, &type, diag)) return;
+  if (!IsConditionType(type)) {
+    diag.Error(path, "expected a condition type: letters and digits starting with a letter, optionally behind a "
+                     "DNS subdomain and \"/\" (e.g. \"Ready\"), got \"" + type + "\"");
+    return;
+  }
+  if (out->ref.group.empty()) {
+    diag.Error(path, "a condition on each object needs a custom resource (a CRD with a status subresource); " +
+                         out->ref.plural + " is in the core group");
+    return;
+  }
+  out->ready_condition = type;
 }
 
 }  // namespace nodehook

@@ -21,6 +21,12 @@ const std::vector<std::string>& ReservedNodeConditionTypes();
 // Whether one prefix starts with the other: their keys would not be told apart.
 bool PrefixesOverlap(const std::string& a, const std::string& b);
 
+// A condition type: letters and digits starting with a letter, optionally behind a DNS subdomain and "/".
+bool IsConditionType(const std::string& type);
+
+// "ready_condition": the type of the condition kept on each object of the resource.
+void ReadReadyCondition(const rapidjson::Value& value, const std::string& path, WatchedResource* out, Diagnostics& diag);
+
 void ReadNodeOutputs(const rapidjson::Value& value, const std::string& path, WatchedResource* out, Diagnostics& diag);
 
 }  // namespace nodehook

@@ -131,7 +131,8 @@ const std::vector<std::string>& HookReasons() {
 const std::vector<std::string>& ResourceKeys() {
   static const std::vector<std::string> keys = {
       "group",  "version",   "plural",         "namespace", "label_selector", "field_selector", "ignored_paths",
-      "node_selector_path", "finalizer", "success_events", "singleton", "hooks", "rollout", "node_outputs"};
+      "node_selector_path", "finalizer", "success_events", "singleton", "hooks", "rollout", "node_outputs",
+      "ready_condition"};
   return keys;
 }
 
@@ -202,6 +203,12 @@ void ReadWatchedResource(const rapidjson::Value& value, const std::string& path,
     // One agent acts for a singleton resource: what it did is not any one node's.
     if (out->singleton) diag.Error(key_path, "a singleton resource has no per-node outputs");
     ReadNodeOutputs(*outputs, key_path, out, diag);
+  }
+  if (auto* ready = FindMember(value, "ready_condition")) {
+    std::string key_path = ChildPath(path, "ready_condition");
+    // The leader alone handles a singleton resource: its Events and annotation say how it went.
+    if (out->singleton) diag.Error(key_path, "a singleton resource has no per-node results to sum up");
+    ReadReadyCondition(*ready, key_path, out, diag);
   }
 }
 

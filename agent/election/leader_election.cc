@@ -154,7 +154,7 @@ void LeaderElector::StartTerm(TimePoint renew_sent, const LeaseRecord& stored, b
   Log(LogLevel::kInfo, "leadership acquired",
       {{"lease", lease_.Describe()}, {"holder", options_.identity}, {"takeover", takeover},
        {"transitions", stored.transitions},
-       {"next", "run singleton hooks; renew every " + Millis(options_.retry_period)}});
+       {"next", options_.leads + "; renew every " + Millis(options_.retry_period)}});
   if (notify) notify(true);
 }
 
@@ -172,7 +172,7 @@ void LeaderElector::EndTerm(const char* why) {
   }
   Log(LogLevel::kWarn, "leadership lost",
       {{"lease", lease_.Describe()}, {"holder", options_.identity}, {"reason", why},
-       {"next", "stop singleton hooks (SIGTERM, then SIGKILL); try to acquire again"}});
+       {"next", options_.stops + "; try to acquire again"}});
   term->Cancel();
   if (notify) notify(false);
 }

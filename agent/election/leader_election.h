@@ -51,7 +51,17 @@ struct LeaderElectionOptions {
   // once free. The steward frees an expired one (tuning.cross_node_writes "steward"), so the
   // node-bound admission rules can refuse every takeover by an agent (docs/security.md).
   bool takes_over = true;
+  // What the holder does, for the log lines of a term's start and end.
+  std::string leads{"run singleton hooks"};
+  std::string stops{"stop singleton hooks (SIGTERM, then SIGKILL)"};
 };
+
+// `options` with the holder's work named for the log lines.
+inline LeaderElectionOptions Roles(LeaderElectionOptions options, std::string leads, std::string stops) {
+  options.leads = std::move(leads);
+  options.stops = std::move(stops);
+  return options;
+}
 
 class LeaderElector final : public Leadership {
  public:

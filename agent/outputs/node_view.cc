@@ -9,12 +9,6 @@
 namespace nodehook {
 namespace {
 
-const rapidjson::Value* Member(const rapidjson::Value& v, const char* key) {
-  if (!v.IsObject()) return nullptr;
-  auto it = v.FindMember(key);
-  return it == v.MemberEnd() ? nullptr : &it->value;
-}
-
 void ReadStrings(const rapidjson::Value* v, std::map<std::string, std::string>* out) {
   if (v == nullptr || !v->IsObject()) return;
   for (auto it = v->MemberBegin(); it != v->MemberEnd(); ++it) {
@@ -51,32 +45,32 @@ Result<NodeView> ReadNodeView(const std::string& node_json) {
   doc.Parse(node_json.c_str(), node_json.size());
   if (doc.HasParseError() || !doc.IsObject()) return InvalidError("the Node is not a JSON object");
   NodeView view;
-  const rapidjson::Value* metadata = Member(doc, "metadata");
+  const rapidjson::Value* metadata = MemberOf(doc, "metadata");
   if (metadata != nullptr) {
     view.resource_version = StringMember(*metadata, "resourceVersion");
-    ReadStrings(Member(*metadata, "labels"), &view.labels);
-    ReadStrings(Member(*metadata, "annotations"), &view.annotations);
-    const rapidjson::Value* fields = Member(*metadata, "managedFields");
+    ReadStrings(MemberOf(*metadata, "labels"), &view.labels);
+    ReadStrings(MemberOf(*metadata, "annotations"), &view.annotations);
+    const rapidjson::Value* fields = MemberOf(*metadata, "managedFields");
     if (fields != nullptr && fields->IsArray()) {
       for (const auto& f : fields->GetArray()) {
         if (StringMember(f, "operation") != "Apply") continue;
         AppliedFields& applied = view.applied[StringMember(f, "manager")];
-        const rapidjson::Value* v1 = Member(f, "fieldsV1");
+        const rapidjson::Value* v1 = MemberOf(f, "fieldsV1");
         if (StringMember(f, "subresource") == "status") {
           applied.status = true;
-          const rapidjson::Value* st = v1 ? Member(*v1, "f:status") : nullptr;
-          ReadConditionKeys(st ? Member(*st, "f:conditions") : nullptr, &applied.conditions);
+          const rapidjson::Value* st = v1 ? MemberOf(*v1, "f:status") : nullptr;
+          ReadConditionKeys(st ? MemberOf(*st, "f:conditions") : nullptr, &applied.conditions);
         } else if (StringMember(f, "subresource").empty()) {
           applied.metadata = true;
-          const rapidjson::Value* meta = v1 ? Member(*v1, "f:metadata") : nullptr;
-          ReadFieldKeys(meta ? Member(*meta, "f:labels") : nullptr, &applied.labels);
-          ReadFieldKeys(meta ? Member(*meta, "f:annotations") : nullptr, &applied.annotations);
+          const rapidjson::Value* meta = v1 ? MemberOf(*v1, "f:metadata") : nullptr;
+          ReadFieldKeys(meta ? MemberOf(*meta, "f:labels") : nullptr, &applied.labels);
+          ReadFieldKeys(meta ? MemberOf(*meta, "f:annotations") : nullptr, &applied.annotations);
         }
       }
     }
   }
-  const rapidjson::Value* spec = Member(doc, "spec");
-  const rapidjson::Value* taints = spec ? Member(*spec, "taints") : nullptr;
+  const rapidjson::Value* spec = MemberOf(doc, "spec");
+  const rapidjson::Value* taints = spec ? MemberOf(*spec, "taints") : nullptr;
   if (taints != nullptr && taints->IsArray()) {
     for (const auto& t : taints->GetArray()) {
       view.taints.emplace_back(OutputTaint{StringMember(t, "key"), StringMember(t, "value"), StringMember(t, "effect")});
@@ -86,8 +80,8 @@ Result<NodeView> ReadNodeView(const std::string& node_json) {
       view.taints_json.emplace_back(buffer.GetString());
     }
   }
-  const rapidjson::Value* status = Member(doc, "status");
-  const rapidjson::Value* conditions = status ? Member(*status, "conditions") : nullptr;
+  const rapidjson::Value* status = MemberOf(doc, "status");
+  const rapidjson::Value* conditions = status ? MemberOf(*status, "conditions") : nullptr;
   if (conditions != nullptr && conditions->IsArray()) {
     for (const auto& c : conditions->GetArray()) {
       const std::string type = StringMember(c, "type");

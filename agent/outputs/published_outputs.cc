@@ -13,11 +13,6 @@
 namespace nodehook {
 namespace {
 
-const std::vector<std::string>& Kinds() {
-  static const std::vector<std::string> kinds = {"labels", "annotations", "conditions", "taints"};
-  return kinds;
-}
-
 std::string Quoted(const std::string& text) { return "\"" + Abbreviate(text, 80) + "\""; }
 
 std::string Path(const std::string& kind, const std::string& key) { return kind + "[" + Quoted(key) + "]"; }

@@ -111,6 +111,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
       PeriodicHooksDeps{store, schedule, runner, retry_policy_, clock_, queue_, &events_, &modes_.Targeting(),
                         &DefaultMetrics()});
   node_outputs_ = MakeNodeOutputsWriter(config_, client_, pipelines_, reconciler_, object_views_, store_, clock_);
+  readiness_ = std::make_unique<Readiness>(config_, client_, pipelines_, reconciler_, object_views_, modes_);
   RegisterMetrics();
 }
 
@@ -215,6 +216,7 @@ void Agent::Run(const CancelToken& stop) {
   threads.emplace_back([this, &stop] { retirement_.Run(stop); });
   threads.emplace_back([this, &stop] { node_bound_.Run(stop); });
   if (node_outputs_) threads.emplace_back([this, &stop] { node_outputs_->Run(stop); });
+  readiness_->Start(threads, stop);
   for (auto& p : pipelines_) threads.emplace_back([&p, &stop] { p->watcher.Run(stop); });
   Watcher* node_watcher = modes_.node_watcher();
   if (node_watcher) threads.emplace_back([node_watcher, &stop] { node_watcher->Run(stop); });
@@ -347,7 +349,9 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
       object_views_.MarkChanged();
     }
     // The snapshot serves /v1/objects, and the node conditions derive from it.
-    if (config_.tuning.objects_endpoint != "off" || node_outputs_) object_views_.RefreshIfDue();
+    if (config_.tuning.objects_endpoint != "off" || node_outputs_ || !readiness_->empty()) {
+      object_views_.RefreshIfDue();
+    }
     // After a big list, or once a backlog's bytes left the cache (object_cache.h).
     ReleaseFreeHeap(kReleasedHeapBytes);
     std::unique_lock<std::mutex> lock(housekeeping_mu_);

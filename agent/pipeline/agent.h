@@ -30,6 +30,7 @@
 #include "agent/pipeline/hook_work_dir.h"
 #include "agent/pipeline/mode_set.h"
 #include "agent/pipeline/node_outputs.h"
+#include "agent/pipeline/readiness.h"
 #include "agent/pipeline/object_views_publisher.h"
 #include "agent/pipeline/requeue_triggers.h"
 #include "agent/pipeline/resource_pipeline.h"
@@ -131,6 +132,8 @@ class Agent {
   std::unique_ptr<PeriodicHooks> periodic_;
   // The resources' NodeConditions on this Node (node_outputs.h); null when none keeps one.
   std::unique_ptr<NodeOutputsWriter> node_outputs_;
+  // This node's ready records, and its candidacy as their writer (readiness.h).
+  std::unique_ptr<Readiness> readiness_;
   RequeueTriggers requeue_;
 };
 

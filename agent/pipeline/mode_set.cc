@@ -32,10 +32,9 @@ Duration SingletonDeleteWindow(const Config& config) {
 ModeSet::ModeSet(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
                  std::optional<LeaderElectionOptions> election, const std::optional<ResourceRef>& agent_pods,
                  EventRecorder* events)
-    : node_name_(config.node_name) {
+    : node_name_(config.node_name), election_(election ? *election : ElectionOptionsFor(config, "")) {
   SetUpNodeWatch(config, client, clock, agent_pods, events);
-  SetUpRollouts(config, client, events ? *events : NoEvents(),
-                election ? *election : ElectionOptionsFor(config, ""));
+  SetUpRollouts(config, client, events ? *events : NoEvents(), election_);
   // Every singleton resource keeps the one cluster-wide finalizer, whatever this agent's part in
   // the election: only a leader ever plans its steps.
   if (HasSingletonResources(config)) singleton_finalizer_ = std::make_unique<SingletonFinalizer>(client);
@@ -55,7 +54,8 @@ void ModeSet::SetUpNodeWatch(const Config& config, KubeClient& client, Clock& cl
   bool finalizers = false;
   for (const auto& r : config.resources) {
     // A rollout's hold label is one of this Node's labels, as a node selector's are.
-    targeting = targeting || !r.node_selector_path.empty() || r.rollout.has_value();
+    // The ready records carry this Node's labels and name it their owner.
+    targeting = targeting || !r.node_selector_path.empty() || r.rollout.has_value() || !r.ready_condition.empty();
     finalizers = finalizers || r.finalizer;
   }
   std::vector<WatchSink*> sinks;
@@ -197,6 +197,12 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
                                                  ApiServerClock(), gate);
     rollouts_.push_back(std::move(rollout));
   }
+}
+
+NodePresence ModeSet::Presence() const {
+  NodeLabels* labels = node_labels_.get();
+  NodeIdentity node = labels ? labels->Identity() : NodeIdentity{};
+  return NodePresence{node.uid, node.gone, labels ? labels->Get() : std::nullopt};
 }
 
 std::vector<Watcher*> ModeSet::rollout_watchers() {

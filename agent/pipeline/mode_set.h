@@ -89,6 +89,10 @@ class ModeSet {
   // The watches of the rollout resources' Leases, one per resource with a policy.
   std::vector<Watcher*> rollout_watchers();
   std::vector<const Watcher*> rollout_watchers() const;
+  // The identity and timings of this agent's elections (the singleton's, or else the config's).
+  const LeaderElectionOptions& election_options() const { return election_; }
+  // This Node: its uid and labels from the Node watch (unknown without one), or gone.
+  NodePresence Presence() const;
   // Each rollout's part in its coordination (rollout_participant.h); Run by the agent.
   std::vector<RolloutParticipant*> rollout_participants();
 
@@ -113,6 +117,7 @@ class ModeSet {
   };
 
   const std::string node_name_;
+  const LeaderElectionOptions election_;
   OpenGate open_gate_;
   NoFinalizers no_finalizers_;
   // Node targeting.

@@ -9,9 +9,12 @@ bool ObjectMemory::FirstSight(const std::string& uid) const {
   return seen_.count(uid) == 0;
 }
 
-void ObjectMemory::MarkSeen(const std::string& uid, const std::string& resource_version) {
+void ObjectMemory::MarkSeen(const std::string& uid, const std::string& resource_version, const std::string& digest) {
   std::lock_guard<std::mutex> lock(mu_);
-  seen_[uid] = resource_version;
+  auto& settled = seen_[uid];
+  // A plan without the live object's facts (its bytes dropped) keeps the digest of that version.
+  if (digest.empty() && settled.resource_version == resource_version) return;
+  settled = Settled{resource_version, digest};
 }
 
 void ObjectMemory::Unsee(const std::string& uid) {
@@ -22,7 +25,14 @@ void ObjectMemory::Unsee(const std::string& uid) {
 std::string ObjectMemory::SettledVersion(const std::string& uid) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = seen_.find(uid);
-  return it == seen_.end() ? "" : it->second;
+  return it == seen_.end() ? "" : it->second.resource_version;
+}
+
+std::optional<ObjectMemory::Settled> ObjectMemory::SettledState(const std::string& uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = seen_.find(uid);
+  if (it == seen_.end()) return std::nullopt;
+  return it->second;
 }
 
 void ObjectMemory::ExpectAdoption(int lists) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -22,11 +23,18 @@ namespace nodehook {
 class ObjectMemory {
  public:
   bool FirstSight(const std::string& uid) const;
-  // `resource_version`: the object state that was handled, or found unchanged.
-  void MarkSeen(const std::string& uid, const std::string& resource_version);
+  // `resource_version`: the object state that was handled, or found unchanged; `digest`: its
+  // essence's digest ("" when not known).
+  void MarkSeen(const std::string& uid, const std::string& resource_version, const std::string& digest = "");
   void Unsee(const std::string& uid);
   // The resourceVersion MarkSeen last recorded for `uid`; "" when none since the agent started.
   std::string SettledVersion(const std::string& uid) const;
+  struct Settled {
+    std::string resource_version;
+    std::string digest;
+  };
+  // What MarkSeen last recorded for `uid`; nullopt when nothing since the agent started.
+  std::optional<Settled> SettledState(const std::string& uid) const;
 
   // `lists` first lists will each call AdoptOnce().
   void ExpectAdoption(int lists);
@@ -37,7 +45,7 @@ class ObjectMemory {
 
  private:
   mutable std::mutex mu_;
-  std::map<std::string, std::string> seen_;  // uid -> settled resourceVersion; guarded by mu_
+  std::map<std::string, Settled> seen_;  // uid -> settled resourceVersion and digest; guarded by mu_
   std::set<std::string> adopt_;  // guarded by mu_
   int adopt_lists_pending_ = 0;  // guarded by mu_
 };

@@ -80,7 +80,7 @@ bool PlanExecutor::DoStep(Execution& run, Step step) {
     case Step::kStoreHandled: return StoreHandled(run);
     case Step::kForget: return Forget(run);
     case Step::kMarkSeen:
-      memory_.MarkSeen(uid, p.meta.resource_version);
+      memory_.MarkSeen(uid, p.meta.resource_version, p.live_facts ? p.live_facts->digest : "");
       return true;
     case Step::kDropBytes:
       // Those hooks that act on the live object keep its bytes; so does a deleting object.

@@ -52,6 +52,7 @@ class Reconciler {
   void AdoptOnce(const std::vector<std::string>& uids) { memory_.AdoptOnce(uids); }
   // The resourceVersion of the latest state of `uid` that left nothing to do here (object_memory.h).
   std::string SettledVersion(const std::string& uid) const { return memory_.SettledVersion(uid); }
+  std::optional<ObjectMemory::Settled> SettledState(const std::string& uid) const { return memory_.SettledState(uid); }
   // Objects set aside because their state record cannot be read (record_quarantine.h).
   size_t quarantined_records() const { return quarantine_.size(); }
 

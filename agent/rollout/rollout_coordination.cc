@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agent/base/log.h"
+#include "agent/election/elected_terms.h"
 #include "agent/rollout/rollout_board.h"
 
 namespace nodehook {
@@ -40,7 +41,7 @@ RolloutCoordination::RolloutCoordination(const WatchedResource& resource, KubeCl
       events_(events),
       options_(std::move(options)),
       lease_(client, options_.coordinator.namespace_name, CoordinatorLeaseName(RolloutIdOf(resource.ref))),
-      elector_(lease_, monotonic, options_.election) {
+      elector_(lease_, monotonic, Roles(options_.election, "coordinate the rollout", "stop coordinating the rollout")) {
   elector_.SetNotes([this](LeaseRecord& record) {
     MutexLock lock(&notes_mu_);
     record.standbys = standbys_;
@@ -54,39 +55,7 @@ int RolloutCoordination::FleetSize() const {
 }
 
 void RolloutCoordination::Run(const CancelToken& stop) {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool leading = false;
-  elector_.SetOnChange([&](bool now) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      leading = now;
-    }
-    cv.notify_all();
-  });
-  CancelToken election_stop;
-  std::thread election([this, &election_stop] { elector_.Run(election_stop); });
-  {
-    CancelRegistration wake(stop, [&] {
-      std::lock_guard<std::mutex> lock(mu);
-      cv.notify_all();
-    });
-    auto is_leading = [&] {
-      std::lock_guard<std::mutex> lock(mu);
-      return leading && !stop.cancelled();
-    };
-    std::unique_lock<std::mutex> lock(mu);
-    while (!stop.cancelled()) {
-      cv.wait(lock, [&] { return leading || stop.cancelled(); });
-      if (stop.cancelled()) break;
-      lock.unlock();
-      Coordinate(stop, is_leading);
-      lock.lock();
-    }
-  }
-  election_stop.Cancel();
-  election.join();
-  elector_.SetOnChange(nullptr);
+  RunElectedTerms(elector_, stop, [&](const std::function<bool()>& leading) { Coordinate(stop, leading); });
 }
 
 void RolloutCoordination::Coordinate(const CancelToken& stop, const std::function<bool()>& leading) {

@@ -169,7 +169,8 @@ Result<RolloutLease> ParseRolloutLease(std::string_view json) {
   return lease;
 }
 
-std::string RolloutLeaseJson(const std::string& namespace_name, const std::string& rid, const RolloutLease& lease) {
+std::string RolloutLeaseJson(const std::string& namespace_name, const std::string& rid, const RolloutLease& lease,
+                             const char* family_label) {
   LeaseRecord record;
   record.holder = lease.holder;
   record.lease_duration_seconds = lease.lease_duration_seconds;
@@ -184,14 +185,14 @@ std::string RolloutLeaseJson(const std::string& namespace_name, const std::strin
     annotations[kPhaseAnnotation] = SlotPhaseName(lease.phase);
     if (lease.canary) annotations[kCanaryAnnotation] = "true";
   } else {
-    annotations[kPolicyAnnotation] = lease.policy_json;
+    if (!lease.policy_json.empty()) annotations[kPolicyAnnotation] = lease.policy_json;
     annotations[kNodeResultsAnnotation] =
         lease.results_json.empty() ? EncodeNodeResults(lease.results).json : lease.results_json;
     if (lease.labels) annotations[kLabelsAnnotation] = LabelsJson(*lease.labels);
     std::string requests = EncodeNodeRequests(lease.requests);
     if (!requests.empty()) annotations[kNodeRequestsAnnotation] = requests;
   }
-  LeaseMetadataMap labels{{kRolloutLabel, rid}, {kRolloutKindLabel, lease.kind}};
+  LeaseMetadataMap labels{{family_label, rid}, {kRolloutKindLabel, lease.kind}};
   if (!lease.holder.empty()) labels[kRolloutForLabel] = RolloutForValue(lease.holder);
   return LeaseJson(namespace_name, lease.name, record, labels,
                    annotations, LeaseOwnerNode{lease.holder, lease.kind == "node" ? lease.owner_uid : ""});

@@ -89,8 +89,11 @@ std::string NodeLeaseName(const std::string& rid, const std::string& node);
 std::string RolloutForValue(const std::string& node);
 
 Result<RolloutLease> ParseRolloutLease(std::string_view json);
-// The whole Lease as JSON (for create, and for update with resource_version set).
-std::string RolloutLeaseJson(const std::string& namespace_name, const std::string& rid, const RolloutLease& lease);
+// The whole Lease as JSON (for create, and for update with resource_version set). `family_label`
+// is the label that names the rid: kRolloutLabel, or another family's that shares the form
+// (readiness/ready_records.h).
+std::string RolloutLeaseJson(const std::string& namespace_name, const std::string& rid, const RolloutLease& lease,
+                             const char* family_label = kRolloutLabel);
 
 // What readers of the Leases need of a resource's config (kubectl has none): the policy, and the
 // ignored paths, without which an object state's digest cannot be computed.

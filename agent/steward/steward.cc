@@ -14,6 +14,7 @@ Steward::Steward(const Config& config, KubeClient& client, StewardOptions option
   events_ = std::make_unique<KubeEventRecorder>(client, SystemClock::Instance(), EventRecorderOptions{options_.identity});
   SetUpFinalizers(config, client);
   SetUpRollouts(config, client);
+  SetUpReadiness(config, client);
   if (HasSingletonResources(config)) {
     singleton_lease_ = std::make_unique<KubeLeaseClient>(client, config.tuning.lease_namespace, config.tuning.lease_name);
     janitor_ = std::make_unique<LeaseJanitor>(*singleton_lease_, MonotonicClock::Instance(),
@@ -89,15 +90,31 @@ std::vector<WatchHealth> Steward::HealthSnapshot() const {
   return out;
 }
 
+void Steward::SetUpReadiness(const Config& config, KubeClient& client) {
+  for (const auto& r : config.resources) {
+    if (r.ready_condition.empty()) continue;
+    ReadyCoordinationOptions writer;
+    writer.election = ElectionOptionsFor(config, "");
+    writer.election.identity = options_.identity;
+    writer.election.takes_over = true;  // as the rollout's coordinators: stewards are few
+    writer.watch = TunedWatchOptions(config);
+    writer.namespace_name = config.tuning.lease_namespace;
+    ready_writers_.push_back(std::make_unique<ReadyCoordination>(r, client, MonotonicClock::Instance(), writer));
+  }
+}
+
 void Steward::Run(const CancelToken& stop) {
   Log(LogLevel::kInfo, "steward started",
       {{"identity", options_.identity}, {"finalizer_resources", sweepers_.size()},
-       {"rollouts", coordinations_.size()}, {"singleton_lease", singleton_lease_ ? singleton_lease_->Describe() : ""},
-       {"next", "sweep departed nodes' finalizers, coordinate rollouts, free an expired singleton Lease"}});
+       {"rollouts", coordinations_.size()}, {"ready_conditions", ready_writers_.size()},
+       {"singleton_lease", singleton_lease_ ? singleton_lease_->Describe() : ""},
+       {"next", "sweep departed nodes' finalizers, coordinate rollouts, write ready conditions, free an expired "
+                "singleton Lease"}});
   std::vector<std::thread> threads;
   for (auto& w : watchers_) threads.emplace_back([&w, &stop] { w->Run(stop); });
   for (auto& s : sweepers_) threads.emplace_back([&s, &stop] { s->Run(stop); });
   for (auto& c : coordinations_) threads.emplace_back([&c, &stop] { c->Run(stop); });
+  for (auto& w : ready_writers_) threads.emplace_back([&w, &stop] { w->Run(stop); });
   if (janitor_) threads.emplace_back([this, &stop] { janitor_->Run(stop); });
   if (node_roster_) {
     // Agents gone long enough, and Nodes unready long enough, come due by time alone.

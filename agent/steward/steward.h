@@ -4,6 +4,7 @@
 //   finalizer resources   one watch each, a DepartedSweeper, a FinalizerKeeper that owns no
 //                         finalizer, and the Node (and agent pod) watches that tell departures;
 //   rollout resources     the rollout's coordination (its election among stewards, and the grants);
+//   ready conditions      the writer of each resource's ready_condition (its election among stewards);
 //   singleton resources   a LeaseJanitor that frees the singleton Lease once it expired.
 // It runs no hook and keeps no state: several replicas may run; sweeps are guarded patches and the
 // coordinators are elected. Run() on one thread; owns its threads; HealthSnapshot() from any.
@@ -25,6 +26,7 @@
 #include "agent/http/health.h"
 #include "agent/kube/client/kube_client.h"
 #include "agent/kube/client/lease_client.h"
+#include "agent/readiness/ready_coordination.h"
 #include "agent/rollout/rollout_coordination.h"
 #include "agent/steward/departed_sweeper.h"
 #include "agent/watch/watch_sink_tee.h"
@@ -52,6 +54,7 @@ class Steward {
  private:
   void SetUpFinalizers(const Config& config, KubeClient& client);
   void SetUpRollouts(const Config& config, KubeClient& client);
+  void SetUpReadiness(const Config& config, KubeClient& client);
 
   const StewardOptions options_;
   std::unique_ptr<KubeEventRecorder> events_;
@@ -64,6 +67,8 @@ class Steward {
   std::vector<std::unique_ptr<DepartedSweeper>> sweepers_;
   // Rollouts.
   std::vector<std::unique_ptr<RolloutCoordination>> coordinations_;
+  // Ready conditions.
+  std::vector<std::unique_ptr<ReadyCoordination>> ready_writers_;
   // Singleton.
   std::unique_ptr<KubeLeaseClient> singleton_lease_;
   std::unique_ptr<LeaseJanitor> janitor_;

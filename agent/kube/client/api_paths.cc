@@ -69,7 +69,8 @@ std::string WatchPath(const ResourceRef& r, const WatchOptions& o) {
 std::string ObjectPath(const ObjectRef& o) {
   ResourceRef in_namespace = o.resource;
   in_namespace.namespace_name = o.namespace_name;
-  return in_namespace.CollectionPath() + "/" + UrlEncode(o.name);
+  return in_namespace.CollectionPath() + "/" + UrlEncode(o.name) +
+         (o.subresource.empty() ? "" : "/" + UrlEncode(o.subresource));
 }
 
 }  // namespace nodehook

@@ -111,6 +111,8 @@ struct ObjectRef {
   ResourceRef resource;
   std::string namespace_name;
   std::string name;
+  // "status": Get, Replace and Patch reach the object's status subresource; "" = the object.
+  std::string subresource{};
 };
 
 }  // namespace nodehook

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "agent/admission/node_bound_policy.h"
 #include "agent/app/rbac_command.h"
 
 using namespace nodehook;
@@ -222,4 +223,25 @@ TEST_CASE("hook-published node outputs add a patch of the Node itself; a config 
                                  "events.k8s.io/events: create"});
   CHECK(Lines(RetirementRules(WithResources({w}), WithResources({Watched("example.com", "widgets")}))) ==
         std::vector<std::string>{"/nodes: get patch", "/nodes/status: patch"});
+}
+
+TEST_CASE("a ready condition adds the writer's rights to the agents, or with the steward to the steward alone") {
+  WatchedResource w = Watched("example.com", "widgets");
+  w.ready_condition = "Ready";
+  Config c = WithResources({w});
+  CHECK(Lines(LeastPrivilegeRules(c)) ==
+        std::vector<std::string>{"example.com/widgets: list watch", "example.com/widgets/status: patch",
+                                 "apiextensions.k8s.io/customresourcedefinitions: get", "/nodes: list watch",
+                                 "events.k8s.io/events: create"});
+  // Any agent may be elected the writer: its writes cross nodes, so no node-bound rules are printed.
+  CHECK(AgentsWriteAcrossNodes(c));
+  c.tuning.cross_node_writes = "steward";
+  CHECK(Lines(LeastPrivilegeRules(c)) == std::vector<std::string>{"example.com/widgets: list watch",
+                                                                   "/nodes: list watch", "events.k8s.io/events: create"});
+  CHECK_FALSE(AgentsWriteAcrossNodes(c));
+  CHECK(Lines(StewardRules(c)) ==
+        std::vector<std::string>{"example.com/widgets: list watch", "example.com/widgets/status: patch",
+                                 "apiextensions.k8s.io/customresourcedefinitions: get", "events.k8s.io/events: create"});
+  std::string yaml = StewardRbacYaml(c, "nh", "ops");
+  CHECK(yaml.find("nh-steward-leases") != std::string::npos);  // the writer's election and the records
 }

@@ -115,3 +115,27 @@ TEST_CASE("node_outputs refuses prefixes without a domain of one's own, and over
         std::vector<std::string>{"overlaps resources[0]'s prefix \"example.com/w\""});
   CHECK(ErrorsAt(two, "resources[1].node_outputs.prefixes[0]").empty());
 }
+
+TEST_CASE("ready_condition names the condition kept on each object of a custom resource") {
+  ConfigResult result = ParseConfig(
+      WithResources(Resource("widgets", R"("group": "example.com", "ready_condition": "Ready")") + ",\n" +
+                    Resource("gadgets", R"("group": "example.com")")),
+      kNode);
+  INFO(AllErrors(result));
+  REQUIRE(result.ok());
+  CHECK(result.config.resources[0].ready_condition == "Ready");
+  CHECK(result.config.resources[1].ready_condition.empty());
+
+  auto errors = [](const std::string& members) {
+    return ErrorsAt(ParseConfig(WithResources(Resource("widgets", members)), kNode), "resources[0].ready_condition");
+  };
+  CHECK(errors(R"("group": "example.com", "ready_condition": "Not Ready")") ==
+        std::vector<std::string>{"expected a condition type: letters and digits starting with a letter, optionally "
+                                 "behind a DNS subdomain and \"/\" (e.g. \"Ready\"), got \"Not Ready\""});
+  CHECK(errors(R"("group": "example.com", "ready_condition": true)").size() == 1);
+  CHECK(errors(R"("ready_condition": "Ready")") ==
+        std::vector<std::string>{"a condition on each object needs a custom resource (a CRD with a status "
+                                 "subresource); widgets is in the core group"});
+  CHECK(errors(R"("group": "example.com", "singleton": true, "ready_condition": "Ready")")[0] ==
+        "a singleton resource has no per-node results to sum up");
+}

@@ -71,5 +71,5 @@ TEST_CASE("a misspelt resource key lists the new keys among those allowed") {
   REQUIRE(e != nullptr);
   CHECK(e->message ==
         "unknown key (expected one of: group, version, plural, namespace, label_selector, field_selector, ignored_paths, "
-        "node_selector_path, finalizer, success_events, singleton, hooks, rollout, node_outputs)");
+        "node_selector_path, finalizer, success_events, singleton, hooks, rollout, node_outputs, ready_condition)");
 }

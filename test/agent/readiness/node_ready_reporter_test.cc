@@ -1,0 +1,142 @@
+#include "agent/readiness/node_ready_reporter.h"
+
+#include <catch2/catch.hpp>
+
+#include "agent/readiness/ready_records.h"
+#include "test/agent/readiness/lease_objects.h"
+#include "test/fakes/fake_clock.h"
+
+namespace nodehook {
+namespace {
+
+class FixedServerClock final : public ServerClock {
+ public:
+  int64_t NowMs() const override { return now_ms; }
+  int64_t now_ms = 1000;
+};
+
+struct Node {
+  explicit Node(const std::string& name = "n1") {
+    resource.ref = ResourceRef{"example.com", "v1", "widgets", "ns", ""};
+    resource.ready_condition = "Ready";
+    report.synced = true;
+    options.node = name;
+    options.namespace_name = "nodehook";
+    options.report = [this] { return report; };
+    options.presence = [this] { return presence; };
+  }
+  NodeReadyReporter Reporter() { return NodeReadyReporter(resource, client, clock, server, options); }
+  RolloutLease Record() {
+    return *ParseRolloutLease(client.objects.at(ReadyRecordName(RolloutIdOf(resource.ref), options.node)).json);
+  }
+
+  WatchedResource resource;
+  LeaseObjects client;
+  FakeClock clock;
+  FixedServerClock server;
+  ReadyReport report;
+  NodePresence presence{"node-uid", false, LabelMap{{"zone", "a"}}};
+  NodeReadyReporterOptions options;
+};
+
+NodeResult Done(const std::string& state) { return NodeResult{state, false, 0, "", false}; }
+NodeResult Failing(const std::string& state, const std::string& message) {
+  return NodeResult{state, true, 0, message, false};
+}
+
+TEST_CASE("a node's record holds each object's handled or failing state, written once per change") {
+  Node n;
+  n.report.known = {"u1", "u2"};
+  n.report.results = {{"u1", Done("s1")}};
+  NodeReadyReporter reporter = n.Reporter();
+  REQUIRE(reporter.Round().ok());
+  CHECK(n.client.writes == 1);
+  RolloutLease record = n.Record();
+  CHECK(record.holder == "n1");
+  CHECK(record.owner_uid == "node-uid");
+  CHECK(record.labels == LabelMap{{"zone", "a"}});
+  REQUIRE(record.results.size() == 1);
+  CHECK(record.results.at("u1").state == "s1");
+  CHECK(record.results.at("u1").at_ms == 1000);
+
+  // Nothing new: nothing written.
+  REQUIRE(reporter.Round().ok());
+  CHECK(n.client.writes == 1);
+
+  // u2 starts failing; u1 and u2 change within one round: one write.
+  n.report.results["u2"] = Failing("s1", "create: exited 1");
+  n.report.results["u1"] = Done("s2");
+  n.server.now_ms = 2000;
+  REQUIRE(reporter.Round().ok());
+  CHECK(n.client.writes == 2);
+  record = n.Record();
+  CHECK(record.results.at("u2").failed);
+  CHECK(record.results.at("u2").message == "create: exited 1");
+  CHECK(record.results.at("u1").at_ms == 2000);
+
+  // Only the failing hook's message changed (a retry): no write.
+  n.report.results["u2"] = Failing("s1", "create: exited 1 at retry 2");
+  REQUIRE(reporter.Round().ok());
+  CHECK(n.client.writes == 2);
+
+  // An object not settled here yet keeps its older result; one this node no longer knows goes.
+  n.report.results.erase("u1");
+  n.report.known = {"u1"};
+  REQUIRE(reporter.Round().ok());
+  CHECK(n.client.writes == 3);
+  record = n.Record();
+  CHECK(record.results.size() == 1);
+  CHECK(record.results.at("u1").state == "s2");
+}
+
+TEST_CASE("a restarted agent finds its record as it was and writes nothing") {
+  Node n;
+  n.report.known = {"u1"};
+  n.report.results = {{"u1", Done("s1")}};
+  REQUIRE(n.Reporter().Round().ok());
+  REQUIRE(n.client.writes == 1);
+  // After the restart nothing is settled yet, then everything again: no write either way.
+  NodeReadyReporter restarted = n.Reporter();
+  n.report.results.clear();
+  REQUIRE(restarted.Round().ok());
+  n.report.results = {{"u1", Done("s1")}};
+  REQUIRE(restarted.Round().ok());
+  CHECK(n.client.writes == 1);
+}
+
+TEST_CASE("a node registers before its first list, and writes no results until it has one") {
+  Node n;
+  n.report.synced = false;
+  n.report.known = {"u1"};
+  NodeReadyReporter reporter = n.Reporter();
+  REQUIRE(reporter.Round().ok());
+  CHECK(n.client.writes == 1);
+  CHECK(n.Record().results.empty());
+  REQUIRE(reporter.Round().ok());
+  CHECK(n.client.writes == 1);
+}
+
+TEST_CASE("a record deleted or changed by someone else is written again; a gone Node's never") {
+  Node n;
+  n.report.known = {"u1"};
+  n.report.results = {{"u1", Done("s1")}};
+  NodeReadyReporter reporter = n.Reporter();
+  REQUIRE(reporter.Round().ok());
+  n.client.objects.clear();
+  n.report.results = {{"u1", Done("s2")}};
+  REQUIRE(reporter.Round().ok());
+  CHECK(n.Record().results.at("u1").state == "s2");
+
+  n.presence.gone = true;
+  n.report.results = {{"u1", Done("s3")}};
+  const int before = n.client.writes;
+  REQUIRE(reporter.Round().ok());
+  CHECK(n.client.writes == before);
+
+  n.client.fail = UnavailableError("away");
+  n.presence.gone = false;
+  CHECK(reporter.Round().code() == StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace nodehook
