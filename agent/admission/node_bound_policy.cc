@@ -210,8 +210,9 @@ Policy LeasesPolicy(const Config& config, const PolicySubject& subject) {
   Policy p;
   p.name = subject.name + "-node-bound-leases";
   p.comment =
-      "Leases: the singleton Lease taken only when free, kept and released by its holder; rollout node Leases in "
-      "the own node's name; slots only renewed or released by the node they were granted to.";
+      "Leases: the singleton Lease taken only when free, kept and released by its holder; node Leases (rollouts', "
+      "ready conditions' records) in the own node's name; slots only renewed or released by the node they were "
+      "granted to.";
   p.namespace_name = LeaseNamespaceFor(config, subject);
   p.resource_rules.emplace_back(
       "{apiGroups: [\"coordination.k8s.io\"], apiVersions: [\"*\"], resources: [\"leases\"], operations: [\"*\"]}");
@@ -246,7 +247,9 @@ Policy LeasesPolicy(const Config& config, const PolicySubject& subject) {
   p.validations.push_back(
       {"variables.kind != 'node' || ((request.operation == 'CREATE' || " + old_mine +
            ") && (request.operation == 'DELETE' || variables.new_holder == variables.node))",
-       "", "'node ' + variables.node + ' may write only its own rollout node Lease, not one held by ' + "
+       "",
+       "'node ' + variables.node + ' may write only its own node Lease (of a rollout or a ready condition), not "
+       "one held by ' + "
            "(request.operation == 'CREATE' ? variables.new_holder : variables.old_holder)"});
   p.validations.push_back(
       {"variables.kind != 'slot' || (request.operation == 'UPDATE' && " + old_mine + " && (" + new_mine +

@@ -192,6 +192,9 @@ def attack_table(fleet, refused_before=()):
     widgets.set_finalizers("solo", ["nodehook.io/singleton"])
     admin.request("POST", leases, lease("solo-lease", f"{b}_uid-b"))
     admin.request("POST", leases, lease("nodehook-rollout-r0-node-b", b, "node"))
+    ready_record = lease("nodehook-ready-r0-node-b", b, "node")
+    ready_record["metadata"]["labels"] = {"nodehook.io/ready": "r0", "nodehook.io/rollout-kind": "node"}
+    admin.request("POST", leases, ready_record)
     admin.request("POST", leases, lease("nodehook-rollout-r0-slot-0", b, "slot"))
     admin.request("POST", leases, lease("nodehook-rollout-r0-slot-1", "", "slot"))
 
@@ -213,6 +216,8 @@ def attack_table(fleet, refused_before=()):
          {"spec": {"holderIdentity": a}}, MERGE),
         ("forge node B's rollout result", attacker, "PATCH", f"{leases}/nodehook-rollout-r0-node-b",
          forged_result, MERGE),
+        ("forge node B's ready record (ready_condition)", attacker, "PATCH", f"{leases}/nodehook-ready-r0-node-b",
+         {"metadata": {"annotations": {"nodehook.io/rollout-results": "{}"}}}, MERGE),
         ("create a rollout node Lease for node B", attacker, "POST", leases,
          lease("nodehook-rollout-r0-node-b2", b, "node"), "application/json"),
         ("take a free slot", attacker, "PATCH", f"{leases}/nodehook-rollout-r0-slot-1",

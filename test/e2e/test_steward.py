@@ -242,6 +242,27 @@ def test_the_steward_grants_rollout_slots_and_both_confined_nodes_run(confined, 
     fleet.no_refusals()
 
 
+def test_the_steward_writes_the_ready_condition_from_the_confined_nodes_records(confined, widgets):
+    fleet = confined({"ready_condition": "Ready"})
+    a, b = fleet.start_all()
+    widgets.create("w", {"size": 1})
+    a.wait_for("w", "create"), b.wait_for("w", "create")
+
+    def ready():
+        found = [c for c in widgets.get("w").get("status", {}).get("conditions", []) if c["type"] == "Ready"]
+        return found and found[0]["status"] == "True" and found[0]
+
+    condition = wait_until(ready, "w Ready from both nodes' records")
+    assert condition["message"] == "2/2 nodes" and condition["observedGeneration"] == 1, condition
+    assert fleet.steward_lines("ready writer started")
+    assert not a.log_events("ready writer started") and not b.log_events("ready writer started")
+    # Each node wrote only its own record, under the node-bound rules.
+    leases = fleet.admin.request(
+        "GET", f"/apis/coordination.k8s.io/v1/namespaces/{fleet.ns}/leases?labelSelector=nodehook.io/ready")["items"]
+    assert sorted(l["spec"]["holderIdentity"] for l in leases) == sorted(fleet.nodes.values())
+    fleet.no_refusals()
+
+
 def test_the_steward_frees_an_expired_singleton_lease_for_another_confined_node(confined, widgets):
     fleet = confined({"singleton": True}, {"lease_name": "st-lease", "lease_duration_seconds": 8,
                                            "lease_renew_deadline_seconds": 4, "lease_retry_period_seconds": 1})
