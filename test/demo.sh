@@ -65,7 +65,7 @@ echo "API server ready; kubeconfig: $kubeconfig"
 # Without its resume hook (which runs for every object at each start, on purpose), so that what an
 # agent runs after a restart is only what it missed.
 sed "s|/etc/nodehook/hooks|$repo/config/hooks|g" config/example.json |
-  python3 -c 'import json, sys; c = json.load(sys.stdin); del c["resources"][0]["hooks"]["resume"]; c["resources"][0]["node_outputs"] = {"condition": "WidgetsReady", "prefixes": ["widgets.example.com/"]}; print(json.dumps(c, indent=2))' \
+  python3 -c 'import json, sys; c = json.load(sys.stdin); del c["resources"][0]["hooks"]["resume"]; c["resources"][0]["node_outputs"] = {"condition": "WidgetsReady", "prefixes": ["widgets.example.com/"]}; c["resources"][0]["ready_condition"] = "Ready"; c["tuning"]["cross_node_writes"] = "steward"; c["tuning"]["lease_namespace"] = "nodehook"; print(json.dumps(c, indent=2))' \
   >"$demo/config.json"
 
 python3 test/demo_steps.py --kubeconfig "$kubeconfig" --demo "$demo" --nodehook "$nodehook" --bin "$demo/bin" \

@@ -43,6 +43,7 @@ class Demo:
         self.addresses = {}
         self.pods = []
         self.agent_kubeconfigs = {}  # node -> a kubeconfig with its pod-bound token
+        self.steward = None  # (process, log prefix)
 
     # -- kubectl, shown then run
     def kubectl(self, *args, stdin=None, quiet=False):
@@ -100,15 +101,21 @@ class Demo:
         """As on a real cluster: the agents' ServiceAccount with the roles and the node-bound rules
         `nodehook rbac` prints for the config (docs/security.md), applied with kubectl; each agent then
         runs with a token bound to its pod on its node, as the kubelet would give it."""
-        self.kube.request("POST", f"/api/v1/namespaces/{AGENT_NAMESPACE}/serviceaccounts",
-                          {"metadata": {"name": "nodehook"}})
+        for account in ("nodehook", "nodehook-steward"):
+            self.kube.request("POST", f"/api/v1/namespaces/{AGENT_NAMESPACE}/serviceaccounts",
+                              {"metadata": {"name": account}})
         rbac = self.demo / "rbac.yaml"
         rbac.write_text(subprocess.run([self.nodehook, "rbac", "--config", str(self.demo / "config.json")],
                                        capture_output=True, text=True, check=True).stdout)
-        self.kubectl("apply", "-f", str(rbac))
+        self.kubectl("apply", "-n", AGENT_NAMESPACE, "-f", str(rbac))
         self.kube.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
             "metadata": {"name": "nodehook"},
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "nodehook"},
+            "subjects": [{"kind": "ServiceAccount", "name": "nodehook", "namespace": AGENT_NAMESPACE}]})
+        # The agents' Lease Role (their ready records), bound as deploy/base binds its Roles.
+        self.kube.request("POST", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{AGENT_NAMESPACE}/rolebindings", {
+            "metadata": {"name": "nodehook-rollout"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "nodehook-rollout"},
             "subjects": [{"kind": "ServiceAccount", "name": "nodehook", "namespace": AGENT_NAMESPACE}]})
         for node in NODES:
             self.kube.request("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
@@ -123,6 +130,18 @@ class Demo:
             config.write_text(text)
             config.chmod(0o600)
             self.agent_kubeconfigs[node] = str(config)
+        # The steward: the work that crosses nodes (here, each widget's Ready condition from every
+        # node's record), under its own account with the roles `nodehook rbac` printed for it.
+        token = self.kube.request("POST", f"/api/v1/namespaces/{AGENT_NAMESPACE}/serviceaccounts/nodehook-steward/token",
+                                  {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                   "spec": {"expirationSeconds": 86400}})
+        steward_kubeconfig = self.demo / "steward.kubeconfig"
+        steward_kubeconfig.write_text(re.sub(r"^(\s*token:\s*).*$", lambda m: m.group(1) + token["status"]["token"],
+                                             Path(self.kubeconfig).read_text(), flags=re.M))
+        steward_kubeconfig.chmod(0o600)
+        config = json.loads((self.demo / "config.json").read_text())
+        config["api"] = {"kubeconfig": str(steward_kubeconfig)}
+        (self.demo / "steward.json").write_text(json.dumps(config, indent=2))
         # The API server loads new admission policies a moment after they are written.
         self.wait_until("the node-bound rules to be in force", self.rules_in_force)
 
@@ -155,6 +174,15 @@ class Demo:
             env=dict(os.environ, WIDGET_LOG=str(self.demo / f"{node}.log")), stdout=prefix.stdin,
             stderr=prefix.stdin, start_new_session=True)
         self.agents[node] = (proc, prefix)
+
+    def start_steward(self):
+        log = shlex.quote(str(self.demo / "steward.log"))
+        prefix = subprocess.Popen(["sh", "-c", f"tee -a {log} | sed -u 's/^/[steward] /'"], stdin=subprocess.PIPE,
+                                  stdout=sys.stdout, start_new_session=True)
+        proc = subprocess.Popen([self.nodehook, "steward", "--config", str(self.demo / "steward.json"),
+                                 "--identity", "steward-1", "--health-address", "127.0.0.1:0"],
+                                stdout=prefix.stdin, stderr=prefix.stdin, start_new_session=True)
+        self.steward = (proc, prefix)
 
     def stop_agent(self, node, sig=signal.SIGTERM):
         proc, prefix = self.agents.pop(node)
@@ -213,6 +241,8 @@ class Demo:
             where = f"http://{self.addresses[node]}:{PORT}" if node in self.addresses else "a free loopback port"
             step(f"starting the agent for {node} (health and metrics on {where})")
             self.start_agent(node)
+        step("starting the steward: it keeps each widget's Ready condition from the nodes' records")
+        self.start_steward()
 
     def walkthrough(self):
         step("every command below works in another terminal too, after:")
@@ -284,6 +314,14 @@ class Demo:
         self.kubectl("get", "nodes", "-o",
                      "custom-columns=NODE:.metadata.name,WIDGETS_READY:.status.conditions[?(@.type=='WidgetsReady')]"
                      ".status,PAINTER:.metadata.labels.widgets\\.example\\.com/painter")
+        step("kubectl wait: a widget is Ready once every node handled its current state")
+        self.kubectl("patch", "widget", "painter", "-n", "demo", "--type=merge", "-p", '{"spec":{"size":2}}')
+        self.kubectl("wait", "--for=condition=Ready", "widget/painter", "-n", "demo", "--timeout=60s")
+        self.kubectl("get", "widget", "painter", "-n", "demo", "-o",
+                     "custom-columns=NAME:.metadata.name,GENERATION:.metadata.generation,"
+                     "READY:.status.conditions[?(@.type=='Ready')].status,"
+                     "OBSERVED:.status.conditions[?(@.type=='Ready')].observedGeneration,"
+                     "MESSAGE:.status.conditions[?(@.type=='Ready')].message")
         self.kubectl("delete", "widget", "painter", "-n", "demo")
         self.wait_until("the label gone after the delete hook", lambda: not any(
             label in self.kube.request("GET", f"/api/v1/nodes/{n}")["metadata"].get("labels", {}) for n in NODES))
@@ -312,6 +350,12 @@ class Demo:
     def stop(self):
         for node in list(self.agents):
             self.stop_agent(node)
+        if self.steward:
+            proc, prefix = self.steward
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=60)
+            prefix.stdin.close()
+            prefix.wait(timeout=10)
         for name in self.pods:
             try:
                 self.kube.request("DELETE", f"/api/v1/namespaces/{AGENT_NAMESPACE}/pods/{name}?gracePeriodSeconds=0")

@@ -137,12 +137,12 @@ std::optional<TransportConfig> Connect(Config& config) {
         {{"error", connection.status().ToString()}, {"next", "exit 1"}});
     return std::nullopt;
   }
-  if (HasSingletonResources(config)) {
+  if (UsesLeases(config)) {
     const char* pod_namespace = std::getenv("POD_NAMESPACE");
     auto lease_namespace =
         ResolveLeaseNamespace(config, pod_namespace ? pod_namespace : "", kServiceAccountNamespaceFile);
     if (!lease_namespace.ok()) {
-      Log(LogLevel::kError, "cannot elect a singleton leader",
+      Log(LogLevel::kError, HasSingletonResources(config) ? "cannot elect a singleton leader" : "lease namespace unknown",
           {{"error", lease_namespace.status().ToString()}, {"next", "exit 1"}});
       return std::nullopt;
     }

@@ -11,6 +11,13 @@ bool HasSingletonResources(const Config& config) {
   return false;
 }
 
+bool UsesLeases(const Config& config) {
+  for (const auto& r : config.resources) {
+    if (r.singleton || r.rollout || !r.ready_condition.empty()) return true;
+  }
+  return false;
+}
+
 Result<std::string> ResolveLeaseNamespace(const Config& config, const std::string& pod_namespace,
                                           const std::string& namespace_file) {
   if (!config.tuning.lease_namespace.empty()) return config.tuning.lease_namespace;
@@ -18,7 +25,7 @@ Result<std::string> ResolveLeaseNamespace(const Config& config, const std::strin
   std::ifstream in(namespace_file);
   std::string line;
   if (in && std::getline(in, line) && !line.empty()) return line;
-  return InvalidError("the singleton Lease's namespace is unknown: set tuning.lease_namespace "
+  return InvalidError("the Leases' namespace is unknown: set tuning.lease_namespace "
                       "(--lease-namespace, NODEHOOK_LEASE_NAMESPACE) or POD_NAMESPACE, or run in a pod (" +
                       namespace_file + " is missing or empty)");
 }

@@ -19,6 +19,9 @@ inline constexpr const char* kServiceAccountNamespaceFile = "/var/run/secrets/ku
 inline constexpr int kSingletonKillDelayMs = 2000;
 
 bool HasSingletonResources(const Config& config);
+// Whether the agent keeps Leases in tuning.lease_namespace: a singleton's, a rollout's, a ready
+// condition's records and writer.
+bool UsesLeases(const Config& config);
 
 // tuning.lease_namespace, else `pod_namespace` ($POD_NAMESPACE), else the first line of
 // `namespace_file`. kInvalid naming all three when none gives a namespace.

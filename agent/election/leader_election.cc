@@ -170,7 +170,8 @@ void LeaderElector::EndTerm(const char* why) {
     notify = on_change_;
     cv_.notify_all();
   }
-  Log(LogLevel::kWarn, "leadership lost",
+  // A stop asked for is no warning; any other end of a term is.
+  Log(std::string_view(why) == "agent stopping" ? LogLevel::kInfo : LogLevel::kWarn, "leadership lost",
       {{"lease", lease_.Describe()}, {"holder", options_.identity}, {"reason", why},
        {"next", options_.stops + "; try to acquire again"}});
   term->Cancel();
@@ -252,10 +253,14 @@ void LeaderElector::Release() {
   released.lease_duration_seconds = 1;
   released.renew_time = MicroTime(SystemClock::Instance().Now());
   auto stored = lease_.Update(released);
-  Log(stored.ok() ? LogLevel::kInfo : LogLevel::kWarn, "lease released",
-      {{"lease", lease_.Describe()}, {"holder", options_.identity},
-       {"error", stored.ok() ? "" : stored.status().ToString()},
-       {"next", stored.ok() ? "another agent may take over at once" : "it expires after its lease duration"}});
+  if (stored.ok()) {
+    Log(LogLevel::kInfo, "lease released",
+        {{"lease", lease_.Describe()}, {"holder", options_.identity}, {"next", "another agent may take over at once"}});
+  } else {
+    Log(LogLevel::kWarn, "lease released",
+        {{"lease", lease_.Describe()}, {"holder", options_.identity}, {"error", stored.status().ToString()},
+         {"next", "it expires after its lease duration"}});
+  }
   if (stored.ok()) Observe(*stored);
 }
 

@@ -46,6 +46,10 @@ def test_the_demo_runs_through_with_kubectl_and_no_warning_it_did_not_ask_for(tm
     assert "node-b ran after its restart: " in output
     # Node outputs: the condition and the hook's label on both nodes, under the node-bound rules.
     assert re.search(r"node-a +True +blue\nnode-b +True +blue", output), output[-6000:]
+    # The widget's Ready condition, kept by the steward from both nodes' records: kubectl wait returns
+    # once both handled its new generation.
+    assert "widget.example.com/painter condition met" in output, output[-6000:]
+    assert re.search(r"painter +2 +True +2 +2/2 nodes", output), output[-6000:]
     for node in ("node-a", "node-b"):
         assert f"   {node}: in progress, then in progress, then done" in output
         # Each agent runs confined to its node, and found the rules in force (docs/security.md).
