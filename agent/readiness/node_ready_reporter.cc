@@ -85,8 +85,9 @@ std::optional<RolloutLease> NodeReadyReporter::Wanted(const ReadyReport& report,
   record.lease_duration_seconds = 86400;  // a record, not a lock: nobody judges its age
   record.resource = resource_.ref.Id();
   record.scope = resource_.ref.namespace_name;
-  record.owner_uid = presence.uid;
-  record.labels = presence.labels;
+  // Not known yet (the Node watch lists after the objects' at start): what the record says stands.
+  record.owner_uid = presence.uid.empty() ? written_.owner_uid : presence.uid;
+  record.labels = presence.labels ? presence.labels : written_.labels;
   const int64_t now_ms = server_.NowMs();
   for (const std::string& uid : report.known) {
     auto before = written_.results.find(uid);

@@ -98,7 +98,9 @@ TEST_CASE("a restarted agent finds its record as it was and writes nothing") {
   // After the restart nothing is settled yet, then everything again: no write either way.
   NodeReadyReporter restarted = n.Reporter();
   n.report.results.clear();
+  n.presence = NodePresence{};  // its Node not listed yet either
   REQUIRE(restarted.Round().ok());
+  n.presence = NodePresence{"node-uid", false, LabelMap{{"zone", "a"}}};
   n.report.results = {{"u1", Done("s1")}};
   REQUIRE(restarted.Round().ok());
   CHECK(n.client.writes == 1);
