@@ -29,7 +29,7 @@ struct ReadyObjectView {
 
 class ReadyObjects final : public WatchSink {
  public:
-  ReadyObjects(const WatchedResource& resource) : resource_(resource) {}
+  explicit ReadyObjects(const WatchedResource& resource) : resource_(resource) {}
 
   void OnListed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined) override;
   void OnQuarantined(const BadObject&, WatchEventType) override {}

@@ -46,7 +46,7 @@ class LeaseObjects final : public KubeClient {
     return objects[o.name];
   }
   Status Patch(const ObjectRef& o, PatchType, const std::string& body) override {
-    patches.push_back({o.name + (o.subresource.empty() ? "" : "/" + o.subresource), body});
+    patches.emplace_back(o.name + (o.subresource.empty() ? "" : "/" + o.subresource), body);
     if (patch_results.empty()) return Status::Ok();
     Status next = patch_results.front();
     patch_results.pop_front();

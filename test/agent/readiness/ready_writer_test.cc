@@ -61,7 +61,7 @@ TEST_CASE("a write refused by a concurrent change is made again on the next vers
   Fleet f;
   f.Result("n1", "s1");
   ReadyWriter writer(f.resource, f.client, f.wall, f.monotonic);
-  f.client.patch_results.push_back(Status(StatusCode::kConflict, "changed"));
+  f.client.patch_results.emplace_back(StatusCode::kConflict, "changed");
   CHECK(writer.Round(f.board, {f.Object("10", 1, "s1")}) == 0);
   CHECK(writer.Round(f.board, {f.Object("12", 1, "s1", R"([{"type":"Other","status":"True"}])")}) == 1);
   CHECK(f.client.patches.back().second.find(R"({"type":"Other","status":"True"})") != std::string::npos);
