@@ -67,6 +67,9 @@ def test_the_steward_overlay_ships_exactly_what_nodehook_rbac_prints_for_its_con
     shipped = {(o["kind"], o["metadata"]["name"]) for o in objects if o["kind"] in kinds}
     expected = {(d["kind"], d["metadata"]["name"]) for d in printed}
     expected |= {("ClusterRoleBinding", "nodehook")}  # the base binds the agents' ClusterRole
+    # and the overlay each Role printed for the agents (agent-roles.yaml: the ready records' Leases)
+    expected |= {("RoleBinding", d["metadata"]["name"]) for d in printed
+                 if d["kind"] == "Role" and not d["metadata"]["name"].startswith("nodehook-steward")}
     assert shipped == expected
     for d in printed:
         o = find(objects, d["kind"], d["metadata"]["name"])

@@ -1221,6 +1221,15 @@ def test_a_lost_node_of_confined_agents_has_its_finalizer_removed_by_the_steward
     wanted = sorted(f"nodehook.io/node-{i}" for i in range(1, NODES + 1))
     wait_until(lambda: sorted(real.kube.request("GET", f"{base}/w-fin")["metadata"].get("finalizers", [])) == wanted,
                "both nodes' finalizers on w-fin")
+    # The overlay's config keeps each widget's Ready condition: the steward writes it once both
+    # nodes' records say they handled w-fin, and kubectl wait returns.
+    waited = kubectl("-n", WIDGET_NS, "wait", "--for=condition=Ready", "widget/w-fin", "--timeout=120s",
+                     kubeconfig=real.kubeconfig)
+    assert "condition met" in waited, waited
+    (ready_condition,) = [c for c in real.kube.request("GET", f"{base}/w-fin")["status"]["conditions"]
+                          if c["type"] == "Ready"]
+    assert ready_condition["message"] == f"{NODES}/{NODES} nodes" and ready_condition["observedGeneration"] == 1
+    assert [p for p in map(parse_log_line, steward_log(real).splitlines()) if p.get("event") == "ready writer started"]
 
     # node-2 is lost: its kubelet, containerd, agent (and any steward replica on it) stop, and its
     # Node is deleted.
