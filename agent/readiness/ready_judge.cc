@@ -34,7 +34,12 @@ const rapidjson::Value* Conditions(const rapidjson::Document& doc) {
 
 }  // namespace
 
-ReadyValue JudgeReady(const BoardView& board, const RolloutObject& object) {
+ReadyValue JudgeReady(const BoardView& board, const RolloutObject& object, const std::string& unreadable_selector) {
+  if (!unreadable_selector.empty()) {
+    return {"False", "NodeSelectorUnreadable",
+            CutToLimit("no node acts on it: its node selector is unreadable (" + unreadable_selector + ")",
+                       kReadyMessageLimit)};
+  }
   std::vector<std::string> nodes = RolloutOrder(board, object);
   std::sort(nodes.begin(), nodes.end());  // by name: messages that read the same on every round
   if (nodes.empty()) return {"False", "NoNodes", "no node handles it yet"};

@@ -5,6 +5,7 @@
 //   False  Failing          any of them failed it: "38/40 nodes; failing on node-x: <message>"
 //   False  InProgress       otherwise: "12/40 nodes; waiting for node-a, node-b, node-c and 25 more"
 //   False  NoNodes          no node handles it (none has a record yet, or its selector matches none)
+//   False  NodeSelectorUnreadable  what lies at node_selector_path is no label map: no node acts on it
 // "Current state" is the digest of the object's essence (object/essence.h), so a status write,
 // or a change under ignored_paths, is not a new state.
 // Whether the condition is written: when its status, reason or observedGeneration would change.
@@ -39,8 +40,9 @@ struct KeptCondition {
 
 inline constexpr size_t kReadyMessageLimit = 1024;
 
-// `object`: its uid, state digest and selector.
-ReadyValue JudgeReady(const BoardView& board, const RolloutObject& object);
+// `object`: its uid, state digest and selector; `unreadable_selector`: why its node selector
+// could not be read ("" when it could).
+ReadyValue JudgeReady(const BoardView& board, const RolloutObject& object, const std::string& unreadable_selector = "");
 
 bool ReadyNeedsWrite(const std::optional<KeptCondition>& kept, const ReadyValue& wanted, int64_t generation);
 

@@ -28,6 +28,7 @@ ReadyObjectView ReadyObjects::Read(ObjectPtr object) const {
   if (view.readable) {
     view.target.state = facts->digest;
     view.target.selector = RolloutSelector(facts->selector);
+    if (facts->selector.kind == NodeSelectorLookup::Kind::kInvalid) view.unreadable_selector = facts->selector.why;
   }
   view.generation = GenerationOf(object->json);
   view.kept = KeptConditionOf(object->json, resource_.ready_condition);

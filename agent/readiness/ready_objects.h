@@ -25,6 +25,9 @@ struct ReadyObjectView {
   int64_t generation = 0;
   std::optional<KeptCondition> kept;  // its condition of the type now
   bool readable = true;     // false: its essence could not be read (never judged)
+  // Why what lies at node_selector_path is no selector ("" when it is one, or absent): no node
+  // acts on such an object (targeting/kube_node_targeting.h).
+  std::string unreadable_selector{};
 };
 
 class ReadyObjects final : public WatchSink {

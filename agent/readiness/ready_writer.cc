@@ -19,7 +19,7 @@ int ReadyWriter::Round(const BoardView& board, const std::vector<ReadyObjectView
     const std::string& uid = view.target.uid;
     present.insert(uid);
     if (!view.readable || view.object->meta.deleting) continue;
-    const ReadyValue wanted = JudgeReady(board, view.target);
+    const ReadyValue wanted = JudgeReady(board, view.target, view.unreadable_selector);
     if (!ReadyNeedsWrite(view.kept, wanted, view.generation)) {
       written_.erase(uid);
       continue;

@@ -50,6 +50,13 @@ TEST_CASE("only the nodes the object's selector targets count") {
   CHECK(JudgeReady(Board({{"n1", {}}}), w).reason == "NoNodes");
 }
 
+TEST_CASE("an object whose node selector is unreadable is no node's, and says so") {
+  auto v = JudgeReady(Board({{"n1", {}}}), RolloutObject{"u1", "s", false, ""}, "a string, not a label map");
+  CHECK(v.status == "False");
+  CHECK(v.reason == "NodeSelectorUnreadable");
+  CHECK(v.message == "no node acts on it: its node selector is unreadable (a string, not a label map)");
+}
+
 TEST_CASE("many waiting nodes are named up to three") {
   std::map<std::string, std::map<std::string, NodeResult>> nodes;
   for (int i = 0; i < 6; ++i) nodes["n" + std::to_string(i)] = {};
