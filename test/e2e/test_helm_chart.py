@@ -169,7 +169,9 @@ def test_a_steward_config_renders_the_steward_overlay_apart_from_labels_and_name
     # Its rights are the steward's alone; the agents' ClusterRole has none of them.
     roles = {o["metadata"]["name"]: o["rules"] for o in charted if o["kind"] == "ClusterRole" and not is_helm_hook(o)}
     assert roles["nodehook"] != roles["nodehook-steward"]
-    assert not [r for r in roles["nodehook"] if "nodes" in r["resources"]]
+    # The agents read only their own Node (list and watch by name: the labels and owner of their ready
+    # record); judging which nodes departed, which needs get on every Node, is the steward's.
+    assert [r["verbs"] for r in roles["nodehook"] if "nodes" in r["resources"]] == [["list", "watch"]]
 
 
 def test_a_steward_without_its_config_or_its_rights_is_refused_saying_which(tmp_path):

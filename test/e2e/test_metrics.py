@@ -127,8 +127,11 @@ def test_watch_relists_and_restarts_are_counted(make_agent, widgets):
     assert first.value("nodehook_watch_relists_total", resource=RESOURCE) == 0
     assert first.value("nodehook_api_requests_total", verb="list", resource=RESOURCE, code="200") >= 1
     # The periodic resync ends each watch when it is due (a clean end: "timeout") and relists.
-    later = eventually(agent, lambda s: s.value("nodehook_watch_relists_total", resource=RESOURCE) >= 2,
-                       "two relists by the periodic resync")
+    # The watch after the second relist is counted once the server answered it, a moment after the
+    # relist is: both are waited for, not the first alone.
+    later = eventually(agent, lambda s: s.value("nodehook_watch_relists_total", resource=RESOURCE) >= 2 and
+                       s.value("nodehook_api_requests_total", verb="watch", resource=RESOURCE, code="200") >= 3,
+                       "two relists by the periodic resync, and the watch after them")
     assert later.value("nodehook_watch_restarts_total", resource=RESOURCE, cause="timeout") >= 2
     assert later.value("nodehook_watch_restarts_total", resource=RESOURCE, cause="error") == 0
     assert later.value("nodehook_api_requests_total", verb="list", resource=RESOURCE, code="200") >= 3
