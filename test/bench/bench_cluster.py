@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -18,6 +19,39 @@ def stop_agent(agent):
     if agent and agent.poll() is None:
         agent.send_signal(signal.SIGTERM)
         agent.wait(timeout=30)
+
+
+def wait(predicate, what, timeout=180):
+    """Polls `predicate` until it holds, and returns the monotonic time it did; exits the bench
+    saying `what` it waited for after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return time.monotonic()
+        time.sleep(0.1)
+    sys.exit(f"timed out waiting for {what}")
+
+
+class LoggedAgent:
+    """An agent process run from DIRECTORY/config.json, again and again, each run logging to
+    DIRECTORY/agent-N.log; `control` is given to its hooks as $BENCH_CONTROL."""
+
+    def __init__(self, directory, control):
+        self.dir, self.control = directory, control
+        self.config = directory / "config.json"
+        self.proc, self.logs = None, []
+
+    def start(self):
+        binary = os.environ.get("NODEHOOK_BIN", str(REPO / "build/agent/app/nodehook"))
+        log = self.dir / f"agent-{len(self.logs) + 1}.log"
+        self.logs.append(log)
+        self.proc = subprocess.Popen([binary, "run", "--config", str(self.config)], stdout=subprocess.DEVNULL,
+                                     stderr=open(log, "wb"), env=dict(os.environ, BENCH_CONTROL=str(self.control)))
+
+    def count(self, *events):
+        """How many times any of `events` was logged, over every run."""
+        return sum(1 for log in self.logs for line in log.read_text(errors="replace").splitlines()
+                   if any(f'event="{e}"' in line for e in events))
 
 
 @contextlib.contextmanager

@@ -18,14 +18,12 @@ usage: NODEHOOK_BIN=build/agent/app/nodehook test/bench/node_outputs_writes.py [
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from bench_cluster import REPO, stop_agent, widget_cluster  # noqa: E402
+from bench_cluster import LoggedAgent, stop_agent, wait, widget_cluster  # noqa: E402
 from kube import Kube  # noqa: E402
 
 NS = "bench"
@@ -43,11 +41,11 @@ printf '{"node": {"labels": {"widgets.example.com/%s": "done"%s}}}' "$NODEHOOK_N
 """
 
 
-class Node:
+class Node(LoggedAgent):
     def __init__(self, work, kubeconfig, name, hook, control):
-        self.name, self.dir, self.control = name, work / name, control
+        super().__init__(work / name, control)
+        self.name = name
         self.dir.mkdir()
-        self.config = self.dir / "config.json"
         hooks = {r: {"argv": [str(hook)], "timeout_seconds": 10} for r in ("create", "update", "delete")}
         self.config.write_text(json.dumps({
             "node_name": name, "state_file": str(self.dir / "state.db"), "api": {"kubeconfig": kubeconfig},
@@ -56,18 +54,6 @@ class Node:
                            "node_outputs": {"condition": CONDITION, "prefixes": ["widgets.example.com/"]}}],
             "tuning": {"workers": 2, "retry_base_seconds": 1, "retry_max_seconds": 2,
                        "health_address": "127.0.0.1:0", "admin_address": "127.0.0.1:0"}}))
-        self.proc, self.logs = None, []
-
-    def start(self):
-        binary = os.environ.get("NODEHOOK_BIN", str(REPO / "build/agent/app/nodehook"))
-        log = self.dir / f"agent-{len(self.logs) + 1}.log"
-        self.logs.append(log)
-        self.proc = subprocess.Popen([binary, "run", "--config", str(self.config)], stdout=subprocess.DEVNULL,
-                                     stderr=open(log, "wb"), env=dict(os.environ, BENCH_CONTROL=str(self.control)))
-
-    def count(self, *events):
-        return sum(1 for log in self.logs for line in log.read_text(errors="replace").splitlines()
-                   if any(f'event="{e}"' in line for e in events))
 
     def writes(self):
         """(condition writes, hook outputs writes) so far, over every run."""
@@ -81,15 +67,6 @@ class Node:
 def Delta(before, after):
     """Per agent, (condition, outputs) writes between two readings."""
     return [(b[0] - a[0], b[1] - a[1]) for a, b in zip(before, after)]
-
-
-def wait(predicate, what, timeout=120):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    sys.exit(f"timed out waiting for {what}")
 
 
 def main():

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from bench_cluster import REPO, stop_agent, widget_cluster  # noqa: E402
+from bench_cluster import REPO, LoggedAgent, stop_agent, wait, widget_cluster  # noqa: E402
 from kube import Kube  # noqa: E402
 
 NS = "bench"
@@ -41,13 +41,11 @@ exit 0
 """
 
 
-class Node:
+class Node(LoggedAgent):
     def __init__(self, work, kubeconfig, name, hook):
-        self.name, self.dir = name, work / name
-        self.dir.mkdir()
-        self.control = self.dir / "control"
-        self.control.mkdir()
-        self.config = self.dir / "config.json"
+        super().__init__(work / name, work / name / "control")
+        self.name = name
+        self.control.mkdir(parents=True)
         hooks = {r: {"argv": [str(hook)], "timeout_seconds": 10} for r in ("create", "update", "delete")}
         self.config.write_text(json.dumps({
             "node_name": name, "state_file": str(self.dir / "state.db"), "api": {"kubeconfig": kubeconfig},
@@ -55,31 +53,10 @@ class Node:
                            "hooks": hooks, "ready_condition": "Ready"}],
             "tuning": {"workers": 2, "retry_base_seconds": 1, "retry_max_seconds": 2, "lease_namespace": NS,
                        "health_address": "127.0.0.1:0", "admin_address": "127.0.0.1:0"}}))
-        self.proc, self.logs = None, []
-
-    def start(self):
-        binary = os.environ.get("NODEHOOK_BIN", str(REPO / "build/agent/app/nodehook"))
-        log = self.dir / f"agent-{len(self.logs) + 1}.log"
-        self.logs.append(log)
-        self.proc = subprocess.Popen([binary, "run", "--config", str(self.config)], stdout=subprocess.DEVNULL,
-                                     stderr=open(log, "wb"), env=dict(os.environ, BENCH_CONTROL=str(self.control)))
 
     def latest(self, event):
         """Whether the current run logged `event`."""
         return f'event="{event}"' in self.logs[-1].read_text(errors="replace")
-
-    def count(self, event):
-        return sum(1 for log in self.logs for line in log.read_text(errors="replace").splitlines()
-                   if f'event="{event}"' in line)
-
-
-def wait(predicate, what, timeout=180):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return time.monotonic()
-        time.sleep(0.1)
-    sys.exit(f"timed out waiting for {what}")
 
 
 def main():
