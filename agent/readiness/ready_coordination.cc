@@ -1,7 +1,6 @@
 #include "agent/readiness/ready_coordination.h"
 
-#include <condition_variable>
-#include <mutex>
+#include <atomic>
 #include <thread>
 
 #include "agent/base/log.h"
@@ -45,14 +44,8 @@ void ReadyCoordination::Write(const CancelToken& stop, const std::function<bool(
   Log(LogLevel::kInfo, "ready writer started",
       {{"resource", resource_.ref.Id()}, {"lease", lease}, {"condition", resource_.ready_condition},
        {"next", "watch the nodes' records and the objects; write the condition where it changes"}});
-  std::mutex change_mu;
-  bool changed = false;
-  auto on_change = [&] {
-    {
-      std::lock_guard<std::mutex> lock(change_mu);
-      changed = true;
-    }
-  };
+  std::atomic<bool> changed{false};
+  auto on_change = [&changed] { changed = true; };
   RolloutBoard board(monotonic_);
   board.SetOnChange(on_change);
   ReadyObjects objects(resource_);
@@ -70,12 +63,7 @@ void ReadyCoordination::Write(const CancelToken& stop, const std::function<bool(
   bool caught_up = false;
   TimePoint pick_standbys_at{};
   while (leading()) {
-    bool judge = false;
-    {
-      std::lock_guard<std::mutex> lock(change_mu);
-      judge = changed || ++quiet_rounds >= kRecheckRounds;  // a recheck ends a backoff
-      changed = false;
-    }
+    const bool judge = changed.exchange(false) || ++quiet_rounds >= kRecheckRounds;  // a recheck ends a backoff
     // Both lists first: judged on a partial board, every object would be "in progress".
     if (judge && board.listed() && objects.listed()) {
       quiet_rounds = 0;

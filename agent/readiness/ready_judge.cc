@@ -4,7 +4,6 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include <algorithm>
 #include <vector>
 
 #include "agent/base/json_text.h"
@@ -40,15 +39,15 @@ ReadyValue JudgeReady(const BoardView& board, const RolloutObject& object, const
             CutToLimit("no node acts on it: its node selector is unreadable (" + unreadable_selector + ")",
                        kReadyMessageLimit)};
   }
-  std::vector<std::string> nodes = RolloutOrder(board, object);
-  std::sort(nodes.begin(), nodes.end());  // by name: messages that read the same on every round
-  if (nodes.empty()) return {"False", "NoNodes", "no node handles it yet"};
+  // By name (the board's order): messages that read the same on every round. No rollout order:
+  // it costs a hash per node and object, every round.
   std::vector<std::string> waiting;
   std::string failed_node;
   const NodeResult* failed = nullptr;
-  size_t done = 0;
-  for (const std::string& node : nodes) {
-    const auto& results = board.nodes.at(node);
+  size_t done = 0, handling = 0;
+  for (const auto& [node, results] : board.nodes) {
+    if (!Targets(board, node, object)) continue;
+    ++handling;
     auto r = results.find(object.uid);
     const bool current = r != results.end() && r->second.state == object.state;
     if (current && !r->second.failed) {
@@ -59,7 +58,8 @@ ReadyValue JudgeReady(const BoardView& board, const RolloutObject& object, const
       waiting.push_back(node);
     }
   }
-  const std::string count = Count(done, nodes.size());
+  if (handling == 0) return {"False", "NoNodes", "no node handles it yet"};
+  const std::string count = Count(done, handling);
   if (failed != nullptr) {
     std::string message = count + "; failing on " + failed_node;
     if (!failed->message.empty()) message += ": " + failed->message;
@@ -74,20 +74,25 @@ bool ReadyNeedsWrite(const std::optional<KeptCondition>& kept, const ReadyValue&
          kept->observed_generation != generation;
 }
 
-std::optional<KeptCondition> KeptConditionOf(std::string_view object_json, const std::string& type) {
+ObjectReadiness ReadReadiness(std::string_view object_json, const std::string& type) {
+  ObjectReadiness out;
   rapidjson::Document doc;
   doc.Parse(object_json.data(), object_json.size());
-  if (doc.HasParseError()) return std::nullopt;
+  if (doc.HasParseError()) return out;
+  const rapidjson::Value* meta = MemberOf(doc, "metadata");
+  const rapidjson::Value* generation = meta ? MemberOf(*meta, "generation") : nullptr;
+  if (generation && generation->IsInt64()) out.generation = generation->GetInt64();
   const rapidjson::Value* conditions = Conditions(doc);
-  if (conditions == nullptr || !conditions->IsArray()) return std::nullopt;
+  if (conditions == nullptr || !conditions->IsArray()) return out;
   for (const auto& c : conditions->GetArray()) {
     if (!c.IsObject() || StringMember(c, "type") != type) continue;
     KeptCondition kept{StringMember(c, "status"), StringMember(c, "reason"), StringMember(c, "message"), -1};
-    auto generation = c.FindMember("observedGeneration");
-    if (generation != c.MemberEnd() && generation->value.IsInt64()) kept.observed_generation = generation->value.GetInt64();
-    return kept;
+    const rapidjson::Value* observed = MemberOf(c, "observedGeneration");
+    if (observed && observed->IsInt64()) kept.observed_generation = observed->GetInt64();
+    out.kept = kept;
+    break;
   }
-  return std::nullopt;
+  return out;
 }
 
 Result<std::string> ReadyConditionPatch(std::string_view object_json, const std::string& type,

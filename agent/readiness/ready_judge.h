@@ -46,9 +46,14 @@ ReadyValue JudgeReady(const BoardView& board, const RolloutObject& object, const
 
 bool ReadyNeedsWrite(const std::optional<KeptCondition>& kept, const ReadyValue& wanted, int64_t generation);
 
-// The condition of `type` in the object's status.conditions, if any (nullopt also for an
-// unreadable status).
-std::optional<KeptCondition> KeptConditionOf(std::string_view object_json, const std::string& type);
+// What the writer reads of an object version besides its facts, in one parse: metadata.generation
+// (0 when absent) and the condition of `type` in status.conditions (nullopt when absent, and for
+// an unreadable status).
+struct ObjectReadiness {
+  int64_t generation = 0;
+  std::optional<KeptCondition> kept;
+};
+ObjectReadiness ReadReadiness(std::string_view object_json, const std::string& type);
 
 // The merge patch of the status subresource that puts `wanted` in status.conditions: the other
 // conditions copied as they are, in their order; lastTransitionTime kept while the status stays

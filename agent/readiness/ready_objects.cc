@@ -1,24 +1,8 @@
 #include "agent/readiness/ready_objects.h"
 
-#include <rapidjson/document.h>
-
 #include "agent/object/object_facts.h"
 
 namespace nodehook {
-namespace {
-
-int64_t GenerationOf(const std::string& json) {
-  rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (doc.HasParseError() || !doc.IsObject()) return 0;
-  auto meta = doc.FindMember("metadata");
-  if (meta == doc.MemberEnd() || !meta->value.IsObject()) return 0;
-  auto generation = meta->value.FindMember("generation");
-  return generation != meta->value.MemberEnd() && generation->value.IsInt64() ? generation->value.GetInt64() : 0;
-}
-
-}  // namespace
-
 ReadyObjectView ReadyObjects::Read(ObjectPtr object) const {
   ReadyObjectView view;
   view.object = object;
@@ -30,8 +14,9 @@ ReadyObjectView ReadyObjects::Read(ObjectPtr object) const {
     view.target.selector = RolloutSelector(facts->selector);
     if (facts->selector.kind == NodeSelectorLookup::Kind::kInvalid) view.unreadable_selector = facts->selector.why;
   }
-  view.generation = GenerationOf(object->json);
-  view.kept = KeptConditionOf(object->json, resource_.ready_condition);
+  ObjectReadiness readiness = ReadReadiness(object->json, resource_.ready_condition);
+  view.generation = readiness.generation;
+  view.kept = std::move(readiness.kept);
   return view;
 }
 

@@ -16,18 +16,6 @@ const NodeResult* ResultOf(const BoardView& board, const std::string& node, cons
   return &r->second;
 }
 
-// By the labels on the node's Lease: a node whose labels are unknown is targeted only by objects
-// without a selector, as its own agent decides (targeting/node_labels.h).
-bool Targets(const BoardView& board, const std::string& node, const RolloutObject& object) {
-  if (!object.selector) return true;
-  auto labels = board.labels.find(node);
-  if (labels == board.labels.end() || !labels->second) return false;
-  for (const auto& [key, value] : *object.selector) {
-    auto it = labels->second->find(key);
-    if (it == labels->second->end() || it->second != value) return false;
-  }
-  return true;
-}
 
 bool Soaked(const RolloutPolicy& policy, const NodeResult& result, int64_t now_ms) {
   return !result.failed && result.at_ms + policy.soak.count() * 1000 <= now_ms;
@@ -48,6 +36,17 @@ RolloutAdmission Waiting(WaitReason reason, std::string detail, int64_t until_ms
 }
 
 }  // namespace
+
+bool Targets(const BoardView& board, const std::string& node, const RolloutObject& object) {
+  if (!object.selector) return true;
+  auto labels = board.labels.find(node);
+  if (labels == board.labels.end() || !labels->second) return false;
+  for (const auto& [key, value] : *object.selector) {
+    auto it = labels->second->find(key);
+    if (it == labels->second->end() || it->second != value) return false;
+  }
+  return true;
+}
 
 bool HeldOnBoard(const RolloutPolicy& policy, const BoardView& board, const std::string& node) {
   auto labels = board.labels.find(node);

@@ -75,6 +75,11 @@ RolloutAdmission NodeStopped(const RolloutPolicy& policy, const RolloutObject& o
 // Whether the node's labels on the board carry the policy's hold label.
 bool HeldOnBoard(const RolloutPolicy& policy, const BoardView& board, const std::string& node);
 
+// Whether the object targets the node, by the labels on its node Lease: a node whose labels are
+// unknown is targeted only by objects without a selector, as its own agent decides
+// (targeting/node_labels.h).
+bool Targets(const BoardView& board, const std::string& node, const RolloutObject& object);
+
 // Every node of the board that the object targets, in rollout order for this object state:
 // canaries first. Canaries are the first canary_nodes of them that are not held (a held node
 // that already has a result for the state stays one), so a held node does not stop the fleet.

@@ -84,6 +84,13 @@ def test_kubectl_wait_returns_once_the_last_node_handled_the_state(cluster, widg
     assert ready_now(widgets, "w1")["observedGeneration"] == 2
     assert 1 <= len(writes((a, b), "w1")) - before <= 2, writes((a, b), "w1")
 
+    # Another controller replaces the conditions (ours dropped): ours comes back, and theirs stays.
+    theirs = {"type": "Synced", "status": "True", "reason": "Applied", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    cluster.kube.request("PATCH", f"{widgets.base}/w1/status", {"status": {"conditions": [theirs]}},
+                         "application/merge-patch+json")
+    wait_until(lambda: ready_now(widgets, "w1"), "the condition written again")
+    assert theirs in widgets.get("w1")["status"]["conditions"]
+
 
 def test_a_restart_writes_nothing_and_a_dead_writer_is_replaced(cluster, widgets, make_agent):
     a, b = start_pair(make_agent, widgets)

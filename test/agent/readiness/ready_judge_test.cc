@@ -79,11 +79,13 @@ TEST_CASE("the patch keeps the other conditions, and the transition time while t
       {"type":"Synced","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z"},
       {"type":"Ready","status":"False","reason":"InProgress","observedGeneration":1,
        "lastTransitionTime":"2026-01-02T00:00:00Z"}]}})";
-  auto kept = KeptConditionOf(object, "Ready");
+  CHECK(ReadReadiness(object, "Ready").generation == 0);
+  CHECK(ReadReadiness(R"({"metadata":{"generation":4}})", "Ready").generation == 4);
+  auto kept = ReadReadiness(object, "Ready").kept;
   REQUIRE(kept);
   CHECK(kept->reason == "InProgress");
   CHECK(kept->observed_generation == 1);
-  CHECK_FALSE(KeptConditionOf(object, "Other"));
+  CHECK_FALSE(ReadReadiness(object, "Other").kept);
 
   auto same_status = ReadyConditionPatch(object, "Ready", ReadyValue{"False", "Failing", "m"}, 2, "NOW", "7");
   REQUIRE(same_status.ok());

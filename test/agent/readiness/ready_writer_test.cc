@@ -21,7 +21,8 @@ struct Fleet {
     v.object = std::make_shared<const KubeObject>(KubeObject{ObjectMeta{"u1", "ns", "w1", version, false}, json});
     v.target = RolloutObject{"u1", state, false, ""};
     v.generation = generation;
-    v.kept = KeptConditionOf(json, "Ready");
+    v.kept = ReadReadiness(json, "Ready").kept;
+    REQUIRE(ReadReadiness(json, "Ready").generation == generation);
     return v;
   }
   void Result(const std::string& node, const std::string& state, bool failed = false) {
