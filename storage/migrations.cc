@@ -141,6 +141,28 @@ CREATE TABLE node_outputs (
 CREATE INDEX node_outputs_by_resource ON node_outputs (node, resource);
 )sql";
 
+// Version 7 (issue 28): a rollout's node steps per object (cordon, drain, reboot, uncordon), so
+// an agent that restarts resumes the step it was in and uncordons only a Node it cordoned.
+constexpr const char* kSchemaV7 = R"sql(
+CREATE TABLE node_steps (
+  uid TEXT NOT NULL,
+  node TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  state TEXT NOT NULL,
+  step TEXT NOT NULL,
+  cordoned INTEGER NOT NULL,
+  was_unschedulable INTEGER NOT NULL,
+  boot_id TEXT NOT NULL,
+  reboot_started INTEGER NOT NULL,
+  step_started_ms INTEGER NOT NULL,
+  pods_left TEXT NOT NULL,
+  evictions INTEGER NOT NULL,
+  message TEXT NOT NULL,
+  PRIMARY KEY (uid, node)
+) WITHOUT ROWID;
+CREATE INDEX node_steps_by_resource ON node_steps (node, resource);
+)sql";
+
 Result<int> ReadUserVersion(SqliteDb& db) {
   Result<std::string> text = db.QueryText("Migrate", "PRAGMA user_version");
   if (!text.ok()) return text.status();
@@ -170,6 +192,7 @@ const std::vector<Migration>& StateMigrations() {
       {4, kSchemaV4},
       {5, kSchemaV5},
       {6, kSchemaV6},
+      {7, kSchemaV7},
   };
   return kMigrations;
 }

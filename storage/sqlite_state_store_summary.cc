@@ -26,7 +26,7 @@ constexpr const char* kOldestTombstone =
     "SELECT min(g.gone_at_ms) FROM gone g JOIN objects o ON o.uid = g.uid AND o.node = g.node WHERE g.node = ?1";
 
 // Tables whose rows belong to one node (metadata holds flags only).
-constexpr const char* const kTables[] = {"objects", "handlers", "events", "gone", "retry_requests", "node_outputs"};
+constexpr const char* const kTables[] = {"objects", "handlers", "events", "gone", "retry_requests", "node_outputs", "node_steps"};
 
 // Runs the bound query `st` and hands every row to `row`.
 Status ForEachRow(Statement& st, const std::function<void(const Statement&)>& row) {

@@ -55,6 +55,25 @@ struct NodeOutputsRecord {
   int64_t updated_at_ms = 0;
 };
 
+// Where this node's steps around a rollout's gated hook stand for one object (schema version 7):
+// written before each step, so an agent that restarts resumes the step it was in, and kept while
+// the Node stays cordoned by those steps. Times are wall-clock milliseconds.
+struct NodeStepsRecord {
+  std::string uid;
+  std::string resource;
+  std::string state;              // the object state (its digest) the steps work towards
+  std::string step;               // "cordoning", "draining", "running", "rebooting", "verifying",
+                                  // "uncordoning", "failed"
+  bool cordoned = false;          // these steps cordoned the Node (and annotated it so)
+  bool was_unschedulable = false; // someone else had cordoned the Node before the steps
+  std::string boot_id;            // "rebooting": the boot ID before the reboot
+  bool reboot_started = false;    // "rebooting": the reboot command was started (never twice)
+  int64_t step_started_ms = 0;
+  std::string pods_left;          // "draining": the pods still to go, "namespace/name" per line
+  int evictions = 0;              // "draining": Eviction calls made (refusals included)
+  std::string message;            // the last word on the step, e.g. what blocks the drain
+};
+
 // A "retry now" asked for by `nodehook state retry`, waiting for the running agent to take it.
 struct RetryRequest {
   std::string uid;
@@ -211,6 +230,12 @@ class StateStore {
   virtual Result<std::optional<NodeOutputsRecord>> GetNodeOutputs(const std::string& uid) = 0;
   virtual Result<std::vector<NodeOutputsRecord>> ListNodeOutputs(const std::string& resource) = 0;
   virtual Status PutNodeOutputs(const NodeOutputsRecord& record) = 0;
+  // Node steps: one record per object, put before each step and dropped once the steps are over
+  // (not by Forget: a deleted object's cordon is undone after its state is forgotten).
+  virtual Result<std::optional<NodeStepsRecord>> GetNodeSteps(const std::string& uid) = 0;
+  virtual Result<std::vector<NodeStepsRecord>> ListNodeSteps(const std::string& resource) = 0;
+  virtual Status PutNodeSteps(const NodeStepsRecord& record) = 0;
+  virtual Status DropNodeSteps(const std::string& uid) = 0;
   virtual Status WriteNote(const std::string& key, const std::string& value) = 0;
 };
 

@@ -99,6 +99,7 @@ AgentOptions AgentOptionsFor(const Config& config, KubeClient& client, StoreHeal
   const char* pod_ns = std::getenv("POD_NAMESPACE");
   const char* pod_name = std::getenv("POD_NAME");
   if (pod_ns && *pod_ns && pod_name && *pod_name) {
+    options.self_pod = std::string(pod_ns) + "/" + pod_name;  // a rollout's drain never evicts it
     auto older = std::make_shared<OlderAgentPods>(client, pod_ns, pod_name);
     options.pods_on_other_revisions = [older] { return older->Find(); };
   }

@@ -63,6 +63,23 @@ struct RolloutWindow {
   std::string time_zone = "UTC";
 };
 
+// Node steps around a rollout's gated hook (docs/rollouts.md, "Node steps"): each is recorded in
+// the state file, so an agent that restarts resumes the step it was in.
+// drain: every pod on the node evicted through the Eviction API (PodDisruptionBudgets hold), but
+// DaemonSet pods, mirror pods and the agent's own pod; a drain implies the cordon.
+struct DrainPolicy {
+  std::chrono::seconds timeout{600};  // not drained by then: the node fails the object state
+  std::string pod_selector;           // a label selector: only these pods; "" = every pod
+  int grace_period_seconds = -1;      // each eviction's grace period; -1 = each pod's own
+};
+// reboot: run when the hook's result file says {"reboot": true}; proven by a new boot ID.
+struct RebootPolicy {
+  std::vector<std::string> argv;
+  std::chrono::seconds timeout{900};  // no new boot ID by then: the node fails the object state
+};
+enum class OnFailure { kKeepCordoned, kUncordon };
+const char* OnFailureName(OnFailure on_failure);
+
 // A resource's rollout policy (opt-in, docs/rollouts.md): at most `max_nodes` nodes inside the
 // gate at once, canaries first, a soak after success, a halt after too many failed nodes.
 struct RolloutPolicy {
@@ -81,6 +98,13 @@ struct RolloutPolicy {
   // at kAsksPerGrant times this rate, so it bounds the API server's work per second for the
   // rollout (docs/fleet-cost.md).
   double max_grants_per_second = 20;
+  // Node steps (opt-in).
+  bool cordon = false;
+  std::optional<DrainPolicy> drain;
+  std::optional<RebootPolicy> reboot;
+  OnFailure on_failure = OnFailure::kKeepCordoned;  // a node that fails: left cordoned, or not
+  bool Cordons() const { return cordon || drain.has_value(); }
+  bool HasNodeSteps() const { return Cordons() || reboot.has_value(); }
 };
 
 // An object annotation, written by people (or `kubectl nodehook rollout pause`): while present,
@@ -144,6 +168,8 @@ struct Tuning {
   std::string health_address = ":8090";          // /healthz, /readyz, /metrics (every interface); "" = off
   std::string admin_address = "127.0.0.1:8091";  // POST /v1/retry; loopback unless admin_token_file; "" = off
   std::string admin_token_file = "";             // bearer token the admin endpoint requires; "" = none
+  // Where a rollout's reboot step reads the boot ID (a new one proves the reboot).
+  std::string boot_id_file = "/proc/sys/kernel/random/boot_id";
   std::string objects_endpoint = "on";           // GET /v1/objects: "on", "no_messages" or "off"
   int health_stale_seconds = 150;           // /healthz fails when a failing watch was silent this long
   int retry_base_seconds = 1;               // first retry delay after a failed hook

@@ -10,6 +10,7 @@
 #include "agent/config/knobs.h"
 #include "agent/config/resource_parser.h"
 #include "agent/config/node_outputs_parser.h"
+#include "agent/config/node_steps_parser.h"
 #include "agent/config/rollout_parser.h"
 
 namespace nodehook {
@@ -229,6 +230,33 @@ class SchemaBuilder {
     Set(grants, "minimum", Value(kMinGrantsPerSecond));
     Set(grants, "maximum", Value(kMaxGrantsPerSecond));
     Set(props, "max_grants_per_second", std::move(grants));
+    Set(props, "cordon", Object("boolean", "cordon the node before the gated hook, uncordon it after"));
+    Value drain_props(rapidjson::kObjectType);
+    Set(drain_props, "timeout_seconds", Integer(kMinDrainSeconds, kMaxDrainSeconds,
+                                                "not drained by then: the node fails the object state (default 600)"));
+    Value selector = Object("string", "a label selector: only these pods are evicted");
+    Set(selector, "minLength", Value(1));
+    Set(drain_props, "pod_selector", std::move(selector));
+    Set(drain_props, "grace_period_seconds",
+        Integer(0, kMaxGracePeriodSeconds, "each eviction's grace period (default: each pod's own)"));
+    Value drain_object = Closed("evict the node's pods through the Eviction API before the gated hook (implies cordon)",
+                                std::move(drain_props));
+    Value drain(rapidjson::kObjectType);
+    Value drain_forms(rapidjson::kArrayType);
+    drain_forms.PushBack(Object("boolean"), a_);
+    drain_forms.PushBack(std::move(drain_object), a_);
+    Set(drain, "anyOf", std::move(drain_forms));
+    Set(props, "drain", std::move(drain));
+    Value reboot_props(rapidjson::kObjectType);
+    Value reboot_argv = Hook("reboot");
+    Set(reboot_props, "argv", Value(reboot_argv["properties"]["argv"], a_));
+    Set(reboot_props, "timeout_seconds", Integer(kMinRebootSeconds, kMaxRebootSeconds,
+                                                 "no new boot ID by then: the node fails the object state (default 900)"));
+    Set(props, "reboot", Closed("how to reboot the node when the hook's result file says {\"reboot\": true}",
+                                std::move(reboot_props), {"argv"}));
+    Value on_failure = Object("string", "a node that fails: left cordoned for a person (default), or uncordoned");
+    Set(on_failure, "enum", Strings(OnFailureNames()));
+    Set(props, "on_failure", std::move(on_failure));
     for (const std::string& key : RolloutKeys()) {
       if (!props.HasMember(key.c_str())) throw std::logic_error("config schema misses rollout key " + key);
     }

@@ -126,6 +126,9 @@ std::vector<KnobBinding> EndpointKnobs() {
          "HOST:PORT for POST /v1/retry; loopback only unless admin_token_file is set; empty = off"),
     Text("tuning.admin_token_file", &Tuning::admin_token_file,
          "file holding the bearer token POST /v1/retry requires; needed when admin_address is not loopback"),
+    Text("tuning.boot_id_file", &Tuning::boot_id_file,
+         "where a rollout's reboot step reads the kernel's boot ID; a new one proves the reboot")
+        .NonEmpty(),
     Text("tuning.objects_endpoint", &Tuning::objects_endpoint,
          "GET /v1/objects on the health listener: on; no_messages (hooks' last messages left out); off")
         .OneOf({"on", "no_messages", "off"}),

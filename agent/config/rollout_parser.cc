@@ -6,6 +6,7 @@
 #include "agent/base/kube_names.h"
 #include "agent/calendar/cron.h"
 #include "agent/calendar/time_zone.h"
+#include "agent/config/node_steps_parser.h"
 #include "agent/config/resource_parser.h"
 
 namespace nodehook {
@@ -155,7 +156,7 @@ const std::vector<std::string>& RolloutKeys() {
   static const std::vector<std::string> keys = {
       "max_nodes", "canary_nodes", "soak_seconds", "verify",     "max_failed_nodes",  "failure_after_retries",
       "reasons",   "windows",      "hold_label",   "slot_lease_seconds",
-      "max_grants_per_second"};
+      "max_grants_per_second", "cordon", "drain", "reboot", "on_failure"};
   return keys;
 }
 
@@ -218,6 +219,7 @@ void ReadRollout(const rapidjson::Value& value, const std::string& path, const s
       policy.max_grants_per_second = grants->GetDouble();
     }
   }
+  ReadNodeSteps(value, path, &policy, diag);
   resource->rollout = std::move(policy);
 }
 

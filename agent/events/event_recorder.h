@@ -36,6 +36,10 @@ class EventRecorder {
   // A hook's node outputs were refused (`message` says which key and why): type Warning.
   virtual void OutputsRefused(const ResourceRef& /*resource*/, const ObjectMeta& /*object*/,
                               const std::string& /*handler*/, const std::string& /*message*/) {}
+  // A rollout's node step on this node (nodework/node_steps.h), e.g. reason NodeDrainBlocked
+  // naming the pod and why, NodeKeptCordoned, NodeRebooted; `warning` sets the type.
+  virtual void NodeStep(const ResourceRef& /*resource*/, const ObjectMeta& /*object*/, const std::string& /*reason*/,
+                        bool /*warning*/, const std::string& /*note*/) {}
   // A fleet rollout of one object state halted or completed (`reason` RolloutHalted or
   // RolloutCompleted). Posted once per object state across the fleet, whichever node sees it
   // first: the Event's name is derived from the object, the reason and the state.

@@ -171,6 +171,12 @@ void KubeEventRecorder::OutputsRefused(const ResourceRef& resource, const Object
                     NoteText(message + " (node " + options_.node_name + ")"), clock_.Now(), "NodeOutputsRefused"});
 }
 
+void KubeEventRecorder::NodeStep(const ResourceRef& resource, const ObjectMeta& object, const std::string& reason,
+                                 bool warning, const std::string& note) {
+  Enqueue(EventSpec{"", resource, object, "", "rollout", warning, NoteText("node " + options_.node_name + ": " + note),
+                    clock_.Now(), reason});
+}
+
 void KubeEventRecorder::RolloutReached(const ResourceRef& resource, const ObjectMeta& object, const std::string& reason,
                                        const std::string& state, bool warning, const std::string& note) {
   // The same name on every node: the first create wins, the others get AlreadyExists.

@@ -106,6 +106,9 @@ class KubeEventRecorder final : public EventRecorder {
                       const std::string& state, bool warning, const std::string& note) override;
   void FinalizerReleased(const ResourceRef& resource, const ObjectMeta& object, const std::string& finalizer,
                          const std::string& reason) override;
+  // The reason given, action "rollout"; the note names this node.
+  void NodeStep(const ResourceRef& resource, const ObjectMeta& object, const std::string& reason, bool warning,
+                const std::string& note) override;
   // Reason NodeOutputsRefused, the handler as action, type Warning.
   void OutputsRefused(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler,
                       const std::string& message) override;

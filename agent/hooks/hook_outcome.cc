@@ -101,8 +101,14 @@ std::string ReadResultFile(const std::string& json, HookOutcome* out) {
       rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
       v.Accept(w);
       out->node_outputs = buffer.GetString();
+    } else if (key == "reboot") {
+      if (v.IsBool()) {
+        out->reboot = v.GetBool();
+      } else {
+        add("reboot: expected true or false");
+      }
     } else {
-      add(Abbreviate(key, 64) + ": unknown key (expected delay_seconds, message, node)");
+      add(Abbreviate(key, 64) + ": unknown key (expected delay_seconds, message, node, reboot)");
     }
   }
   if (!problems.empty()) problems.resize(problems.size() - 2);

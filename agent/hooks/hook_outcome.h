@@ -41,6 +41,7 @@ struct HookOutcome {
   bool timed_out = false;         // killed after the hook's timeout (verdict kFailed)
   Duration duration{0};           // how long the hook ran
   std::string node_outputs;       // the result file's "node" value as JSON text; "" = none given
+  bool reboot = false;            // the result file's "reboot": true (a rollout with reboot steps reboots)
 
   // `message` cut to at most about kLogMessageLimit bytes for a log line.
   std::string LogMessage() const;

@@ -44,7 +44,7 @@ std::string PolicySummary(const RolloutPolicy& policy) {
 }
 
 std::string WaitingText(const NodeStatus& status) {
-  if (status.phase != NodePhase::kWaiting) return "";
+  if (status.phase != NodePhase::kWaiting) return status.detail;
   const auto& a = status.admission;  // RolloutAdmission
   if (a.enter) return "may start now (slot " + std::to_string(a.slot) + ")";
   std::string out = std::string(WaitReasonName(a.wait));
@@ -60,7 +60,7 @@ std::string FormatRolloutStatus(const RolloutView& view) {
                                                    view.window, view.now_ms);
   std::vector<std::vector<std::string>> rows{{"NODE", "CANARY", "PHASE", "WAITING FOR / DETAIL", "MESSAGE"}};
   for (const NodeStatus& s : statuses) {
-    rows.push_back({s.node, s.canary ? "yes" : "-", NodePhaseName(s.phase), WaitingText(s),
+    rows.push_back({s.node, s.canary ? "yes" : "-", NodePhaseName(s.phase), EscapeForTerminal(WaitingText(s)),
                     OneLine(EscapeForTerminal(s.message), kMessageWidth)});
   }
   return Header(view, statuses) + FormatTextTable(rows);
@@ -85,7 +85,7 @@ std::string FormatRolloutPlan(const RolloutView& view) {
     }
     ++in_batch;
     rows.push_back({std::to_string(++order), std::to_string(batch), s.node, s.canary ? "yes" : "-",
-                    NodePhaseName(s.phase), WaitingText(s)});
+                    NodePhaseName(s.phase), EscapeForTerminal(WaitingText(s))});
   }
   return Header(view, statuses) + FormatTextTable(rows);
 }

@@ -80,7 +80,8 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
       reporter_(&DefaultMetrics(), events_),
       reconciler_(store, runner, clock, retry_policy_, reporter_,
                   ReconcilerOptions{config_.node_name, HookWorkDir(config_)}),
-      modes_(config_, client, store, clock, std::move(options.election), options.agent_pods, &events_),
+      modes_(config_, client, store, clock, std::move(options.election), options.agent_pods, &events_,
+             NodeStepsDeps{&runner, options.self_pod}),
       retirement_(client, store, clock,
                   MakeRetirementOptions(config_, options,
                                         [this](const std::string& reason, bool warning, const std::string& note) {

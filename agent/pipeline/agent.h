@@ -59,6 +59,8 @@ struct AgentOptions {
   // unset when its own pod is not known. The singleton finalizer of a resource that left
   // singleton mode comes off only once there is none (finalizer_retirement.h).
   std::function<Result<std::vector<std::string>>()> pods_on_other_revisions;
+  // "namespace/name" of the agent's own pod (downward API), which a rollout's drain never evicts.
+  std::string self_pod;
 };
 
 class Agent {

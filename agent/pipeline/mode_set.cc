@@ -31,10 +31,10 @@ Duration SingletonDeleteWindow(const Config& config) {
 
 ModeSet::ModeSet(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
                  std::optional<LeaderElectionOptions> election, const std::optional<ResourceRef>& agent_pods,
-                 EventRecorder* events)
+                 EventRecorder* events, NodeStepsDeps node_steps)
     : node_name_(config.node_name), election_(election ? *election : ElectionOptionsFor(config, "")) {
   SetUpNodeWatch(config, client, clock, agent_pods, events);
-  SetUpRollouts(config, client, events ? *events : NoEvents(), election_);
+  SetUpRollouts(config, client, store, events ? *events : NoEvents(), election_, node_steps);
   // Every singleton resource keeps the one cluster-wide finalizer, whatever this agent's part in
   // the election: only a leader ever plans its steps.
   if (HasSingletonResources(config)) singleton_finalizer_ = std::make_unique<SingletonFinalizer>(client);
@@ -130,8 +130,8 @@ void ModeSet::SetUpElection(const Config& config, KubeClient& client, StateStore
   });
 }
 
-void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecorder& events,
-                            const LeaderElectionOptions& election) {
+void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, StateStore& store, EventRecorder& events,
+                            const LeaderElectionOptions& election, const NodeStepsDeps& node_steps) {
   for (const auto& r : config.resources) {
     if (!r.rollout) continue;
     Rollout rollout;
@@ -195,6 +195,15 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, EventRecor
     gate.fleet_size = [participant] { return participant->FleetSize(); };
     rollout.gate = std::make_unique<RolloutGate>(r, client, *rollout.board, MonotonicClock::Instance(),
                                                  ApiServerClock(), gate);
+    if (r.rollout->HasNodeSteps() && node_steps.runner) {
+      rollout.node_api = std::make_unique<KubeNodeApi>(client, config.node_name);
+      NodeStepsOptions steps;
+      steps.rid = RolloutIdOf(r.ref);
+      steps.self_pod = node_steps.self_pod;
+      steps.boot_id_file = config.tuning.boot_id_file;
+      rollout.node_steps = std::make_unique<NodeSteps>(r, *rollout.gate, *rollout.node_api, store, *node_steps.runner,
+                                                       SystemClock::Instance(), events, steps);
+    }
     rollouts_.push_back(std::move(rollout));
   }
 }
@@ -225,7 +234,7 @@ std::vector<const Watcher*> ModeSet::rollout_watchers() const {
 
 RolloutSteps& ModeSet::RolloutFor(const WatchedResource& resource) {
   for (auto& r : rollouts_) {
-    if (r.resource == &resource) return *r.gate;
+    if (r.resource == &resource) return r.node_steps ? static_cast<RolloutSteps&>(*r.node_steps) : *r.gate;
   }
   return NoRolloutSteps();
 }

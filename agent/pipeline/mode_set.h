@@ -41,6 +41,9 @@
 #include "agent/rollout/rollout_coordination.h"
 #include "agent/finalizers/own_finalizer_only.h"
 #include "agent/rollout/rollout_gate.h"
+#include "agent/nodework/kube_node_api.h"
+#include "agent/nodework/node_steps.h"
+#include "agent/process/action_runner.h"
 #include "agent/targeting/kube_node_targeting.h"
 #include "agent/targeting/node_labels.h"
 #include "agent/targeting/node_targeting.h"
@@ -50,6 +53,13 @@
 
 namespace nodehook {
 
+// What a rollout's node steps (nodework/) need besides the client: the runner of the reboot
+// command, and the agent's own pod, which a drain never evicts.
+struct NodeStepsDeps {
+  ActionRunner* runner = nullptr;  // null: no resource may have node steps (tests)
+  std::string self_pod;            // "namespace/name"; "" = not known
+};
+
 class ModeSet {
  public:
   // `election`: set when the agent takes part in the singleton Lease's election (the resources'
@@ -58,7 +68,8 @@ class ModeSet {
   // nodes by them). `events` hears of released finalizers. Both optional.
   ModeSet(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
           std::optional<LeaderElectionOptions> election,
-          const std::optional<ResourceRef>& agent_pods = std::nullopt, EventRecorder* events = nullptr);
+          const std::optional<ResourceRef>& agent_pods = std::nullopt, EventRecorder* events = nullptr,
+          NodeStepsDeps node_steps = {});
 
   const NodeTargeting& TargetingFor(const WatchedResource& resource) const;
   FinalizerSteps& FinalizersFor(const WatchedResource& resource);
@@ -102,8 +113,8 @@ class ModeSet {
   AgentWatch SetUpAgentPodWatch(const Config& config, KubeClient& client, Clock& clock, const ResourceRef& pods);
   void SetUpElection(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
                      const LeaderElectionOptions& options);
-  void SetUpRollouts(const Config& config, KubeClient& client, EventRecorder& events,
-                     const LeaderElectionOptions& election);
+  void SetUpRollouts(const Config& config, KubeClient& client, StateStore& store, EventRecorder& events,
+                     const LeaderElectionOptions& election, const NodeStepsDeps& node_steps);
 
   // One resource's rollout: the board its Leases' watch fills, and the gate that reads it.
   struct Rollout {
@@ -111,6 +122,9 @@ class ModeSet {
     std::unique_ptr<RolloutBoard> board;
     std::unique_ptr<Watcher> watcher;
     std::unique_ptr<RolloutGate> gate;
+    // With node steps (cordon, drain, reboot): composed over the gate; what the pipeline gets.
+    std::unique_ptr<NodeApi> node_api;
+    std::unique_ptr<NodeSteps> node_steps;
     std::unique_ptr<KubeLeaseClient> coordinator_lease;  // what a CoordinatorObserver reads
     std::unique_ptr<RolloutParticipant> participant;
     bool registered = false;

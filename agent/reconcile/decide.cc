@@ -120,6 +120,7 @@ void AddHandlerSteps(const DecideInput& in, Plan& plan) {
     plan.steps.push_back(Step::kRecordStart);
     plan.steps.push_back(Step::kRunHook);
     if (gated) {
+      plan.steps.push_back(Step::kRebootIfAsked);
       plan.steps.push_back(Step::kVerifyRollout);
       plan.steps.push_back(Step::kFinishRollout);
     }
@@ -149,6 +150,7 @@ const char* StepName(Step step) {
     case Step::kEnterRollout: return "enter_rollout";
     case Step::kRecordStart: return "record_start";
     case Step::kRunHook: return "run_hook";
+    case Step::kRebootIfAsked: return "reboot_if_asked";
     case Step::kVerifyRollout: return "verify_rollout";
     case Step::kFinishRollout: return "finish_rollout";
     case Step::kRecordLeaderHandled: return "record_leader_handled";

@@ -26,6 +26,7 @@ enum class Step {
   kEnterRollout,          // rollout: a slot in the gate for this state, else wait
   kRecordStart,           // "running" stored before the hook, so a crash still owes the delete
   kRunHook,               // the reason's hook; the steps after it run only when it is done
+  kRebootIfAsked,         // rollout: the reboot the hook asked for, when the policy has reboot steps
   kVerifyRollout,         // rollout: the policy's verify hook, when it has one
   kFinishRollout,         // rollout: this node's result recorded; its slot soaks or frees
   kRecordLeaderHandled,   // singleton: the handled state's digest onto the object

@@ -16,6 +16,7 @@ struct PlanExecutor::Execution {
   std::string message;            // the hook's outcome for the success line
   bool reported = false;          // the success was reported already (a retried release follows)
   HookOutcome outcome;            // the successful run's
+  ResumeAt resume = ResumeAt::kHook;  // where the rollout's recorded node steps take up the work
 };
 
 PlanExecutor::PlanExecutor(StateStore& store, ActionRunner& runner, Clock& clock, RetryPolicy& policy,
@@ -31,7 +32,8 @@ PlanExecutor::PlanExecutor(StateStore& store, ActionRunner& runner, Clock& clock
       outputs_(store, reporter.events(), clock) {}
 
 std::optional<Duration> PlanExecutor::Run(const ResourceContext& ctx, Plan plan, const CancelToken& stop) {
-  Execution run{ctx, std::move(plan), stop, ctx.resource.ref.Id(), std::nullopt, false, "", false, HookOutcome{}};
+  Execution run{ctx, std::move(plan), stop, ctx.resource.ref.Id(), std::nullopt, false, "", false, HookOutcome{},
+                ResumeAt::kHook};
   for (Step step : run.plan.steps) {
     if (!DoStep(run, step)) return run.again;
   }
@@ -60,17 +62,22 @@ bool PlanExecutor::DoStep(Execution& run, Step step) {
       // The watch brings the fresh object; try again with it.
       run.again = Earliest(run.again, kFinalizerRetry);
       return false;
-    case Step::kEnterRollout:
-      if (auto wait = ctx.rollout.Enter(p.meta, p.target, p.live_facts.get())) {
+    case Step::kEnterRollout: return EnterRollout(run);
+    case Step::kRecordStart:
+      return run.resume != ResumeAt::kHook || RecordStart(run);
+    case Step::kRunHook:
+      if (run.resume == ResumeAt::kHook) return RunHook(run);
+      run.plan.without_hook = run.resume == ResumeAt::kVerify ? "the hook finished before the reboot; verify next"
+                                                               : "the hook finished and was verified before";
+      return true;
+    case Step::kRebootIfAsked: return run.resume != ResumeAt::kHook || RebootIfAsked(run);
+    case Step::kVerifyRollout: return run.resume == ResumeAt::kFinish || VerifyRollout(run);
+    case Step::kFinishRollout:
+      if (auto wait = ctx.rollout.Succeeded(ctx.resource.ref, p.meta, p.target, run.message)) {
+        if (run.ran_hook && !run.reported) ReportSuccess(run, "give the node back in " + SecondsText(*wait));
         run.again = Earliest(run.again, *wait);
         return false;
       }
-      return true;
-    case Step::kRecordStart: return RecordStart(run);
-    case Step::kRunHook: return RunHook(run);
-    case Step::kVerifyRollout: return VerifyRollout(run);
-    case Step::kFinishRollout:
-      ctx.rollout.Succeeded(ctx.resource.ref, p.meta, p.target, run.message);
       return true;
     case Step::kRecordLeaderHandled:
       ctx.gate.Handled(ctx.resource, p.meta, p.reason, p.target);
@@ -111,6 +118,56 @@ std::optional<Duration> PlanExecutor::Finish(Execution& run) {
          {"next", "idle until the object changes"}});
   }
   return run.again;
+}
+
+bool PlanExecutor::EnterRollout(Execution& run) {
+  const Plan& p = run.plan;
+  GateEntry entry = run.ctx.rollout.Admit(p.meta, p.target, p.live_facts.get());
+  switch (entry.kind) {
+    case GateEntry::Kind::kInside:
+      run.resume = entry.resume;
+      return true;
+    case GateEntry::Kind::kWait:
+      run.again = Earliest(run.again, entry.wait);
+      return false;
+    case GateEntry::Kind::kFailed: break;
+  }
+  // The node steps before the hook failed (a drain that timed out): the node failed this state,
+  // as a hook out of retries does; it waits for the object to change.
+  HandlerRecord progress = p.progress;
+  HookOutcome outcome;
+  outcome.verdict = HookVerdict::kFailed;
+  outcome.message = entry.failure;
+  NextAttempt after{kOutcomePermanentFailure, progress.retries + 1, Duration{0}, true};
+  progress.retries = after.retries;
+  progress.last_outcome = after.outcome;
+  progress.last_message = entry.failure;
+  progress.next_attempt_ms = 0;
+  Status stored = store_.RecordAttempt(progress);
+  std::string next = "wait for the object to change";
+  if (!stored.ok()) next += " (progress not saved: " + stored.ToString() + ")";
+  ReportSubject subject{run.ctx.resource.ref, p.meta, p.reason, run.resource_id, p.reason,
+                        {{"object", p.meta.Key()}, {"uid", p.meta.uid}, {"handler", p.reason}},
+                        run.ctx.resource.success_events};
+  reporter_.Unfinished(subject, kHookWords, outcome, after, next);
+  return false;
+}
+
+bool PlanExecutor::RebootIfAsked(Execution& run) {
+  const Plan& p = run.plan;
+  std::optional<Duration> wait = run.ctx.rollout.AfterHook(p.meta, p.target, run.outcome.reboot);
+  if (!wait) return true;
+  // The hook is done; the node reboots. Its success is reported now, and the handler waits, in
+  // progress, for the agent that starts after the reboot (or for the reboot's timeout).
+  ReportSuccess(run, "reboot the node, then verify and give it back");
+  HandlerRecord progress = p.progress;
+  progress.last_outcome = StoredOutcomeName(StoredOutcome::kInProgress);
+  progress.last_message = "hook done; the node reboots";
+  progress.next_attempt_ms = ToMillis(clock_.Now() + *wait);
+  Status stored = store_.RecordAttempt(progress);
+  if (!stored.ok()) run.again = StoreFailed(run, stored);
+  run.again = Earliest(run.again, *wait);
+  return false;
 }
 
 bool PlanExecutor::RecordStart(Execution& run) {

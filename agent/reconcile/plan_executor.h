@@ -56,6 +56,8 @@ class PlanExecutor {
   std::optional<Duration> Finish(Execution& run);
   // Each returns false when the plan stops there (`*again` says when to look again).
   bool RecordStart(Execution& run);
+  bool EnterRollout(Execution& run);
+  bool RebootIfAsked(Execution& run);
   bool RunHook(Execution& run);
   bool VerifyRollout(Execution& run);
   // Runs `hook` for the plan's object under the resource's gate and rollout slot.

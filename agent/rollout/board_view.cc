@@ -11,7 +11,7 @@ bool SlotLive(const RolloutLease& slot, std::optional<Duration> age) {
 void PutOnBoard(const RolloutLease& lease, std::optional<Duration> age, BoardView* board) {
   if (lease.kind == "slot") {
     board->slots.push_back(SlotView{lease.slot, lease.holder, lease.uid, lease.state, lease.phase,
-                                    SlotLive(lease, age), lease.resource_version});
+                                    SlotLive(lease, age), lease.resource_version, lease.detail});
   } else if (!lease.holder.empty()) {
     board->nodes[lease.holder] = lease.results;
     board->labels[lease.holder] = lease.labels;

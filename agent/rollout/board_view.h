@@ -41,6 +41,7 @@ struct SlotView {
   // Of the Lease as observed: a take is conditioned on it. The initializer keeps six-field brace
   // initialisations free of -Wmissing-field-initializers.
   std::string resource_version{};
+  std::string detail{};  // how far the holder's step got
 };
 
 struct BoardView {

@@ -291,6 +291,59 @@ void RolloutGate::GiveUpSlot(Slot mine, const std::string& why) {
        {"next", released.ok() ? "slot released" : "slot expires unrenewed (" + released.ToString() + ")"}});
 }
 
+GateEntry RolloutGate::Admit(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) {
+  std::optional<Duration> wait = Enter(object, state, facts);
+  return wait ? GateEntry::Wait(*wait) : GateEntry::Inside();
+}
+
+std::optional<Duration> RolloutGate::AfterHook(const ObjectMeta& object, const std::string& /*state*/,
+                                               bool reboot_asked) {
+  if (reboot_asked) {
+    Log(LogLevel::kWarn, "reboot not configured",
+        {{"resource", resource_.ref.Id()}, {"object", object.Key()}, {"uid", object.uid},
+         {"next", "go on without a reboot (set rollout.reboot to reboot the node)"}});
+  }
+  return std::nullopt;
+}
+
+namespace {
+SlotPhase PhaseOfStep(NodeStep step) {
+  switch (step) {
+    case NodeStep::kCordoning: return SlotPhase::kCordoning;
+    case NodeStep::kDraining: return SlotPhase::kDraining;
+    case NodeStep::kRunning: return SlotPhase::kRunning;
+    case NodeStep::kRebooting: return SlotPhase::kRebooting;
+    case NodeStep::kVerifying: return SlotPhase::kVerifying;
+    case NodeStep::kUncordoning: return SlotPhase::kUncordoning;
+  }
+  return SlotPhase::kRunning;
+}
+}  // namespace
+
+void RolloutGate::ShowStep(const ObjectMeta& object, NodeStep step, const std::string& detail, Duration hold) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!slot_ || slot_->uid != object.uid || slot_->phase == SlotPhase::kSoaking) return;
+  const SlotPhase phase = PhaseOfStep(step);
+  const std::string shown = NoteText(detail, kResultMessageBytes);
+  if (slot_->phase == phase && slot_->detail == shown && slot_->hold == hold) return;
+  Slot next = *slot_;
+  next.phase = phase;
+  next.detail = shown;
+  next.hold = hold;
+  const Duration lease = Seconds(policy_.slot_lease);
+  const int seconds = static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(hold > Duration::zero() ? hold + lease : lease).count());
+  Status written = WriteOwnSlot(next, options_.node, seconds);
+  if (!written.ok()) {
+    Log(LogLevel::kInfo, "rollout step not shown",
+        {{"uid", object.uid}, {"slot", next.index}, {"step", SlotPhaseName(phase)}, {"error", written.ToString()},
+         {"next", "shown at the next renewal"}});
+    return;
+  }
+  // No hook runs while the node reboots; else the fence follows the write as a renewal's does.
+  MoveFence(hold > Duration::zero() ? TimePoint{} : next.renewed_at + lease * 2 / 3);
+  *slot_ = next;
+}
+
 HookSpec RolloutGate::Prepare(const HookSpec& hook) const {
   if (options_.fence.empty()) return hook;
   HookSpec fenced = hook;
@@ -308,7 +361,7 @@ bool RolloutGate::LostSlot(const ObjectMeta& object) const {
 }
 
 bool RolloutGate::PastFence(const Slot& slot) const {
-  return slot.lost || (slot.phase != SlotPhase::kSoaking &&
+  return slot.lost || (slot.phase != SlotPhase::kSoaking && slot.phase != SlotPhase::kRebooting &&
                        monotonic_.Now() - slot.renewed_at >= Seconds(policy_.slot_lease) * 2 / 3);
 }
 
@@ -317,11 +370,13 @@ void RolloutGate::Verifying(const ObjectMeta& object, const std::string& state) 
   if (!slot_ || slot_->uid != object.uid || slot_->state != state) return;
   Slot next = *slot_;
   next.phase = SlotPhase::kVerifying;
+  next.detail.clear();
+  next.hold = Duration{0};
   if (WriteOwnSlot(next, options_.node, static_cast<int>(policy_.slot_lease.count())).ok()) *slot_ = next;
 }
 
-void RolloutGate::Succeeded(const ResourceRef& /*resource*/, const ObjectMeta& object, const std::string& state,
-                            const std::string& message) {
+std::optional<Duration> RolloutGate::Succeeded(const ResourceRef& /*resource*/, const ObjectMeta& object,
+                                               const std::string& state, const std::string& message) {
   std::lock_guard<std::mutex> lock(mu_);
   requests_.erase(object.uid);
   Status written = WriteResult(object.uid, NodeResult{state, false, server_.NowMs(), NoteText(message, kResultMessageBytes)});
@@ -346,6 +401,7 @@ void RolloutGate::Succeeded(const ResourceRef& /*resource*/, const ObjectMeta& o
   if (!written.ok()) next += "; result not written (" + written.ToString() + "): written again at the next renewal";
   Log(LogLevel::kInfo, "rollout node done",
       {{"object", object.Key()}, {"uid", object.uid}, {"state", StateText(state)}, {"next", next}});
+  return std::nullopt;
 }
 
 void RolloutGate::Failed(const ResourceRef& /*resource*/, const ObjectMeta& object, const std::string& state,
@@ -430,6 +486,7 @@ Status RolloutGate::WriteSlot(Slot& slot, const std::string& holder, int duratio
   lease.uid = slot.uid;
   lease.state = slot.state;
   lease.phase = slot.phase;
+  lease.detail = slot.detail;
   lease.canary = slot.canary;
   TimePoint started = monotonic_.Now();  // before the request: the others' view starts later
   ObjectRef ref{KubeLeaseClient::LeasesResource(), options_.namespace_name, lease.name};
@@ -593,6 +650,8 @@ void RolloutGate::RenewDue() {
     slots_held_.Set(0);
     return;
   }
+  // Held through a reboot: not renewed; the node steps fail the node before the hold ends.
+  if (slot_->phase == SlotPhase::kRebooting) return;
   if (PastFence(*slot_)) {
     // Too late to renew: the fence has stopped (or is stopping) the hook, and others may see the
     // slot expire. A renewal now would make that stop look like the hook's own failure.

@@ -91,13 +91,20 @@ class RolloutGate final : public RolloutSteps {
   Status Register();
 
   const std::vector<std::string>& Reasons() const override { return policy_.reasons; }
-  std::optional<Duration> Enter(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) override;
+  // nullopt once this node holds a slot for `state`; else when to look again.
+  std::optional<Duration> Enter(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts);
+  GateEntry Admit(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) override;
   HookSpec Prepare(const HookSpec& hook) const override;
   bool LostSlot(const ObjectMeta& object) const override;
+  // No node steps here (NodeSteps, nodework/, adds them): a reboot asked for is logged, not done.
+  std::optional<Duration> AfterHook(const ObjectMeta& object, const std::string& state, bool reboot_asked) override;
   const HookSpec* Verify() const override { return policy_.verify ? &*policy_.verify : nullptr; }
   void Verifying(const ObjectMeta& object, const std::string& state) override;
-  void Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& state,
-                 const std::string& message) override;
+  // Writes the step (and its detail) on the slot when it changed; a `hold` writes the slot's
+  // duration as that, and the renewer leaves it alone until a new Enter takes it again.
+  void ShowStep(const ObjectMeta& object, NodeStep step, const std::string& detail, Duration hold) override;
+  std::optional<Duration> Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& state,
+                                    const std::string& message) override;
   void Failed(const ResourceRef& resource, const ObjectMeta& object, const std::string& state, int retries,
               bool permanent, const std::string& message) override;
   void Gone(const ObjectMeta& object) override;
@@ -116,6 +123,8 @@ class RolloutGate final : public RolloutSteps {
     TimePoint renewed_at;  // monotonic
     bool lost = false;
     bool canary = false;  // granted as a canary of its state
+    std::string detail{};  // how far its step got
+    Duration hold{0};      // kRebooting: held this long from renewed_at, not renewed
   };
   // The board with this node's own knowledge laid over it; slots its watch saw leave are not its.
   BoardView OwnView() const;  // requires mu_

@@ -76,8 +76,12 @@ const char* WaitReasonName(WaitReason reason) {
 const char* NodePhaseName(NodePhase phase) {
   switch (phase) {
     case NodePhase::kDone: return "done";
+    case NodePhase::kCordoning: return "cordoning";
+    case NodePhase::kDraining: return "draining";
     case NodePhase::kRunning: return "running";
+    case NodePhase::kRebooting: return "rebooting";
     case NodePhase::kVerifying: return "verifying";
+    case NodePhase::kUncordoning: return "uncordoning";
     case NodePhase::kSoaking: return "soaking";
     case NodePhase::kFailed: return "failed";
     case NodePhase::kWaiting: return "waiting";
@@ -139,6 +143,19 @@ bool Halted(const RolloutPolicy& policy, const BoardView& board, const RolloutOb
 }
 
 namespace {
+
+NodePhase NodePhaseOf(SlotPhase phase) {
+  switch (phase) {
+    case SlotPhase::kCordoning: return NodePhase::kCordoning;
+    case SlotPhase::kDraining: return NodePhase::kDraining;
+    case SlotPhase::kRunning: return NodePhase::kRunning;
+    case SlotPhase::kRebooting: return NodePhase::kRebooting;
+    case SlotPhase::kVerifying: return NodePhase::kVerifying;
+    case SlotPhase::kUncordoning: return NodePhase::kUncordoning;
+    case SlotPhase::kSoaking: return NodePhase::kSoaking;
+  }
+  return NodePhase::kRunning;
+}
 
 // What keeps any node of the fleet from starting the object's gated hook now; wait kNone if nothing.
 RolloutAdmission Stopped(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object, bool held,
@@ -247,9 +264,8 @@ std::vector<NodeStatus> RolloutStatus(const RolloutPolicy& policy, const BoardVi
     } else if (r) {
       st.phase = Soaked(policy, *r, now_ms) ? NodePhase::kDone : NodePhase::kSoaking;
     } else if (slot) {
-      st.phase = slot->phase == SlotPhase::kVerifying ? NodePhase::kVerifying
-                 : slot->phase == SlotPhase::kSoaking ? NodePhase::kSoaking
-                                                      : NodePhase::kRunning;
+      st.phase = NodePhaseOf(slot->phase);
+      st.detail = slot->detail;
     } else {
       bool is_held = std::find(held.begin(), held.end(), node) != held.end();
       st.admission = Judge(policy, board, object, node, is_held, window, now_ms);

@@ -90,7 +90,9 @@ std::vector<std::string> Canaries(const RolloutPolicy& policy, const BoardView& 
 std::vector<std::string> FailedNodes(const BoardView& board, const RolloutObject& object);
 bool Halted(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object, std::string* why);
 
-enum class NodePhase { kDone, kRunning, kVerifying, kSoaking, kFailed, kWaiting };
+enum class NodePhase {
+  kDone, kCordoning, kDraining, kRunning, kRebooting, kVerifying, kUncordoning, kSoaking, kFailed, kWaiting
+};
 const char* NodePhaseName(NodePhase phase);
 
 struct NodeStatus {
@@ -99,6 +101,7 @@ struct NodeStatus {
   bool canary = false;
   RolloutAdmission admission;  // kWaiting: why (its `enter` means it may start now)
   std::string message;  // the node's last message for this state
+  std::string detail;   // inside the gate: how far its step got
 };
 
 // Every node's status for the object, in rollout order. `held`: nodes whose hold label is set.

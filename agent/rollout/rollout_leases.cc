@@ -20,6 +20,7 @@ using rapidjson::Value;
 const char* const kObjectAnnotation = "nodehook.io/rollout-object";
 const char* const kStateAnnotation = "nodehook.io/rollout-state";
 const char* const kPhaseAnnotation = "nodehook.io/rollout-phase";
+const char* const kDetailAnnotation = "nodehook.io/rollout-detail";
 const char* const kPolicyAnnotation = "nodehook.io/rollout-policy";
 const char* const kResourceAnnotation = "nodehook.io/rollout-resource";
 const char* const kScopeAnnotation = "nodehook.io/rollout-namespace";
@@ -94,11 +95,23 @@ NodeCount ReadCount(const Value& object, const char* key, NodeCount fallback) {
 
 const char* SlotPhaseName(SlotPhase phase) {
   switch (phase) {
+    case SlotPhase::kCordoning: return "cordoning";
+    case SlotPhase::kDraining: return "draining";
     case SlotPhase::kRunning: return "running";
+    case SlotPhase::kRebooting: return "rebooting";
     case SlotPhase::kVerifying: return "verifying";
+    case SlotPhase::kUncordoning: return "uncordoning";
     case SlotPhase::kSoaking: return "soaking";
   }
   return "running";
+}
+
+SlotPhase SlotPhaseOf(std::string_view name) {
+  for (SlotPhase phase : {SlotPhase::kCordoning, SlotPhase::kDraining, SlotPhase::kRebooting, SlotPhase::kVerifying,
+                          SlotPhase::kUncordoning, SlotPhase::kSoaking}) {
+    if (name == SlotPhaseName(phase)) return phase;
+  }
+  return SlotPhase::kRunning;
 }
 
 std::string RolloutId(const std::string& resource_id) { return EssenceDigest(resource_id).substr(0, 10); }
@@ -148,9 +161,8 @@ Result<RolloutLease> ParseRolloutLease(std::string_view json) {
     lease.slot = IntOr(StringMember(a, kSlotAnnotation), -1);
     lease.uid = StringMember(a, kObjectAnnotation);
     lease.state = StringMember(a, kStateAnnotation);
-    std::string phase = StringMember(a, kPhaseAnnotation);
-    lease.phase = phase == "soaking" ? SlotPhase::kSoaking : phase == "verifying" ? SlotPhase::kVerifying
-                                                                                 : SlotPhase::kRunning;
+    lease.phase = SlotPhaseOf(StringMember(a, kPhaseAnnotation));
+    lease.detail = StringMember(a, kDetailAnnotation);
     lease.canary = StringMember(a, kCanaryAnnotation) == "true";
   } else {
     lease.policy_json = StringMember(a, kPolicyAnnotation);
@@ -183,6 +195,7 @@ std::string RolloutLeaseJson(const std::string& namespace_name, const std::strin
     annotations[kObjectAnnotation] = lease.uid;
     annotations[kStateAnnotation] = lease.state;
     annotations[kPhaseAnnotation] = SlotPhaseName(lease.phase);
+    if (!lease.detail.empty()) annotations[kDetailAnnotation] = lease.detail;
     if (lease.canary) annotations[kCanaryAnnotation] = "true";
   } else {
     if (!lease.policy_json.empty()) annotations[kPolicyAnnotation] = lease.policy_json;

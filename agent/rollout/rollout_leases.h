@@ -37,8 +37,10 @@ inline constexpr const char* kRolloutLabel = "nodehook.io/rollout";
 inline constexpr const char* kRolloutKindLabel = "nodehook.io/rollout-kind";
 inline constexpr const char* kRolloutForLabel = "nodehook.io/rollout-for";
 
-enum class SlotPhase { kRunning, kVerifying, kSoaking };
+// The holder's step: the node steps (cordoning, draining, rebooting, uncordoning) around the hook.
+enum class SlotPhase { kCordoning, kDraining, kRunning, kRebooting, kVerifying, kUncordoning, kSoaking };
 const char* SlotPhaseName(SlotPhase phase);
+SlotPhase SlotPhaseOf(std::string_view name);  // an unknown name: kRunning
 
 // A node's last word on one object of the resource.
 struct NodeResult {
@@ -64,6 +66,7 @@ struct RolloutLease {
   std::string state;
   SlotPhase phase = SlotPhase::kRunning;
   bool canary = false;  // granted to one of the state's canaries (its failure halts the state)
+  std::string detail;   // how far the step got, for people (e.g. the pods a drain waits for)
   // kind "node":
   std::map<std::string, NodeResult> results;  // by object uid
   // EncodeNodeResults(results).json when the writer already has it (up to 200 KiB: encoded once

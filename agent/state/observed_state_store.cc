@@ -43,6 +43,14 @@ Status ObservedStateStore::PutNodeOutputs(const NodeOutputsRecord& record) {
   return Seen("PutNodeOutputs", store_.PutNodeOutputs(record));
 }
 
+Status ObservedStateStore::PutNodeSteps(const NodeStepsRecord& record) {
+  return Seen("PutNodeSteps", store_.PutNodeSteps(record));
+}
+
+Status ObservedStateStore::DropNodeSteps(const std::string& uid) {
+  return Seen("DropNodeSteps", store_.DropNodeSteps(uid));
+}
+
 Result<std::vector<RetriedHandler>> ObservedStateStore::RequestRetry(const std::string& uid, const std::string& handler,
                                                                      int64_t now_ms) {
   return Seen("RequestRetry", store_.RequestRetry(uid, handler, now_ms));

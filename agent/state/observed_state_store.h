@@ -54,6 +54,12 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   Result<std::vector<NodeOutputsRecord>> ListNodeOutputs(const std::string& resource) override {
     return Read("ListNodeOutputs", store_.ListNodeOutputs(resource));
   }
+  Result<std::optional<NodeStepsRecord>> GetNodeSteps(const std::string& uid) override {
+    return Read("GetNodeSteps", store_.GetNodeSteps(uid));
+  }
+  Result<std::vector<NodeStepsRecord>> ListNodeSteps(const std::string& resource) override {
+    return Read("ListNodeSteps", store_.ListNodeSteps(resource));
+  }
   Result<std::vector<EventRecord>> PendingEvents(const std::string& uid) override {
     return Read("PendingEvents", store_.PendingEvents(uid));
   }
@@ -70,6 +76,8 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   Status SetAdoptExisting(bool pending) override;
   Status WriteNote(const std::string& key, const std::string& value) override;
   Status PutNodeOutputs(const NodeOutputsRecord& record) override;
+  Status PutNodeSteps(const NodeStepsRecord& record) override;
+  Status DropNodeSteps(const std::string& uid) override;
   Result<std::vector<RetriedHandler>> RequestRetry(const std::string& uid, const std::string& handler,
                                                    int64_t now_ms) override;
   Result<std::vector<RetryRequest>> TakeRetryRequests() override;

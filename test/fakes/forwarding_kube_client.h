@@ -30,6 +30,7 @@ class ForwardingKubeClient : public KubeClient {
   }
   Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) override { return inner_.Replace(o, body); }
   Status Delete(const ObjectRef& o) override { return inner_.Delete(o); }
+  Status PostTo(const ObjectRef& o, const std::string& body) override { return inner_.PostTo(o, body); }
 
  protected:
   KubeClient& inner_;

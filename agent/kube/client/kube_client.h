@@ -31,6 +31,11 @@ class KubeClient {
     (void)collection, (void)namespace_name, (void)body;
     return Status(StatusCode::kInternal, "Create is not supported by this client");
   }
+  // POSTs `body` to the object's subresource (o.subresource, e.g. a pod's "eviction").
+  virtual Status PostTo(const ObjectRef& o, const std::string& body) {
+    (void)o, (void)body;
+    return Status(StatusCode::kInternal, "PostTo is not supported by this client");
+  }
   // The same with ?dryRun=All: admission and validation run, nothing is stored.
   virtual Status CreateDryRun(const ResourceRef& collection, const std::string& namespace_name,
                               const std::string& body) {

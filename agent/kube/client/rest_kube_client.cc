@@ -192,6 +192,18 @@ Status RestKubeClient::Delete(const ObjectRef& o) {
   return Status::Ok();
 }
 
+Status RestKubeClient::PostTo(const ObjectRef& o, const std::string& body) {
+  auto request = requests_.Start("create", o.resource.Id());
+  auto resp = transport_->Send(JsonRequest("POST", ObjectPath(o), "application/json", body));
+  RecordSend(request, resp);
+  if (!resp.ok()) return resp.status();
+  if (!IsHttpSuccess(resp->status)) {
+    return ErrorFromResponse(*resp, "create " + o.resource.Id() + " " + o.namespace_name + "/" + o.name + "/" +
+                                        o.subresource);
+  }
+  return Status::Ok();
+}
+
 Status RestKubeClient::Create(const ResourceRef& collection, const std::string& namespace_name,
                               const std::string& body) {
   return Post(collection, namespace_name, body, "");

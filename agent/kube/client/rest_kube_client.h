@@ -41,6 +41,7 @@ class RestKubeClient final : public KubeClient {
                       const std::string& body) override;
   Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) override;
   Status Delete(const ObjectRef& o) override;
+  Status PostTo(const ObjectRef& o, const std::string& body) override;
 
  private:
   // Sends `req` and parses the object in a 2xx answer; `verb` names the request in errors and metrics.

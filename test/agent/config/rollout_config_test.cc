@@ -141,7 +141,7 @@ TEST_CASE("by default a rollout gates create and update where the resource has t
 TEST_CASE("rollout errors: unknown keys, and the block itself") {
   CheckError("\"max_node\": 2", "max_node",
              "unknown key (expected one of: max_nodes, canary_nodes, soak_seconds, verify, max_failed_nodes, "
-             "failure_after_retries, reasons, windows, hold_label, slot_lease_seconds, max_grants_per_second)");
+             "failure_after_retries, reasons, windows, hold_label, slot_lease_seconds, max_grants_per_second, cordon, drain, reboot, on_failure)");
   CheckBlockError(WithRollout("[]"), "expected an object, got array");
 }
 

@@ -100,7 +100,7 @@ TEST_CASE("an unusable result file keeps retry-later and in-progress, with the d
 TEST_CASE("unknown keys are named, but a huge key name is cut") {
   const std::string key(10000, 'k');
   HookOutcome out = ClassifyHookResult(Exited(1), File("{\"" + key + "\": 1}"));
-  REQUIRE(out.message.find("unknown key (expected delay_seconds, message, node)") != std::string::npos);
+  REQUIRE(out.message.find("unknown key (expected delay_seconds, message, node, reboot)") != std::string::npos);
   REQUIRE(out.message.size() < 300);
 }
 
@@ -148,4 +148,13 @@ TEST_CASE("a result file's \"node\" is passed on as JSON text, whatever the verd
   HookOutcome too_deep = ClassifyHookResult(Exited(0), File("{\"node\": " + deep + "}"));
   REQUIRE(too_deep.node_outputs.empty());
   REQUIRE(too_deep.message.find("node: nested deeper than node outputs are") != std::string::npos);
+}
+
+TEST_CASE("a result file asks for a reboot with \"reboot\": true, and only a boolean is taken") {
+  REQUIRE(ClassifyHookResult(Exited(0), File(R"({"reboot": true})")).reboot);
+  REQUIRE_FALSE(ClassifyHookResult(Exited(0), File(R"({"reboot": false})")).reboot);
+  REQUIRE_FALSE(ClassifyHookResult(Exited(0), NoFile()).reboot);
+  HookOutcome wrong = ClassifyHookResult(Exited(0), File(R"({"reboot": "yes"})"));
+  REQUIRE_FALSE(wrong.reboot);
+  REQUIRE(wrong.message.find("reboot: expected true or false") != std::string::npos);
 }

@@ -1,0 +1,53 @@
+// NodeApi: what a rollout's node steps (node_steps.h) need of the API server for this node: its
+// cordon, its marks, its boot ID, its pods and their eviction. KubeNodeApi (kube_node_api.h) is
+// the one implementation; tests use a fake. Implementations are thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "agent/base/status.h"
+
+namespace nodehook {
+
+// Node annotations that say which rollout cordoned the Node: one per rollout, so two rollouts
+// that cordon one node do not give it back while the other still works there. A Node with none
+// that is unschedulable was cordoned by someone else.
+inline constexpr const char* kCordonMarkPrefix = "nodehook.io/cordoned-";
+
+struct NodeState {
+  bool unschedulable = false;
+  std::map<std::string, std::string> marks;  // kCordonMarkPrefix annotations: key -> value
+  std::string boot_id;                       // status.nodeInfo.bootID, as the kubelet reports it
+  std::string resource_version;
+};
+
+struct PodOnNode {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+  bool daemon_set = false;   // controlled by a DaemonSet: it would come straight back
+  bool mirror = false;       // a static pod's mirror: the kubelet owns it
+  bool finished = false;     // Succeeded or Failed: holds nothing
+  bool terminating = false;  // deleted already, waiting for its grace period
+  std::string Key() const { return namespace_name + "/" + name; }
+};
+
+class NodeApi {
+ public:
+  virtual ~NodeApi() = default;
+  virtual Result<NodeState> GetNode() = 0;
+  // Sets spec.unschedulable and the mark `key` = `value`; kConflict when the Node changed since
+  // `seen`.
+  virtual Status Cordon(const NodeState& seen, const std::string& key, const std::string& value) = 0;
+  // Removes the mark `key`, and with `uncordon` clears spec.unschedulable; kConflict as above.
+  virtual Status Unmark(const NodeState& seen, const std::string& key, bool uncordon) = 0;
+  // The pods bound to this node that match `selector` ("" = all).
+  virtual Result<std::vector<PodOnNode>> Pods(const std::string& selector) = 0;
+  // Asks the Eviction API to evict the pod (conditioned on its uid): kTooManyRequests when a
+  // disruption budget refuses it now, kNotFound when it is gone.
+  virtual Status Evict(const PodOnNode& pod, int grace_period_seconds) = 0;
+};
+
+}  // namespace nodehook

@@ -1,0 +1,59 @@
+#include "agent/nodework/node_cordon.h"
+
+namespace nodehook {
+namespace {
+
+// A conflict means the Node changed between the read and the write (a kubelet's status update
+// does that every few seconds): read it again and decide again.
+constexpr int kTries = 3;
+
+}  // namespace
+
+Result<CordonTaken> TakeCordon(NodeApi& api, const std::string& key, const std::string& value) {
+  Status last = Status::Ok();
+  for (int attempt = 0; attempt < kTries; ++attempt) {
+    Result<NodeState> node = api.GetNode();
+    if (!node.ok()) return node.status();
+    const bool ours = node->marks.count(key) > 0;
+    if (node->unschedulable && !ours && node->marks.empty()) return CordonTaken{false, true};
+    if (node->unschedulable && ours && node->marks.at(key) == value) return CordonTaken{true, false};
+    last = api.Cordon(*node, key, value);
+    if (last.ok()) return CordonTaken{true, false};
+    if (last.code() != StatusCode::kConflict) return last;
+  }
+  return last;
+}
+
+const char* CordonGivenName(CordonGiven given) {
+  switch (given) {
+    case CordonGiven::kUncordoned: return "uncordoned";
+    case CordonGiven::kOthersHold: return "kept_for_another_rollout";
+    case CordonGiven::kUncordonedBefore: return "uncordoned_by_someone";
+    case CordonGiven::kNotOurs: return "not_ours";
+  }
+  return "not_ours";
+}
+
+Result<CordonGiven> GiveCordonBack(NodeApi& api, const std::string& key) {
+  Status last = Status::Ok();
+  for (int attempt = 0; attempt < kTries; ++attempt) {
+    Result<NodeState> node = api.GetNode();
+    if (!node.ok()) return node.status();
+    if (node->marks.count(key) == 0) return CordonGiven::kNotOurs;
+    CordonGiven given = !node->unschedulable    ? CordonGiven::kUncordonedBefore
+                        : node->marks.size() > 1 ? CordonGiven::kOthersHold
+                                                 : CordonGiven::kUncordoned;
+    last = api.Unmark(*node, key, given == CordonGiven::kUncordoned);
+    if (last.ok()) return given;
+    if (last.code() != StatusCode::kConflict) return last;
+  }
+  return last;
+}
+
+Result<bool> CordonHeld(NodeApi& api, const std::string& key) {
+  Result<NodeState> node = api.GetNode();
+  if (!node.ok()) return node.status();
+  return node->unschedulable && node->marks.count(key) > 0;
+}
+
+}  // namespace nodehook

@@ -1,0 +1,36 @@
+// The cordon of a rollout's node steps: taken only where nobody else holds one, and given back
+// only by the rollout whose mark (node_api.h) the Node carries. Someone else's cordon, before or
+// during the work, is never undone. Functions over a NodeApi; each reads the Node first and
+// writes conditioned on what it read, once more after a conflict. Thread-safe (as the NodeApi).
+#pragma once
+
+#include <string>
+
+#include "agent/base/status.h"
+#include "agent/nodework/node_api.h"
+
+namespace nodehook {
+
+struct CordonTaken {
+  bool ours = false;            // this rollout's mark is on the cordoned Node
+  bool someone_elses = false;   // unschedulable before, without a nodehook mark: left alone
+};
+// Cordons the Node for the rollout (mark `key` = `value`), unless someone else cordoned it.
+// A Node cordoned by another nodehook rollout gets this rollout's mark too.
+Result<CordonTaken> TakeCordon(NodeApi& api, const std::string& key, const std::string& value);
+
+enum class CordonGiven {
+  kUncordoned,       // the mark and the cordon removed
+  kOthersHold,       // the mark removed; another rollout's mark keeps the Node cordoned
+  kUncordonedBefore, // someone uncordoned it meanwhile; the mark removed
+  kNotOurs,          // the mark is gone: someone took the cordon over; left as it is
+};
+const char* CordonGivenName(CordonGiven given);
+// Gives the cordon back (see CordonGiven).
+Result<CordonGiven> GiveCordonBack(NodeApi& api, const std::string& key);
+
+// Whether the Node is still cordoned under this rollout's mark; false means someone uncordoned it
+// (or took the mark off) during the work.
+Result<bool> CordonHeld(NodeApi& api, const std::string& key);
+
+}  // namespace nodehook

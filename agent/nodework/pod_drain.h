@@ -1,0 +1,60 @@
+// PodDrain: one drain of this node, in rounds. Each round lists the node's pods and asks the
+// Eviction API to evict each one that is due; it never evicts DaemonSet pods, mirror pods, finished
+// pods or the agent's own pod. A pod a disruption budget refuses (429) is asked again after a
+// backoff of 1 s doubling to 30 s, per pod; a pod already terminating is waited for. The drain is
+// done when no pod it evicts is left. The node steps (node_steps.h) record each round's result,
+// so a restarted agent starts a new PodDrain where the old one stood.
+// Not thread-safe: one drain is driven by one worker at a time.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "agent/base/clock.h"
+#include "agent/base/status.h"
+#include "agent/nodework/node_api.h"
+
+namespace nodehook {
+
+struct DrainOptions {
+  std::string pod_selector;       // "" = every pod
+  int grace_period_seconds = -1;  // -1 = each pod's own
+  std::string self;               // "namespace/name" of the agent's pod; never evicted
+};
+
+struct DrainRound {
+  std::vector<std::string> left;     // the pods still to go, "namespace/name", sorted
+  // Refused for the first time in this drain: "namespace/name: why" (for an Event).
+  std::vector<std::string> newly_blocked;
+  std::string blocked;               // the last refusal's "namespace/name: why", "" = none now
+  int evictions = 0;                 // Eviction calls made this round, refusals included
+  Duration next{0};                  // when the next round is due
+  bool done() const { return left.empty(); }
+};
+
+inline constexpr Duration kDrainPoll = std::chrono::seconds(2);
+inline constexpr Duration kEvictionBackoffMin = std::chrono::seconds(1);
+inline constexpr Duration kEvictionBackoffMax = std::chrono::seconds(30);
+
+class PodDrain {
+ public:
+  PodDrain(NodeApi& api, Clock& clock, DrainOptions options) : api_(api), clock_(clock), options_(std::move(options)) {}
+
+  // One round. Not ok: the pods could not be listed (the round is tried again).
+  Result<DrainRound> Round();
+
+ private:
+  struct Refused {
+    TimePoint again;
+    Duration backoff{0};
+  };
+  NodeApi& api_;
+  Clock& clock_;
+  const DrainOptions options_;
+  std::map<std::string, Refused> refused_;  // by pod uid
+  std::set<std::string> announced_;         // pod uids whose refusal was reported
+};
+
+}  // namespace nodehook

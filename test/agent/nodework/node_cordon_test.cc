@@ -1,0 +1,91 @@
+#include <catch2/catch.hpp>
+
+#include "agent/nodework/node_cordon.h"
+#include "test/fakes/fake_node_api.h"
+
+namespace nodehook {
+namespace {
+
+const std::string kMark = "nodehook.io/cordoned-aaaaaaaaaa";
+const std::string kOther = "nodehook.io/cordoned-bbbbbbbbbb";
+
+TEST_CASE("a schedulable node is cordoned under the rollout's mark and given back") {
+  FakeNodeApi api;
+  auto taken = TakeCordon(api, kMark, "v1");
+  REQUIRE(taken.ok());
+  REQUIRE(taken->ours);
+  REQUIRE(api.node().unschedulable);
+  REQUIRE(api.node().marks.at(kMark) == "v1");
+  auto given = GiveCordonBack(api, kMark);
+  REQUIRE(given.ok());
+  REQUIRE(*given == CordonGiven::kUncordoned);
+  REQUIRE_FALSE(api.node().unschedulable);
+  REQUIRE(api.node().marks.empty());
+}
+
+TEST_CASE("a node someone else cordoned is left to them: no mark, never uncordoned") {
+  FakeNodeApi api;
+  api.SetUnschedulable(true);
+  auto taken = TakeCordon(api, kMark, "v1");
+  REQUIRE(taken.ok());
+  REQUIRE_FALSE(taken->ours);
+  REQUIRE(taken->someone_elses);
+  REQUIRE(api.node().marks.empty());
+  REQUIRE(api.node_writes() == 0);
+  auto given = GiveCordonBack(api, kMark);
+  REQUIRE(*given == CordonGiven::kNotOurs);
+  REQUIRE(api.node().unschedulable);
+}
+
+TEST_CASE("two rollouts share a cordon: the first to finish leaves the node cordoned for the other") {
+  FakeNodeApi api;
+  REQUIRE(TakeCordon(api, kOther, "other")->ours);
+  auto taken = TakeCordon(api, kMark, "v1");
+  REQUIRE(taken->ours);  // cordoned by nodehook, not by a person: this rollout marks it too
+  REQUIRE(*GiveCordonBack(api, kMark) == CordonGiven::kOthersHold);
+  REQUIRE(api.node().unschedulable);
+  REQUIRE(*GiveCordonBack(api, kOther) == CordonGiven::kUncordoned);
+  REQUIRE_FALSE(api.node().unschedulable);
+}
+
+TEST_CASE("an uncordon by someone else during the work is theirs: only the mark comes off") {
+  FakeNodeApi api;
+  REQUIRE(TakeCordon(api, kMark, "v1")->ours);
+  api.SetUnschedulable(false);
+  REQUIRE_FALSE(*CordonHeld(api, kMark));
+  REQUIRE(*GiveCordonBack(api, kMark) == CordonGiven::kUncordonedBefore);
+  REQUIRE(api.node().marks.empty());
+}
+
+TEST_CASE("a mark taken off by someone means the cordon is theirs now") {
+  FakeNodeApi api;
+  REQUIRE(TakeCordon(api, kMark, "v1")->ours);
+  api.RemoveMark(kMark);
+  REQUIRE(*GiveCordonBack(api, kMark) == CordonGiven::kNotOurs);
+  REQUIRE(api.node().unschedulable);
+}
+
+TEST_CASE("a newer object state takes the rollout's own cordon over by rewriting its mark") {
+  FakeNodeApi api;
+  REQUIRE(TakeCordon(api, kMark, "v1")->ours);
+  auto again = TakeCordon(api, kMark, "v2");
+  REQUIRE(again->ours);
+  REQUIRE(api.node().marks.at(kMark) == "v2");
+  const int writes = api.node_writes();
+  REQUIRE(TakeCordon(api, kMark, "v2")->ours);  // a restart after the cordon: nothing to write
+  REQUIRE(api.node_writes() == writes);
+}
+
+TEST_CASE("a conflict is read again and decided again; a lasting one is returned") {
+  FakeNodeApi api;
+  api.ConflictNext(2);
+  REQUIRE(TakeCordon(api, kMark, "v1")->ours);
+  api.ConflictNext(3);
+  auto given = GiveCordonBack(api, kMark);
+  REQUIRE_FALSE(given.ok());
+  REQUIRE(given.status().code() == StatusCode::kConflict);
+  REQUIRE(api.node().unschedulable);
+}
+
+}  // namespace
+}  // namespace nodehook

@@ -1,0 +1,319 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "agent/nodework/node_steps.h"
+#include "storage/sqlite_state_store.h"
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_node_api.h"
+#include "test/fakes/fake_runner.h"
+#include "test/storage/temp_dir.h"
+
+namespace nodehook {
+namespace {
+
+using std::chrono::seconds;
+
+// The RolloutGate's side: inside (a slot held) unless told otherwise; records what it is told.
+class FakeGate final : public RolloutSteps {
+ public:
+  bool inside = true;
+  std::vector<std::string> calls;
+  std::vector<std::pair<NodeStep, Duration>> shown;
+  const std::vector<std::string>& Reasons() const override { return reasons_; }
+  GateEntry Admit(const ObjectMeta&, const std::string&, const ObjectFacts*) override {
+    return inside ? GateEntry::Inside() : GateEntry::Wait(seconds(1));
+  }
+  HookSpec Prepare(const HookSpec& hook) const override { return hook; }
+  bool LostSlot(const ObjectMeta&) const override { return false; }
+  std::optional<Duration> AfterHook(const ObjectMeta&, const std::string&, bool) override { return std::nullopt; }
+  const HookSpec* Verify() const override { return nullptr; }
+  void Verifying(const ObjectMeta&, const std::string&) override {}
+  void ShowStep(const ObjectMeta&, NodeStep step, const std::string&, Duration hold) override {
+    shown.emplace_back(step, hold);
+  }
+  std::optional<Duration> Succeeded(const ResourceRef&, const ObjectMeta&, const std::string& state,
+                                    const std::string&) override {
+    calls.push_back("succeeded " + state);
+    return std::nullopt;
+  }
+  void Failed(const ResourceRef&, const ObjectMeta&, const std::string& state, int retries, bool permanent,
+              const std::string&) override {
+    calls.push_back("failed " + state + (permanent ? " permanent" : " " + std::to_string(retries)));
+  }
+  void Gone(const ObjectMeta&) override { calls.push_back("gone"); }
+
+ private:
+  std::vector<std::string> reasons_{"create", "update"};
+};
+
+class Reasons final : public EventRecorder {
+ public:
+  void PermanentFailure(const ResourceRef&, const ObjectMeta&, const std::string&, const std::string&) override {}
+  void Succeeded(const ResourceRef&, const ObjectMeta&, const std::string&) override {}
+  void NodeStep(const ResourceRef&, const ObjectMeta&, const std::string& reason, bool, const std::string& note) override {
+    seen.push_back(reason + ": " + note);
+  }
+  bool Saw(const std::string& prefix) const {
+    for (const auto& s : seen) {
+      if (s.rfind(prefix, 0) == 0) return true;
+    }
+    return false;
+  }
+  std::vector<std::string> seen;
+};
+
+WatchedResource Resource(OnFailure on_failure = OnFailure::kKeepCordoned) {
+  WatchedResource r;
+  r.ref = ResourceRef{"example.com", "v1", "widgets", "", ""};
+  RolloutPolicy policy;
+  policy.cordon = true;
+  policy.drain = DrainPolicy{seconds(60), "", 0};
+  policy.reboot = RebootPolicy{{"/sbin/reboot"}, seconds(300)};
+  policy.on_failure = on_failure;
+  r.rollout = policy;
+  return r;
+}
+
+struct World {
+  explicit World(OnFailure on_failure = OnFailure::kKeepCordoned)
+      : resource(Resource(on_failure)),
+        store(std::move(SqliteStateStore::Open(dir.File("state.db"), "node-a", {})).value()) {
+    SetBootId("boot-1");
+    object.uid = "u1";
+    object.namespace_name = "default";
+    object.name = "kernel";
+  }
+  // A new agent process on the same state file, Node and pods.
+  std::unique_ptr<NodeSteps> Start() {
+    NodeStepsOptions options;
+    options.rid = "abcdef0123";
+    options.self_pod = "nodehook/agent-a";
+    options.boot_id_file = dir.File("boot_id");
+    return std::make_unique<NodeSteps>(resource, gate, api, *store, runner, clock, events, options);
+  }
+  void SetBootId(const std::string& id) { std::ofstream(dir.File("boot_id")) << id << "\n"; }
+  std::string Step() {
+    auto rec = store->GetNodeSteps("u1");
+    return rec.ok() && *rec ? (*rec)->step : "";
+  }
+  bool Ours() const { return api.node().unschedulable && api.node().marks.count("nodehook.io/cordoned-abcdef0123"); }
+
+  TempDir dir;
+  WatchedResource resource;
+  std::unique_ptr<SqliteStateStore> store;
+  FakeGate gate;
+  FakeNodeApi api;
+  FakeRunner runner;
+  FakeClock clock;
+  Reasons events;
+  ObjectMeta object;
+};
+
+TEST_CASE("the node is cordoned and drained before the hook, and uncordoned after its success") {
+  World w;
+  w.api.AddPod("default", "web-1");
+  w.api.AddPod("default", "web-2");
+  auto steps = w.Start();
+  GateEntry first = steps->Admit(w.object, "s1", nullptr);
+  REQUIRE(first.kind == GateEntry::Kind::kWait);
+  REQUIRE(w.Ours());
+  REQUIRE(w.Step() == "draining");
+  REQUIRE(w.gate.shown.back().first == NodeStep::kDraining);
+  w.api.Finish();
+  GateEntry inside = steps->Admit(w.object, "s1", nullptr);
+  REQUIRE(inside.kind == GateEntry::Kind::kInside);
+  REQUIRE(inside.resume == ResumeAt::kHook);
+  REQUIRE(steps->AfterHook(w.object, "s1", false) == std::nullopt);
+  REQUIRE(w.Step() == "verifying");
+  REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s1", "ok") == std::nullopt);
+  REQUIRE_FALSE(w.api.node().unschedulable);
+  REQUIRE(w.api.node().marks.empty());
+  REQUIRE(w.gate.calls == std::vector<std::string>{"succeeded s1"});
+  REQUIRE(w.Step().empty());
+  REQUIRE(w.api.evictions() == std::map<std::string, int>{{"default/web-1", 1}, {"default/web-2", 1}});
+}
+
+TEST_CASE("no step starts before the node holds a slot") {
+  World w;
+  w.gate.inside = false;
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.api.node_writes() == 0);
+  REQUIRE(w.Step().empty());
+}
+
+TEST_CASE("an agent killed during the drain resumes it: no second cordon, no eviction repeated") {
+  World w;
+  w.api.AddPod("default", "web-1");
+  w.api.AddPod("default", "db-0", 0);
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  const int cordon_writes = w.api.node_writes();
+  steps.reset();  // killed
+  auto again = w.Start();
+  REQUIRE(again->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.api.node_writes() == cordon_writes);
+  REQUIRE(w.api.evictions().at("default/web-1") == 1);  // terminating: waited for
+  auto rec = *w.store->GetNodeSteps("u1");
+  REQUIRE(rec->pods_left == "default/db-0\ndefault/web-1\n");
+  REQUIRE(rec->evictions == 3);
+  REQUIRE(rec->message.find("default/db-0: Cannot evict") == 0);
+  REQUIRE(w.events.Saw("NodeDrainBlocked: drain blocked: default/db-0"));
+}
+
+TEST_CASE("a drain that times out fails the node; it stays cordoned, and the next state gives it back") {
+  World w;
+  w.api.AddPod("default", "db-0", 0);
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  w.clock.Advance(seconds(61));
+  GateEntry failed = steps->Admit(w.object, "s1", nullptr);
+  REQUIRE(failed.kind == GateEntry::Kind::kFailed);
+  REQUIRE(failed.failure.find("drain timed out after 60.0s; 1 pod left: default/db-0") == 0);
+  REQUIRE(failed.failure.find("disruption budget") != std::string::npos);
+  REQUIRE(w.gate.calls == std::vector<std::string>{"failed s1 permanent"});
+  REQUIRE(w.Ours());
+  REQUIRE(w.Step() == "failed");
+  REQUIRE(w.events.Saw("NodeKeptCordoned"));
+  // The object changes; its new state finds the node cordoned under this rollout's mark.
+  w.api.SetBudget("default/db-0", 1);
+  REQUIRE(steps->Admit(w.object, "s2", nullptr).kind == GateEntry::Kind::kWait);
+  w.api.Finish();
+  REQUIRE(steps->Admit(w.object, "s2", nullptr).kind == GateEntry::Kind::kInside);
+  REQUIRE(steps->AfterHook(w.object, "s2", false) == std::nullopt);
+  REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s2", "ok") == std::nullopt);
+  REQUIRE_FALSE(w.api.node().unschedulable);
+}
+
+TEST_CASE("on_failure uncordon gives the node back when it fails") {
+  World w(OnFailure::kUncordon);
+  w.api.AddPod("default", "db-0", 0);
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  w.clock.Advance(seconds(61));
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kFailed);
+  REQUIRE_FALSE(w.api.node().unschedulable);
+  REQUIRE(w.Step().empty());
+}
+
+TEST_CASE("a hook out of retries fails the node: kept cordoned; a failed verify runs the hook again") {
+  World w;
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
+  REQUIRE(steps->AfterHook(w.object, "s1", false) == std::nullopt);
+  steps->Failed(w.resource.ref, w.object, "s1", 1, false, "verify: exited 1");
+  REQUIRE(w.Step() == "running");
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).resume == ResumeAt::kHook);
+  steps->Failed(w.resource.ref, w.object, "s1", 3, false, "exited 1");
+  REQUIRE(w.Step() == "failed");
+  REQUIRE(w.Ours());
+}
+
+TEST_CASE("a node someone else cordoned before the steps stays cordoned after them") {
+  World w;
+  w.api.SetUnschedulable(true);
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
+  REQUIRE(w.api.node().marks.empty());
+  REQUIRE(steps->AfterHook(w.object, "s1", false) == std::nullopt);
+  REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s1", "ok") == std::nullopt);
+  REQUIRE(w.api.node().unschedulable);
+  REQUIRE(w.api.node_writes() == 0);
+  REQUIRE(w.events.Saw("NodeCordonKept"));
+}
+
+TEST_CASE("an uncordon by someone during the drain is theirs: the node is never cordoned again by these steps") {
+  World w;
+  w.api.AddPod("default", "web-1");
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  w.api.SetUnschedulable(false);
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.events.Saw("NodeCordonUndone"));
+  w.api.Finish();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
+  w.api.SetUnschedulable(true);  // and cordoned again by them, for their own reasons
+  REQUIRE(steps->AfterHook(w.object, "s1", false) == std::nullopt);
+  REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s1", "ok") == std::nullopt);
+  REQUIRE(w.api.node().unschedulable);
+}
+
+TEST_CASE("a reboot is recorded, run once, held in the slot, and proven by a new boot ID the Node reports") {
+  World w;
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
+  auto wait = steps->AfterHook(w.object, "s1", true);
+  REQUIRE(wait.has_value());
+  REQUIRE(w.runner.call_count() == 1);
+  REQUIRE(w.runner.calls()[0].argv == std::vector<std::string>{"/sbin/reboot"});
+  REQUIRE(w.gate.shown.back() == std::make_pair(NodeStep::kRebooting, Duration(seconds(300))));
+  auto rec = *w.store->GetNodeSteps("u1");
+  REQUIRE(rec->step == "rebooting");
+  REQUIRE(rec->boot_id == "boot-1");
+  // The agent restarts without a reboot (a crash): not taken for one, and not rebooted again.
+  steps = w.Start();
+  w.clock.Advance(seconds(30));
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.runner.call_count() == 1);
+  REQUIRE(w.gate.shown.back() == std::make_pair(NodeStep::kRebooting, Duration(seconds(270))));
+  // The node came back with a new boot ID; the kubelet has not reported it yet.
+  w.SetBootId("boot-2");
+  steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  w.api.SetNodeBootId("boot-2");
+  GateEntry verified = steps->Admit(w.object, "s1", nullptr);
+  REQUIRE(verified.kind == GateEntry::Kind::kInside);
+  REQUIRE(verified.resume == ResumeAt::kVerify);
+  REQUIRE(w.events.Saw("NodeRebooted: rebooted: boot ID boot-1 -> boot-2"));
+  REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s1", "ok") == std::nullopt);
+  REQUIRE_FALSE(w.api.node().unschedulable);
+  REQUIRE(w.runner.call_count() == 1);
+}
+
+TEST_CASE("a reboot that never happens fails the node at the reboot's timeout") {
+  World w;
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
+  REQUIRE(steps->AfterHook(w.object, "s1", true).has_value());
+  w.clock.Advance(seconds(299));
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  w.clock.Advance(seconds(1));
+  GateEntry failed = steps->Admit(w.object, "s1", nullptr);
+  REQUIRE(failed.kind == GateEntry::Kind::kFailed);
+  REQUIRE(failed.failure == "no reboot within 300.0s: the boot ID is still boot-1");
+  REQUIRE(w.gate.calls == std::vector<std::string>{"failed s1 permanent"});
+  REQUIRE(w.Ours());
+}
+
+TEST_CASE("an agent killed between the hook and the uncordon resumes at the uncordon") {
+  World w;
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
+  REQUIRE(steps->AfterHook(w.object, "s1", false) == std::nullopt);
+  w.api.FailGets(true);  // the uncordon cannot be done now
+  REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s1", "ok").has_value());
+  REQUIRE(w.gate.calls.empty());
+  REQUIRE(w.Step() == "uncordoning");
+  w.api.FailGets(false);
+  steps = w.Start();
+  GateEntry resumed = steps->Admit(w.object, "s1", nullptr);
+  REQUIRE(resumed.resume == ResumeAt::kFinish);
+  REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s1", "ok") == std::nullopt);
+  REQUIRE_FALSE(w.api.node().unschedulable);
+  REQUIRE(w.gate.calls == std::vector<std::string>{"succeeded s1"});
+}
+
+TEST_CASE("an object deleted during its steps gives the cordon back") {
+  World w;
+  w.api.AddPod("default", "web-1");
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  steps->Gone(w.object);
+  REQUIRE_FALSE(w.api.node().unschedulable);
+  REQUIRE(w.Step().empty());
+  REQUIRE(w.gate.calls == std::vector<std::string>{"gone"});
+}
+
+}  // namespace
+}  // namespace nodehook

@@ -1,0 +1,86 @@
+#include <catch2/catch.hpp>
+
+#include "agent/nodework/pod_drain.h"
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_node_api.h"
+
+namespace nodehook {
+namespace {
+
+TEST_CASE("a drain evicts every pod but DaemonSet pods and the agent's own, and waits for them to go") {
+  FakeNodeApi api;
+  FakeClock clock;
+  api.AddPod("default", "web-1");
+  api.AddPod("default", "web-2");
+  api.AddPod("kube-system", "proxy", -1, true);
+  api.AddPod("nodehook", "agent-x");
+  PodDrain drain(api, clock, DrainOptions{"", 0, "nodehook/agent-x"});
+  auto first = drain.Round();
+  REQUIRE(first.ok());
+  REQUIRE(first->evictions == 2);
+  REQUIRE(first->left == std::vector<std::string>{"default/web-1", "default/web-2"});
+  REQUIRE_FALSE(first->done());
+  auto waiting = drain.Round();  // terminating: waited for, not evicted again
+  REQUIRE(waiting->evictions == 0);
+  REQUIRE(waiting->left.size() == 2);
+  api.Finish();
+  auto done = drain.Round();
+  REQUIRE(done->done());
+  REQUIRE(api.evictions() == std::map<std::string, int>{{"default/web-1", 1}, {"default/web-2", 1}});
+  REQUIRE(api.pods_left() == std::vector<std::string>{"kube-system/proxy", "nodehook/agent-x"});
+}
+
+TEST_CASE("a pod its budget refuses is asked again after a backoff doubling to 30 s, and reported once") {
+  FakeNodeApi api;
+  FakeClock clock;
+  api.AddPod("default", "db-0", 0);
+  PodDrain drain(api, clock, DrainOptions{});
+  auto first = drain.Round();
+  REQUIRE(first->evictions == 1);
+  REQUIRE(first->newly_blocked.size() == 1);
+  REQUIRE(first->blocked.find("default/db-0: Cannot evict pod") == 0);
+  REQUIRE(first->next == std::chrono::seconds(1));
+  REQUIRE(drain.Round()->evictions == 0);  // not due yet
+  // Each refusal doubles the wait before the next ask: due a millisecond after, not before.
+  clock.Advance(std::chrono::seconds(1));
+  REQUIRE(drain.Round()->evictions == 1);
+  for (int wait : {2, 4, 8, 16, 30, 30, 30}) {
+    clock.Advance(std::chrono::seconds(wait) - std::chrono::milliseconds(1));
+    auto early = drain.Round();
+    REQUIRE(early->evictions == 0);
+    REQUIRE(early->next == std::chrono::milliseconds(1));
+    clock.Advance(std::chrono::milliseconds(1));
+    auto round = drain.Round();
+    REQUIRE(round->evictions == 1);
+    REQUIRE(round->newly_blocked.empty());
+  }
+  api.SetBudget("default/db-0", 1);
+  clock.Advance(std::chrono::seconds(30));
+  auto allowed = drain.Round();
+  REQUIRE(allowed->evictions == 1);
+  REQUIRE(allowed->blocked.empty());
+  api.Finish();
+  REQUIRE(drain.Round()->done());
+  REQUIRE(api.evictions().at("default/db-0") == 10);  // 9 refused, 1 allowed
+}
+
+TEST_CASE("a budget that allows one at a time: one pod goes, the next waits until it is gone") {
+  FakeNodeApi api;
+  FakeClock clock;
+  api.AddPod("default", "web-1", 1);
+  api.AddPod("default", "web-2", 0);
+  PodDrain drain(api, clock, DrainOptions{});
+  auto first = drain.Round();
+  REQUIRE(first->left.size() == 2);
+  REQUIRE(first->blocked.find("default/web-2") == 0);
+  api.Finish();
+  api.SetBudget("default/web-2", 1);  // the replacement of web-1 is ready elsewhere
+  clock.Advance(first->next);
+  auto second = drain.Round();
+  REQUIRE(second->evictions == 1);
+  api.Finish();
+  REQUIRE(drain.Round()->done());
+}
+
+}  // namespace
+}  // namespace nodehook
