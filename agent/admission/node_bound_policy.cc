@@ -270,7 +270,8 @@ Policy LeasesPolicy(const Config& config, const PolicySubject& subject) {
 // With prefixes: the Node itself may change only in the labels, annotations and taints under
 // them (`ours` is the CEL test of a key); nothing else of its metadata or spec.
 void AddNodeMetadataRules(Policy& p, const std::function<std::string(const std::string&)>& ours,
-                          const std::string& prefix_names) {
+                          const std::function<std::string(const std::string&)>& ours_annotation,
+                          const std::string& prefix_names, bool cordons) {
   for (const char* field : {"labels", "annotations"}) {
     const std::string f = field;
     p.variables.emplace_back(f + "_before", "oldObject != null && has(oldObject.metadata." + f + ") ? oldObject.metadata." + f + " : {}");
@@ -283,12 +284,14 @@ void AddNodeMetadataRules(Policy& p, const std::function<std::string(const std::
   p.variables.emplace_back("taints_before", "'taints' in variables.spec_before ? variables.spec_before.taints : []");
   p.variables.emplace_back("taints_after", "'taints' in variables.spec_after ? variables.spec_after.taints : []");
   const std::string refusal = "'node ' + variables.node + ' may change only the labels, annotations and taints under "
-                              "its config\\'s prefixes (" + prefix_names + "), not ";
+                              "its config\\'s prefixes (" + prefix_names + ")" +
+                              (cordons ? std::string(" and spec.unschedulable") : "") + ", not ";
   for (const char* field : {"labels", "annotations"}) {
     const std::string before = std::string("variables.") + field + "_before", after = std::string("variables.") + field + "_after";
+    const auto& mine = std::string(field) == "annotations" ? ours_annotation : ours;
     p.validations.push_back(
-        {before + ".all(k, " + ours("k") + " || (k in " + after + " && " + after + "[k] == " + before + "[k])) && " +
-             after + ".all(k, " + ours("k") + " || k in " + before + ")",
+        {before + ".all(k, " + mine("k") + " || (k in " + after + " && " + after + "[k] == " + before + "[k])) && " +
+             after + ".all(k, " + mine("k") + " || k in " + before + ")",
          "", refusal + "other " + field + "'"});
   }
   p.validations.push_back(
@@ -302,10 +305,12 @@ void AddNodeMetadataRules(Policy& p, const std::function<std::string(const std::
            " || (k in variables.meta_before && variables.meta_after[k] == variables.meta_before[k])) && "
            "variables.meta_before.all(k, k in " + unchanged + " || k in variables.meta_after)",
        "", refusal + "the rest of its metadata'"});
+  // A rollout's cordon: spec.unschedulable too (the mark is one of the annotations above).
+  const std::string free = cordons ? "['taints', 'unschedulable']" : "['taints']";
   p.validations.push_back(
-      {"variables.spec_after.all(k, k == 'taints' || (k in variables.spec_before && "
+      {"variables.spec_after.all(k, k in " + free + " || (k in variables.spec_before && "
        "variables.spec_after[k] == variables.spec_before[k])) && "
-       "variables.spec_before.all(k, k == 'taints' || k in variables.spec_after)",
+       "variables.spec_before.all(k, k in " + free + " || k in variables.spec_after)",
        "", refusal + "the rest of its spec'"});
 }
 
@@ -319,7 +324,9 @@ Policy NodesPolicy(const std::vector<const WatchedResource*>& resources, const P
   p.resource_rules.emplace_back(
       "{apiGroups: [\"\"], apiVersions: [\"*\"], resources: [\"nodes\", \"nodes/status\"], operations: [\"*\"]}");
   std::string types, prefixes, names, prefix_names;  // CEL lists, and the same for people
+  bool cordons = false;
   for (const WatchedResource* r : resources) {
+    cordons = cordons || (r->rollout && r->rollout->Cordons());
     if (!r->node_condition.empty()) {
       types += (types.empty() ? "'" : ", '") + r->node_condition + "'";
       names += (names.empty() ? "" : ", ") + r->node_condition;
@@ -330,13 +337,23 @@ Policy NodesPolicy(const std::vector<const WatchedResource*>& resources, const P
       prefix_names += (prefix_names.empty() ? "" : ", ") + prefix + "*";
     }
   }
-  const bool metadata = !prefixes.empty();
+  const bool metadata = !prefixes.empty() || cordons;
+  std::string annotation_prefixes = prefixes;
+  if (cordons) {
+    annotation_prefixes += (annotation_prefixes.empty() ? "'" : ", '") + std::string(kCordonMarkPrefix) + "'";
+    prefix_names += (prefix_names.empty() ? "" : ", ") + std::string(kCordonMarkPrefix) + "* annotations";
+  }
   types = "[" + types + "]";
   prefixes = "[" + prefixes + "]";
-  p.comment = metadata ? "Node outputs: only the own Node, and there only the conditions, labels, annotations and "
-                         "taints the config keeps."
+  annotation_prefixes = "[" + annotation_prefixes + "]";
+  p.comment = metadata ? "Node outputs and a rollout's cordon: only the own Node, and there only the conditions, "
+                         "labels, annotations and taints the config keeps" +
+                             std::string(cordons ? ", the cordon and its mark." : ".")
                        : "Node outputs: only the own Node's status, and there only the conditions the config keeps.";
   const auto ours = [&prefixes](const std::string& key) { return prefixes + ".exists(p, " + key + ".startsWith(p))"; };
+  const auto ours_annotation = [&annotation_prefixes](const std::string& key) {
+    return annotation_prefixes + ".exists(p, " + key + ".startsWith(p))";
+  };
   const auto others = [&](const std::string& node) {
     return node + " != null && has(" + node + ".status) && has(" + node + ".status.conditions) ? " + node +
            ".status.conditions.filter(c, !(c.type in " + types + ") && !" + ours("c.type") + ") : []";
@@ -359,7 +376,7 @@ Policy NodesPolicy(const std::vector<const WatchedResource*>& resources, const P
   p.validations.push_back({"variables.others_before == variables.others_after", "",
                            "'node ' + variables.node + ' may change only the conditions its config keeps (" + names +
                                "), not those of the kubelet or others'"});
-  if (metadata) AddNodeMetadataRules(p, ours, prefix_names);
+  if (metadata) AddNodeMetadataRules(p, ours, ours_annotation, prefix_names, cordons);
   return p;
 }
 
@@ -401,6 +418,10 @@ int MaxSlotLeaseSeconds(const Config& config) {
   for (const auto& r : config.resources) {
     if (!r.rollout) continue;
     longest = std::max(longest, static_cast<int>(std::max(r.rollout->slot_lease, r.rollout->soak).count()));
+    // A slot held through a reboot: the reboot's timeout and a lease.
+    if (r.rollout->reboot) {
+      longest = std::max(longest, static_cast<int>((r.rollout->reboot->timeout + r.rollout->slot_lease).count()));
+    }
   }
   return longest;
 }
@@ -418,7 +439,10 @@ std::string NodeBoundPolicyYaml(const Config& config, const PolicySubject& subje
   for (const auto& r : config.resources) {
     if (r.singleton) singleton.push_back(&r);
     if (r.finalizer && !r.singleton) finalizer.push_back(&r);
-    if (!r.node_condition.empty() || !r.node_output_prefixes.empty()) outputs.push_back(&r);
+    // A rollout's cordon is a write of the own Node, as node outputs are.
+    if (!r.node_condition.empty() || !r.node_output_prefixes.empty() || (r.rollout && r.rollout->Cordons())) {
+      outputs.push_back(&r);
+    }
     // A ready condition's record is a node Lease in the node's name, as a rollout's is.
     leases = leases || r.singleton || r.rollout.has_value() || !r.ready_condition.empty();
   }

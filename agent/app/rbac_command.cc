@@ -102,6 +102,14 @@ std::vector<PolicyRule> LeastPrivilegeRules(const Config& config) {
     // The ready condition's writer, when the agents elect it: the CRD checked at start, the
     // condition patched onto the status.
     if (!r.ready_condition.empty() && config.tuning.cross_node_writes != "steward") GrantReadyWriter(r, rules);
+    // A rollout's node steps (nodework/node_steps.h): this Node read (its cordon, its boot ID); the
+    // cordon and its mark patched on it; the drain lists the pods bound to it and evicts them.
+    if (r.rollout && r.rollout->HasNodeSteps()) rules.Grant("", "nodes", {"get"});
+    if (r.rollout && r.rollout->Cordons()) rules.Grant("", "nodes", {"patch"});
+    if (r.rollout && r.rollout->drain) {
+      rules.Grant("", "pods", {"list"});
+      rules.Grant("", "pods/eviction", {"create"});
+    }
   }
   if (targeting) rules.Grant("", "nodes", {"list", "watch"});
   // Node outputs: this Node read at start (and before each taint write), its status written by

@@ -78,6 +78,8 @@ struct RebootPolicy {
   std::chrono::seconds timeout{900};  // no new boot ID by then: the node fails the object state
 };
 enum class OnFailure { kKeepCordoned, kUncordon };
+// Node annotations that say which rollout cordoned the Node, one per rollout: <prefix><rollout id>.
+inline constexpr const char* kCordonMarkPrefix = "nodehook.io/cordoned-";
 const char* OnFailureName(OnFailure on_failure);
 
 // A resource's rollout policy (opt-in, docs/rollouts.md): at most `max_nodes` nodes inside the

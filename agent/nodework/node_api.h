@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "agent/base/status.h"
+#include "agent/config/config.h"
 
 namespace nodehook {
 
-// Node annotations that say which rollout cordoned the Node: one per rollout, so two rollouts
-// that cordon one node do not give it back while the other still works there. A Node with none
-// that is unschedulable was cordoned by someone else.
-inline constexpr const char* kCordonMarkPrefix = "nodehook.io/cordoned-";
+// The cordon marks (kCordonMarkPrefix, config.h) are one per rollout, so two rollouts that cordon
+// one node do not give it back while the other still works there. A Node with none that is
+// unschedulable was cordoned by someone else.
 
 struct NodeState {
   bool unschedulable = false;

@@ -1,6 +1,7 @@
 // `nodehook rbac`: the least-privilege ClusterRole follows the config, grant by grant.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -244,4 +245,40 @@ TEST_CASE("a ready condition adds the writer's rights to the agents, or with the
                                  "apiextensions.k8s.io/customresourcedefinitions: get", "events.k8s.io/events: create"});
   std::string yaml = StewardRbacYaml(c, "nh", "ops");
   CHECK(yaml.find("nh-steward-leases") != std::string::npos);  // the writer's election and the records
+}
+
+TEST_CASE("node steps add exactly what they use: the Node read, its patch for a cordon, pods list and eviction for a "
+          "drain") {
+  WatchedResource w = Watched("example.com", "widgets");
+  w.rollout = RolloutPolicy{};
+  Config c = WithResources({w});
+  const std::vector<std::string> without = Lines(LeastPrivilegeRules(c));
+  CHECK(std::find(without.begin(), without.end(), "/pods/eviction: create") == without.end());
+  c.resources[0].rollout->reboot = RebootPolicy{{"/sbin/reboot"}, std::chrono::seconds(600)};
+  CHECK(Lines(LeastPrivilegeRules(c)) == std::vector<std::string>{"example.com/widgets: list watch",
+                                                                  "/nodes: get list watch",
+                                                                  "events.k8s.io/events: create"});
+  c.resources[0].rollout->cordon = true;
+  CHECK(Lines(LeastPrivilegeRules(c)) == std::vector<std::string>{"example.com/widgets: list watch",
+                                                                  "/nodes: get list watch patch",
+                                                                  "events.k8s.io/events: create"});
+  c.resources[0].rollout->drain = DrainPolicy{};
+  CHECK(Lines(LeastPrivilegeRules(c)) ==
+        std::vector<std::string>{"example.com/widgets: list watch", "/nodes: get list watch patch", "/pods: list",
+                                 "/pods/eviction: create", "events.k8s.io/events: create"});
+}
+
+TEST_CASE("with the steward, the node-bound rules let an agent cordon its own Node under its mark, nothing more") {
+  WatchedResource w = Watched("example.com", "widgets");
+  w.rollout = RolloutPolicy{};
+  w.rollout->drain = DrainPolicy{};
+  w.rollout->reboot = RebootPolicy{{"/sbin/reboot"}, std::chrono::seconds(600)};
+  Config c = WithResources({w});
+  c.tuning.cross_node_writes = "steward";
+  std::string yaml = NodeBoundPolicyYaml(c, PolicySubject{});
+  CHECK(yaml.find("-node-bound-nodes") != std::string::npos);
+  CHECK(yaml.find("'nodehook.io/cordoned-'") != std::string::npos);
+  CHECK(yaml.find("['taints', 'unschedulable']") != std::string::npos);
+  // A slot held through a reboot is within the rules: the reboot's timeout and a lease.
+  CHECK(yaml.find("object.spec.leaseDurationSeconds <= 615") != std::string::npos);
 }
