@@ -67,8 +67,9 @@ bool PlanExecutor::DoStep(Execution& run, Step step) {
       return run.resume != ResumeAt::kHook || RecordStart(run);
     case Step::kRunHook:
       if (run.resume == ResumeAt::kHook) return RunHook(run);
-      run.plan.without_hook = run.resume == ResumeAt::kVerify ? "the hook finished before the reboot; verify next"
-                                                               : "the hook finished and was verified before";
+      run.plan.without_hook = run.resume == ResumeAt::kVerify
+                                  ? "the hook finished before (a reboot or a restart); verified now"
+                                  : "the hook finished and was verified before; the node given back now";
       return true;
     case Step::kRebootIfAsked: return run.resume != ResumeAt::kHook || RebootIfAsked(run);
     case Step::kVerifyRollout: return run.resume == ResumeAt::kFinish || VerifyRollout(run);

@@ -1,0 +1,337 @@
+"""A rollout's node steps (issue 28) against the real API server: two agents as two nodes, one
+slot at a time, each node cordoned, drained through the Eviction API and uncordoned around its
+hook, or rebooted when the hook asks. The server has no kubelet or controllers: the test plays
+the disruption controller (it writes each budget's status) and the node's reboot (a new boot ID
+in the agent's boot ID file and on the Node, then the agent started again). The oracles are the
+API server's objects (the Node's cordon and marks, the pods, the Leases, the Events) and what the
+hook itself saw of its node while it ran, never the agents' word alone."""
+
+import os
+import signal
+from pathlib import Path
+
+from conftest import wait_until
+from deploy_tools import kubectl_binary
+from kube import ApiError, create_node
+from singleton_cluster import LEASE
+
+HOOKS = Path(__file__).resolve().parent / "hooks"
+STEPS_HOOK = HOOKS / "node-steps-hook"
+MARK_PREFIX = "nodehook.io/cordoned-"
+
+
+class Steps:
+    """Two agents as two nodes with a rollout whose node steps are `steps`."""
+
+    def __init__(self, cluster, widgets, make_agent, tmp_path, steps, policy=None):
+        self.cluster, self.widgets, self.kube = cluster, widgets, cluster.kube
+        self.state_file = tmp_path / "node-state.log"
+        self.reboot_log = tmp_path / "reboots.log"
+        self.nodes = [f"steps-{c}-{os.getpid()}-{widgets.namespace}" for c in "ab"]
+        self.agents = {}
+        ensure_default_account(self.kube, widgets.namespace)
+        for node in self.nodes:
+            create_node(self.kube, node, {})
+            self.set_boot_id(node, "boot-1")
+            boot_file = tmp_path / f"boot-id-{node}"
+            boot_file.write_text("boot-1\n")
+            self_pod = f"agent-{node[6]}"
+            create_pod(self.kube, widgets.namespace, self_pod, node)  # the agent's own pod: never evicted
+            rollout = {"max_nodes": 1, "failure_after_retries": 1, "slot_lease_seconds": 6,
+                       "verify": {"argv": [str(STEPS_HOOK), "verify"]}, **(policy or {}), **steps}
+            agent = make_agent(
+                node, reasons=("create", "update"), hook=STEPS_HOOK, lease_namespace=widgets.namespace,
+                boot_id_file=str(boot_file), resource_options={"rollout": rollout}, **LEASE,
+                env={"E2E_KUBECTL": str(kubectl_binary()), "E2E_KUBECONFIG": str(cluster.kubeconfig),
+                     "E2E_NODE_STATE_FILE": str(self.state_file), "E2E_REBOOT_LOG": str(self.reboot_log),
+                     "E2E_BOOT_ID_FILE": str(boot_file), "POD_NAMESPACE": widgets.namespace,
+                     "POD_NAME": self_pod})
+            agent.boot_file = boot_file
+            self.agents[node] = agent
+
+    def start(self):
+        for agent in self.agents.values():
+            agent.start()
+        return self
+
+    def node(self, node):
+        return self.kube.request("GET", f"/api/v1/nodes/{node}")
+
+    def cordoned(self, node):
+        return bool(self.node(node).get("spec", {}).get("unschedulable"))
+
+    def marks(self, node):
+        notes = self.node(node)["metadata"].get("annotations") or {}
+        return {k: v for k, v in notes.items() if k.startswith(MARK_PREFIX)}
+
+    def set_boot_id(self, node, boot_id):
+        self.kube.request("PATCH", f"/api/v1/nodes/{node}/status", {"status": {"nodeInfo": {"bootID": boot_id}}},
+                          "application/merge-patch+json")
+
+    def seen(self, node=None):
+        """What the hook saw of its node while it ran: (reason, node, name, unschedulable, pods)."""
+        if not self.state_file.exists():
+            return []
+        out = []
+        for line in self.state_file.read_text().splitlines():
+            reason, n, name, cordon, pods = line.split()
+            if node is None or n == node:
+                out.append((reason, n, name, cordon.split("=", 1)[1] == "true",
+                            sorted(p for p in pods.split("=", 1)[1].split(",") if p)))
+        return out
+
+    def pods(self):
+        items = self.kube.request("GET", f"/api/v1/namespaces/{self.widgets.namespace}/pods")["items"]
+        return {(p["spec"].get("nodeName"), p["metadata"]["name"]) for p in items}
+
+    def slot(self):
+        """The slot Lease that names a holder (max_nodes 1: at most one), or None."""
+        items = self.kube.request(
+            "GET", f"/apis/coordination.k8s.io/v1/namespaces/{self.widgets.namespace}/leases")["items"]
+        held = [i for i in items if (i["metadata"].get("labels") or {}).get("nodehook.io/rollout-kind") == "slot"
+                and i["spec"].get("holderIdentity")]
+        return held[0] if held else None
+
+    def events(self, reason):
+        items = self.kube.request(
+            "GET", f"/apis/events.k8s.io/v1/namespaces/{self.widgets.namespace}/events")["items"]
+        return [e for e in items if e.get("reason") == reason]
+
+    def done(self, name):
+        """The nodes whose hook and verify ran ok for `name` and that gave their slot back."""
+        return {n for n, a in self.agents.items() if a.records(name) and a.records(name)[-1]["result"] == "ok"
+                and any(e.get("object", "").endswith("/" + name) for e in a.log_events("rollout node done"))}
+
+
+def ensure_default_account(kube, namespace):
+    try:
+        kube.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts", {"metadata": {"name": "default"}})
+    except ApiError as e:
+        if e.status != 409:
+            raise
+
+
+def create_pod(kube, namespace, name, node, labels=None, owner=None):
+    """A running, ready Pod bound to `node` (no kubelet: its status is written here), so the
+    Eviction API holds it to its disruption budget (a pending pod would be evicted regardless)."""
+    meta = {"name": name, "labels": labels or {}}
+    if owner:
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner, "name": "owner", "uid": "0000-owner",
+                                    "controller": True}]
+    kube.request("POST", f"/api/v1/namespaces/{namespace}/pods", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": meta,
+        "spec": {"nodeName": node, "automountServiceAccountToken": False,
+                 "containers": [{"name": "c", "image": "example:test"}]}})
+    kube.request("PATCH", f"/api/v1/namespaces/{namespace}/pods/{name}/status",
+                 {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}},
+                 "application/merge-patch+json")
+
+
+def create_budget(kube, namespace, name, app, allowed):
+    kube.request("POST", f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets", {
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": app}}}})
+    allow(kube, namespace, name, allowed)
+
+
+def allow(kube, namespace, name, allowed):
+    """The disruption controller's part: how many evictions the budget allows now."""
+    kube.request("PATCH", f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets/{name}/status",
+                 {"status": {"observedGeneration": 1, "disruptionsAllowed": allowed, "currentHealthy": 2,
+                             "desiredHealthy": 1, "expectedPods": 2}},
+                 "application/merge-patch+json")
+
+
+class OneAtATime:
+    """The disruption controller's part for one budget, as its pods' replacements come up ready
+    elsewhere: one more eviction allowed each time one of its pods is gone."""
+
+    def __init__(self, s, budget, app):
+        self.s, self.budget, self.app = s, budget, app
+        self.count = None  # the pods when it last allowed one: none yet
+
+    def pods(self):
+        items = self.s.kube.request("GET", f"/api/v1/namespaces/{self.s.widgets.namespace}/pods"
+                                    f"?labelSelector=app%3D{self.app}")["items"]
+        return len(items)
+
+    def step(self):
+        status = self.s.kube.request("GET", f"/apis/policy/v1/namespaces/{self.s.widgets.namespace}"
+                                     f"/poddisruptionbudgets/{self.budget}").get("status", {})
+        now = self.pods()
+        if status.get("disruptionsAllowed", 0) == 0 and (self.count is None or now < self.count):
+            allow(self.s.kube, self.s.widgets.namespace, self.budget, 1)
+            self.count = now
+        return False
+
+
+DRAIN = {"drain": {"timeout_seconds": 60, "grace_period_seconds": 0}}
+
+
+def test_a_drain_honours_a_budget_that_allows_one_eviction_at_a_time(cluster, widgets, make_agent, tmp_path):
+    s = Steps(cluster, widgets, make_agent, tmp_path, DRAIN)
+    a, b = s.nodes
+    for name in ("web-1", "web-2"):
+        create_pod(s.kube, widgets.namespace, name, a, {"app": "web"})
+    create_pod(s.kube, widgets.namespace, "logs", a, {"app": "logs"}, owner="DaemonSet")
+    create_budget(s.kube, widgets.namespace, "web", "web", 1)
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    # Node a: web-1 evicted, web-2 refused by the budget, asked again with backoff; no hook yet.
+    blocked = wait_until(lambda: s.agents[a].log_events("node drain blocked"), "the budget refusing web-2 on a")
+    assert blocked[0]["pod"].startswith(f"{widgets.namespace}/web-2: "), blocked
+    assert (a, "web-1") not in s.pods() and (a, "web-2") in s.pods()
+    assert s.cordoned(a) and list(s.marks(a)) == [m for m in s.marks(a) if m.startswith(MARK_PREFIX)]
+    assert not s.agents[a].records("kernel"), "the hook ran before the drain finished"
+    # `kubectl nodehook rollout status` reads the step and the pods left from the slot.
+    left = "1 pod left: " + widgets.namespace + "/web-2"
+    slot = wait_until(lambda: (lambda sl: sl if sl and left in sl["metadata"]["annotations"].get(
+        "nodehook.io/rollout-detail", "") else None)(s.slot()), "the slot showing the pod left")
+    notes = slot["metadata"]["annotations"]
+    assert slot["spec"]["holderIdentity"] == a and notes["nodehook.io/rollout-phase"] == "draining", notes
+    event = wait_until(lambda: s.events("NodeDrainBlocked"), "a NodeDrainBlocked Event")
+    assert a in event[0]["note"] and "web-2" in event[0]["note"], event
+    # The disruption controller sees web-1's replacement ready: one more eviction is allowed.
+    allow(s.kube, widgets.namespace, "web", 1)
+    wait_until(lambda: s.done("kernel") == {a, b}, "the rollout done on both nodes")
+    # While its hook ran, each node was cordoned and held only the pods a drain leaves.
+    seen = {n: [x for x in s.seen(n) if x[0] == "create"] for n in (a, b)}
+    assert seen[a] == [("create", a, "kernel", True, ["agent-a", "logs"])], seen
+    assert seen[b] == [("create", b, "kernel", True, ["agent-b"])], seen
+    assert [x[3] for x in s.seen() if x[0] == "verify"] == [True, True]
+    for node in (a, b):
+        assert not s.cordoned(node) and not s.marks(node), s.node(node)
+    drained = s.agents[a].log_events("node drained")
+    assert drained and int(drained[0]["evictions"]) >= 3, drained  # web-1, web-2 refused, web-2
+    assert len(s.agents[a].records("kernel", "create")) == 1
+
+
+def test_a_budget_that_never_allows_fails_the_node_and_halts_the_rollout(cluster, widgets, make_agent, tmp_path):
+    s = Steps(cluster, widgets, make_agent, tmp_path, {"drain": {"timeout_seconds": 4, "grace_period_seconds": 0}})
+    for node in s.nodes:
+        create_pod(s.kube, widgets.namespace, f"db-{node[6]}", node, {"app": "db"})
+    create_budget(s.kube, widgets.namespace, "db", "db", 0)
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    failed = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("node step failed")],
+                        "a node failing its drain")
+    assert len(failed) == 1
+    first, other = failed[0], [n for n in s.nodes if n != failed[0]][0]
+    line = s.agents[first].log_events("node step failed")[0]
+    assert line["error"].startswith("drain timed out after 4.0s; 1 pod left: ") and "disruption budget" in line["error"]
+    # Kept cordoned for a person (the default), under its mark; the other node waits, halted.
+    assert s.cordoned(first) and s.marks(first)
+    wait_until(lambda: s.events("RolloutHalted"), "the rollout halted")
+    assert not s.cordoned(other) and not s.agents[other].records("kernel")
+    assert not s.agents[first].records("kernel"), "the hook ran on a node whose drain did not finish"
+    assert s.events("NodeKeptCordoned") and s.events("NodeStepFailed")
+
+
+def test_a_node_someone_else_cordoned_stays_cordoned(cluster, widgets, make_agent, tmp_path):
+    s = Steps(cluster, widgets, make_agent, tmp_path, {"cordon": True})
+    a, b = s.nodes
+    s.kube.request("PATCH", f"/api/v1/nodes/{a}", {"spec": {"unschedulable": True}}, "application/merge-patch+json")
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    wait_until(lambda: s.done("kernel") == {a, b}, "the rollout done on both nodes")
+    assert s.cordoned(a) and not s.marks(a), s.node(a)
+    assert not s.cordoned(b) and not s.marks(b)
+    assert [x[3] for x in s.seen(b) if x[0] == "create"] == [True]
+    assert any(a in e["note"] for e in s.events("NodeCordonKept"))
+
+
+def test_an_agent_killed_in_the_drain_and_after_the_hook_resumes_each_step_once(cluster, widgets, make_agent,
+                                                                               tmp_path):
+    s = Steps(cluster, widgets, make_agent, tmp_path, DRAIN)
+    a, b = s.nodes
+    for node in s.nodes:
+        for i in (1, 2):
+            create_pod(s.kube, widgets.namespace, f"web-{node[6]}{i}", node, {"app": "web"})
+    create_budget(s.kube, widgets.namespace, "web", "web", 1)
+    for agent in s.agents.values():
+        (agent.control_dir / "hold-verify").write_text("")
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    first = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("node drain blocked")],
+                       "a drain blocked by the budget")[0]
+    agent = s.agents[first]
+    # Kill point 1: in the drain, one pod evicted, one refused.
+    agent.kill()
+    agent.start()
+    allow(s.kube, widgets.namespace, "web", 1)
+    # Kill point 2: after the hook, in verify (the hook holds until told).
+    wait_until(lambda: [x for x in s.seen(first) if x[0] == "verify"], f"verify running on {first}")
+    agent.kill()
+    (agent.control_dir / "hold-verify").unlink()
+    agent.start()
+    wait_until(lambda: first in s.done("kernel"), f"{first} done")
+    assert not agent.log_events("node cordoned"), "cordoned again after the restart"
+    assert len(agent.records("kernel", "create")) == 1, "the hook ran twice"
+    assert not s.cordoned(first) and not s.marks(first)
+    other = [n for n in s.nodes if n != first][0]
+    (s.agents[other].control_dir / "hold-verify").unlink()
+    # The other node, with the disruption controller allowing one more eviction whenever an
+    # evicted pod is gone.
+    budget = OneAtATime(s, "web", "web")
+    wait_until(lambda: budget.step() or s.done("kernel") == {a, b}, "the rollout done on both nodes")
+    assert not s.cordoned(other)
+
+
+def reboot(s, node, boot_id):
+    """The node reboots: its agent dies, and comes back on a new boot ID the kubelet reports too."""
+    agent = s.agents[node]
+    agent.kill()
+    agent.boot_file.write_text(boot_id + "\n")
+    s.set_boot_id(node, boot_id)
+    agent.start()
+
+
+def test_a_reboot_the_hook_asks_for_is_proven_by_the_boot_id_and_the_rollout_goes_on(cluster, widgets, make_agent,
+                                                                                    tmp_path):
+    steps = {"cordon": True, "reboot": {"argv": [str(HOOKS / "reboot-command")], "timeout_seconds": 60}}
+    s = Steps(cluster, widgets, make_agent, tmp_path, steps)
+    for agent in s.agents.values():
+        agent.write_result("kernel", "create", {"reboot": True})
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    first = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("node reboot started")],
+                       "a node rebooting")[0]
+    assert s.reboot_log.read_text().split() == ["reboot", "boot-1"]
+    slot = s.slot()
+    assert slot["metadata"]["annotations"]["nodehook.io/rollout-phase"] == "rebooting"
+    assert slot["spec"]["leaseDurationSeconds"] >= 60
+    # A restart without a reboot (same boot ID) is not taken for one, and does not reboot again.
+    s.agents[first].kill()
+    s.agents[first].start()
+    wait_until(lambda: s.agents[first].log_events("rollout slot taken"), "the slot taken back after the restart")
+    assert not s.agents[first].log_events("node rebooted")
+    reboot(s, first, "boot-2")
+    rebooted = wait_until(lambda: s.agents[first].log_events("node rebooted"), "the reboot proven")
+    assert rebooted[0]["boot_id"] == "boot-2" and rebooted[0]["node_boot_id"] == "boot-2"
+    other = [n for n in s.nodes if n != first][0]
+    wait_until(lambda: s.agents[other].log_events("node reboot started"), "the other node rebooting")
+    reboot(s, other, "boot-2")
+    wait_until(lambda: s.done("kernel") == set(s.nodes), "the rollout done on both nodes")
+    for node in s.nodes:
+        assert len(s.agents[node].records("kernel", "create")) == 1, "the hook ran again after the reboot"
+        assert not s.cordoned(node)
+    assert len(s.reboot_log.read_text().splitlines()) == 2
+    assert len(s.events("NodeRebooted")) >= 1
+
+
+def test_a_reboot_that_never_happens_fails_the_node(cluster, widgets, make_agent, tmp_path):
+    steps = {"cordon": True, "on_failure": "uncordon",
+             "reboot": {"argv": [str(HOOKS / "reboot-command")], "timeout_seconds": 10}}
+    s = Steps(cluster, widgets, make_agent, tmp_path, steps)
+    for agent in s.agents.values():
+        agent.write_result("kernel", "create", {"reboot": True})
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    first = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("node reboot started")],
+                       "a node rebooting")[0]
+    failed = wait_until(lambda: s.agents[first].log_events("node step failed"), "the reboot timing out", timeout=60)
+    assert failed[0]["error"] == "no reboot within 10.0s: the boot ID is still boot-1", failed
+    assert not s.cordoned(first) and not s.marks(first)  # on_failure: uncordon
+    other = [n for n in s.nodes if n != first][0]
+    wait_until(lambda: s.events("RolloutHalted"), "the rollout halted")
+    assert not s.cordoned(other) and not s.agents[other].records("kernel")
