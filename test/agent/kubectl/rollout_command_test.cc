@@ -126,6 +126,22 @@ TEST_CASE("rollout status shows the soaked canary done, the slot holder running,
   CHECK(bare == out);
 }
 
+TEST_CASE("rollout status shows a node's step and how far it got: draining with the pods left") {
+  Board b;
+  RolloutLease slot = SlotLease(0, b.order[0], "u1", b.digest(), SlotPhase::kDraining, b.now() - kSecond);
+  slot.detail = "2 pods left: team-a/web-1, team-a/web-2; blocked: team-a/web-2: \x1b[31mbudget";
+  b.cluster.leases.push_back(slot);
+  std::string out, err;
+  REQUIRE(b.Run("rollout-status", &out, &err) == 0);
+  CHECK_THAT(out, Catch::Contains(Row(b.order[0], "yes     draining  2 pods left: team-a/web-1, team-a/web-2; "
+                                                  "blocked: team-a/web-2: \\x1b[31mbudget")));
+  for (SlotPhase phase : {SlotPhase::kCordoning, SlotPhase::kRebooting, SlotPhase::kUncordoning}) {
+    b.cluster.leases.back() = SlotLease(0, b.order[0], "u1", b.digest(), phase, b.now() - kSecond);
+    REQUIRE(b.Run("rollout-status", &out, &err) == 0);
+    CHECK_THAT(out, Catch::Contains(Row(b.order[0], std::string("yes     ") + SlotPhaseName(phase))));
+  }
+}
+
 TEST_CASE("rollout plan lists the order, canaries in a batch of their own, then batches of max_nodes") {
   Board b;
   b.policy = Policy(2, 1);
