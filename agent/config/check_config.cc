@@ -52,6 +52,20 @@ void PrintRollout(const RolloutPolicy& p, std::ostream& out) {
     out << ", window " << w.cron << " for " << w.duration.count() << "s in " << w.time_zone;
   }
   out << "\n";
+  if (!p.HasNodeSteps()) return;
+  out << "    node steps:";
+  if (p.Cordons()) out << " cordon,";
+  if (p.drain) {
+    out << " drain (timeout " << p.drain->timeout.count() << "s"
+        << (p.drain->pod_selector.empty() ? "" : ", pods " + p.drain->pod_selector)
+        << (p.drain->grace_period_seconds >= 0 ? ", grace " + std::to_string(p.drain->grace_period_seconds) + "s" : "")
+        << "),";
+  }
+  out << " hook,";
+  if (p.reboot) out << " reboot when asked (" << p.reboot->argv[0] << ", timeout " << p.reboot->timeout.count() << "s),";
+  if (p.verify) out << " verify,";
+  if (p.Cordons()) out << " uncordon; on failure " << OnFailureName(p.on_failure);
+  out << "\n";
 }
 
 void PrintSummary(const std::string& path, const Config& config, std::ostream& out) {
