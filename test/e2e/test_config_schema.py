@@ -84,9 +84,15 @@ def minimal(**resource):
     minimal(rollout={"hold_label": "hold me"}),                               # not a label key
     minimal(rollout={"slot_lease": 15}),                                      # unknown key
     minimal(singleton=True, rollout={}),                                      # singleton and rollout
+    minimal(rollout={"drain": {"timeout_seconds": 0}}),                       # drain timeout out of range
+    minimal(rollout={"drain": {"wait": 1}}),                                  # unknown drain key
+    minimal(rollout={"reboot": {"timeout_seconds": 60}}),                     # reboot without argv
+    minimal(rollout={"reboot": {"argv": ["reboot"]}}),                        # reboot argv not absolute
+    minimal(rollout={"cordon": True, "on_failure": "retry"}),                 # not an on_failure choice
 ], ids=["range", "enum", "unknown-knob", "relative-argv", "check-interval", "no-hooks", "singleton-finalizer",
         "dotted-path", "api-both", "rollout-max-nodes", "rollout-percent", "rollout-window-duration",
-        "rollout-window-cron", "rollout-reason", "rollout-hold-label", "rollout-unknown-key", "singleton-rollout"])
+        "rollout-window-cron", "rollout-reason", "rollout-hold-label", "rollout-unknown-key", "singleton-rollout",
+        "drain-timeout", "drain-unknown-key", "reboot-argv", "reboot-relative", "on-failure"])
 def test_the_schema_and_the_offline_check_both_refuse_what_the_parser_refuses(validator, tmp_path, config):
     assert list(validator.iter_errors(config)) != []
     path = tmp_path / "bad.json"
@@ -101,13 +107,17 @@ def test_a_full_rollout_block_matches_the_schema_and_passes_the_offline_check(va
         "verify": {"argv": ["/hooks/verify"], "timeout_seconds": 120},
         "max_failed_nodes": 2, "failure_after_retries": 3, "reasons": ["create", "update"],
         "windows": [{"cron": "0 22 * * 1-5", "duration_seconds": 14400, "time_zone": "Europe/Berlin"}],
-        "hold_label": "nodehook.io/rollout-hold", "slot_lease_seconds": 15})
+        "hold_label": "nodehook.io/rollout-hold", "slot_lease_seconds": 15,
+        "drain": {"timeout_seconds": 300, "pod_selector": "app!=agent", "grace_period_seconds": 30},
+        "reboot": {"argv": ["/usr/bin/nsenter", "-t", "1", "--", "reboot"], "timeout_seconds": 600},
+        "on_failure": "uncordon"})
     assert list(validator.iter_errors(config)) == []
     path = tmp_path / "rollout.json"
     path.write_text(json.dumps(config))
     checked = nodehook("check-config", "--offline", str(path))
     assert checked.returncode == 0, checked.stderr
     assert "rollout: max_nodes 10%, canary_nodes 1" in checked.stdout
+    assert "node steps: cordon, drain (timeout 300s, pods app!=agent, grace 30s), hook, reboot when asked" in checked.stdout
 
 
 def test_check_config_on_the_node_names_the_offline_mode_when_only_the_machine_is_missing():

@@ -875,6 +875,157 @@ def test_a_hooks_taint_keeps_the_scheduler_off_its_node_until_the_delete_hook(re
         wait_rolled_out(real)
 
 
+# --- A rollout's node steps (issue 28) on the real kubelets, scheduler and disruption controller:
+# a Deployment's pods evicted through the Eviction API under their PodDisruptionBudget, the
+# replacements scheduled on the other node while this one is cordoned.
+
+def steps_config(**steps):
+    config = json.loads((DEPLOY / "base" / "config.json").read_text())
+    config["resources"][0]["rollout"] = {"max_nodes": 1, "failure_after_retries": 1, "slot_lease_seconds": 30, **steps}
+    return config
+
+
+def web_deployment(real, name, replicas, min_available):
+    """`replicas` pause pods spread over the nodes, and a budget keeping `min_available` of them."""
+    image = subprocess.run([str(REPO / "test" / "image" / "build-image.sh"), "pause"], capture_output=True, text=True,
+                           check=True).stdout.splitlines()[-1].split()[0].split("=", 1)[1]
+    labels = {"app": name}
+    container = {"name": "pause", "image": image, "imagePullPolicy": "Never",
+                 "securityContext": {"allowPrivilegeEscalation": False, "runAsNonRoot": True, "runAsUser": 65534,
+                                     "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}}}
+    real.kube.request("POST", f"/apis/apps/v1/namespaces/{WIDGET_NS}/deployments", {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"containers": [container], "terminationGracePeriodSeconds": 0,
+                                       "tolerations": SYSTEM_TAINTS,
+                                       "topologySpreadConstraints": [{
+                                           "maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                                           "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": labels}}]}}}})
+    real.kube.request("POST", f"/apis/policy/v1/namespaces/{WIDGET_NS}/poddisruptionbudgets", {
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name},
+        "spec": {"minAvailable": min_available, "selector": {"matchLabels": labels}}})
+
+    def spread():
+        items = real.kube.request("GET", f"/api/v1/namespaces/{WIDGET_NS}/pods?labelSelector=app%3D{name}")["items"]
+        nodes = {p["spec"].get("nodeName") for p in items if ready(p)}
+        return len([p for p in items if ready(p)]) == replicas and len(nodes) == NODES
+    wait_until(spread, f"the {name} pods Ready on both nodes", timeout=120)
+
+
+def web_pods(real, name):
+    items = real.kube.request("GET", f"/api/v1/namespaces/{WIDGET_NS}/pods?labelSelector=app%3D{name}")["items"]
+    return [(p["spec"].get("nodeName"), p["metadata"]["name"], ready(p), bool(p["metadata"].get("deletionTimestamp")))
+            for p in items]
+
+
+def remove_web(real, name):
+    for path in (f"/apis/apps/v1/namespaces/{WIDGET_NS}/deployments/{name}",
+                 f"/apis/policy/v1/namespaces/{WIDGET_NS}/poddisruptionbudgets/{name}"):
+        try:
+            real.kube.request("DELETE", path)
+        except ApiError:
+            pass
+    wait_until(lambda: not web_pods(real, name), f"the {name} pods gone")
+
+
+def unschedulable(real, node):
+    return bool(real.kube.request("GET", f"/api/v1/nodes/{node}")["spec"].get("unschedulable"))
+
+
+def cordon_marks(real, node):
+    notes = real.kube.request("GET", f"/api/v1/nodes/{node}")["metadata"].get("annotations") or {}
+    return [k for k in notes if k.startswith("nodehook.io/cordoned-")]
+
+
+def uncordon_all(real):
+    for i in range(1, NODES + 1):
+        kubectl("uncordon", f"node-{i}", kubeconfig=real.kubeconfig)
+
+
+def agent_events(real, node, event):
+    pod = next(p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == node)
+    return [f for f in map(parse_log_line, pod_log(real, pod).splitlines()) if f.get("event") == event]
+
+
+def test_a_drain_moves_a_deployments_pods_one_at_a_time_under_its_budget_and_uncordons(real, tmp_path):
+    """Each node in turn: cordoned, its web pods evicted (the budget allows one at a time; the
+    scheduler puts each replacement on the other node), the hook run once, uncordoned."""
+    install(real, tmp_path, "restricted", config=steps_config(drain={"timeout_seconds": 180}))
+    wait_rolled_out(real)
+    web_deployment(real, "web", 3, 2)
+    try:
+        create_widget(real, "drained", 1)
+        for i in range(1, NODES + 1):
+            wait_until(widget_file(real, f"node-{i}", "drained").exists, f"the hook's file on node-{i}", timeout=240)
+        for i in range(1, NODES + 1):
+            node = f"node-{i}"
+            wait_until(lambda: agent_events(real, node, "rollout node done"), f"{node} done", timeout=120)
+            assert not unschedulable(real, node) and not cordon_marks(real, node), node
+            drained = agent_events(real, node, "node drained")
+            taken = agent_events(real, node, "rollout slot taken")
+            assert len(drained) == 1 and taken, (drained, taken)
+            slot_to_drained = (parse_time(drained[0]["ts"]) - parse_time(taken[0]["ts"]))
+            print(f"{node}: drained in {slot_to_drained:.1f} s after the slot, {drained[0]['evictions']} Eviction calls "
+                  f"({len(agent_events(real, node, 'node drain blocked'))} pods refused at least once)")
+            assert len(hook_runs(pod_log(real, next(p["metadata"]["name"] for p in pods(real)
+                                                    if p["spec"]["nodeName"] == node)), f"{WIDGET_NS}/drained")) == 1
+        # The budget held: at least two web pods Ready throughout is the API server's to enforce;
+        # here, all three are back and Ready.
+        wait_until(lambda: len([p for p in web_pods(real, "web") if p[2] and not p[3]]) == 3, "three web pods Ready")
+    finally:
+        remove_web(real, "web")
+        uncordon_all(real)
+
+
+def parse_time(ts):
+    from datetime import datetime
+    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+
+
+def test_a_budget_that_never_allows_fails_the_node_across_a_kill_and_someone_elses_cordon_is_kept(real, tmp_path):
+    """node-2 was cordoned by someone else. The budget allows no eviction: the first node to drain
+    times out (counted from the recorded start, across a SIGKILL of its agent), fails, stays
+    cordoned, and the rollout halts. Then the budget is gone and the object changes: the new state
+    drains both nodes, uncordons the one it cordoned, and leaves node-2 cordoned."""
+    install(real, tmp_path, "restricted", config=steps_config(drain={"timeout_seconds": 40}))
+    wait_rolled_out(real)
+    web_deployment(real, "db", 2, 2)
+    kubectl("cordon", "node-2", kubeconfig=real.kubeconfig)
+    try:
+        create_widget(real, "blocked", 1)
+        blocked = wait_until(lambda: [f"node-{i}" for i in range(1, NODES + 1)
+                                      if agent_events(real, f"node-{i}", "node drain blocked")],
+                             "a drain blocked by the budget", timeout=120)
+        first = blocked[0]
+        # Kill point: the agent SIGKILLed in the drain; the kubelet restarts it, and it goes on
+        # draining (not cordoning again) against the same deadline.
+        pid = agent_on(real, first)
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: agent_on(real, first) not in (None, pid), f"the agent on {first} restarted", timeout=120)
+        failed = wait_until(lambda: agent_events(real, first, "node step failed"), f"{first} failing its drain",
+                            timeout=120)
+        assert failed[0]["error"].startswith("drain timed out after 40.0s"), failed
+        assert not agent_events(real, first, "node cordoned"), "cordoned again after the restart"
+        assert unschedulable(real, first)  # kept cordoned for a person (on_failure: keep_cordoned)
+        other = "node-2" if first == "node-1" else "node-1"
+        assert not widget_file(real, first, "blocked").exists() and not widget_file(real, other, "blocked").exists()
+        # The fix: no budget, and a new state of the object.
+        real.kube.request("DELETE", f"/apis/policy/v1/namespaces/{WIDGET_NS}/poddisruptionbudgets/db")
+        real.kube.request("PATCH", f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets/blocked",
+                          {"spec": {"size": 2}}, "application/merge-patch+json")
+        for i in range(1, NODES + 1):
+            wait_until(lambda: widget_file(real, f"node-{i}", "blocked").exists(), f"the hook on node-{i}", timeout=240)
+            wait_until(lambda: agent_events(real, f"node-{i}", "rollout node done"), f"node-{i} done", timeout=120)
+        assert not unschedulable(real, "node-1") and not cordon_marks(real, "node-1")
+        assert unschedulable(real, "node-2") and not cordon_marks(real, "node-2"), "someone else's cordon was undone"
+    finally:
+        remove_web(real, "db")
+        uncordon_all(real)
+        install(real, tmp_path, "restricted")
+        wait_rolled_out(real)
+
+
 HELM_RELEASE = HELM_NS = "nodehook-helm"  # the chart names its objects after the release
 HELM_PORT = 8190
 # What the chart creates, by API path (namespaced ones in HELM_NS), to check that uninstall leaves none.
