@@ -5,44 +5,11 @@
 #include "agent/base/duration_math.h"
 #include "agent/base/json_text.h"
 #include "agent/base/log.h"
-#include "agent/nodework/boot_id.h"
 #include "agent/nodework/node_cordon.h"
 
 namespace nodehook {
-namespace {
 
-constexpr const char* kCordoning = "cordoning";
-constexpr const char* kDraining = "draining";
-constexpr const char* kRunning = "running";
-constexpr const char* kRebooting = "rebooting";
-constexpr const char* kVerifying = "verifying";
-constexpr const char* kUncordoning = "uncordoning";
-constexpr const char* kFailedStep = "failed";
-
-std::string Joined(const std::vector<std::string>& items, size_t most) {
-  std::string out;
-  for (size_t i = 0; i < items.size() && i < most; ++i) out += (i ? ", " : "") + items[i];
-  if (items.size() > most) out += " and " + std::to_string(items.size() - most) + " more";
-  return out;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-std::string PodsLeftText(const std::vector<std::string>& left) {
-  return std::to_string(left.size()) + (left.size() == 1 ? " pod left: " : " pods left: ") + Joined(left, 5);
-}
-
-}  // namespace
+using namespace node_steps;  // the step names
 
 NodeSteps::NodeSteps(const WatchedResource& resource, RolloutSteps& gate, NodeApi& api, StateStore& store,
                      ActionRunner& runner, Clock& clock, EventRecorder& events, NodeStepsOptions options)
@@ -75,17 +42,6 @@ Status NodeSteps::Save(NodeStepsRecord& rec, const std::string& step) {
   if (rec.step != step) rec.step_started_ms = NowMs();
   rec.step = step;
   return store_.PutNodeSteps(rec);
-}
-
-PodDrain& NodeSteps::DrainOf(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto& drain = drains_[uid];
-  if (!drain) {
-    DrainOptions options{policy_.drain ? policy_.drain->pod_selector : "",
-                         policy_.drain ? policy_.drain->grace_period_seconds : -1, options_.self_pod};
-    drain = std::make_unique<PodDrain>(api_, clock_, options);
-  }
-  return *drain;
 }
 
 GateEntry NodeSteps::Admit(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) {
@@ -169,167 +125,13 @@ GateEntry NodeSteps::Cordon(NodeStepsRecord& rec, const ObjectMeta& object) {
   return GateEntry::Inside();
 }
 
-GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state) {
-  const Duration spent = Duration(NowMs() - rec.step_started_ms);
-  const Duration timeout = policy_.drain->timeout;
-  if (spent >= timeout) {
-    std::string why = "drain timed out after " + SecondsText(timeout) + "; " + PodsLeftText(Lines(rec.pods_left));
-    if (!rec.message.empty()) why += "; blocked: " + rec.message;
-    return Fail(rec, object, state, why);
-  }
-  Result<DrainRound> round = DrainOf(object.uid).Round();
-  if (!round.ok()) {
-    Log(LogLevel::kWarn, "node drain round failed",
-        {{"object", object.Key()}, {"uid", object.uid}, {"error", round.status().ToString()},
-         {"next", "try again in " + SecondsText(options_.poll)}});
-    return GateEntry::Wait(std::min(options_.poll, timeout - spent));
-  }
-  for (const std::string& blocked : round->newly_blocked) {
-    Log(LogLevel::kWarn, "node drain blocked",
-        {{"object", object.Key()}, {"uid", object.uid}, {"pod", blocked},
-         {"next", "ask again with backoff until the drain's timeout"}});
-    events_.NodeStep(resource_.ref, object, "NodeDrainBlocked", true, "drain blocked: " + blocked);
-  }
-  std::string left;
-  for (const std::string& pod : round->left) left += pod + "\n";
-  bool changed = left != rec.pods_left || round->evictions > 0 || round->blocked != rec.message;
-  rec.pods_left = left;
-  rec.evictions += round->evictions;
-  rec.message = round->blocked;
-  if (rec.cordoned) {
-    Result<bool> held = CordonHeld(api_, MarkKey());
-    if (held.ok() && !*held) {
-      // Someone uncordoned the node during the drain: their call. Never cordoned again by us,
-      // and the node is not ours to uncordon any more.
-      rec.cordoned = false;
-      changed = true;
-      Log(LogLevel::kWarn, "node cordon undone",
-          {{"object", object.Key()}, {"uid", object.uid}, {"step", kDraining},
-           {"next", "go on draining; leave the node's cordon to whoever undid ours"}});
-      events_.NodeStep(resource_.ref, object, "NodeCordonUndone", true,
-                       "someone uncordoned the node during the drain; the rollout leaves its cordon to them");
-    }
-  }
-  if (round->done()) {
-    Log(LogLevel::kInfo, "node drained",
-        {{"object", object.Key()}, {"uid", object.uid}, {"evictions", rec.evictions},
-         {"seconds", static_cast<int64_t>(std::chrono::duration_cast<std::chrono::seconds>(spent).count())},
-         {"next", "run the hook"}});
-    rec.message.clear();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      drains_.erase(object.uid);
-    }
-    Status saved = Save(rec, kRunning);
-    if (!saved.ok()) return GateEntry::Wait(options_.poll);
-    return GateEntry::Inside();
-  }
-  if (changed) (void)store_.PutNodeSteps(rec);  // a lost round is done again after a restart
-  std::string detail = PodsLeftText(round->left);
-  if (!round->blocked.empty()) detail += "; blocked: " + round->blocked;
-  gate_.ShowStep(object, NodeStep::kDraining, detail, Duration{0});
-  return GateEntry::Wait(std::max(std::min(round->next, timeout - spent), Duration(std::chrono::milliseconds(100))));
-}
-
-std::optional<Duration> NodeSteps::AfterHook(const ObjectMeta& object, const std::string& state, bool reboot_asked) {
-  Result<std::optional<NodeStepsRecord>> loaded = store_.GetNodeSteps(object.uid);
-  NodeStepsRecord rec;
-  if (loaded.ok() && *loaded && (*loaded)->state == state) {
-    rec = **loaded;
-  } else {
-    rec.uid = object.uid;
-    rec.resource = resource_.ref.Id();
-    rec.state = state;
-  }
-  if (!reboot_asked || !policy_.reboot) {
-    if (reboot_asked) {
-      Log(LogLevel::kWarn, "reboot not configured",
-          {{"resource", resource_.ref.Id()}, {"object", object.Key()}, {"uid", object.uid},
-           {"next", "go on without a reboot (set rollout.reboot to reboot the node)"}});
-    }
-    (void)Save(rec, kVerifying);  // not saved: a restart runs the hook again, as without steps
-    return std::nullopt;
-  }
-  Result<std::string> boot = ReadBootId(options_.boot_id_file);
-  rec.boot_id = boot.ok() ? *boot : "";
-  rec.reboot_started = boot.ok();
-  rec.message = boot.ok() ? "" : boot.status().message();
-  // Recorded before the command runs, and never run again: a restart that finds the same boot ID
-  // waits for the timeout instead.
-  Status saved = Save(rec, kRebooting);
-  if (!saved.ok()) {
-    Log(LogLevel::kError, "node steps not saved",
-        {{"object", object.Key()}, {"uid", object.uid}, {"step", kRebooting}, {"error", saved.ToString()},
-         {"next", "no reboot without its record; the hook runs again in " + SecondsText(options_.poll)}});
-    return options_.poll;
-  }
-  gate_.ShowStep(object, NodeStep::kRebooting, "waiting for a new boot ID", policy_.reboot->timeout);
-  if (!boot.ok()) {
-    Log(LogLevel::kError, "node reboot not started",
-        {{"object", object.Key()}, {"uid", object.uid}, {"error", boot.status().ToString()},
-         {"next", "no reboot can be proven: the node fails the state after " + SecondsText(policy_.reboot->timeout)}});
-    return options_.poll;
-  }
-  Log(LogLevel::kInfo, "node reboot started",
-      {{"object", object.Key()}, {"uid", object.uid}, {"boot_id", rec.boot_id},
-       {"next", "wait up to " + SecondsText(policy_.reboot->timeout) + " for a new boot ID"}});
-  ActionRequest request;
-  request.argv = policy_.reboot->argv;
-  request.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options_.reboot_command_timeout);
-  CancelToken never;
-  ActionResult ran = runner_.Run(request, never);
-  if (ran.kind != ActionResult::Kind::kExited || ran.exit_code != 0) {
-    Log(LogLevel::kWarn, "node reboot command failed",
-        {{"object", object.Key()}, {"uid", object.uid}, {"error", ran.message},
-         {"next", "wait for a new boot ID until the reboot's timeout"}});
-  }
-  return options_.poll;
-}
-
-GateEntry NodeSteps::CheckReboot(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state) {
-  const Duration spent = Duration(NowMs() - rec.step_started_ms);
-  const Duration timeout = policy_.reboot ? policy_.reboot->timeout : Duration{0};
-  Result<std::string> boot = ReadBootId(options_.boot_id_file);
-  if (boot.ok() && !rec.boot_id.empty() && *boot != rec.boot_id) {
-    Result<NodeState> node = api_.GetNode();
-    if (node.ok() && (node->boot_id == *boot || node->boot_id.empty())) {
-      Log(LogLevel::kInfo, "node rebooted",
-          {{"object", object.Key()}, {"uid", object.uid}, {"boot_id", *boot}, {"previous_boot_id", rec.boot_id},
-           {"node_boot_id", node->boot_id.empty() ? "not reported" : node->boot_id},
-           {"seconds", static_cast<int64_t>(std::chrono::duration_cast<std::chrono::seconds>(spent).count())},
-           {"next", "verify, then give the node back"}});
-      events_.NodeStep(resource_.ref, object, "NodeRebooted", false,
-                       "rebooted: boot ID " + rec.boot_id + " -> " + *boot);
-      rec.message.clear();
-      Status saved = Save(rec, kVerifying);
-      if (!saved.ok()) return GateEntry::Wait(options_.poll);
-      gate_.ShowStep(object, NodeStep::kVerifying, "", Duration{0});
-      return GateEntry::Inside(ResumeAt::kVerify);
-    }
-    rec.message = node.ok() ? "new boot ID " + *boot + ", but the Node reports " + node->boot_id
-                            : "new boot ID " + *boot + "; the Node is not readable: " + node.status().ToString();
-  }
-  if (spent >= timeout) {
-    std::string why = "no reboot within " + SecondsText(timeout) + ": ";
-    why += !rec.message.empty() ? rec.message
-           : boot.ok()           ? "the boot ID is still " + *boot
-                                 : boot.status().message();
-    return Fail(rec, object, state, why);
-  }
-  gate_.ShowStep(object, NodeStep::kRebooting, "waiting for a new boot ID", timeout - spent);
-  return GateEntry::Wait(std::min(options_.poll, timeout - spent));
-}
-
 GateEntry NodeSteps::Fail(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state,
                           const std::string& why) {
   Log(LogLevel::kError, "node step failed",
       {{"object", object.Key()}, {"uid", object.uid}, {"step", rec.step}, {"error", why},
        {"next", std::string("the node fails the state; ") + OnFailureName(policy_.on_failure)}});
   events_.NodeStep(resource_.ref, object, "NodeStepFailed", true, rec.step + ": " + why);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    drains_.erase(object.uid);
-  }
+  ForgetDrain(object.uid);
   ApplyOnFailure(rec, object, why);
   gate_.Failed(resource_.ref, object, state, policy_.failure_after_retries, true, why);
   return GateEntry::Failed(why);
@@ -417,10 +219,7 @@ void NodeSteps::Failed(const ResourceRef& resource, const ObjectMeta& object, co
 
 void NodeSteps::Gone(const ObjectMeta& object) {
   gate_.Gone(object);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    drains_.erase(object.uid);
-  }
+  ForgetDrain(object.uid);
   Result<std::optional<NodeStepsRecord>> loaded = store_.GetNodeSteps(object.uid);
   if (!loaded.ok() || !*loaded) return;
   NodeStepsRecord rec = **loaded;

@@ -13,6 +13,8 @@
 //   verifying    the policy's verify hook
 //   uncordoning  the cordon given back when the state file and the Node's mark both say it is
 //                ours; then the gate records the result and the slot soaks or frees
+// (node_steps.cc: the record, the cordon and the failures; node_steps_drain.cc and
+// node_steps_reboot.cc: those two steps.)
 // Each step is written to the state file (storage NodeStepsRecord) before it starts, so an agent
 // killed anywhere resumes the step it was in and never repeats a finished one. A node that fails
 // (the drain, the reboot, or the hook out of retries) is left cordoned or uncordoned as
@@ -35,6 +37,17 @@
 #include "storage/state_store.h"
 
 namespace nodehook {
+
+// The steps as the state file names them (NodeStepsRecord::step).
+namespace node_steps {
+inline constexpr const char* kCordoning = "cordoning";
+inline constexpr const char* kDraining = "draining";
+inline constexpr const char* kRunning = "running";
+inline constexpr const char* kRebooting = "rebooting";
+inline constexpr const char* kVerifying = "verifying";
+inline constexpr const char* kUncordoning = "uncordoning";
+inline constexpr const char* kFailedStep = "failed";
+}  // namespace node_steps
 
 struct NodeStepsOptions {
   std::string rid;                       // the rollout's id (RolloutIdOf): names its cordon mark
@@ -72,8 +85,8 @@ class NodeSteps final : public RolloutSteps {
 
  private:
   GateEntry Cordon(NodeStepsRecord& rec, const ObjectMeta& object);
-  GateEntry Drain(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state);
-  GateEntry CheckReboot(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state);
+  GateEntry Drain(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state);  // node_steps_drain.cc
+  GateEntry CheckReboot(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state);  // node_steps_reboot.cc
   // The node failed the state in a step of its own: on_failure applied, the gate told.
   GateEntry Fail(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state, const std::string& why);
   // on_failure for a node that failed the state; the record kept while the Node stays ours.
@@ -83,6 +96,7 @@ class NodeSteps final : public RolloutSteps {
   Status Save(NodeStepsRecord& rec, const std::string& step);
   int64_t NowMs() const;
   PodDrain& DrainOf(const std::string& uid);
+  void ForgetDrain(const std::string& uid);
 
   const WatchedResource& resource_;
   const RolloutPolicy& policy_;

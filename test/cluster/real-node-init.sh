@@ -27,6 +27,9 @@ done
 mount --bind "$node_dir/var-lib" /var/lib
 mount --bind "$node_dir/run" /run
 mount --bind "$node_dir/var-log" /var/log
+# This boot's ID (real-node.sh draws one at each start): what the kubelet reports as the Node's
+# bootID, and what pods that mount the path see. The kernel's own is one for every node here.
+mount --bind "$node_dir/boot_id" /proc/sys/kernel/random/boot_id
 mkdir -p /run/containerd /var/lib/kubelet
 
 iptables -t nat -A OUTPUT -d 10.0.0.1/32 -p tcp --dport 443 \

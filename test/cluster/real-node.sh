@@ -52,6 +52,7 @@ done
 net="10.250.$k" bridge="nhrn$k" cg_prefix="nhrn$k"
 
 pids=() node_inits=()
+declare -A node_wrapper  # node number -> the unshare that runs its PID 1
 cleanup() {
 	trap - EXIT TERM INT
 	log "stopping"
@@ -60,6 +61,7 @@ cleanup() {
 		for ((t = 0; t < 300; t++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null || true
 	done
+	for p in "${node_wrapper[@]}"; do wait "$p" 2>/dev/null || true; done
 	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
 		kill -TERM "${pids[i]}" 2>/dev/null || true
 		wait "${pids[i]}" 2>/dev/null || true
@@ -104,6 +106,27 @@ pids+=($!)
 	--v=1 >"$dir/scheduler.log" 2>&1 &
 pids+=($!)
 
+# Starts node I: its PID 1 (real-node-init.sh) in the node's network namespace and fresh mount,
+# PID, UTS and IPC namespaces, on a new boot ID (NODE_DIR/boot_id, which the node's /proc shows:
+# a reboot is the node stopped and started again, as `touch NODE_DIR/reboot` and a SIGTERM to its
+# PID 1 ask for). Records its PID 1 in NODE_DIR/pid, and the wrapper's PID.
+start_node() {
+	local i=$1 node_dir="$dir/nodes/node-$i" ns="$bridge-n$i" init=""
+	cat /proc/sys/kernel/random/uuid >"$node_dir/boot_id"
+	nsenter --net="/run/netns/$ns" unshare --mount --propagation slave --pid --fork --mount-proc --uts --ipc \
+		--kill-child -- "$here/real-node-init.sh" "$node_dir" 2>>"$node_dir/init.log" &
+	node_wrapper[$i]=$!
+	# The node's PID 1 is the unshare's child; SIGTERM to it stops the node (a lost node).
+	for ((t = 0; t < 100; t++)); do
+		init="$(pgrep -P "${node_wrapper[$i]}" || true)"
+		[[ -n $init ]] && break
+		sleep 0.05
+	done
+	[[ -n $init ]] || { log "node-$i did not start, see $node_dir/init.log"; exit 1; }
+	echo "$init" >"$node_dir/pid"
+	node_inits[i - 1]=$init
+}
+
 for ((i = 1; i <= nodes; i++)); do
 	name="node-$i" node_dir="$dir/nodes/node-$i" ns="$bridge-n$i" ip="$net.$((10 + i))"
 	mkdir -p "$node_dir"
@@ -123,18 +146,7 @@ for ((i = 1; i <= nodes; i++)); do
 	ip -n "$ns" addr add "$ip/24" dev eth0
 	ip -n "$ns" link set eth0 up
 	ip -n "$ns" route add default via "$net.1"
-	nsenter --net="/run/netns/$ns" unshare --mount --propagation slave --pid --fork --mount-proc --uts --ipc \
-		--kill-child -- "$here/real-node-init.sh" "$node_dir" 2>>"$node_dir/init.log" &
-	pids+=($!)
-	# The node's PID 1 is the unshare's child; SIGTERM to it stops the node (a lost node).
-	for ((t = 0; t < 100; t++)); do
-		init="$(pgrep -P "${pids[-1]}" || true)"
-		[[ -n $init ]] && break
-		sleep 0.05
-	done
-	[[ -n $init ]] || { log "$name did not start, see $node_dir/init.log"; exit 1; }
-	echo "$init" >"$node_dir/pid"
-	node_inits+=("$init")
+	start_node "$i"
 done
 
 log "waiting for $nodes Ready node(s)"
@@ -144,15 +156,31 @@ for ((t = 0; ; t++)); do
 		grep -c True || true)"
 	((ready == nodes)) && break
 	((t < 1800)) || { log "nodes not Ready after 180s, see $dir/nodes/*/kubelet.log"; exit 1; }
-	for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null || { log "a component exited early, see the logs in $dir"; exit 1; }; done
+	for p in "${pids[@]}" "${node_wrapper[@]}"; do
+		kill -0 "$p" 2>/dev/null || { log "a component exited early, see the logs in $dir"; exit 1; }
+	done
 	sleep 0.1
 done
 touch "$dir/ready"
 echo "ready kubeconfig=$kubeconfig"
-# Until a signal: `wait` returns early only when a component exits, which ends the cluster.
+# Until a signal: `wait` returns early only when a component exits, which ends the cluster, or a
+# node stops: a node asked to reboot (NODE_DIR/reboot) starts again, with its /run emptied (a
+# tmpfs on a real node) and a new boot ID; any other node stays down (a lost node).
 while true; do
-	wait -n "${pids[@]}" || true
+	live=()
+	for p in "${node_wrapper[@]}"; do kill -0 "$p" 2>/dev/null && live+=("$p"); done
+	wait -n "${pids[@]}" "${live[@]}" || true
 	for p in "${pids[@]:0:3}"; do
 		kill -0 "$p" 2>/dev/null || { log "a control-plane process exited, see the logs in $dir"; exit 1; }
+	done
+	for ((i = 1; i <= nodes; i++)); do
+		node_dir="$dir/nodes/node-$i"
+		kill -0 "${node_wrapper[$i]}" 2>/dev/null && continue
+		[[ -e $node_dir/reboot ]] || continue
+		rm -f "$node_dir/reboot"
+		find "$node_dir/run" -mindepth 1 -delete 2>/dev/null || true
+		log "node-$i rebooting"
+		start_node "$i"
+		echo "$(date +%s.%N)" >"$node_dir/rebooted"
 	done
 done

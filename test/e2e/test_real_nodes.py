@@ -1026,6 +1026,76 @@ def test_a_budget_that_never_allows_fails_the_node_across_a_kill_and_someone_els
         wait_rolled_out(real)
 
 
+REBOOT_HOOK = Path(__file__).resolve().parent / "hooks" / "reboot-asking-hook"
+# The agent's reboot command here: it asks the test, which reboots the node through real-node.sh.
+REBOOT_ASK = ["/bin/sh", "-c", "echo \"$NODE_NAME\" >/host/var/lib/nodehook-widgets/reboot-requested"]
+
+
+def reboot_node(real, node):
+    """What a reboot does to a node: its kubelet, containerd and pods go; real-node.sh starts it
+    again with /run emptied and a new boot ID. Returns once the node's PID 1 is a new one."""
+    old = real.node_pid(node)
+    (real.node_dir(node) / "reboot").write_text("")
+    os.kill(old, signal.SIGTERM)
+    wait_until(lambda: (real.node_dir(node) / "pid").exists() and real.node_pid(node) != old and
+               not (real.node_dir(node) / "reboot").exists(), f"{node} started again", timeout=120)
+    return (real.node_dir(node) / "boot_id").read_text().strip()
+
+
+def test_a_reboot_the_hook_asks_for_is_proven_by_the_new_boot_id_and_the_rollout_goes_on(real, tmp_path):
+    """Each node in turn: cordoned, its hook asks for a reboot, the node goes down (kubelet,
+    containerd, pods) and comes back on a new boot ID; the agent that starts there proves the
+    reboot (its boot ID and the kubelet's agree), uncordons, and the other node follows. The hook
+    ran once per node; a restart of the agent without a reboot changes nothing."""
+    config = steps_config(cordon=True, reboot={"argv": REBOOT_ASK, "timeout_seconds": 300})
+    install(real, tmp_path, "restricted", config=config, hook=REBOOT_HOOK)
+    wait_rolled_out(real)
+    requested = real.host_path("node-1", "/var/lib/nodehook-widgets/reboot-requested")
+    try:
+        create_widget(real, "rebooted", 1)
+        for _ in range(NODES):
+            def asked():
+                for i in range(1, NODES + 1):
+                    f = real.host_path(f"node-{i}", "/var/lib/nodehook-widgets/reboot-requested")
+                    if f.exists():
+                        return f"node-{i}", f
+                return None
+            node, requested = wait_until(asked, "a node asking for its reboot", timeout=240)
+            before = (real.node_dir(node) / "boot_id").read_text().strip()
+            assert unschedulable(real, node) and cordon_marks(real, node)
+            slot = next(l for l in real.kube.request("GET", "/apis/coordination.k8s.io/v1/namespaces/nodehook/leases")[
+                "items"] if (l["spec"].get("holderIdentity") == node
+                             and l["metadata"]["labels"].get("nodehook.io/rollout-kind") == "slot"))
+            assert slot["metadata"]["annotations"]["nodehook.io/rollout-phase"] == "rebooting"
+            assert slot["spec"]["leaseDurationSeconds"] >= 300
+            # A restart of the agent alone (same boot ID) is no reboot.
+            os.kill(agent_on(real, node), signal.SIGKILL)
+            wait_until(lambda: agent_on(real, node) is not None, f"the agent on {node} restarted", timeout=120)
+            requested.unlink()
+            after = reboot_node(real, node)
+            assert after != before
+            t0 = time.monotonic()
+            done = wait_until(lambda: agent_events(real, node, "rollout node done"), f"{node} done after its reboot",
+                              timeout=240)
+            proven = agent_events(real, node, "node rebooted")[0]
+            started = parse_log_line(pod_log(real, next(p["metadata"]["name"] for p in pods(real)
+                                                        if p["spec"]["nodeName"] == node)).splitlines()[0])
+            print(f"{node}: boot {before[:8]} -> {after[:8]}; the agent proved the reboot "
+                  f"{parse_time(proven['ts']) - parse_time(started['ts']):.1f} s after it started, done "
+                  f"{parse_time(done[0]['ts']) - parse_time(started['ts']):.1f} s after; "
+                  f"{time.monotonic() - t0:.1f} s from the node's start to done, by the test's clock")
+            assert proven["boot_id"] == after and proven["node_boot_id"] == after, proven
+            assert not unschedulable(real, node) and not cordon_marks(real, node)
+            runs = real.host_path(node, f"/var/lib/nodehook-widgets/{WIDGET_NS}_rebooted.runs").read_text().splitlines()
+            assert runs == [f"create ran on boot {before}"], runs
+    finally:
+        for i in range(1, NODES + 1):
+            real.host_path(f"node-{i}", "/var/lib/nodehook-widgets/reboot-requested").unlink(missing_ok=True)
+        uncordon_all(real)
+        install(real, tmp_path, "restricted")
+        wait_rolled_out(real)
+
+
 HELM_RELEASE = HELM_NS = "nodehook-helm"  # the chart names its objects after the release
 HELM_PORT = 8190
 # What the chart creates, by API path (namespaced ones in HELM_NS), to check that uninstall leaves none.

@@ -1,0 +1,114 @@
+// NodeSteps: the drain step, in rounds (pod_drain.h), each round's result recorded.
+#include "agent/base/duration_math.h"
+#include "agent/base/log.h"
+#include "agent/nodework/node_cordon.h"
+#include "agent/nodework/node_steps.h"
+
+namespace nodehook {
+
+using namespace node_steps;  // the step names
+
+namespace {
+
+std::string Joined(const std::vector<std::string>& items, size_t most) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < most; ++i) out += (i ? ", " : "") + items[i];
+  if (items.size() > most) out += " and " + std::to_string(items.size() - most) + " more";
+  return out;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string PodsLeftText(const std::vector<std::string>& left) {
+  return std::to_string(left.size()) + (left.size() == 1 ? " pod left: " : " pods left: ") + Joined(left, 5);
+}
+
+
+}  // namespace
+
+PodDrain& NodeSteps::DrainOf(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& drain = drains_[uid];
+  if (!drain) {
+    DrainOptions options{policy_.drain ? policy_.drain->pod_selector : "",
+                         policy_.drain ? policy_.drain->grace_period_seconds : -1, options_.self_pod};
+    drain = std::make_unique<PodDrain>(api_, clock_, options);
+  }
+  return *drain;
+}
+
+GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state) {
+  const Duration spent = Duration(NowMs() - rec.step_started_ms);
+  const Duration timeout = policy_.drain->timeout;
+  if (spent >= timeout) {
+    std::string why = "drain timed out after " + SecondsText(timeout) + "; " + PodsLeftText(Lines(rec.pods_left));
+    if (!rec.message.empty()) why += "; blocked: " + rec.message;
+    return Fail(rec, object, state, why);
+  }
+  Result<DrainRound> round = DrainOf(object.uid).Round();
+  if (!round.ok()) {
+    Log(LogLevel::kWarn, "node drain round failed",
+        {{"object", object.Key()}, {"uid", object.uid}, {"error", round.status().ToString()},
+         {"next", "try again in " + SecondsText(options_.poll)}});
+    return GateEntry::Wait(std::min(options_.poll, timeout - spent));
+  }
+  for (const std::string& blocked : round->newly_blocked) {
+    Log(LogLevel::kWarn, "node drain blocked",
+        {{"object", object.Key()}, {"uid", object.uid}, {"pod", blocked},
+         {"next", "ask again with backoff until the drain's timeout"}});
+    events_.NodeStep(resource_.ref, object, "NodeDrainBlocked", true, "drain blocked: " + blocked);
+  }
+  std::string left;
+  for (const std::string& pod : round->left) left += pod + "\n";
+  bool changed = left != rec.pods_left || round->evictions > 0 || round->blocked != rec.message;
+  rec.pods_left = left;
+  rec.evictions += round->evictions;
+  rec.message = round->blocked;
+  if (rec.cordoned) {
+    Result<bool> held = CordonHeld(api_, MarkKey());
+    if (held.ok() && !*held) {
+      // Someone uncordoned the node during the drain: their call. Never cordoned again by us,
+      // and the node is not ours to uncordon any more.
+      rec.cordoned = false;
+      changed = true;
+      Log(LogLevel::kWarn, "node cordon undone",
+          {{"object", object.Key()}, {"uid", object.uid}, {"step", kDraining},
+           {"next", "go on draining; leave the node's cordon to whoever undid ours"}});
+      events_.NodeStep(resource_.ref, object, "NodeCordonUndone", true,
+                       "someone uncordoned the node during the drain; the rollout leaves its cordon to them");
+    }
+  }
+  if (round->done()) {
+    Log(LogLevel::kInfo, "node drained",
+        {{"object", object.Key()}, {"uid", object.uid}, {"evictions", rec.evictions},
+         {"seconds", static_cast<int64_t>(std::chrono::duration_cast<std::chrono::seconds>(spent).count())},
+         {"next", "run the hook"}});
+    rec.message.clear();
+    ForgetDrain(object.uid);
+    Status saved = Save(rec, kRunning);
+    if (!saved.ok()) return GateEntry::Wait(options_.poll);
+    return GateEntry::Inside();
+  }
+  if (changed) (void)store_.PutNodeSteps(rec);  // a lost round is done again after a restart
+  std::string detail = PodsLeftText(round->left);
+  if (!round->blocked.empty()) detail += "; blocked: " + round->blocked;
+  gate_.ShowStep(object, NodeStep::kDraining, detail, Duration{0});
+  return GateEntry::Wait(std::max(std::min(round->next, timeout - spent), Duration(std::chrono::milliseconds(100))));
+}
+
+void NodeSteps::ForgetDrain(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  drains_.erase(uid);
+}
+
+}  // namespace nodehook
