@@ -31,7 +31,7 @@ Duration SingletonDeleteWindow(const Config& config) {
 
 ModeSet::ModeSet(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
                  std::optional<LeaderElectionOptions> election, const std::optional<ResourceRef>& agent_pods,
-                 EventRecorder* events, NodeStepsDeps node_steps)
+                 EventRecorder* events, const NodeStepsDeps& node_steps)
     : node_name_(config.node_name), election_(election ? *election : ElectionOptionsFor(config, "")) {
   SetUpNodeWatch(config, client, clock, agent_pods, events);
   SetUpRollouts(config, client, store, events ? *events : NoEvents(), election_, node_steps);

@@ -69,7 +69,7 @@ class ModeSet {
   ModeSet(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
           std::optional<LeaderElectionOptions> election,
           const std::optional<ResourceRef>& agent_pods = std::nullopt, EventRecorder* events = nullptr,
-          NodeStepsDeps node_steps = {});
+          const NodeStepsDeps& node_steps = {});
 
   const NodeTargeting& TargetingFor(const WatchedResource& resource) const;
   FinalizerSteps& FinalizersFor(const WatchedResource& resource);

@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from conftest import REPO, _binary, parse_log_line, wait_until
-from deploy_tools import DEPLOY, kubectl, kubectl_binary, nodehook_rbac
+from deploy_tools import DEPLOY, kubectl, kubectl_binary, nodehook_rbac_documents
 from kube import ApiError, Kube
 from test_helm_chart import CHART, helm
 from test_rbac import refused_lines
@@ -129,10 +129,20 @@ def install(real, tmp_path, overlay, namespace=None, config=None, hook=None, pat
         text["namespace"] = namespace
     if config:
         (k / "config.json").write_text(json.dumps(config, indent=2))
-        role = nodehook_rbac(json.dumps(config), tmp_path)
-        (k / "clusterrole.yaml").write_text(json.dumps(role))
+        documents = nodehook_rbac_documents(json.dumps(config), tmp_path)
+        (k / "clusterrole.yaml").write_text(json.dumps(documents[0]))
         text["configMapGenerator"] = [{"name": "nodehook-config", "behavior": "replace", "files": ["config.json"]}]
         text["patches"] = [{"path": "clusterrole.yaml"}]
+        # The Roles the base does not ship (a rollout's Leases), bound to the agents' account.
+        extra = [d for d in documents[1:] if d["kind"] == "Role"
+                 and d["metadata"]["name"] not in ("nodehook-lease", "nodehook-agent-pods")]
+        for d in extra:
+            name = d["metadata"]["name"]
+            (k / f"{name}.yaml").write_text(json.dumps(d) + "\n---\n" + json.dumps({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": name},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+                "subjects": [{"kind": "ServiceAccount", "name": "nodehook", "namespace": namespace or NAMESPACE}]}))
+            text["resources"].append(f"{name}.yaml")
     if patch:
         (k / "daemonset-patch.yaml").write_text(json.dumps(patch))
         text["patches"] = text.get("patches", []) + [{"path": "daemonset-patch.yaml"}]
