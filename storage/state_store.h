@@ -63,7 +63,7 @@ struct NodeStepsRecord {
   std::string resource;
   std::string state;              // the object state (its digest) the steps work towards
   std::string step;               // "cordoning", "draining", "running", "rebooting", "verifying",
-                                  // "uncordoning", "failed"
+                                  // "soaking", "uncordoning", "failed"
   bool cordoned = false;          // these steps cordoned the Node (and annotated it so)
   bool was_unschedulable = false; // someone else had cordoned the Node before the steps
   std::string boot_id;            // "rebooting": the boot ID before the reboot

@@ -45,8 +45,6 @@ Status NodeSteps::Save(NodeStepsRecord& rec, const std::string& step) {
 }
 
 GateEntry NodeSteps::Admit(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) {
-  GateEntry entry = gate_.Admit(object, state, facts);
-  if (entry.kind != GateEntry::Kind::kInside) return entry;
   Result<std::optional<NodeStepsRecord>> loaded = store_.GetNodeSteps(object.uid);
   if (!loaded.ok()) {
     Log(LogLevel::kError, "node steps unreadable",
@@ -54,6 +52,14 @@ GateEntry NodeSteps::Admit(const ObjectMeta& object, const std::string& state, c
          {"next", "look again in " + SecondsText(options_.poll)}});
     return GateEntry::Wait(options_.poll);
   }
+  if (*loaded && (*loaded)->state == state && (*loaded)->step == kSoaking) {
+    // Done, and soaking in its slot (the gate's) with the node still cordoned: the uncordon is
+    // due before the soak ends, so it happens inside the slot.
+    const Duration left = SoakLeft(**loaded);
+    return left > Duration::zero() ? GateEntry::Wait(left) : GateEntry::Inside(ResumeAt::kFinish);
+  }
+  GateEntry entry = gate_.Admit(object, state, facts);
+  if (entry.kind != GateEntry::Kind::kInside) return entry;
   NodeStepsRecord rec;
   if (*loaded && (*loaded)->state == state && (*loaded)->step != kFailedStep) {
     rec = **loaded;
@@ -182,22 +188,48 @@ bool NodeSteps::GiveBack(NodeStepsRecord& rec, const ObjectMeta& object, const c
 std::optional<Duration> NodeSteps::Succeeded(const ResourceRef& resource, const ObjectMeta& object,
                                              const std::string& state, const std::string& message) {
   Result<std::optional<NodeStepsRecord>> loaded = store_.GetNodeSteps(object.uid);
-  if (loaded.ok() && *loaded && (*loaded)->state == state) {
-    NodeStepsRecord rec = **loaded;
-    if (rec.step != kUncordoning && !Save(rec, kUncordoning).ok()) return options_.poll;
-    gate_.ShowStep(object, NodeStep::kUncordoning, "", Duration{0});
-    if (!GiveBack(rec, object, "the node finished the state")) return options_.poll;
-    if (rec.was_unschedulable) {
-      events_.NodeStep(resource_.ref, object, "NodeCordonKept", false,
-                       "the node was cordoned by someone else before the rollout's steps; it stays cordoned");
-    }
-  } else if (!loaded.ok()) {
-    return options_.poll;
+  if (!loaded.ok()) return options_.poll;
+  if (!*loaded || (*loaded)->state != state) {
+    // No steps recorded (the state file refused them): the node's result and slot as without.
+    std::optional<Duration> again = gate_.Succeeded(resource, object, state, message);
+    if (!again) (void)store_.DropNodeSteps(object.uid);
+    return again;
   }
-  std::optional<Duration> again = gate_.Succeeded(resource, object, state, message);
-  if (again) return again;
+  NodeStepsRecord rec = **loaded;
+  if (policy_.soak.count() > 0 && rec.step != kSoaking && rec.step != kUncordoning) {
+    // Verify, soak, uncordon, release: the result is written and the slot soaks (the gate's),
+    // while the node stays cordoned; the uncordon is due just before the soak ends.
+    if (!Save(rec, kSoaking).ok()) return options_.poll;
+    std::optional<Duration> again = gate_.Succeeded(resource, object, state, message);
+    if (again) return again;
+    return std::max(SoakLeft(rec), Duration(std::chrono::milliseconds(1)));
+  }
+  if (rec.step == kSoaking) {
+    const Duration left = SoakLeft(rec);
+    if (left > Duration::zero()) return left;
+  } else if (rec.step != kUncordoning) {
+    if (!Save(rec, kUncordoning).ok()) return options_.poll;
+    gate_.ShowStep(object, NodeStep::kUncordoning, "", Duration{0});
+  }
+  if (!GiveBack(rec, object, "the node finished the state")) return options_.poll;
+  if (rec.was_unschedulable) {
+    events_.NodeStep(resource_.ref, object, "NodeCordonKept", false,
+                     "the node was cordoned by someone else before the rollout's steps; it stays cordoned");
+  }
+  if (rec.step != kSoaking) {
+    std::optional<Duration> again = gate_.Succeeded(resource, object, state, message);
+    if (again) return again;
+  }
   (void)store_.DropNodeSteps(object.uid);  // left behind: the next state's steps replace it
   return std::nullopt;
+}
+
+Duration NodeSteps::SoakLeft(const NodeStepsRecord& rec) const {
+  // Due a little before the soak ends (a third of a slot lease, at most a quarter of the soak),
+  // so the uncordon falls inside the slot, before another node may start.
+  const Duration soak = policy_.soak;
+  const Duration margin = std::min<Duration>(Duration(policy_.slot_lease) / 3, soak / 4);
+  return Duration(rec.step_started_ms - NowMs()) + soak - margin;
 }
 
 void NodeSteps::Failed(const ResourceRef& resource, const ObjectMeta& object, const std::string& state, int retries,

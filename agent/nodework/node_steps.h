@@ -11,8 +11,10 @@
 //                the Node's status.nodeInfo.bootID, proves it. The same boot ID (a restart or a
 //                crash loop of the agent) never does; past the timeout the node fails the state.
 //   verifying    the policy's verify hook
+//   soaking      with a soak: the result written and the slot soaking (the gate's), the node
+//                still cordoned; the uncordon falls just before the soak ends, inside the slot
 //   uncordoning  the cordon given back when the state file and the Node's mark both say it is
-//                ours; then the gate records the result and the slot soaks or frees
+//                ours; then (without a soak) the gate records the result and frees the slot
 // (node_steps.cc: the record, the cordon and the failures; node_steps_drain.cc and
 // node_steps_reboot.cc: those two steps.)
 // Each step is written to the state file (storage NodeStepsRecord) before it starts, so an agent
@@ -46,6 +48,7 @@ inline constexpr const char* kRunning = "running";
 inline constexpr const char* kRebooting = "rebooting";
 inline constexpr const char* kVerifying = "verifying";
 inline constexpr const char* kUncordoning = "uncordoning";
+inline constexpr const char* kSoaking = "soaking";  // done, the node still cordoned through the soak
 inline constexpr const char* kFailedStep = "failed";
 }  // namespace node_steps
 
@@ -95,6 +98,8 @@ class NodeSteps final : public RolloutSteps {
   bool GiveBack(NodeStepsRecord& rec, const ObjectMeta& object, const char* why);
   Status Save(NodeStepsRecord& rec, const std::string& step);
   int64_t NowMs() const;
+  // How long until the uncordon of a node soaking since the record's step began.
+  Duration SoakLeft(const NodeStepsRecord& rec) const;
   PodDrain& DrainOf(const std::string& uid);
   void ForgetDrain(const std::string& uid);
 

@@ -8,6 +8,7 @@ hook itself saw of its node while it ran, never the agents' word alone."""
 
 import os
 import signal
+from datetime import datetime
 from pathlib import Path
 
 from conftest import wait_until
@@ -165,6 +166,11 @@ class OneAtATime:
         return False
 
 
+def seconds_between(earlier, later):
+    parse = lambda ts: datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()  # noqa: E731
+    return parse(later) - parse(earlier)
+
+
 DRAIN = {"drain": {"timeout_seconds": 60, "grace_period_seconds": 0}}
 
 
@@ -228,15 +234,21 @@ def test_a_budget_that_never_allows_fails_the_node_and_halts_the_rollout(cluster
 
 
 def test_a_node_someone_else_cordoned_stays_cordoned(cluster, widgets, make_agent, tmp_path):
-    s = Steps(cluster, widgets, make_agent, tmp_path, {"cordon": True})
+    s = Steps(cluster, widgets, make_agent, tmp_path, {"cordon": True}, policy={"soak_seconds": 3})
     a, b = s.nodes
     s.kube.request("PATCH", f"/api/v1/nodes/{a}", {"spec": {"unschedulable": True}}, "application/merge-patch+json")
     s.start()
     widgets.create("kernel", {"version": 1})
     wait_until(lambda: s.done("kernel") == {a, b}, "the rollout done on both nodes")
+    wait_until(lambda: s.agents[b].log_events("node uncordoned"), "node b uncordoned at the end of its soak")
     assert s.cordoned(a) and not s.marks(a), s.node(a)
     assert not s.cordoned(b) and not s.marks(b)
     assert [x[3] for x in s.seen(b) if x[0] == "create"] == [True]
+    # Verify, soak, uncordon: node b's result was written when its soak began, and its cordon
+    # given back only near the soak's end (3 s less a margin of 0.75 s), inside its slot.
+    done = s.agents[b].log_events("rollout node done")[0]
+    uncordoned = s.agents[b].log_events("node uncordoned")[0]
+    assert seconds_between(done["time"], uncordoned["time"]) >= 2.2, (done, uncordoned)
     assert any(a in e["note"] for e in s.events("NodeCordonKept"))
 
 

@@ -63,7 +63,7 @@ class Reasons final : public EventRecorder {
   std::vector<std::string> seen;
 };
 
-WatchedResource Resource(OnFailure on_failure = OnFailure::kKeepCordoned) {
+WatchedResource Resource(OnFailure on_failure = OnFailure::kKeepCordoned, seconds soak = seconds(0)) {
   WatchedResource r;
   r.ref = ResourceRef{"example.com", "v1", "widgets", "", ""};
   RolloutPolicy policy;
@@ -71,13 +71,14 @@ WatchedResource Resource(OnFailure on_failure = OnFailure::kKeepCordoned) {
   policy.drain = DrainPolicy{seconds(60), "", 0};
   policy.reboot = RebootPolicy{{"/sbin/reboot"}, seconds(300)};
   policy.on_failure = on_failure;
+  policy.soak = soak;
   r.rollout = policy;
   return r;
 }
 
 struct World {
-  explicit World(OnFailure on_failure = OnFailure::kKeepCordoned)
-      : resource(Resource(on_failure)),
+  explicit World(OnFailure on_failure = OnFailure::kKeepCordoned, seconds soak = seconds(0))
+      : resource(Resource(on_failure, soak)),
         store(std::move(SqliteStateStore::Open(dir.File("state.db"), "node-a", {})).value()) {
     SetBootId("boot-1");
     object.uid = "u1";
@@ -302,6 +303,34 @@ TEST_CASE("an agent killed between the hook and the uncordon resumes at the unco
   REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s1", "ok") == std::nullopt);
   REQUIRE_FALSE(w.api.node().unschedulable);
   REQUIRE(w.gate.calls == std::vector<std::string>{"succeeded s1"});
+}
+
+TEST_CASE("with a soak: verify, soak with the node still cordoned, uncordon just before the slot frees") {
+  World w(OnFailure::kKeepCordoned, seconds(60));
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
+  REQUIRE(steps->AfterHook(w.object, "s1", false) == std::nullopt);
+  // The result is written and the slot soaks (the gate's); the node stays cordoned.
+  auto soak = steps->Succeeded(w.resource.ref, w.object, "s1", "ok");
+  REQUIRE(soak == Duration(seconds(55)));  // 60 s less a third of the 15-s slot lease
+  REQUIRE(w.gate.calls == std::vector<std::string>{"succeeded s1"});
+  REQUIRE(w.Ours());
+  REQUIRE(w.Step() == "soaking");
+  // Killed during the soak: the new agent waits out the rest, without asking the gate again.
+  steps = w.Start();
+  w.clock.Advance(seconds(30));
+  GateEntry waiting = steps->Admit(w.object, "s1", nullptr);
+  REQUIRE(waiting.kind == GateEntry::Kind::kWait);
+  REQUIRE(waiting.wait == Duration(seconds(25)));
+  REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s1", "ok") == Duration(seconds(25)));
+  REQUIRE(w.Ours());
+  w.clock.Advance(seconds(25));
+  GateEntry due = steps->Admit(w.object, "s1", nullptr);
+  REQUIRE(due.resume == ResumeAt::kFinish);
+  REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s1", "ok") == std::nullopt);
+  REQUIRE_FALSE(w.api.node().unschedulable);
+  REQUIRE(w.gate.calls == std::vector<std::string>{"succeeded s1"});  // the result once
+  REQUIRE(w.Step().empty());
 }
 
 TEST_CASE("an object deleted during its steps gives the cordon back") {
