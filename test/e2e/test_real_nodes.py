@@ -137,9 +137,11 @@ def install(real, tmp_path, overlay, namespace=None, config=None, hook=None, pat
         extra = [d for d in documents[1:] if d["kind"] == "Role"
                  and d["metadata"]["name"] not in ("nodehook-lease", "nodehook-agent-pods")]
         for d in extra:
-            name = d["metadata"]["name"]
+            name, ns = d["metadata"]["name"], namespace or NAMESPACE
+            d["metadata"]["namespace"] = ns
             (k / f"{name}.yaml").write_text(json.dumps(d) + "\n---\n" + json.dumps({
-                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": name},
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": name, "namespace": ns},
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
                 "subjects": [{"kind": "ServiceAccount", "name": "nodehook", "namespace": namespace or NAMESPACE}]}))
             text["resources"].append(f"{name}.yaml")
