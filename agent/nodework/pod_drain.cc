@@ -4,42 +4,86 @@
 
 namespace nodehook {
 
+namespace {
+
+bool Gone(const Status& evicted) {
+  // Evicted; or gone, or replaced by a new pod of that name (seen in the next round).
+  return evicted.ok() || evicted.code() == StatusCode::kNotFound || evicted.code() == StatusCode::kConflict;
+}
+
+}  // namespace
+
 Result<DrainRound> PodDrain::Round() {
   Result<std::vector<PodOnNode>> pods = api_.Pods(options_.pod_selector);
   if (!pods.ok()) return pods.status();
   DrainRound round;
   const TimePoint now = clock_.Now();
-  TimePoint next = now + kDrainPoll;
   std::set<std::string> present;
+  std::vector<const PodOnNode*> refused_before;  // refused in an earlier round, not terminating
+  bool evicted_any = false;
+  auto refuse = [&](const PodOnNode& pod, const Status& evicted) {
+    refused_.insert(pod.uid);
+    round.blocked = pod.Key() + ": " + evicted.message();
+    if (announced_.insert(pod.uid).second) round.newly_blocked.push_back(round.blocked);
+  };
   for (const PodOnNode& pod : *pods) {
     if (pod.daemon_set || pod.mirror || pod.finished || pod.Key() == options_.self) continue;
     present.insert(pod.uid);
     round.left.push_back(pod.Key());
     if (pod.terminating) continue;  // evicted (by us or someone): waited for
-    auto refused = refused_.find(pod.uid);
-    if (refused != refused_.end() && refused->second.again > now) {
-      next = std::min(next, refused->second.again);
+    if (refused_.count(pod.uid)) {
+      refused_before.push_back(&pod);
       continue;
     }
+    // A pod not asked for before: asked now, whatever the others' budgets said.
     Status evicted = api_.Evict(pod, options_.grace_period_seconds);
     ++round.evictions;
-    if (evicted.ok() || evicted.code() == StatusCode::kNotFound || evicted.code() == StatusCode::kConflict) {
-      // Evicted; or gone, or replaced by a new pod of that name (seen in the next round).
-      refused_.erase(pod.uid);
-      continue;
+    if (Gone(evicted)) {
+      evicted_any = true;
+    } else {
+      refuse(pod, evicted);
     }
-    Refused& r = refused_[pod.uid];
-    r.backoff = r.backoff == Duration::zero() ? kEvictionBackoffMin : std::min(r.backoff * 2, kEvictionBackoffMax);
-    r.again = now + r.backoff;
-    next = std::min(next, r.again);
-    round.blocked = pod.Key() + ": " + evicted.message();
-    if (announced_.insert(pod.uid).second) round.newly_blocked.push_back(round.blocked);
   }
-  for (auto it = refused_.begin(); it != refused_.end();) {
-    it = present.count(it->first) ? std::next(it) : refused_.erase(it);
+  for (auto it = refused_.begin(); it != refused_.end();) it = present.count(*it) ? std::next(it) : refused_.erase(it);
+  // Pods refused before are probed one after another, starting where the last probe stopped,
+  // until one is refused again: a budget that refused one mostly refuses its others too, so a
+  // blocked drain costs one call a round, not one per pod. A round without an eviction doubles
+  // the wait before the next probe (1 s to 10 s); an eviction resets it.
+  if (!refused_before.empty() && now >= probe_at_) {
+    const size_t n = refused_before.size();
+    bool probe_evicted = false;
+    for (size_t k = 0; k < n; ++k) {
+      const PodOnNode& pod = *refused_before[(probe_from_ + k) % n];
+      Status evicted = api_.Evict(pod, options_.grace_period_seconds);
+      ++round.evictions;
+      if (Gone(evicted)) {
+        refused_.erase(pod.uid);
+        probe_evicted = true;
+        continue;
+      }
+      refuse(pod, evicted);
+      probe_from_ = (probe_from_ + k + 1) % n;
+      break;
+    }
+    evicted_any = evicted_any || probe_evicted;
+    probe_backoff_ = probe_evicted ? kEvictionBackoffMin
+                                   : std::min(std::max(probe_backoff_, kEvictionBackoffMin) * 2, kEvictionBackoffMax);
+    probe_at_ = now + probe_backoff_;
+  }
+  if (!refused_.empty() && probe_at_ <= now) {  // first refused this round: probed after the least wait
+    probe_backoff_ = kEvictionBackoffMin;
+    probe_at_ = now + probe_backoff_;
+  }
+  if (!round.blocked.empty()) {
+    last_blocked_ = round.blocked;
+  } else if (!refused_.empty()) {
+    round.blocked = last_blocked_;  // still waiting on the last refusal
   }
   std::sort(round.left.begin(), round.left.end());
-  round.next = std::max(next - now, Duration::zero());
+  // Evicted pods mostly go within their grace period: looked for again soon.
+  Duration next = evicted_any ? kDrainQuickLook : kDrainPoll;
+  if (!refused_.empty()) next = std::min(next, std::max(probe_at_ - now, Duration::zero()));
+  round.next = next;
   return round;
 }
 

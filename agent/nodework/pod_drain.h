@@ -1,13 +1,14 @@
 // PodDrain: one drain of this node, in rounds. Each round lists the node's pods and asks the
-// Eviction API to evict each one that is due; it never evicts DaemonSet pods, mirror pods, finished
-// pods or the agent's own pod. A pod a disruption budget refuses (429) is asked again after a
-// backoff of 1 s doubling to 30 s, per pod; a pod already terminating is waited for. The drain is
-// done when no pod it evicts is left. The node steps (node_steps.h) record each round's result,
+// Eviction API to evict each one not asked for before; it never evicts DaemonSet pods, mirror
+// pods, finished pods or the agent's own pod. Pods a disruption budget refused (429) are probed
+// again one after another, from where the last probe stopped, until one is refused: one call a
+// round while the budgets hold, with a backoff of 1 s doubling to 10 s between probing rounds
+// that evict nothing. A pod already terminating is waited for. The drain is done when no pod it
+// evicts is left. The node steps (node_steps.h) record each round's result,
 // so a restarted agent starts a new PodDrain where the old one stood.
 // Not thread-safe: one drain is driven by one worker at a time.
 #pragma once
 
-#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,8 +36,9 @@ struct DrainRound {
 };
 
 inline constexpr Duration kDrainPoll = std::chrono::seconds(2);
+inline constexpr Duration kDrainQuickLook = std::chrono::milliseconds(500);  // after an eviction
 inline constexpr Duration kEvictionBackoffMin = std::chrono::seconds(1);
-inline constexpr Duration kEvictionBackoffMax = std::chrono::seconds(30);
+inline constexpr Duration kEvictionBackoffMax = std::chrono::seconds(10);
 
 class PodDrain {
  public:
@@ -46,15 +48,15 @@ class PodDrain {
   Result<DrainRound> Round();
 
  private:
-  struct Refused {
-    TimePoint again;
-    Duration backoff{0};
-  };
   NodeApi& api_;
   Clock& clock_;
   const DrainOptions options_;
-  std::map<std::string, Refused> refused_;  // by pod uid
-  std::set<std::string> announced_;         // pod uids whose refusal was reported
+  std::set<std::string> refused_;    // pod uids refused, not evicted since
+  std::set<std::string> announced_;  // pod uids whose refusal was reported
+  size_t probe_from_ = 0;            // where the next probe of the refused pods starts
+  TimePoint probe_at_{};             // not before
+  Duration probe_backoff_{0};
+  std::string last_blocked_;         // the last refusal, for the rounds that probe nothing
 };
 
 }  // namespace nodehook

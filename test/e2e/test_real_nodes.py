@@ -1077,7 +1077,7 @@ def test_a_reboot_the_hook_asks_for_is_proven_by_the_new_boot_id_and_the_rollout
             assert unschedulable(real, node) and cordon_marks(real, node)
             slot = next(l for l in real.kube.request("GET", "/apis/coordination.k8s.io/v1/namespaces/nodehook/leases")[
                 "items"] if (l["spec"].get("holderIdentity") == node
-                             and l["metadata"]["labels"].get("nodehook.io/rollout-kind") == "slot"))
+                             and (l["metadata"].get("labels") or {}).get("nodehook.io/rollout-kind") == "slot"))
             assert slot["metadata"]["annotations"]["nodehook.io/rollout-phase"] == "rebooting"
             assert slot["spec"]["leaseDurationSeconds"] >= 300
             # A restart of the agent alone (same boot ID) is no reboot.

@@ -18,10 +18,12 @@ class FakeNodeApi final : public NodeApi {
  public:
   struct Pod {
     PodOnNode pod;
-    int budget = -1;  // evictions the pod's budget allows; -1 = no budget
+    int budget = -1;     // evictions the pod's own budget allows; -1 = no budget
+    std::string group;   // a budget shared with other pods (SetGroupBudget); "" = its own
   };
 
-  void AddPod(const std::string& ns, const std::string& name, int budget = -1, bool daemon_set = false) {
+  void AddPod(const std::string& ns, const std::string& name, int budget = -1, bool daemon_set = false,
+              const std::string& group = "") {
     std::lock_guard<std::mutex> lock(mu_);
     Pod p;
     p.pod.namespace_name = ns;
@@ -29,7 +31,13 @@ class FakeNodeApi final : public NodeApi {
     p.pod.uid = "uid-" + ns + "-" + name + "-" + std::to_string(++uids_);
     p.pod.daemon_set = daemon_set;
     p.budget = budget;
+    p.group = group;
     pods_.push_back(p);
+  }
+  // Evictions a budget shared by the pods of `group` allows now, as a PodDisruptionBudget's.
+  void SetGroupBudget(const std::string& group, int allowed) {
+    std::lock_guard<std::mutex> lock(mu_);
+    groups_[group] = allowed;
   }
   void SetBudget(const std::string& key, int budget) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -121,11 +129,12 @@ class FakeNodeApi final : public NodeApi {
     ++evictions_[pod.Key()];
     for (auto& p : pods_) {
       if (p.pod.uid != pod.uid) continue;
-      if (p.budget == 0) {
+      int& budget = p.group.empty() ? p.budget : groups_[p.group];
+      if (budget == 0) {
         return Status(StatusCode::kTooManyRequests,
                       "Cannot evict pod as it would violate the pod's disruption budget.");
       }
-      if (p.budget > 0) --p.budget;
+      if (budget > 0) --budget;
       p.pod.terminating = true;
       return Status::Ok();
     }
@@ -152,6 +161,7 @@ class FakeNodeApi final : public NodeApi {
   bool fail_gets_ = false;
   int node_writes_ = 0;
   std::map<std::string, int> evictions_;
+  std::map<std::string, int> groups_;
 };
 
 }  // namespace nodehook

@@ -30,7 +30,7 @@ TEST_CASE("a drain evicts every pod but DaemonSet pods and the agent's own, and 
   REQUIRE(api.pods_left() == std::vector<std::string>{"kube-system/proxy", "nodehook/agent-x"});
 }
 
-TEST_CASE("a pod its budget refuses is asked again after a backoff doubling to 30 s, and reported once") {
+TEST_CASE("a pod its budget refuses is probed again after a backoff doubling to 10 s, and reported once") {
   FakeNodeApi api;
   FakeClock clock;
   api.AddPod("default", "db-0", 0);
@@ -40,31 +40,66 @@ TEST_CASE("a pod its budget refuses is asked again after a backoff doubling to 3
   REQUIRE(first->newly_blocked.size() == 1);
   REQUIRE(first->blocked.find("default/db-0: Cannot evict pod") == 0);
   REQUIRE(first->next == std::chrono::seconds(1));
-  REQUIRE(drain.Round()->evictions == 0);  // not due yet
-  // Each refusal doubles the wait before the next ask: due a millisecond after, not before.
+  auto early = drain.Round();
+  REQUIRE(early->evictions == 0);  // not due yet
+  REQUIRE(early->blocked == first->blocked);
+  // Each round that evicts nothing doubles the wait: due a millisecond after it, not before.
   clock.Advance(std::chrono::seconds(1));
   REQUIRE(drain.Round()->evictions == 1);
-  for (int wait : {2, 4, 8, 16, 30, 30, 30}) {
+  for (int wait : {2, 4, 8, 10, 10}) {
     clock.Advance(std::chrono::seconds(wait) - std::chrono::milliseconds(1));
-    auto early = drain.Round();
-    REQUIRE(early->evictions == 0);
-    REQUIRE(early->next == std::chrono::milliseconds(1));
+    auto before = drain.Round();
+    REQUIRE(before->evictions == 0);
+    REQUIRE(before->next == std::chrono::milliseconds(1));
     clock.Advance(std::chrono::milliseconds(1));
     auto round = drain.Round();
     REQUIRE(round->evictions == 1);
     REQUIRE(round->newly_blocked.empty());
   }
   api.SetBudget("default/db-0", 1);
-  clock.Advance(std::chrono::seconds(30));
+  clock.Advance(std::chrono::seconds(10));
   auto allowed = drain.Round();
   REQUIRE(allowed->evictions == 1);
   REQUIRE(allowed->blocked.empty());
+  REQUIRE(allowed->next == kDrainQuickLook);
   api.Finish();
   REQUIRE(drain.Round()->done());
-  REQUIRE(api.evictions().at("default/db-0") == 10);  // 9 refused, 1 allowed
+  REQUIRE(api.evictions().at("default/db-0") == 8);  // 7 refused, 1 allowed
 }
 
-TEST_CASE("a budget that allows one at a time: one pod goes, the next waits until it is gone") {
+TEST_CASE("pods a shared budget refused cost one call a round: probed in turn until one is refused") {
+  FakeNodeApi api;
+  FakeClock clock;
+  for (int i = 0; i < 5; ++i) api.AddPod("default", "web-" + std::to_string(i), -1, false, "web");
+  api.SetGroupBudget("web", 1);
+  PodDrain drain(api, clock, DrainOptions{});
+  auto first = drain.Round();  // every pod asked once: one goes, four refused
+  REQUIRE(first->evictions == 5);
+  REQUIRE(first->newly_blocked.size() == 4);
+  // Not allowed yet: one probe a round.
+  clock.Advance(std::chrono::seconds(1));
+  REQUIRE(drain.Round()->evictions == 1);
+  // Each time the evicted pod is gone, the budget allows one more: the round's probe evicts one
+  // and stops at the next refusal.
+  std::vector<int> calls;
+  Duration wait = std::chrono::seconds(2);
+  for (int left = 4; left > 0; --left) {
+    api.Finish();
+    api.SetGroupBudget("web", 1);
+    clock.Advance(wait);
+    auto round = drain.Round();
+    calls.push_back(round->evictions);
+    wait = std::chrono::seconds(1);
+  }
+  REQUIRE(calls == std::vector<int>{2, 2, 2, 1});
+  api.Finish();
+  REQUIRE(drain.Round()->done());
+  int total = 0;
+  for (const auto& entry : api.evictions()) total += entry.second;
+  REQUIRE(total == 5 + 1 + 7);  // 2.6 calls a pod, refusals included
+}
+
+TEST_CASE("a budget that allows one at a time: one pod goes, the next once it is gone") {
   FakeNodeApi api;
   FakeClock clock;
   api.AddPod("default", "web-1", 1);
@@ -73,9 +108,10 @@ TEST_CASE("a budget that allows one at a time: one pod goes, the next waits unti
   auto first = drain.Round();
   REQUIRE(first->left.size() == 2);
   REQUIRE(first->blocked.find("default/web-2") == 0);
+  REQUIRE(first->next == kDrainQuickLook);  // web-1 evicted: looked for again soon
   api.Finish();
   api.SetBudget("default/web-2", 1);  // the replacement of web-1 is ready elsewhere
-  clock.Advance(first->next);
+  clock.Advance(std::chrono::seconds(1));
   auto second = drain.Round();
   REQUIRE(second->evictions == 1);
   api.Finish();
