@@ -956,8 +956,14 @@ def uncordon_all(real):
 
 
 def agent_events(real, node, event):
-    pod = next(p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == node)
-    return [f for f in map(parse_log_line, pod_log(real, pod).splitlines()) if f.get("event") == event]
+    """`event` lines of the current agent container on `node`; none while its kubelet is away."""
+    pod = next((p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == node), None)
+    if pod is None:
+        return []
+    logs = kubectl("-n", NAMESPACE, "logs", pod, "-c", "nodehook", kubeconfig=real.kubeconfig, check=False)
+    if logs.returncode != 0:
+        return []
+    return [f for f in map(parse_log_line, logs.stdout.splitlines()) if f.get("event") == event]
 
 
 def test_a_drain_moves_a_deployments_pods_one_at_a_time_under_its_budget_and_uncordons(real, tmp_path):
@@ -1090,8 +1096,7 @@ def test_a_reboot_the_hook_asks_for_is_proven_by_the_new_boot_id_and_the_rollout
             done = wait_until(lambda: agent_events(real, node, "rollout node done"), f"{node} done after its reboot",
                               timeout=240)
             proven = agent_events(real, node, "node rebooted")[0]
-            started = parse_log_line(pod_log(real, next(p["metadata"]["name"] for p in pods(real)
-                                                        if p["spec"]["nodeName"] == node)).splitlines()[0])
+            started = agent_events(real, node, "orphan reaper started")[0]  # the agent's first line
             print(f"{node}: boot {before[:8]} -> {after[:8]}; the agent proved the reboot "
                   f"{parse_time(proven['ts']) - parse_time(started['ts']):.1f} s after it started, done "
                   f"{parse_time(done[0]['ts']) - parse_time(started['ts']):.1f} s after; "
