@@ -1,5 +1,8 @@
 #include "agent/nodework/node_cordon.h"
 
+#include <cstdint>
+#include <cstdio>
+
 namespace nodehook {
 namespace {
 
@@ -8,6 +11,14 @@ namespace {
 constexpr int kTries = 3;
 
 }  // namespace
+
+std::string CordonMarkKey(const std::string& rid, const std::string& uid) {
+  uint64_t hash = 1469598103934665603ULL;  // FNV-1a
+  for (unsigned char c : uid) hash = (hash ^ c) * 1099511628211ULL;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return std::string(kCordonMarkPrefix) + rid + "." + std::string(hex, 12);
+}
 
 Result<CordonTaken> TakeCordon(NodeApi& api, const std::string& key, const std::string& value) {
   Status last = Status::Ok();

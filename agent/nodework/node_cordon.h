@@ -11,6 +11,11 @@
 
 namespace nodehook {
 
+// The mark of a rollout's cordon for one object: kCordonMarkPrefix, the rollout id, "." and 12 hex
+// digits of the object's uid. One per rollout and object: a node one object left cordoned (it
+// failed there) stays so while another object's steps come and go.
+std::string CordonMarkKey(const std::string& rid, const std::string& uid);
+
 struct CordonTaken {
   bool ours = false;            // this rollout's mark is on the cordoned Node
   bool someone_elses = false;   // unschedulable before, without a nodehook mark: left alone

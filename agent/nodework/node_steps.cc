@@ -23,7 +23,7 @@ NodeSteps::NodeSteps(const WatchedResource& resource, RolloutSteps& gate, NodeAp
       events_(events),
       options_(std::move(options)) {}
 
-std::string NodeSteps::MarkKey() const { return std::string(kCordonMarkPrefix) + options_.rid; }
+std::string NodeSteps::MarkKey(const std::string& uid) const { return CordonMarkKey(options_.rid, uid); }
 
 std::string NodeSteps::MarkValue(const ObjectMeta& object, const std::string& state) {
   rapidjson::StringBuffer buffer;
@@ -105,7 +105,7 @@ GateEntry NodeSteps::Cordon(NodeStepsRecord& rec, const ObjectMeta& object) {
     }
   }
   gate_.ShowStep(object, NodeStep::kCordoning, "", Duration{0});
-  Result<CordonTaken> taken = TakeCordon(api_, MarkKey(), MarkValue(object, rec.state));
+  Result<CordonTaken> taken = TakeCordon(api_, MarkKey(object.uid), MarkValue(object, rec.state));
   if (!taken.ok()) {
     Log(LogLevel::kWarn, "node cordon failed",
         {{"object", object.Key()}, {"uid", object.uid}, {"error", taken.status().ToString()},
@@ -117,7 +117,7 @@ GateEntry NodeSteps::Cordon(NodeStepsRecord& rec, const ObjectMeta& object) {
   Status saved = Save(rec, next_step);
   if (taken->ours) {
     Log(LogLevel::kInfo, "node cordoned",
-        {{"object", object.Key()}, {"uid", object.uid}, {"mark", MarkKey()},
+        {{"object", object.Key()}, {"uid", object.uid}, {"mark", MarkKey(object.uid)},
          {"next", policy_.drain ? "drain the node" : "run the hook"}});
   } else {
     Log(LogLevel::kInfo, "node cordon left alone",
@@ -148,7 +148,7 @@ void NodeSteps::ApplyOnFailure(NodeStepsRecord& rec, const ObjectMeta& object, c
   if (rec.cordoned && policy_.on_failure == OnFailure::kUncordon) (void)GiveBack(rec, object, "the node failed");
   if (rec.cordoned) {
     Log(LogLevel::kWarn, "node kept cordoned",
-        {{"object", object.Key()}, {"uid", object.uid}, {"mark", MarkKey()},
+        {{"object", object.Key()}, {"uid", object.uid}, {"mark", MarkKey(object.uid)},
          {"next", policy_.on_failure == OnFailure::kUncordon ? "uncordon when the object changes"
                                                              : "a person looks; the next object state uncordons it"}});
     events_.NodeStep(resource_.ref, object, "NodeKeptCordoned", true,
@@ -167,7 +167,7 @@ bool NodeSteps::GiveBack(NodeStepsRecord& rec, const ObjectMeta& object, const c
     }
     return true;
   }
-  Result<CordonGiven> given = GiveCordonBack(api_, MarkKey());
+  Result<CordonGiven> given = GiveCordonBack(api_, MarkKey(object.uid));
   if (!given.ok()) {
     Log(LogLevel::kWarn, "node uncordon failed",
         {{"object", object.Key()}, {"uid", object.uid}, {"error", given.status().ToString()},
@@ -257,7 +257,7 @@ void NodeSteps::Gone(const ObjectMeta& object) {
   NodeStepsRecord rec = **loaded;
   if (!GiveBack(rec, object, "the object was deleted")) {
     Log(LogLevel::kError, "node left cordoned",
-        {{"object", object.Key()}, {"uid", object.uid}, {"mark", MarkKey()},
+        {{"object", object.Key()}, {"uid", object.uid}, {"mark", MarkKey(object.uid)},
          {"next", "uncordon it by hand (kubectl uncordon) once nothing else works there"}});
   }
   (void)store_.DropNodeSteps(object.uid);

@@ -82,8 +82,9 @@ class NodeSteps final : public RolloutSteps {
               bool permanent, const std::string& message) override;
   void Gone(const ObjectMeta& object) override;
 
-  // The annotation that marks a Node cordoned by this rollout, and its value for an object state.
-  std::string MarkKey() const;
+  // The annotation that marks a Node cordoned by this rollout for an object, and its value for an
+  // object state.
+  std::string MarkKey(const std::string& uid) const;
   static std::string MarkValue(const ObjectMeta& object, const std::string& state);
 
  private:

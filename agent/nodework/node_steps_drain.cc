@@ -75,7 +75,7 @@ GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const
   rec.evictions += round->evictions;
   rec.message = round->blocked;
   if (rec.cordoned) {
-    Result<bool> held = CordonHeld(api_, MarkKey());
+    Result<bool> held = CordonHeld(api_, MarkKey(object.uid));
     if (held.ok() && !*held) {
       // Someone uncordoned the node during the drain: their call. Never cordoned again by us,
       // and the node is not ours to uncordon any more.

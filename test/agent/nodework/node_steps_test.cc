@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "agent/nodework/node_cordon.h"
 #include "agent/nodework/node_steps.h"
 #include "storage/sqlite_state_store.h"
 #include "test/fakes/fake_clock.h"
@@ -98,7 +99,10 @@ struct World {
     auto rec = store->GetNodeSteps("u1");
     return rec.ok() && *rec ? (*rec)->step : "";
   }
-  bool Ours() const { return api.node().unschedulable && api.node().marks.count("nodehook.io/cordoned-abcdef0123"); }
+  bool Ours(const std::string& uid = "u1") const {
+    return api.node().unschedulable && api.node().marks.count(MarkOf(uid)) > 0;
+  }
+  static std::string MarkOf(const std::string& uid) { return CordonMarkKey("abcdef0123", uid); }
 
   TempDir dir;
   WatchedResource resource;
@@ -331,6 +335,29 @@ TEST_CASE("with a soak: verify, soak with the node still cordoned, uncordon just
   REQUIRE_FALSE(w.api.node().unschedulable);
   REQUIRE(w.gate.calls == std::vector<std::string>{"succeeded s1"});  // the result once
   REQUIRE(w.Step().empty());
+}
+
+TEST_CASE("a node one object left cordoned stays so while another object's steps come and go") {
+  World w;
+  w.api.AddPod("default", "db-0", 0);
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  w.clock.Advance(seconds(61));
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kFailed);  // kept cordoned
+  ObjectMeta other = w.object;
+  other.uid = "u2";
+  other.name = "firmware";
+  w.api.SetBudget("default/db-0", 1);
+  REQUIRE(steps->Admit(other, "t1", nullptr).kind == GateEntry::Kind::kWait);
+  w.api.Finish();
+  REQUIRE(steps->Admit(other, "t1", nullptr).kind == GateEntry::Kind::kInside);
+  REQUIRE(w.Ours("u2"));
+  REQUIRE(steps->AfterHook(other, "t1", false) == std::nullopt);
+  REQUIRE(steps->Succeeded(w.resource.ref, other, "t1", "ok") == std::nullopt);
+  REQUIRE(w.Ours("u1"));  // the failed object's mark holds the cordon for a person
+  REQUIRE(w.api.node().marks.count(w.MarkOf("u2")) == 0);
+  REQUIRE(w.MarkOf("u1").rfind("nodehook.io/cordoned-abcdef0123.", 0) == 0);
+  REQUIRE(w.MarkOf("u1").size() <= std::string("nodehook.io/").size() + 63);
 }
 
 TEST_CASE("an object deleted during its steps gives the cordon back") {
