@@ -48,6 +48,14 @@ PodDrain& NodeSteps::DrainOf(const std::string& uid) {
 }
 
 GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state) {
+  if (!policy_.drain) {
+    // The config no longer drains (changed while this node drained): the step is over.
+    Log(LogLevel::kInfo, "node drain dropped",
+        {{"object", object.Key()}, {"uid", object.uid}, {"reason", "the rollout no longer drains"},
+         {"next", "run the hook"}});
+    ForgetDrain(object.uid);
+    return Save(rec, kRunning).ok() ? GateEntry::Inside() : GateEntry::Wait(options_.poll);
+  }
   const Duration spent = Duration(NowMs() - rec.step_started_ms);
   const Duration timeout = policy_.drain->timeout;
   if (spent >= timeout) {

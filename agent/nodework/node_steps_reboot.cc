@@ -64,8 +64,15 @@ std::optional<Duration> NodeSteps::AfterHook(const ObjectMeta& object, const std
 }
 
 GateEntry NodeSteps::CheckReboot(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state) {
+  if (!policy_.reboot) {
+    // The config no longer reboots (changed during the reboot): nothing to prove; verify next.
+    Log(LogLevel::kWarn, "node reboot dropped",
+        {{"object", object.Key()}, {"uid", object.uid}, {"reason", "the rollout no longer reboots"},
+         {"next", "verify, then give the node back"}});
+    return Save(rec, kVerifying).ok() ? GateEntry::Inside(ResumeAt::kVerify) : GateEntry::Wait(options_.poll);
+  }
   const Duration spent = Duration(NowMs() - rec.step_started_ms);
-  const Duration timeout = policy_.reboot ? policy_.reboot->timeout : Duration{0};
+  const Duration timeout = policy_.reboot->timeout;
   Result<std::string> boot = ReadBootId(options_.boot_id_file);
   if (boot.ok() && !rec.boot_id.empty() && *boot != rec.boot_id) {
     Result<NodeState> node = api_.GetNode();

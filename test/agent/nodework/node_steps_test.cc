@@ -360,6 +360,24 @@ TEST_CASE("a node one object left cordoned stays so while another object's steps
   REQUIRE(w.MarkOf("u1").size() <= std::string("nodehook.io/").size() + 63);
 }
 
+TEST_CASE("a config that no longer drains or reboots ends those steps instead of failing") {
+  World w;
+  w.api.AddPod("default", "web-1");
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.Step() == "draining");
+  w.resource.rollout->drain.reset();  // the agent restarts with the new config
+  steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).resume == ResumeAt::kHook);
+  REQUIRE(steps->AfterHook(w.object, "s1", true).has_value());
+  REQUIRE(w.Step() == "rebooting");
+  w.resource.rollout->reboot.reset();
+  steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).resume == ResumeAt::kVerify);
+  REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s1", "ok") == std::nullopt);
+  REQUIRE_FALSE(w.api.node().unschedulable);  // the cordon it took is given back
+}
+
 TEST_CASE("an object deleted during its steps gives the cordon back") {
   World w;
   w.api.AddPod("default", "web-1");
