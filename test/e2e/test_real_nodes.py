@@ -1001,6 +1001,11 @@ def parse_time(ts):
     return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
 
 
+def widget_events(real, name, reason):
+    items = real.kube.request("GET", f"/apis/events.k8s.io/v1/namespaces/{WIDGET_NS}/events")["items"]
+    return [e for e in items if e.get("reason") == reason and e.get("regarding", {}).get("name") == name]
+
+
 def test_a_budget_that_never_allows_fails_the_node_across_a_kill_and_someone_elses_cordon_is_kept(real, tmp_path):
     """node-2 was cordoned by someone else. The budget allows no eviction: the first node to drain
     times out (counted from the recorded start, across a SIGKILL of its agent), fails, stays
@@ -1027,6 +1032,7 @@ def test_a_budget_that_never_allows_fails_the_node_across_a_kill_and_someone_els
         assert not agent_events(real, first, "node cordoned"), "cordoned again after the restart"
         assert unschedulable(real, first)  # kept cordoned for a person (on_failure: keep_cordoned)
         other = "node-2" if first == "node-1" else "node-1"
+        wait_until(lambda: widget_events(real, "blocked", "RolloutHalted"), "the rollout halted", timeout=60)
         assert not widget_file(real, first, "blocked").exists() and not widget_file(real, other, "blocked").exists()
         # The fix: no budget, and a new state of the object.
         real.kube.request("DELETE", f"/apis/policy/v1/namespaces/{WIDGET_NS}/poddisruptionbudgets/db")
@@ -1105,6 +1111,34 @@ def test_a_reboot_the_hook_asks_for_is_proven_by_the_new_boot_id_and_the_rollout
             assert not unschedulable(real, node) and not cordon_marks(real, node)
             runs = real.host_path(node, f"/var/lib/nodehook-widgets/{WIDGET_NS}_rebooted.runs").read_text().splitlines()
             assert runs == [f"create ran on boot {before}"], runs
+    finally:
+        for i in range(1, NODES + 1):
+            real.host_path(f"node-{i}", "/var/lib/nodehook-widgets/reboot-requested").unlink(missing_ok=True)
+        uncordon_all(real)
+        install(real, tmp_path, "restricted")
+        wait_rolled_out(real)
+
+
+def test_a_reboot_that_never_happens_fails_the_node_and_halts_the_rollout(real, tmp_path):
+    """The hook asks for a reboot, the reboot command runs, and the node never reboots: its agent
+    sees the same boot ID, and at the reboot's timeout the node fails the state, stays cordoned
+    (on_failure: keep_cordoned) and the rollout halts; no other node starts."""
+    config = steps_config(cordon=True, reboot={"argv": REBOOT_ASK, "timeout_seconds": 20})
+    install(real, tmp_path, "restricted", config=config, hook=REBOOT_HOOK)
+    wait_rolled_out(real)
+    try:
+        create_widget(real, "unrebooted", 1)
+        failed = wait_until(lambda: [f"node-{i}" for i in range(1, NODES + 1)
+                                     if agent_events(real, f"node-{i}", "node step failed")],
+                            "a node failing its reboot", timeout=120)
+        first = failed[0]
+        line = agent_events(real, first, "node step failed")[0]
+        assert line["error"].startswith("no reboot within 20.0s: the boot ID is still "), line
+        assert unschedulable(real, first) and cordon_marks(real, first)
+        wait_until(lambda: widget_events(real, "unrebooted", "RolloutHalted"), "the rollout halted", timeout=60)
+        other = "node-2" if first == "node-1" else "node-1"
+        assert not unschedulable(real, other)
+        assert not real.host_path(other, f"/var/lib/nodehook-widgets/{WIDGET_NS}_unrebooted.runs").exists()
     finally:
         for i in range(1, NODES + 1):
             real.host_path(f"node-{i}", "/var/lib/nodehook-widgets/reboot-requested").unlink(missing_ok=True)
