@@ -93,6 +93,24 @@ void WriteObject(Json& w, const ObjectView& o, int64_t now_ms, bool with_diffbas
     w.EndObject();
   }
   w.EndArray();
+  if (o.node_steps) {
+    const NodeStepsRecord& n = *o.node_steps;
+    w.Key("node_steps");
+    w.StartObject();
+    WriteString(w, "step", n.step);
+    WriteString(w, "state", n.state);
+    WriteTime(w, "step_started_ms", n.step_started_ms, now_ms);
+    w.Key("cordoned");
+    w.Bool(n.cordoned);
+    w.Key("cordoned_by_someone_else");
+    w.Bool(n.was_unschedulable);
+    WriteString(w, "pods_left", n.pods_left);
+    w.Key("evictions");
+    w.Int(n.evictions);
+    WriteString(w, "boot_id", n.boot_id);
+    WriteString(w, "message", n.message);
+    w.EndObject();
+  }
   w.EndObject();
 }
 
@@ -148,6 +166,9 @@ Result<ObjectView> CollectObjectView(StateStore& store, const std::string& uid) 
   view.name = object->has_value() ? (*object)->name : progress->name;
   view.diffbase = std::move(*object);
   view.handlers = std::move(*handlers);
+  Result<std::optional<NodeStepsRecord>> steps = store.GetNodeSteps(uid);
+  if (!steps.ok()) return steps.status();
+  view.node_steps = std::move(*steps);
   return view;
 }
 
@@ -250,6 +271,22 @@ std::string FormatObjectDetail(const ObjectView& o, int64_t now_ms) {
         << "\n"
         << "  first started: " << RelativeTime(h.first_start_ms, now_ms) << "\n"
         << "  last message:  " << h.last_message << "\n";
+  }
+  if (o.node_steps) {
+    const NodeStepsRecord& n = *o.node_steps;
+    std::string pods = n.pods_left;
+    for (char& c : pods) c = c == '\n' ? ' ' : c;
+    out << "node steps (its rollout's, on this node):\n"
+        << "  step:          " << n.step << ", since " << RelativeTime(n.step_started_ms, now_ms) << "\n"
+        << "  cordon:        "
+        << (n.cordoned            ? "ours (the Node carries this rollout's mark)"
+            : n.was_unschedulable ? "someone else's (left as it is)"
+                                  : "none held by these steps")
+        << "\n";
+    if (!pods.empty()) out << "  pods left:     " << pods << "\n";
+    if (n.evictions > 0) out << "  evictions:     " << n.evictions << " calls\n";
+    if (!n.boot_id.empty()) out << "  boot ID:       " << n.boot_id << " (before the reboot)\n";
+    if (!n.message.empty()) out << "  last word:     " << n.message << "\n";
   }
   return out.str();
 }

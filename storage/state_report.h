@@ -21,6 +21,9 @@ struct ObjectView {
   std::string name;
   std::optional<ObjectRecord> diffbase;
   std::vector<HandlerRecord> handlers;  // by handler name
+  // Its rollout's node steps on this node (cordon, drain, reboot), when under way or kept after a
+  // failure; only FindObjectView fills it (`nodehook state show`).
+  std::optional<NodeStepsRecord> node_steps;
   // Only in the agent's /v1/objects snapshot: the resourceVersion of the latest object state this
   // node reconciled to "nothing left to do" since it started; "" when none.
   std::string settled_resource_version;

@@ -104,6 +104,34 @@ TEST_CASE("show describes one object, its diffbase embedded as JSON") {
   CHECK_THAT(ObjectToJson(*view, kNow), Catch::Contains(R"("essence":{"spec":{"size":3}},)"));
 }
 
+TEST_CASE("show tells a rollout's node steps: the step, whose cordon, the pods left and the evictions") {
+  auto store = SampleState();
+  NodeStepsRecord steps;
+  steps.uid = "u-changed";
+  steps.resource = "widgets.example.com/v1";
+  steps.state = "abc";
+  steps.step = "draining";
+  steps.cordoned = true;
+  steps.step_started_ms = kNow - 90'000;
+  steps.pods_left = "shop/db-0\nshop/web-1\n";
+  steps.evictions = 5;
+  steps.message = "shop/db-0: Cannot evict pod as it would violate the pod's disruption budget.";
+  REQUIRE(store->PutNodeSteps(steps).ok());
+  auto view = FindObjectView(*store, "u-changed");
+  REQUIRE(view.ok());
+  CHECK_THAT(FormatObjectDetail(*view, kNow),
+             Catch::EndsWith("node steps (its rollout's, on this node):\n"
+                             "  step:          draining, since 1m 30s ago\n"
+                             "  cordon:        ours (the Node carries this rollout's mark)\n"
+                             "  pods left:     shop/db-0 shop/web-1 \n"
+                             "  evictions:     5 calls\n"
+                             "  last word:     shop/db-0: Cannot evict pod as it would violate the pod's disruption "
+                             "budget.\n"));
+  CHECK_THAT(ObjectToJson(*view, kNow), Catch::Contains(R"("node_steps":{"step":"draining","state":"abc",)"));
+  auto quiet = FindObjectView(*store, "u-quiet");
+  CHECK(FormatObjectDetail(*quiet, kNow).find("node steps") == std::string::npos);
+}
+
 TEST_CASE("show of an unknown uid is not found, naming the node") {
   auto store = SampleState();
   auto view = CollectObjectView(*store, "nope");
