@@ -107,4 +107,11 @@ std::string CutToLimit(std::string_view text, size_t limit) {
   return std::string(text.substr(0, cut)) + "...";
 }
 
+std::string FirstNames(const std::vector<std::string>& names, size_t shown) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < shown; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > shown) out += " and " + std::to_string(names.size() - shown) + " more";
+  return out;
+}
+
 }  // namespace nodehook

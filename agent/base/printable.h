@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nodehook {
 
@@ -24,5 +25,9 @@ std::string Abbreviate(std::string_view text, size_t limit);
 // At most `limit` bytes of `text`, its end cut off and marked "...", on a UTF-8 character
 // boundary. For fields with a size limit of their own (Kubernetes Event fields).
 std::string CutToLimit(std::string_view text, size_t limit);
+
+// The first `shown` of `names`, comma-separated, then " and N more" for the rest:
+// "node-a, node-b, node-c and 25 more".
+std::string FirstNames(const std::vector<std::string>& names, size_t shown);
 
 }  // namespace nodehook

@@ -1,6 +1,7 @@
 // NodeSteps: the drain step, in rounds (pod_drain.h), each round's result recorded.
 #include "agent/base/duration_math.h"
 #include "agent/base/log.h"
+#include "agent/base/printable.h"
 #include "agent/nodework/node_cordon.h"
 #include "agent/nodework/node_steps.h"
 
@@ -9,13 +10,6 @@ namespace nodehook {
 using namespace node_steps;  // the step names
 
 namespace {
-
-std::string Joined(const std::vector<std::string>& items, size_t most) {
-  std::string out;
-  for (size_t i = 0; i < items.size() && i < most; ++i) out += (i ? ", " : "") + items[i];
-  if (items.size() > most) out += " and " + std::to_string(items.size() - most) + " more";
-  return out;
-}
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
@@ -30,7 +24,7 @@ std::vector<std::string> Lines(const std::string& text) {
 }
 
 std::string PodsLeftText(const std::vector<std::string>& left) {
-  return std::to_string(left.size()) + (left.size() == 1 ? " pod left: " : " pods left: ") + Joined(left, 5);
+  return std::to_string(left.size()) + (left.size() == 1 ? " pod left: " : " pods left: ") + FirstNames(left, 5);
 }
 
 

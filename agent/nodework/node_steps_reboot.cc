@@ -19,13 +19,8 @@ std::optional<Duration> NodeSteps::AfterHook(const ObjectMeta& object, const std
     rec.state = state;
   }
   if (!reboot_asked || !policy_.reboot) {
-    if (reboot_asked) {
-      Log(LogLevel::kWarn, "reboot not configured",
-          {{"resource", resource_.ref.Id()}, {"object", object.Key()}, {"uid", object.uid},
-           {"next", "go on without a reboot (set rollout.reboot to reboot the node)"}});
-    }
     (void)Save(rec, kVerifying);  // not saved: a restart runs the hook again, as without steps
-    return std::nullopt;
+    return gate_.AfterHook(object, state, reboot_asked);  // a reboot asked for is logged there
   }
   Result<std::string> boot = ReadBootId(options_.boot_id_file);
   rec.boot_id = boot.ok() ? *boot : "";

@@ -16,13 +16,6 @@ std::string Count(size_t done, size_t all) {
   return std::to_string(done) + "/" + std::to_string(all) + (all == 1 ? " node" : " nodes");
 }
 
-std::string Names(const std::vector<std::string>& nodes, size_t shown) {
-  std::string out;
-  for (size_t i = 0; i < nodes.size() && i < shown; ++i) out += (i ? ", " : "") + nodes[i];
-  if (nodes.size() > shown) out += " and " + std::to_string(nodes.size() - shown) + " more";
-  return out;
-}
-
 const rapidjson::Value* Conditions(const rapidjson::Document& doc) {
   if (!doc.IsObject()) return nullptr;
   auto status = doc.FindMember("status");
@@ -65,7 +58,7 @@ ReadyValue JudgeReady(const BoardView& board, const RolloutObject& object, const
     if (!failed->message.empty()) message += ": " + failed->message;
     return {"False", "Failing", CutToLimit(message, kReadyMessageLimit)};
   }
-  if (!waiting.empty()) return {"False", "InProgress", count + "; waiting for " + Names(waiting, 3)};
+  if (!waiting.empty()) return {"False", "InProgress", count + "; waiting for " + FirstNames(waiting, 3)};
   return {"True", "AllNodesHandled", count};
 }
 

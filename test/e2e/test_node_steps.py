@@ -289,6 +289,19 @@ def test_an_agent_killed_in_the_drain_and_after_the_hook_resumes_each_step_once(
     assert not s.cordoned(other)
 
 
+def start_rebooting(cluster, widgets, make_agent, tmp_path, steps):
+    """Two agents whose hook asks for a reboot, and a widget: returns them and the first node
+    that started its reboot."""
+    s = Steps(cluster, widgets, make_agent, tmp_path, steps)
+    for agent in s.agents.values():
+        agent.write_result("kernel", "create", {"reboot": True})
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    first = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("node reboot started")],
+                       "a node rebooting")[0]
+    return s, first
+
+
 def reboot(s, node, boot_id):
     """The node reboots: its agent dies, and comes back on a new boot ID the kubelet reports too."""
     agent = s.agents[node]
@@ -301,13 +314,7 @@ def reboot(s, node, boot_id):
 def test_a_reboot_the_hook_asks_for_is_proven_by_the_boot_id_and_the_rollout_goes_on(cluster, widgets, make_agent,
                                                                                     tmp_path):
     steps = {"cordon": True, "reboot": {"argv": [str(HOOKS / "reboot-command")], "timeout_seconds": 60}}
-    s = Steps(cluster, widgets, make_agent, tmp_path, steps)
-    for agent in s.agents.values():
-        agent.write_result("kernel", "create", {"reboot": True})
-    s.start()
-    widgets.create("kernel", {"version": 1})
-    first = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("node reboot started")],
-                       "a node rebooting")[0]
+    s, first = start_rebooting(cluster, widgets, make_agent, tmp_path, steps)
     assert s.reboot_log.read_text().split() == ["reboot", "boot-1"]
     slot = s.slot()
     assert slot["metadata"]["annotations"]["nodehook.io/rollout-phase"] == "rebooting"
@@ -334,13 +341,7 @@ def test_a_reboot_the_hook_asks_for_is_proven_by_the_boot_id_and_the_rollout_goe
 def test_a_reboot_that_never_happens_fails_the_node(cluster, widgets, make_agent, tmp_path):
     steps = {"cordon": True, "on_failure": "uncordon",
              "reboot": {"argv": [str(HOOKS / "reboot-command")], "timeout_seconds": 10}}
-    s = Steps(cluster, widgets, make_agent, tmp_path, steps)
-    for agent in s.agents.values():
-        agent.write_result("kernel", "create", {"reboot": True})
-    s.start()
-    widgets.create("kernel", {"version": 1})
-    first = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("node reboot started")],
-                       "a node rebooting")[0]
+    s, first = start_rebooting(cluster, widgets, make_agent, tmp_path, steps)
     failed = wait_until(lambda: s.agents[first].log_events("node step failed"), "the reboot timing out", timeout=60)
     assert failed[0]["error"] == "no reboot within 10.0s: the boot ID is still boot-1", failed
     assert not s.cordoned(first) and not s.marks(first)  # on_failure: uncordon

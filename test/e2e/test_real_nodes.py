@@ -955,6 +955,16 @@ def uncordon_all(real):
         kubectl("uncordon", f"node-{i}", kubeconfig=real.kubeconfig)
 
 
+def back_to_the_overlay(real, tmp_path):
+    """What the next tests expect after a node-step test: no reboot asked, every node
+    schedulable, the restricted overlay's own config and hook."""
+    for i in range(1, NODES + 1):
+        real.host_path(f"node-{i}", "/var/lib/nodehook-widgets/reboot-requested").unlink(missing_ok=True)
+    uncordon_all(real)
+    install(real, tmp_path, "restricted")
+    wait_rolled_out(real)
+
+
 def agent_events(real, node, event):
     """`event` lines of the current agent container on `node`; none while its kubelet is away."""
     pod = next((p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == node), None)
@@ -1045,9 +1055,7 @@ def test_a_budget_that_never_allows_fails_the_node_across_a_kill_and_someone_els
         assert unschedulable(real, "node-2") and not cordon_marks(real, "node-2"), "someone else's cordon was undone"
     finally:
         remove_web(real, "db")
-        uncordon_all(real)
-        install(real, tmp_path, "restricted")
-        wait_rolled_out(real)
+        back_to_the_overlay(real, tmp_path)
 
 
 REBOOT_HOOK = Path(__file__).resolve().parent / "hooks" / "reboot-asking-hook"
@@ -1112,11 +1120,7 @@ def test_a_reboot_the_hook_asks_for_is_proven_by_the_new_boot_id_and_the_rollout
             runs = real.host_path(node, f"/var/lib/nodehook-widgets/{WIDGET_NS}_rebooted.runs").read_text().splitlines()
             assert runs == [f"create ran on boot {before}"], runs
     finally:
-        for i in range(1, NODES + 1):
-            real.host_path(f"node-{i}", "/var/lib/nodehook-widgets/reboot-requested").unlink(missing_ok=True)
-        uncordon_all(real)
-        install(real, tmp_path, "restricted")
-        wait_rolled_out(real)
+        back_to_the_overlay(real, tmp_path)
 
 
 def test_a_reboot_that_never_happens_fails_the_node_and_halts_the_rollout(real, tmp_path):
@@ -1140,11 +1144,7 @@ def test_a_reboot_that_never_happens_fails_the_node_and_halts_the_rollout(real, 
         assert not unschedulable(real, other)
         assert not real.host_path(other, f"/var/lib/nodehook-widgets/{WIDGET_NS}_unrebooted.runs").exists()
     finally:
-        for i in range(1, NODES + 1):
-            real.host_path(f"node-{i}", "/var/lib/nodehook-widgets/reboot-requested").unlink(missing_ok=True)
-        uncordon_all(real)
-        install(real, tmp_path, "restricted")
-        wait_rolled_out(real)
+        back_to_the_overlay(real, tmp_path)
 
 
 HELM_RELEASE = HELM_NS = "nodehook-helm"  # the chart names its objects after the release

@@ -25,3 +25,10 @@ TEST_CASE("bytes that are not UTF-8 are escaped one by one") {
   REQUIRE(EscapeForTerminal("\xC0\xAF") == "\\xc0\\xaf");        // overlong '/'
   REQUIRE(EscapeForTerminal("\xED\xA0\x80") == "\\xed\\xa0\\x80");  // a surrogate
 }
+
+TEST_CASE("a list of names shows the first few and counts the rest") {
+  CHECK(nodehook::FirstNames({}, 3).empty());
+  CHECK(nodehook::FirstNames({"a"}, 3) == "a");
+  CHECK(nodehook::FirstNames({"a", "b", "c"}, 3) == "a, b, c");
+  CHECK(nodehook::FirstNames({"a", "b", "c", "d", "e"}, 3) == "a, b, c and 2 more");
+}
