@@ -42,7 +42,7 @@ class FakeGate final : public RolloutSteps {
               const std::string&) override {
     calls.push_back("failed " + state + (permanent ? " permanent" : " " + std::to_string(retries)));
   }
-  void Gone(const ObjectMeta&) override { calls.push_back("gone"); }
+  void Gone(const ObjectMeta&) override { calls.emplace_back("gone"); }
 
  private:
   std::vector<std::string> reasons_{"create", "update"};
