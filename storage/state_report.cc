@@ -108,6 +108,8 @@ void WriteObject(Json& w, const ObjectView& o, int64_t now_ms, bool with_diffbas
     w.Key("evictions");
     w.Int(n.evictions);
     WriteString(w, "boot_id", n.boot_id);
+    w.Key("reboot_started");
+    w.Bool(n.reboot_started);
     WriteString(w, "message", n.message);
     w.EndObject();
   }
@@ -285,7 +287,11 @@ std::string FormatObjectDetail(const ObjectView& o, int64_t now_ms) {
         << "\n";
     if (!pods.empty()) out << "  pods left:     " << pods << "\n";
     if (n.evictions > 0) out << "  evictions:     " << n.evictions << " calls\n";
-    if (!n.boot_id.empty()) out << "  boot ID:       " << n.boot_id << " (before the reboot)\n";
+    if (!n.boot_id.empty()) {
+      out << "  boot ID:       " << n.boot_id
+          << (n.reboot_started ? " (before the reboot; the reboot command ran)\n"
+                               : " (before the reboot; the reboot command has not run yet)\n");
+    }
     if (!n.message.empty()) out << "  last word:     " << n.message << "\n";
   }
   return out.str();

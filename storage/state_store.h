@@ -67,7 +67,8 @@ struct NodeStepsRecord {
   bool cordoned = false;          // these steps cordoned the Node (and annotated it so)
   bool was_unschedulable = false; // someone else had cordoned the Node before the steps
   std::string boot_id;            // "rebooting": the boot ID before the reboot
-  bool reboot_started = false;    // "rebooting": the reboot command was started (never twice)
+  bool reboot_started = false;    // "rebooting": the reboot command was started (never twice);
+                                  // false: recorded, the command not run yet (the slot not held)
   int64_t step_started_ms = 0;
   std::string pods_left;          // "draining": the pods still to go, "namespace/name" per line
   int evictions = 0;              // "draining": Eviction calls made (refusals included)

@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 
 #include "agent/config/config.h"
 #include "agent/kubectl/agent_stand_down.h"
+#include "agent/kubectl/cordon_release.h"
 #include "agent/kubectl/finalizer_release.h"
 #include "agent/kube/credentials/connection_config.h"
 #include "agent/kube/client/rest_kube_client.h"
+#include "agent/rollout/rollout_leases.h"
 
 namespace nodehook {
 namespace {
@@ -80,6 +83,9 @@ void AddReleaseCommand(CLI::App* fleet, FleetCommandArgs* fleet_args, ReleaseCom
         }
         return "";
       });
+  release->add_flag("--uncordon-failed", args->uncordon_failed,
+                    "also uncordon the nodes kept cordoned because they failed an object state (on_failure "
+                    "keep_cordoned); without it they stay cordoned for a person to look at");
   release->add_option("--stop-timeout-seconds", args->stop_timeout_seconds,
                       "how long to wait for the agent pods to be gone (default 300)")
       ->check(CLI::Range(1, 86400));
@@ -105,8 +111,10 @@ int RunReleaseCommand(const FleetCommandArgs& fleet_args, const ReleaseCommandAr
     return 2;
   }
   std::vector<ResourceRef> resources;
-  auto add = [&resources](const Config& config) {
+  std::set<std::string> cordoning;  // the rollouts whose node steps cordon (RolloutIdOf)
+  auto add = [&resources, &cordoning](const Config& config) {
     for (const WatchedResource& r : config.resources) {
+      if (r.rollout && r.rollout->Cordons()) cordoning.insert(RolloutIdOf(r.ref));
       bool known = std::any_of(resources.begin(), resources.end(), [&](const ResourceRef& x) {
         return x.group == r.ref.group && x.plural == r.ref.plural && x.namespace_name == r.ref.namespace_name;
       });
@@ -130,6 +138,10 @@ int RunReleaseCommand(const FleetCommandArgs& fleet_args, const ReleaseCommandAr
     }
     err << kWhat << " removes every nodehook.io/ finalizer from every object of:\n";
     for (const ResourceRef& r : resources) err << "  " << Scope(r) << "\n";
+    if (!cordoning.empty()) {
+      err << "and uncordons the nodes its rollouts cordoned for work still going on"
+          << (args.uncordon_failed ? " or kept cordoned after a failure.\n" : " (not those kept after a failure).\n");
+    }
     err << warning << "\nRun it again with --yes to do it. Nothing was changed.\n";
     return 2;
   }
@@ -145,7 +157,17 @@ int RunReleaseCommand(const FleetCommandArgs& fleet_args, const ReleaseCommandAr
       << totals.released_objects << " of " << totals.objects << " objects";
   if (totals.failures > 0) out << "; " << totals.failures << " failed (see above)";
   out << "\n";
-  return totals.failures > 0 ? 1 : 0;
+  int failures = totals.failures;
+  if (!cordoning.empty()) {
+    CordonReleaseTotals cordons = ReleaseCordons(**client, cordoning, args.uncordon_failed, out, err);
+    out << "gave back " << cordons.unmarked << " of " << cordons.marks << " node cordon"
+        << (cordons.marks == 1 ? "" : "s") << " (" << cordons.uncordoned << " uncordoned)";
+    if (cordons.kept_failed > 0) out << "; kept " << cordons.kept_failed << " of failed nodes";
+    if (cordons.failures > 0) out << "; " << cordons.failures << " failed (see above)";
+    out << "\n";
+    failures += cordons.failures;
+  }
+  return failures > 0 ? 1 : 0;
 }
 
 }  // namespace nodehook

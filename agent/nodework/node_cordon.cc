@@ -61,6 +61,19 @@ Result<CordonGiven> GiveCordonBack(NodeApi& api, const std::string& key) {
   return last;
 }
 
+Status MarkCordonFailed(NodeApi& api, const std::string& key, const std::string& value) {
+  Status last = Status::Ok();
+  for (int attempt = 0; attempt < kTries; ++attempt) {
+    Result<NodeState> node = api.GetNode();
+    if (!node.ok()) return node.status();
+    auto mark = node->marks.find(key);
+    if (!node->unschedulable || mark == node->marks.end() || mark->second == value) return Status::Ok();
+    last = api.Cordon(*node, key, value);
+    if (last.ok() || last.code() != StatusCode::kConflict) return last;
+  }
+  return last;
+}
+
 Result<bool> CordonHeld(NodeApi& api, const std::string& key) {
   Result<NodeState> node = api.GetNode();
   if (!node.ok()) return node.status();

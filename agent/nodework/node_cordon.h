@@ -34,6 +34,10 @@ const char* CordonGivenName(CordonGiven given);
 // Gives the cordon back (see CordonGiven).
 Result<CordonGiven> GiveCordonBack(NodeApi& api, const std::string& key);
 
+// Rewrites this rollout's mark to `value` (one that says the node failed), when the Node is still
+// cordoned under it; otherwise leaves the Node as it is.
+Status MarkCordonFailed(NodeApi& api, const std::string& key, const std::string& value);
+
 // Whether the Node is still cordoned under this rollout's mark; false means someone uncordoned it
 // (or took the mark off) during the work.
 Result<bool> CordonHeld(NodeApi& api, const std::string& key);

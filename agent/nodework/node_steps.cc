@@ -5,11 +5,19 @@
 #include "agent/base/duration_math.h"
 #include "agent/base/json_text.h"
 #include "agent/base/log.h"
+#include "agent/base/printable.h"
 #include "agent/nodework/node_cordon.h"
 
 namespace nodehook {
 
 using namespace node_steps;  // the step names
+
+namespace {
+
+// A Node's annotations share 256 KiB with everyone else's: the why of a failure is kept short.
+constexpr size_t kMarkReasonLimit = 256;
+
+}  // namespace
 
 NodeSteps::NodeSteps(const WatchedResource& resource, RolloutSteps& gate, NodeApi& api, StateStore& store,
                      ActionRunner& runner, Clock& clock, EventRecorder& events, NodeStepsOptions options)
@@ -25,13 +33,14 @@ NodeSteps::NodeSteps(const WatchedResource& resource, RolloutSteps& gate, NodeAp
 
 std::string NodeSteps::MarkKey(const std::string& uid) const { return CordonMarkKey(options_.rid, uid); }
 
-std::string NodeSteps::MarkValue(const ObjectMeta& object, const std::string& state) {
+std::string NodeSteps::MarkValue(const ObjectMeta& object, const std::string& state, const std::string& failed) {
   rapidjson::StringBuffer buffer;
   JsonWriter w(buffer);
   w.StartObject();
   PutString(w, "object", object.Key());
   PutString(w, "uid", object.uid);
   PutString(w, "state", state);
+  if (!failed.empty()) PutString(w, "failed", CutToLimit(failed, kMarkReasonLimit));
   w.EndObject();
   return buffer.GetString();
 }
@@ -147,6 +156,13 @@ void NodeSteps::ApplyOnFailure(NodeStepsRecord& rec, const ObjectMeta& object, c
   rec.message = why;
   if (rec.cordoned && policy_.on_failure == OnFailure::kUncordon) (void)GiveBack(rec, object, "the node failed");
   if (rec.cordoned) {
+    // The mark says so too: an uninstall gives back the cordons of work in progress, not these.
+    Status marked = MarkCordonFailed(api_, MarkKey(object.uid), MarkValue(object, rec.state, why));
+    if (!marked.ok()) {
+      Log(LogLevel::kWarn, "node mark not updated",
+          {{"object", object.Key()}, {"uid", object.uid}, {"mark", MarkKey(object.uid)},
+           {"error", marked.ToString()}, {"next", "the mark keeps saying the work is in progress"}});
+    }
     Log(LogLevel::kWarn, "node kept cordoned",
         {{"object", object.Key()}, {"uid", object.uid}, {"mark", MarkKey(object.uid)},
          {"next", policy_.on_failure == OnFailure::kUncordon ? "uncordon when the object changes"

@@ -73,8 +73,8 @@ class NodeSteps final : public RolloutSteps {
   std::optional<Duration> AfterHook(const ObjectMeta& object, const std::string& state, bool reboot_asked) override;
   const HookSpec* Verify() const override { return gate_.Verify(); }
   void Verifying(const ObjectMeta& object, const std::string& state) override { gate_.Verifying(object, state); }
-  void ShowStep(const ObjectMeta& object, NodeStep step, const std::string& detail, Duration hold) override {
-    gate_.ShowStep(object, step, detail, hold);
+  bool ShowStep(const ObjectMeta& object, NodeStep step, const std::string& detail, Duration hold) override {
+    return gate_.ShowStep(object, step, detail, hold);
   }
   std::optional<Duration> Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& state,
                                     const std::string& message) override;
@@ -83,14 +83,18 @@ class NodeSteps final : public RolloutSteps {
   void Gone(const ObjectMeta& object) override;
 
   // The annotation that marks a Node cordoned by this rollout for an object, and its value for an
-  // object state.
+  // object state: {"object", "uid", "state"}, and "failed" (why) once the node failed the state
+  // and is kept cordoned, which an uninstall leaves for a person (release_command.h).
   std::string MarkKey(const std::string& uid) const;
-  static std::string MarkValue(const ObjectMeta& object, const std::string& state);
+  static std::string MarkValue(const ObjectMeta& object, const std::string& state, const std::string& failed = "");
 
  private:
   GateEntry Cordon(NodeStepsRecord& rec, const ObjectMeta& object);
   GateEntry Drain(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state);  // node_steps_drain.cc
   GateEntry CheckReboot(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state);  // node_steps_reboot.cc
+  // Holds the slot for `left`, records the start, runs the reboot command; each only after the
+  // one before it succeeded (else the next look tries again).
+  void StartReboot(NodeStepsRecord& rec, const ObjectMeta& object, Duration left);  // node_steps_reboot.cc
   // The node failed the state in a step of its own: on_failure applied, the gate told.
   GateEntry Fail(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state, const std::string& why);
   // on_failure for a node that failed the state; the record kept while the Node stays ours.

@@ -24,10 +24,10 @@ std::optional<Duration> NodeSteps::AfterHook(const ObjectMeta& object, const std
   }
   Result<std::string> boot = ReadBootId(options_.boot_id_file);
   rec.boot_id = boot.ok() ? *boot : "";
-  rec.reboot_started = boot.ok();
+  rec.reboot_started = false;
   rec.message = boot.ok() ? "" : boot.status().message();
-  // Recorded before the command runs, and never run again: a restart that finds the same boot ID
-  // waits for the timeout instead.
+  // Recorded before anything else: from here on a restart waits for a new boot ID (or the
+  // timeout) instead of running the hook again.
   Status saved = Save(rec, kRebooting);
   if (!saved.ok()) {
     Log(LogLevel::kError, "node steps not saved",
@@ -35,16 +35,38 @@ std::optional<Duration> NodeSteps::AfterHook(const ObjectMeta& object, const std
          {"next", "no reboot without its record; the hook runs again in " + SecondsText(options_.poll)}});
     return options_.poll;
   }
-  gate_.ShowStep(object, NodeStep::kRebooting, "waiting for a new boot ID", policy_.reboot->timeout);
   if (!boot.ok()) {
     Log(LogLevel::kError, "node reboot not started",
         {{"object", object.Key()}, {"uid", object.uid}, {"error", boot.status().ToString()},
          {"next", "no reboot can be proven: the node fails the state after " + SecondsText(policy_.reboot->timeout)}});
+    gate_.ShowStep(object, NodeStep::kRebooting, "waiting for a new boot ID", policy_.reboot->timeout);
     return options_.poll;
+  }
+  StartReboot(rec, object, policy_.reboot->timeout);
+  return options_.poll;
+}
+
+void NodeSteps::StartReboot(NodeStepsRecord& rec, const ObjectMeta& object, Duration left) {
+  // The slot first: held through the reboot (not renewed while the node is down), or no reboot.
+  if (!gate_.ShowStep(object, NodeStep::kRebooting, "waiting for a new boot ID", left)) {
+    Log(LogLevel::kWarn, "node reboot waits",
+        {{"object", object.Key()}, {"uid", object.uid}, {"reason", "the slot could not be held through the reboot"},
+         {"next", "try again in " + SecondsText(options_.poll)}});
+    return;
+  }
+  // Then the record that the command ran, so that it never runs twice.
+  rec.reboot_started = true;
+  Status saved = Save(rec, kRebooting);
+  if (!saved.ok()) {
+    rec.reboot_started = false;
+    Log(LogLevel::kError, "node steps not saved",
+        {{"object", object.Key()}, {"uid", object.uid}, {"step", kRebooting}, {"error", saved.ToString()},
+         {"next", "start the reboot in " + SecondsText(options_.poll)}});
+    return;
   }
   Log(LogLevel::kInfo, "node reboot started",
       {{"object", object.Key()}, {"uid", object.uid}, {"boot_id", rec.boot_id},
-       {"next", "wait up to " + SecondsText(policy_.reboot->timeout) + " for a new boot ID"}});
+       {"next", "wait up to " + SecondsText(left) + " for a new boot ID"}});
   ActionRequest request;
   request.argv = policy_.reboot->argv;
   request.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options_.reboot_command_timeout);
@@ -55,7 +77,6 @@ std::optional<Duration> NodeSteps::AfterHook(const ObjectMeta& object, const std
         {{"object", object.Key()}, {"uid", object.uid}, {"error", ran.message},
          {"next", "wait for a new boot ID until the reboot's timeout"}});
   }
-  return options_.poll;
 }
 
 GateEntry NodeSteps::CheckReboot(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state) {
@@ -95,7 +116,11 @@ GateEntry NodeSteps::CheckReboot(NodeStepsRecord& rec, const ObjectMeta& object,
                                  : boot.status().message();
     return Fail(rec, object, state, why);
   }
-  gate_.ShowStep(object, NodeStep::kRebooting, "waiting for a new boot ID", timeout - spent);
+  if (!rec.reboot_started && boot.ok()) {
+    StartReboot(rec, object, timeout - spent);  // recorded, but not started yet
+  } else {
+    gate_.ShowStep(object, NodeStep::kRebooting, "waiting for a new boot ID", timeout - spent);
+  }
   return GateEntry::Wait(std::min(options_.poll, timeout - spent));
 }
 

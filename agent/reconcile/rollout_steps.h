@@ -60,8 +60,9 @@ class RolloutSteps {
   virtual const HookSpec* Verify() const = 0;
   virtual void Verifying(const ObjectMeta& object, const std::string& state) = 0;
   // Shows the step this node is in on its slot; `hold` > 0: the slot is held that long without
-  // renewals (a reboot), instead of renewed by this process.
-  virtual void ShowStep(const ObjectMeta& object, NodeStep step, const std::string& detail, Duration hold) = 0;
+  // renewals (a reboot), instead of renewed by this process. False: the slot does not show it
+  // (not held for the object, or the write failed; shown at a later call), so no hold either.
+  virtual bool ShowStep(const ObjectMeta& object, NodeStep step, const std::string& detail, Duration hold) = 0;
   // Success (and verified): the node's result is recorded, its slot soaks or is released;
   // nullopt once done, else when to try again (the node could not be given back yet).
   virtual std::optional<Duration> Succeeded(const ResourceRef& resource, const ObjectMeta& object,
@@ -85,7 +86,7 @@ class NoRollout final : public RolloutSteps {
   std::optional<Duration> AfterHook(const ObjectMeta&, const std::string&, bool) override { return std::nullopt; }
   const HookSpec* Verify() const override { return nullptr; }
   void Verifying(const ObjectMeta&, const std::string&) override {}
-  void ShowStep(const ObjectMeta&, NodeStep, const std::string&, Duration) override {}
+  bool ShowStep(const ObjectMeta&, NodeStep, const std::string&, Duration) override { return true; }
   std::optional<Duration> Succeeded(const ResourceRef&, const ObjectMeta&, const std::string&,
                                     const std::string&) override {
     return std::nullopt;

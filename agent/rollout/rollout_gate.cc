@@ -320,12 +320,13 @@ SlotPhase PhaseOfStep(NodeStep step) {
 }
 }  // namespace
 
-void RolloutGate::ShowStep(const ObjectMeta& object, NodeStep step, const std::string& detail, Duration hold) {
+bool RolloutGate::ShowStep(const ObjectMeta& object, NodeStep step, const std::string& detail, Duration hold) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!slot_ || slot_->uid != object.uid || slot_->phase == SlotPhase::kSoaking) return;
+  if (!slot_ || slot_->uid != object.uid) return false;
+  if (slot_->phase == SlotPhase::kSoaking) return true;
   const SlotPhase phase = PhaseOfStep(step);
   const std::string shown = NoteText(detail, kResultMessageBytes);
-  if (slot_->phase == phase && slot_->detail == shown && slot_->hold == hold) return;
+  if (slot_->phase == phase && slot_->detail == shown && slot_->hold == hold) return true;
   Slot next = *slot_;
   next.phase = phase;
   next.detail = shown;
@@ -337,11 +338,12 @@ void RolloutGate::ShowStep(const ObjectMeta& object, NodeStep step, const std::s
     Log(LogLevel::kInfo, "rollout step not shown",
         {{"uid", object.uid}, {"slot", next.index}, {"step", SlotPhaseName(phase)}, {"error", written.ToString()},
          {"next", "shown at the next renewal"}});
-    return;
+    return false;
   }
   // No hook runs while the node reboots; else the fence follows the write as a renewal's does.
   MoveFence(hold > Duration::zero() ? TimePoint{} : next.renewed_at + lease * 2 / 3);
   *slot_ = next;
+  return true;
 }
 
 HookSpec RolloutGate::Prepare(const HookSpec& hook) const {

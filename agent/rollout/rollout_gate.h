@@ -102,7 +102,7 @@ class RolloutGate final : public RolloutSteps {
   void Verifying(const ObjectMeta& object, const std::string& state) override;
   // Writes the step (and its detail) on the slot when it changed; a `hold` writes the slot's
   // duration as that, and the renewer leaves it alone until a new Enter takes it again.
-  void ShowStep(const ObjectMeta& object, NodeStep step, const std::string& detail, Duration hold) override;
+  bool ShowStep(const ObjectMeta& object, NodeStep step, const std::string& detail, Duration hold) override;
   std::optional<Duration> Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& state,
                                     const std::string& message) override;
   void Failed(const ResourceRef& resource, const ObjectMeta& object, const std::string& state, int retries,

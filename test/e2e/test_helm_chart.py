@@ -264,25 +264,49 @@ def test_uninstall_runs_release_finalizers_as_a_pre_delete_hook():
         {"apiGroups": ["apps"], "resources": ["daemonsets"], "resourceNames": ["nodehook"], "verbs": ["delete"]},
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]
     assert not any(is_helm_hook(o) for o in template("--set", "releaseFinalizersOnUninstall=false"))
+    assert "--uncordon-failed" not in container["args"]
+
+
+def test_the_uninstall_job_may_give_back_nodes_only_when_a_rollout_cordons(tmp_path):
+    values = tmp_path / "values.yaml"
+    for rollout, cordons in (({"max_nodes": 1}, False), ({"max_nodes": 1, "cordon": True}, True),
+                             ({"max_nodes": 1, "drain": {"timeout_seconds": 60}}, True)):
+        values.write_text(yaml.safe_dump({"config": {"resources": [
+            {"group": "example.com", "version": "v1", "plural": "widgets", "hooks": {"create": {"argv": ["/x"]}},
+             "rollout": rollout}]}}))
+        hooks = {o["kind"]: o for o in template("-f", str(values)) if is_helm_hook(o)}
+        nodes = {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]}
+        assert (nodes in hooks["ClusterRole"]["rules"]) == cordons, rollout
+    hooks = {o["kind"]: o for o in template("-f", str(values), "--set", "uncordonFailedNodesOnUninstall=true")
+             if is_helm_hook(o)}
+    assert hooks["Job"]["spec"]["template"]["spec"]["containers"][0]["args"][-1] == "--uncordon-failed"
 
 
 def test_with_an_existing_configmap_the_uninstall_jobs_rights_follow_the_generated_rbac(tmp_path):
     # The chart cannot read a ConfigMap it does not render: the Job may release what the agents'
     # ClusterRole (rbac.generated, from `nodehook rbac` for the real config) lets them watch.
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps({"state_file": "/s.db", "api": {"in_cluster": True}, "resources": [
+    binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
+
+    def job_rules(resources):
+        config, generated = tmp_path / "config.json", tmp_path / "rbac.yaml"
+        config.write_text(json.dumps({"state_file": "/s.db", "api": {"in_cluster": True}, "resources": resources}))
+        generated.write_text(subprocess.run([str(binary), "rbac", "--config", str(config)], capture_output=True,
+                                            text=True, check=True).stdout)
+        rendered = template("--set", "existingConfigMap=my-config", "--set-file", f"rbac.generated={generated}")
+        (role,) = [o for o in rendered if is_helm_hook(o) and o["kind"] == "ClusterRole"]
+        return role["rules"]
+
+    assert job_rules([
         {"group": "example.com", "version": "v1", "plural": "gadgets", "finalizer": True,
          "hooks": {"delete": {"argv": ["/x"]}}},
-        {"group": "", "version": "v1", "plural": "configmaps", "hooks": {"create": {"argv": ["/x"]}}}]}))
-    binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
-    generated = tmp_path / "rbac.yaml"
-    generated.write_text(subprocess.run([str(binary), "rbac", "--config", str(config)], capture_output=True,
-                                        text=True, check=True).stdout)
-    rendered = template("--set", "existingConfigMap=my-config", "--set-file", f"rbac.generated={generated}")
-    (role,) = [o for o in rendered if is_helm_hook(o) and o["kind"] == "ClusterRole"]
-    assert role["rules"] == [
+        {"group": "", "version": "v1", "plural": "configmaps", "hooks": {"create": {"argv": ["/x"]}}}]) == [
         {"apiGroups": ["example.com"], "resources": ["gadgets"], "verbs": ["get", "list", "patch"]},
         {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "patch"]}]
+    # A config whose rollout drains: the agents patch their Node, and the Job may give it back.
+    assert job_rules([{"group": "example.com", "version": "v1", "plural": "gadgets",
+                       "hooks": {"create": {"argv": ["/x"]}}, "rollout": {"max_nodes": 1, "drain": True}}]) == [
+        {"apiGroups": ["example.com"], "resources": ["gadgets"], "verbs": ["get", "list", "patch"]},
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]}]
 
 
 def test_the_optional_monitoring_objects_render_the_shipped_prometheus_rule():

@@ -6,12 +6,14 @@ in the agent's boot ID file and on the Node, then the agent started again). The 
 API server's objects (the Node's cordon and marks, the pods, the Leases, the Events) and what the
 hook itself saw of its node while it ran, never the agents' word alone."""
 
+import json
 import os
 import signal
+import subprocess
 from datetime import datetime
 from pathlib import Path
 
-from conftest import wait_until
+from conftest import REPO, _binary, wait_until
 from deploy_tools import kubectl_binary
 from kube import ApiError, create_node
 from singleton_cluster import LEASE
@@ -24,7 +26,7 @@ MARK_PREFIX = "nodehook.io/cordoned-"
 class Steps:
     """Two agents as two nodes with a rollout whose node steps are `steps`."""
 
-    def __init__(self, cluster, widgets, make_agent, tmp_path, steps, policy=None):
+    def __init__(self, cluster, widgets, make_agent, tmp_path, steps, policy=None, second_steps=None):
         self.cluster, self.widgets, self.kube = cluster, widgets, cluster.kube
         self.state_file = tmp_path / "node-state.log"
         self.reboot_log = tmp_path / "reboots.log"
@@ -32,6 +34,8 @@ class Steps:
         self.agents = {}
         ensure_default_account(self.kube, widgets.namespace)
         for node in self.nodes:
+            if second_steps and node == self.nodes[1]:
+                steps = second_steps  # the second agent's config differs in its node steps
             create_node(self.kube, node, {})
             self.set_boot_id(node, "boot-1")
             boot_file = tmp_path / f"boot-id-{node}"
@@ -315,7 +319,9 @@ def test_a_reboot_the_hook_asks_for_is_proven_by_the_boot_id_and_the_rollout_goe
                                                                                     tmp_path):
     steps = {"cordon": True, "reboot": {"argv": [str(HOOKS / "reboot-command")], "timeout_seconds": 60}}
     s, first = start_rebooting(cluster, widgets, make_agent, tmp_path, steps)
-    assert s.reboot_log.read_text().split() == ["reboot", "boot-1"]
+    # "node reboot started" is logged just before the command runs: wait for the command's record.
+    wait_until(lambda: s.reboot_log.exists() and s.reboot_log.read_text().split() == ["reboot", "boot-1"],
+               "the reboot command run once, on boot-1")
     slot = s.slot()
     assert slot["metadata"]["annotations"]["nodehook.io/rollout-phase"] == "rebooting"
     assert slot["spec"]["leaseDurationSeconds"] >= 60
@@ -348,3 +354,46 @@ def test_a_reboot_that_never_happens_fails_the_node(cluster, widgets, make_agent
     other = [n for n in s.nodes if n != first][0]
     wait_until(lambda: s.events("RolloutHalted"), "the rollout halted")
     assert not s.cordoned(other) and not s.agents[other].records("kernel")
+
+
+def test_an_uninstall_gives_back_the_cordon_of_a_drain_under_way_and_keeps_a_failed_nodes(cluster, widgets,
+                                                                                        make_agent, tmp_path):
+    """Both nodes inside at once, both drains blocked by a budget: a's times out (kept cordoned,
+    its mark says it failed), b's is still going on when the agents are stopped. The uninstall
+    (`nodehook fleet release-finalizers`) gives b back, keeps a for a person, and gives a back with
+    --uncordon-failed."""
+    never = {"drain": {"timeout_seconds": 4, "grace_period_seconds": 0}}
+    s = Steps(cluster, widgets, make_agent, tmp_path, never, policy={"max_nodes": 2},
+              second_steps={"drain": {"timeout_seconds": 600, "grace_period_seconds": 0}})
+    a, b = s.nodes
+    for node in s.nodes:
+        create_pod(s.kube, widgets.namespace, f"db-{node[6]}", node, {"app": "db"})
+    create_budget(s.kube, widgets.namespace, "db", "db", 0)
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    wait_until(lambda: s.agents[a].log_events("node kept cordoned"), "node a failing its drain")
+    wait_until(lambda: s.agents[b].log_events("node drain blocked"), "node b draining")
+    (mark_a,), (mark_b,) = s.marks(a).values(), s.marks(b).values()
+    assert json.loads(mark_a)["failed"].startswith("drain timed out after 4.0s"), mark_a
+    assert "failed" not in json.loads(mark_b) and json.loads(mark_b)["object"] == f"{widgets.namespace}/kernel"
+    for agent in s.agents.values():
+        agent.stop()  # mid-drain on b: a restart would go on draining, so the cordon stays
+    assert s.cordoned(a) and s.cordoned(b)
+
+    def release(*extra):
+        binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
+        done = subprocess.run([str(binary), "fleet", "release-finalizers", "--config",
+                               str(s.agents[b].config_file), "--yes", "--kubeconfig", str(cluster.kubeconfig), *extra],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    out = release()
+    assert not s.cordoned(b) and not s.marks(b), s.node(b)
+    assert s.cordoned(a) and list(s.marks(a).values()) == [mark_a], s.node(a)
+    assert f"{b}: uncordoned ({widgets.namespace}/kernel, state " in out, out
+    assert f"{a}: kept cordoned for a person to look at" in out and "--uncordon-failed" in out, out
+    assert "gave back 1 of 2 node cordons (1 uncordoned); kept 1 of failed nodes" in out, out
+    out = release("--uncordon-failed")
+    assert not s.cordoned(a) and not s.marks(a), s.node(a)
+    assert f"{a}: uncordoned" in out and "gave back 1 of 1 node cordon (1 uncordoned)" in out, out

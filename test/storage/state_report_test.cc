@@ -130,6 +130,21 @@ TEST_CASE("show tells a rollout's node steps: the step, whose cordon, the pods l
   CHECK_THAT(ObjectToJson(*view, kNow), Catch::Contains(R"("node_steps":{"step":"draining","state":"abc",)"));
   auto quiet = FindObjectView(*store, "u-quiet");
   CHECK(FormatObjectDetail(*quiet, kNow).find("node steps") == std::string::npos);
+  // A reboot recorded: whether its command ran yet.
+  steps.step = "rebooting";
+  steps.pods_left.clear();
+  steps.evictions = 0;
+  steps.message.clear();
+  steps.boot_id = "boot-1";
+  REQUIRE(store->PutNodeSteps(steps).ok());
+  CHECK_THAT(FormatObjectDetail(*FindObjectView(*store, "u-changed"), kNow),
+             Catch::EndsWith("  boot ID:       boot-1 (before the reboot; the reboot command has not run yet)\n"));
+  steps.reboot_started = true;
+  REQUIRE(store->PutNodeSteps(steps).ok());
+  CHECK_THAT(FormatObjectDetail(*FindObjectView(*store, "u-changed"), kNow),
+             Catch::EndsWith("  boot ID:       boot-1 (before the reboot; the reboot command ran)\n"));
+  CHECK_THAT(ObjectToJson(*FindObjectView(*store, "u-changed"), kNow),
+             Catch::Contains(R"("boot_id":"boot-1","reboot_started":true,)"));
 }
 
 TEST_CASE("show of an unknown uid is not found, naming the node") {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "agent/app/release_command.h"
+#include "agent/rollout/rollout_leases.h"
 #include "test/fakes/fake_kube_client.h"
 #include "test/fakes/forwarding_kube_client.h"
 
@@ -17,12 +18,14 @@ namespace {
 // do not exist here: neither matters for releasing finalizers.
 class ConfigFile {
  public:
-  explicit ConfigFile(const std::string& plural = "widgets") {
+  // `rollout`: the entry's rollout policy as JSON ("" = none).
+  explicit ConfigFile(const std::string& plural = "widgets", const std::string& rollout = "") {
     char pattern[] = "/tmp/nodehook-release-test-XXXXXX";
     dir_ = mkdtemp(pattern);
     std::ofstream(path()) << R"({"state_file": "/s.db", "api": {"in_cluster": true}, "resources": [
-      {"group": "example.com", "version": "v1", "plural": ")" << plural << R"(", "namespace": "shop",
-       "hooks": {"delete": {"argv": ["/nowhere/hook"]}}}]})";
+      {"group": "example.com", "version": "v1", "plural": ")" << plural << R"(", "namespace": "shop",)"
+                          << (rollout.empty() ? "" : R"("rollout": )" + rollout + ",") << R"(
+       "hooks": {"create": {"argv": ["/nowhere/hook"]}, "delete": {"argv": ["/nowhere/hook"]}}}]})";
   }
   ~ConfigFile() { std::system(("rm -rf '" + dir_ + "'").c_str()); }
   std::string path() const { return dir_ + "/config.json"; }
@@ -88,6 +91,57 @@ TEST_CASE("release-finalizers --yes releases, says so, and exits 1 when an objec
   CHECK(out.str().find("No delete hook runs") == 0);
   CHECK(out.str().find("released 0 finalizers from 0 of 1 objects; 1 failed (see above)") != std::string::npos);
   CHECK(err.str() == "cannot release widgets.example.com/v1 shop/w1: HTTP 403\n");
+}
+
+TEST_CASE("release-finalizers gives back the cordons of rollouts that cordon, and looks at no Node otherwise") {
+  ConfigFile plain, cordoning("widgets", R"({"max_nodes": 1, "drain": true})");
+  auto run = [](const ConfigFile& config, const std::vector<std::string>& previous, FakeKubeClient* fake,
+                std::ostringstream& out, std::ostringstream& err) {
+    ReleaseCommandArgs args{config.path(), true};
+    args.previous_paths = previous;
+    fake->QueueList(ObjectList{});  // no agent pod
+    fake->QueueList(ObjectList{});
+    fake->QueueList(ObjectList{});  // no widget
+    KubeObject node;
+    node.meta = {"n1", "", "node-1", "5", false};
+    node.json = R"({"metadata":{"name":"node-1","resourceVersion":"5","annotations":{"nodehook.io/cordoned-)" +
+                RolloutIdOf(ResourceRef{"example.com", "v1", "widgets", "shop", ""}) +
+                R"(.0123456789ab":"{}"}},"spec":{"unschedulable":true}})";
+    ObjectList nodes;
+    nodes.items = {node};
+    fake->QueueList(nodes);
+    fake->PutObject(node);
+    return RunReleaseCommand(FleetCommandArgs{}, args,
+                             [fake](const FleetCommandArgs&) -> Result<std::unique_ptr<KubeClient>> {
+                               return std::unique_ptr<KubeClient>(std::make_unique<ForwardingKubeClient>(*fake));
+                             },
+                             out, err);
+  };
+  SECTION("a config without node steps") {
+    FakeKubeClient fake;
+    std::ostringstream out, err;
+    REQUIRE(run(plain, {}, &fake, out, err) == 0);
+    CHECK(fake.list_resources().size() == 3);  // no list of Nodes: no right to it is needed
+    CHECK(fake.patches().empty());
+    CHECK(out.str().find("cordon") == std::string::npos);
+  }
+  for (bool previous : {false, true}) {
+    SECTION(previous ? "a config the agents ran before drained" : "the config drains") {
+      FakeKubeClient fake;
+      std::ostringstream out, err;
+      const int code = run(previous ? plain : cordoning,
+                           previous ? std::vector<std::string>{cordoning.path()} : std::vector<std::string>{}, &fake,
+                           out, err);
+      INFO(err.str());
+      REQUIRE(code == 0);
+      REQUIRE(fake.list_resources().size() == 4);
+      CHECK(fake.list_resources()[3].plural == "nodes");
+      REQUIRE(fake.patches().size() == 1);
+      CHECK(fake.patches()[0].name == "node-1");
+      CHECK(out.str().find("node-1: uncordoned (, state )\ngave back 1 of 1 node cordon (1 uncordoned)\n") !=
+            std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("release-finalizers exits 2 on a config it cannot read") {

@@ -76,6 +76,23 @@ TEST_CASE("a newer object state takes the rollout's own cordon over by rewriting
   REQUIRE(api.node_writes() == writes);
 }
 
+TEST_CASE("a failed node's mark says so only while the node is still cordoned under it") {
+  FakeNodeApi api;
+  REQUIRE(TakeCordon(api, kMark, "v1")->ours);
+  REQUIRE(MarkCordonFailed(api, kMark, "v1 failed").ok());
+  REQUIRE(api.node().marks.at(kMark) == "v1 failed");
+  REQUIRE(api.node().unschedulable);
+  const int writes = api.node_writes();
+  REQUIRE(MarkCordonFailed(api, kMark, "v1 failed").ok());  // already says so
+  REQUIRE(api.node_writes() == writes);
+  api.SetUnschedulable(false);  // someone uncordoned it: not cordoned again
+  REQUIRE(MarkCordonFailed(api, kMark, "v1 failed again").ok());
+  REQUIRE_FALSE(api.node().unschedulable);
+  REQUIRE(api.node().marks.at(kMark) == "v1 failed");
+  REQUIRE(MarkCordonFailed(api, kOther, "x").ok());  // not ours: nothing
+  REQUIRE(api.node().marks.count(kOther) == 0);
+}
+
 TEST_CASE("a conflict is read again and decided again; a lasting one is returned") {
   FakeNodeApi api;
   api.ConflictNext(2);

@@ -21,6 +21,7 @@ class FakeGate final : public RolloutSteps {
   bool inside = true;
   std::vector<std::string> calls;
   std::vector<std::pair<NodeStep, Duration>> shown;
+  int refuse_shows = 0;  // the next ShowStep calls that fail (the slot write refused)
   const std::vector<std::string>& Reasons() const override { return reasons_; }
   GateEntry Admit(const ObjectMeta&, const std::string&, const ObjectFacts*) override {
     return inside ? GateEntry::Inside() : GateEntry::Wait(seconds(1));
@@ -30,8 +31,13 @@ class FakeGate final : public RolloutSteps {
   std::optional<Duration> AfterHook(const ObjectMeta&, const std::string&, bool) override { return std::nullopt; }
   const HookSpec* Verify() const override { return nullptr; }
   void Verifying(const ObjectMeta&, const std::string&) override {}
-  void ShowStep(const ObjectMeta&, NodeStep step, const std::string&, Duration hold) override {
+  bool ShowStep(const ObjectMeta&, NodeStep step, const std::string&, Duration hold) override {
+    if (refuse_shows > 0) {
+      --refuse_shows;
+      return false;
+    }
     shown.emplace_back(step, hold);
+    return true;
   }
   std::optional<Duration> Succeeded(const ResourceRef&, const ObjectMeta&, const std::string& state,
                                     const std::string&) override {
@@ -181,9 +187,14 @@ TEST_CASE("a drain that times out fails the node; it stays cordoned, and the nex
   REQUIRE(w.Ours());
   REQUIRE(w.Step() == "failed");
   REQUIRE(w.events.Saw("NodeKeptCordoned"));
+  // The mark says the node failed (an uninstall leaves such a cordon for a person).
+  const std::string key = steps->MarkKey("u1");
+  REQUIRE(w.api.node().marks.at(key).find(R"("state":"s1","failed":"drain timed out after 60.0s)") !=
+          std::string::npos);
   // The object changes; its new state finds the node cordoned under this rollout's mark.
   w.api.SetBudget("default/db-0", 1);
   REQUIRE(steps->Admit(w.object, "s2", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.api.node().marks.at(key) == NodeSteps::MarkValue(w.object, "s2"));
   w.api.Finish();
   REQUIRE(steps->Admit(w.object, "s2", nullptr).kind == GateEntry::Kind::kInside);
   REQUIRE(steps->AfterHook(w.object, "s2", false) == std::nullopt);
@@ -273,6 +284,32 @@ TEST_CASE("a reboot is recorded, run once, held in the slot, and proven by a new
   REQUIRE(w.events.Saw("NodeRebooted: rebooted: boot ID boot-1 -> boot-2"));
   REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s1", "ok") == std::nullopt);
   REQUIRE_FALSE(w.api.node().unschedulable);
+  REQUIRE(w.runner.call_count() == 1);
+}
+
+TEST_CASE("no reboot runs before the slot is held through it; a restart then runs it, once") {
+  World w;
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
+  w.gate.refuse_shows = 2;  // the slot write refused twice: the slot would lapse while the node is down
+  REQUIRE(steps->AfterHook(w.object, "s1", true).has_value());
+  REQUIRE(w.runner.call_count() == 0);
+  auto rec = *w.store->GetNodeSteps("u1");
+  REQUIRE(rec->step == "rebooting");
+  REQUIRE_FALSE(rec->reboot_started);
+  w.clock.Advance(seconds(10));
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.runner.call_count() == 0);
+  // The agent restarts; the slot can be held now: the reboot starts, held for what is left.
+  steps = w.Start();
+  w.clock.Advance(seconds(10));
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.runner.call_count() == 1);
+  REQUIRE(w.gate.shown.back() == std::make_pair(NodeStep::kRebooting, Duration(seconds(280))));
+  REQUIRE((*w.store->GetNodeSteps("u1"))->reboot_started);
+  steps = w.Start();
+  w.clock.Advance(seconds(10));
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
   REQUIRE(w.runner.call_count() == 1);
 }
 

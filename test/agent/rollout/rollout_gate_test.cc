@@ -51,6 +51,7 @@ class LeaseStore final : public KubeClient {
   }
   Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) override {
     if (auto hang = std::exchange(during_replace, nullptr)) hang();
+    if (!refuse_replace.ok()) return refuse_replace;
     auto sent = Sent::Of(body);
     if (!sent.ok()) return sent.status();
     auto it = objects_.find(o.name);
@@ -105,6 +106,7 @@ class LeaseStore final : public KubeClient {
   // Runs once, inside the next replace, before it is served: a request that hangs meanwhile.
   std::function<void()> during_replace;
   Status refuse;  // when set, every create is refused with it (403 from RBAC, say)
+  Status refuse_replace;  // when set, every replace is refused with it (the API server away)
   int refused = 0;
   // While set, writes reach no board (the watches are late); Release brings them all at once.
   bool held = false;
@@ -449,6 +451,30 @@ TEST_CASE("a soaking node keeps its slot for the soak, then the slot frees itsel
   fleet.clock.Advance(std::chrono::seconds(19));
   CHECK(fleet.Ask(b, Widget(), "s1", nullptr));
   fleet.clock.Advance(std::chrono::seconds(2));
+  CHECK_FALSE(fleet.Ask(b, Widget(), "s1", nullptr));
+}
+
+TEST_CASE("a reboot's step holds the slot for its time without renewals; a step not written says so") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
+  // The API server is away: the step is not shown, so no hold was taken either.
+  fleet.store.refuse_replace = Status(StatusCode::kUnavailable, "connection refused");
+  CHECK_FALSE(a.ShowStep(Widget(), NodeStep::kRebooting, "waiting for a new boot ID", std::chrono::seconds(300)));
+  CHECK(fleet.store.Lease(Slot0(fleet)).phase != SlotPhase::kRebooting);
+  fleet.store.refuse_replace = Status::Ok();
+  CHECK(a.ShowStep(Widget(), NodeStep::kRebooting, "waiting for a new boot ID", std::chrono::seconds(300)));
+  CHECK(fleet.store.Lease(Slot0(fleet)).phase == SlotPhase::kRebooting);
+  CHECK(fleet.store.Lease(Slot0(fleet)).lease_duration_seconds == 306);
+  CHECK(a.ShowStep(Widget(), NodeStep::kRebooting, "waiting for a new boot ID", std::chrono::seconds(300)));
+  ObjectMeta other = Widget();
+  other.uid = "u2";
+  CHECK_FALSE(a.ShowStep(other, NodeStep::kDraining, "", Duration{0}));  // no slot for it
+  // The node is down (nothing renews): the slot stays held for the others well past a lease.
+  fleet.clock.Advance(std::chrono::seconds(290));
+  CHECK(fleet.Ask(b, Widget(), "s1", nullptr));
+  fleet.clock.Advance(std::chrono::seconds(20));
   CHECK_FALSE(fleet.Ask(b, Widget(), "s1", nullptr));
 }
 
