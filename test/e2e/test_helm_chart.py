@@ -14,6 +14,7 @@ import subprocess
 import yaml
 
 from conftest import REPO, _binary
+from kube import create_node
 from deploy_tools import grant, grant_in_namespace, kubectl, nodehook_rbac_documents, render, revoke
 from test_deploy import ensure_namespace
 from test_rbac import kubeconfig_with_token
@@ -357,8 +358,28 @@ def test_the_chart_is_accepted_by_a_server_side_dry_run(cluster, tmp_path):
     assert "job.batch/nodehook-release-finalizers serverside-applied (server dry run)" in out
 
 
-def test_the_uninstall_jobs_rights_are_enough_to_release_every_finalizer(cluster, widgets, tmp_path):
-    hooks = {o["kind"]: o for o in template() if is_helm_hook(o)}
+def rollout_id(resource_id):
+    """The rollout id of a cluster-wide config entry (RolloutIdOf, rollout_leases.h): the first 10
+    hex digits of the FNV-1a 64 hash of its resource id."""
+    h = 1469598103934665603
+    for c in resource_id.encode():
+        h = ((h ^ c) * 1099511628211) % (1 << 64)
+    return f"{h:016x}"[:10]
+
+
+def test_the_uninstall_jobs_rights_are_enough_to_release_every_finalizer_and_cordon(cluster, widgets, tmp_path):
+    # The chart's config with a rollout that drains: the Job gives back its cordons too.
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    values["config"]["resources"][0]["rollout"] = {"max_nodes": 1, "drain": True}
+    (tmp_path / "values.yaml").write_text(yaml.safe_dump({"config": values["config"]}))
+    rendered = template("-f", str(tmp_path / "values.yaml"))
+    hooks = {o["kind"]: o for o in rendered if is_helm_hook(o)}
+    mark = f"nodehook.io/cordoned-{rollout_id('widgets.example.com/v1')}.0123456789ab"
+    node = f"release-{widgets.namespace}"
+    create_node(cluster.kube, node, {})
+    cluster.kube.request("PATCH", f"/api/v1/nodes/{node}", {
+        "metadata": {"annotations": {mark: json.dumps({"object": "shop/w1", "uid": "u", "state": "s1"})}},
+        "spec": {"unschedulable": True}}, "application/merge-patch+json")
     name = f"release-{widgets.namespace}"
     token = grant(cluster.kube, widgets.namespace, name, hooks["ClusterRole"])
     # The Role for the agents' namespace, here the widgets' (no controller runs here: the
@@ -374,7 +395,7 @@ def test_the_uninstall_jobs_rights_are_enough_to_release_every_finalizer(cluster
         widgets.create("w1", {"size": 1})
         widgets.set_finalizers("w1", ["nodehook.io/node-a", "nodehook.io/node-b"])
         job = hooks["Job"]["spec"]["template"]["spec"]["containers"][0]
-        config = next(o for o in template() if o["kind"] == "ConfigMap" and "config.json" in o["data"])
+        config = next(o for o in rendered if o["kind"] == "ConfigMap" and "config.json" in o["data"])
         (tmp_path / "config.json").write_text(config["data"]["config.json"])
         args = [a.replace("/etc/nodehook/config/config.json", str(tmp_path / "config.json"))
                 .replace("nodehook/nodehook", f"{widgets.namespace}/nodehook") for a in job["args"]]
@@ -385,8 +406,12 @@ def test_the_uninstall_jobs_rights_are_enough_to_release_every_finalizer(cluster
         assert done.returncode == 0, done.stderr
         assert widgets.get("w1")["metadata"].get("finalizers", []) == []
         assert cluster.kube.request("GET", daemonsets)["items"] == [], "the agents' DaemonSet was not deleted"
+        given = cluster.kube.request("GET", f"/api/v1/nodes/{node}")
+        assert not given["spec"].get("unschedulable") and mark not in given["metadata"].get("annotations", {}), given
+        assert f"{node}: uncordoned (shop/w1, state s1)" in done.stdout, done.stdout
     finally:
         revoke(cluster.kube, name)
+        cluster.kube.request("DELETE", f"/api/v1/nodes/{node}")
 
 
 def test_each_release_elects_its_singleton_leader_with_a_lease_of_its_own(tmp_path):
