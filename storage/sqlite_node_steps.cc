@@ -40,12 +40,12 @@ Result<std::optional<NodeStepsRecord>> SqliteStateStore::GetNodeSteps(const std:
   return std::optional<NodeStepsRecord>(ReadRecord(*st));
 }
 
-Result<std::vector<NodeStepsRecord>> SqliteStateStore::ListNodeSteps(const std::string& resource) {
+Result<std::vector<NodeStepsRecord>> SqliteStateStore::ListNodeSteps() {
   std::lock_guard<std::mutex> lock(mu_);
   Result<Statement> st = db_->Prepare(
-      "ListNodeSteps", std::string("SELECT ") + kColumns + " FROM node_steps WHERE node = ?1 AND resource = ?2 ORDER BY uid");
+      "ListNodeSteps", std::string("SELECT ") + kColumns + " FROM node_steps WHERE node = ?1 ORDER BY uid");
   if (!st.ok()) return st.status();
-  st->Bind(1, node_name_).Bind(2, resource);
+  st->Bind(1, node_name_);
   return ReadAll(*st, &ReadRecord);
 }
 

@@ -61,7 +61,7 @@ class SqliteStateStore final : public StateStore, public ScheduleStore {
   Result<std::vector<NodeOutputsRecord>> ListNodeOutputs(const std::string& resource) override;
   Status PutNodeOutputs(const NodeOutputsRecord& record) override;
   Result<std::optional<NodeStepsRecord>> GetNodeSteps(const std::string& uid) override;
-  Result<std::vector<NodeStepsRecord>> ListNodeSteps(const std::string& resource) override;
+  Result<std::vector<NodeStepsRecord>> ListNodeSteps() override;
   Status PutNodeSteps(const NodeStepsRecord& record) override;
   Status DropNodeSteps(const std::string& uid) override;
   Result<std::vector<std::string>> ExpireTombstones(int64_t now_ms, int64_t ttl_ms) override;

@@ -234,7 +234,7 @@ class StateStore {
   // Node steps: one record per object, put before each step and dropped once the steps are over
   // (not by Forget: a deleted object's cordon is undone after its state is forgotten).
   virtual Result<std::optional<NodeStepsRecord>> GetNodeSteps(const std::string& uid) = 0;
-  virtual Result<std::vector<NodeStepsRecord>> ListNodeSteps(const std::string& resource) = 0;
+  virtual Result<std::vector<NodeStepsRecord>> ListNodeSteps() = 0;  // every record of this node
   virtual Status PutNodeSteps(const NodeStepsRecord& record) = 0;
   virtual Status DropNodeSteps(const std::string& uid) = 0;
   virtual Status WriteNote(const std::string& key, const std::string& value) = 0;

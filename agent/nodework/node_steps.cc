@@ -272,9 +272,12 @@ void NodeSteps::Gone(const ObjectMeta& object) {
   if (!loaded.ok() || !*loaded) return;
   NodeStepsRecord rec = **loaded;
   if (!GiveBack(rec, object, "the object was deleted")) {
+    Status kept = Save(rec, kDeletedStep);
     Log(LogLevel::kError, "node left cordoned",
         {{"object", object.Key()}, {"uid", object.uid}, {"mark", MarkKey(object.uid)},
-         {"next", "uncordon it by hand (kubectl uncordon) once nothing else works there"}});
+         {"next", kept.ok() ? "given back at the agent's next start, or by hand: kubectl uncordon"
+                            : "uncordon it by hand (kubectl uncordon) and remove the mark"}});
+    return;
   }
   (void)store_.DropNodeSteps(object.uid);
 }

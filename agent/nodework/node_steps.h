@@ -50,6 +50,8 @@ inline constexpr const char* kVerifying = "verifying";
 inline constexpr const char* kUncordoning = "uncordoning";
 inline constexpr const char* kSoaking = "soaking";  // done, the node still cordoned through the soak
 inline constexpr const char* kFailedStep = "failed";
+// The object is gone but its cordon could not be given back: RetiredNodeSteps does at the next start.
+inline constexpr const char* kDeletedStep = "deleted";
 }  // namespace node_steps
 
 struct NodeStepsOptions {

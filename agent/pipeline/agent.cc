@@ -213,6 +213,8 @@ void Agent::Run(const CancelToken& stop) {
     Log(LogLevel::kWarn, "finalizer domains not recorded",
         {{"error", recorded.ToString()}, {"next", "try again shortly, beside the work"}});
   }
+  // Before any object's steps: cordons that no rollout here gives back any more are given back.
+  modes_.GiveBackRetiredNodeSteps();
   std::vector<std::thread> threads;
   threads.emplace_back([this, &stop] { retirement_.Run(stop); });
   threads.emplace_back([this, &stop] { node_bound_.Run(stop); });

@@ -32,7 +32,13 @@ Duration SingletonDeleteWindow(const Config& config) {
 ModeSet::ModeSet(const Config& config, KubeClient& client, StateStore& store, Clock& clock,
                  std::optional<LeaderElectionOptions> election, const std::optional<ResourceRef>& agent_pods,
                  EventRecorder* events, const NodeStepsDeps& node_steps)
-    : node_name_(config.node_name), election_(election ? *election : ElectionOptionsFor(config, "")) {
+    : node_name_(config.node_name),
+      election_(election ? *election : ElectionOptionsFor(config, "")),
+      store_(store),
+      own_node_(std::make_unique<KubeNodeApi>(client, config.node_name)) {
+  for (const WatchedResource& r : config.resources) {
+    if (r.rollout && r.rollout->HasNodeSteps()) stepping_resources_.insert(r.ref.Id());
+  }
   SetUpNodeWatch(config, client, clock, agent_pods, events);
   SetUpRollouts(config, client, store, events ? *events : NoEvents(), election_, node_steps);
   // Every singleton resource keeps the one cluster-wide finalizer, whatever this agent's part in
@@ -206,6 +212,14 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, StateStore
     }
     rollouts_.push_back(std::move(rollout));
   }
+}
+
+void ModeSet::GiveBackRetiredNodeSteps() {
+  RetiredStepsOutcome outcome = GiveBackRetiredSteps(store_, *own_node_, stepping_resources_);
+  if (outcome.given_back + outcome.kept + outcome.left == 0) return;
+  Log(LogLevel::kInfo, "retired node steps looked at",
+      {{"given_back", outcome.given_back}, {"kept_cordoned", outcome.kept}, {"left", outcome.left},
+       {"next", outcome.left > 0 ? "try those left again at the next start" : "nothing more"}});
 }
 
 NodePresence ModeSet::Presence() const {

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,7 @@
 #include "agent/rollout/rollout_gate.h"
 #include "agent/nodework/kube_node_api.h"
 #include "agent/nodework/node_steps.h"
+#include "agent/nodework/retired_node_steps.h"
 #include "agent/process/action_runner.h"
 #include "agent/targeting/kube_node_targeting.h"
 #include "agent/targeting/node_labels.h"
@@ -106,6 +108,10 @@ class ModeSet {
   NodePresence Presence() const;
   // Each rollout's part in its coordination (rollout_participant.h); Run by the agent.
   std::vector<RolloutParticipant*> rollout_participants();
+  // At start, before the work: the node steps no rollout here finishes any more (an object deleted
+  // while its cordon could not be given back; a rollout that no longer has node steps) give their
+  // cordon back (retired_node_steps.h). Once; no API call when there are none.
+  void GiveBackRetiredNodeSteps();
 
  private:
   void SetUpNodeWatch(const Config& config, KubeClient& client, Clock& clock,
@@ -132,6 +138,10 @@ class ModeSet {
 
   const std::string node_name_;
   const LeaderElectionOptions election_;
+  StateStore& store_;
+  // Node steps: this Node, and the resources whose rollout has steps now (for the retired ones).
+  std::unique_ptr<NodeApi> own_node_;
+  std::set<std::string> stepping_resources_;
   OpenGate open_gate_;
   NoFinalizers no_finalizers_;
   // Node targeting.

@@ -57,8 +57,8 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   Result<std::optional<NodeStepsRecord>> GetNodeSteps(const std::string& uid) override {
     return Read("GetNodeSteps", store_.GetNodeSteps(uid));
   }
-  Result<std::vector<NodeStepsRecord>> ListNodeSteps(const std::string& resource) override {
-    return Read("ListNodeSteps", store_.ListNodeSteps(resource));
+  Result<std::vector<NodeStepsRecord>> ListNodeSteps() override {
+    return Read("ListNodeSteps", store_.ListNodeSteps());
   }
   Result<std::vector<EventRecord>> PendingEvents(const std::string& uid) override {
     return Read("PendingEvents", store_.PendingEvents(uid));

@@ -216,13 +216,21 @@ def test_a_drain_honours_a_budget_that_allows_one_eviction_at_a_time(cluster, wi
     assert len(s.agents[a].records("kernel", "create")) == 1
 
 
-def test_a_budget_that_never_allows_fails_the_node_and_halts_the_rollout(cluster, widgets, make_agent, tmp_path):
-    s = Steps(cluster, widgets, make_agent, tmp_path, {"drain": {"timeout_seconds": 4, "grace_period_seconds": 0}})
+def blocked_drains(cluster, widgets, make_agent, tmp_path, steps, **options):
+    """Two agents draining under a budget that never allows (a pod db-<letter> on each node), and a
+    widget that starts the rollout."""
+    s = Steps(cluster, widgets, make_agent, tmp_path, steps, **options)
     for node in s.nodes:
         create_pod(s.kube, widgets.namespace, f"db-{node[6]}", node, {"app": "db"})
     create_budget(s.kube, widgets.namespace, "db", "db", 0)
     s.start()
     widgets.create("kernel", {"version": 1})
+    return s
+
+
+def test_a_budget_that_never_allows_fails_the_node_and_halts_the_rollout(cluster, widgets, make_agent, tmp_path):
+    s = blocked_drains(cluster, widgets, make_agent, tmp_path,
+                       {"drain": {"timeout_seconds": 4, "grace_period_seconds": 0}})
     failed = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("node step failed")],
                         "a node failing its drain")
     assert len(failed) == 1
@@ -293,6 +301,31 @@ def test_an_agent_killed_in_the_drain_and_after_the_hook_resumes_each_step_once(
     assert not s.cordoned(other)
 
 
+def test_a_config_that_drops_the_node_steps_gives_a_drains_cordon_back_at_the_restart(cluster, widgets, make_agent,
+                                                                                      tmp_path):
+    """An operator stops a drain that cannot finish by taking drain out of the rollout: the agents
+    restart with the new config, the cordon of the drain under way is given back, and the rollout
+    goes on without steps."""
+    s = blocked_drains(cluster, widgets, make_agent, tmp_path,
+                       {"drain": {"timeout_seconds": 600, "grace_period_seconds": 0}})
+    first = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("node drain blocked")],
+                       "a drain blocked by the budget")[0]
+    assert s.cordoned(first) and s.marks(first)
+    for agent in s.agents.values():  # the DaemonSet rolls out the new config
+        agent.stop()
+        config = json.loads(agent.config_file.read_text())
+        del config["resources"][0]["rollout"]["drain"]
+        agent.config_file.write_text(json.dumps(config))
+        agent.start()
+    given = wait_until(lambda: s.agents[first].log_events("node cordon given back"), "the cordon given back")
+    assert given[0]["outcome"] == "uncordoned" and given[0]["reason"] == \
+        "the resource's rollout no longer has node steps", given
+    assert not s.cordoned(first) and not s.marks(first), s.node(first)
+    wait_until(lambda: s.done("kernel") == set(s.nodes), "the rollout done on both nodes without steps")
+    assert all((n, f"db-{n[6]}") in s.pods() for n in s.nodes), "a pod was evicted without a drain"
+    assert [x[3] for x in s.seen() if x[0] == "create"] == [False, False]
+
+
 def start_rebooting(cluster, widgets, make_agent, tmp_path, steps):
     """Two agents whose hook asks for a reboot, and a widget: returns them and the first node
     that started its reboot."""
@@ -350,7 +383,8 @@ def test_a_reboot_that_never_happens_fails_the_node(cluster, widgets, make_agent
     s, first = start_rebooting(cluster, widgets, make_agent, tmp_path, steps)
     failed = wait_until(lambda: s.agents[first].log_events("node step failed"), "the reboot timing out", timeout=60)
     assert failed[0]["error"] == "no reboot within 10.0s: the boot ID is still boot-1", failed
-    assert not s.cordoned(first) and not s.marks(first)  # on_failure: uncordon
+    # on_failure: uncordon (done just after "node step failed" is logged)
+    wait_until(lambda: not s.cordoned(first) and not s.marks(first), f"{first} uncordoned")
     other = [n for n in s.nodes if n != first][0]
     wait_until(lambda: s.events("RolloutHalted"), "the rollout halted")
     assert not s.cordoned(other) and not s.agents[other].records("kernel")
@@ -363,14 +397,9 @@ def test_an_uninstall_gives_back_the_cordon_of_a_drain_under_way_and_keeps_a_fai
     (`nodehook fleet release-finalizers`) gives b back, keeps a for a person, and gives a back with
     --uncordon-failed."""
     never = {"drain": {"timeout_seconds": 4, "grace_period_seconds": 0}}
-    s = Steps(cluster, widgets, make_agent, tmp_path, never, policy={"max_nodes": 2},
-              second_steps={"drain": {"timeout_seconds": 600, "grace_period_seconds": 0}})
+    s = blocked_drains(cluster, widgets, make_agent, tmp_path, never, policy={"max_nodes": 2},
+                       second_steps={"drain": {"timeout_seconds": 600, "grace_period_seconds": 0}})
     a, b = s.nodes
-    for node in s.nodes:
-        create_pod(s.kube, widgets.namespace, f"db-{node[6]}", node, {"app": "db"})
-    create_budget(s.kube, widgets.namespace, "db", "db", 0)
-    s.start()
-    widgets.create("kernel", {"version": 1})
     wait_until(lambda: s.agents[a].log_events("node kept cordoned"), "node a failing its drain")
     wait_until(lambda: s.agents[b].log_events("node drain blocked"), "node b draining")
     (mark_a,), (mark_b,) = s.marks(a).values(), s.marks(b).values()

@@ -4,6 +4,7 @@
 
 #include "agent/nodework/node_cordon.h"
 #include "agent/nodework/node_steps.h"
+#include "agent/nodework/retired_node_steps.h"
 #include "storage/sqlite_state_store.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_node_api.h"
@@ -424,6 +425,21 @@ TEST_CASE("an object deleted during its steps gives the cordon back") {
   REQUIRE_FALSE(w.api.node().unschedulable);
   REQUIRE(w.Step().empty());
   REQUIRE(w.gate.calls == std::vector<std::string>{"gone"});
+}
+
+TEST_CASE("an object deleted while its cordon cannot be given back is recorded for the next start") {
+  World w;
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
+  w.api.FailGets(true);
+  steps->Gone(w.object);
+  REQUIRE(w.Step() == "deleted");
+  w.api.FailGets(false);
+  REQUIRE(w.Ours());
+  RetiredStepsOutcome outcome = GiveBackRetiredSteps(*w.store, w.api, {w.resource.ref.Id()});
+  REQUIRE(outcome.given_back == 1);
+  REQUIRE_FALSE(w.api.node().unschedulable);
+  REQUIRE(w.Step().empty());
 }
 
 }  // namespace

@@ -1,0 +1,85 @@
+#include "agent/nodework/retired_node_steps.h"
+
+#include <vector>
+
+#include "agent/base/log.h"
+#include "agent/config/config.h"
+#include "agent/nodework/node_cordon.h"
+#include "agent/nodework/node_steps.h"
+
+namespace nodehook {
+namespace {
+
+using namespace node_steps;  // the step names
+
+// The marks on the Node that are the object's, under any rollout: they end in its uid's hash.
+std::vector<std::string> MarksOf(const NodeState& node, const std::string& uid) {
+  const std::string any = CordonMarkKey("", uid);
+  const std::string tail = any.substr(std::string(kCordonMarkPrefix).size());  // "." + hash
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : node.marks) {
+    if (key.size() > tail.size() && key.compare(key.size() - tail.size(), tail.size(), tail) == 0) {
+      keys.push_back(key);
+    }
+  }
+  return keys;
+}
+
+// Gives back every mark of the record's object; false when one could not be.
+bool GiveBackMarks(NodeApi& api, const NodeStepsRecord& rec, const char* reason) {
+  Result<NodeState> node = api.GetNode();
+  if (!node.ok()) {
+    Log(LogLevel::kError, "node cordon not given back",
+        {{"uid", rec.uid}, {"resource", rec.resource}, {"error", node.status().ToString()},
+         {"next", "try again at the next start"}});
+    return false;
+  }
+  for (const std::string& key : MarksOf(*node, rec.uid)) {
+    Result<CordonGiven> given = GiveCordonBack(api, key);
+    if (!given.ok()) {
+      Log(LogLevel::kError, "node cordon not given back",
+          {{"uid", rec.uid}, {"resource", rec.resource}, {"error", given.status().ToString()},
+           {"next", "try again at the next start; or by hand: kubectl uncordon this node and remove its annotation " +
+                        key}});
+      return false;
+    }
+    Log(LogLevel::kInfo, "node cordon given back",
+        {{"uid", rec.uid}, {"resource", rec.resource}, {"mark", key}, {"reason", reason},
+         {"outcome", CordonGivenName(*given)}, {"next", "forget the object's node steps"}});
+  }
+  return true;
+}
+
+}  // namespace
+
+RetiredStepsOutcome GiveBackRetiredSteps(StateStore& store, NodeApi& api,
+                                         const std::set<std::string>& stepping_resources) {
+  RetiredStepsOutcome outcome;
+  Result<std::vector<NodeStepsRecord>> records = store.ListNodeSteps();
+  if (!records.ok()) {
+    Log(LogLevel::kWarn, "retired node steps unreadable",
+        {{"error", records.status().ToString()}, {"next", "look for retired node steps at the next start"}});
+    return outcome;
+  }
+  for (const NodeStepsRecord& rec : *records) {
+    const bool deleted = rec.step == kDeletedStep;
+    if (!deleted && stepping_resources.count(rec.resource) > 0) continue;  // its NodeSteps goes on
+    const char* reason = deleted ? "the object was deleted" : "the resource's rollout no longer has node steps";
+    if (rec.cordoned && !deleted && rec.step == kFailedStep) {
+      Log(LogLevel::kWarn, "node cordon kept for a person",
+          {{"uid", rec.uid}, {"resource", rec.resource}, {"reason", reason},
+           {"next", "the node failed that state: a person looks, then kubectl uncordon it and removes the "
+                    "nodehook.io/cordoned- annotation"}});
+      ++outcome.kept;
+    } else if (rec.cordoned && !GiveBackMarks(api, rec, reason)) {
+      ++outcome.left;
+      continue;
+    } else {
+      ++outcome.given_back;
+    }
+    (void)store.DropNodeSteps(rec.uid);  // not dropped: looked at again at the next start
+  }
+  return outcome;
+}
+
+}  // namespace nodehook
