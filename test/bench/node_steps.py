@@ -12,15 +12,21 @@ started again). Per run:
             Eviction calls per pod, refusals (429) included
   reboot    from the agent's start on the new boot ID to "node rebooted", and to "rollout node
             done" (verify and uncordon)
+  uninstall after the runs, with the agent stopped: M Nodes cordoned under the rollout's mark
+            (work in progress), `nodehook fleet release-finalizers --yes` gives them back: its
+            wall time, and the Nodes uncordoned
 The times are of the agent's log lines (its own clock). A real kubelet's pod termination and a
 real scheduler add their own time: test_real_nodes.py prints those on real nodes.
 
-usage: NODEHOOK_BIN=build/agent/app/nodehook test/bench/node_steps.py [--pods 20] [--runs 3]
+usage: NODEHOOK_BIN=build/agent/app/nodehook test/bench/node_steps.py [--pods 20] [--runs 3] [--nodes 100]
 """
 
 import argparse
 import json
+import os
+import subprocess
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -75,6 +81,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--pods", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--nodes", type=int, default=100)
     args = parser.parse_args()
     with widget_cluster() as (work, kubeconfig):
         admin = Kube(kubeconfig)
@@ -98,6 +105,7 @@ def main():
             reboots = [reboot_once(admin, node, f"r{run}", f"boot-{run + 2}") for run in range(args.runs)]
         finally:
             stop_agent(node.proc)
+        uninstall = [release_cordons(admin, node, kubeconfig, args.nodes, run) for run in range(args.runs)]
     print(f"| phase ({args.pods} pods) | slot to drained | Eviction calls | per pod |")
     print("| --- | ---: | ---: | ---: |")
     for what, seconds, calls in rows:
@@ -107,6 +115,11 @@ def main():
     print("| --- | ---: | ---: |")
     for name, proven, done in reboots:
         print(f"| {name} | {proven:.2f} s | {done:.2f} s |")
+    print()
+    print(f"| uninstall ({args.nodes} cordoned Nodes) | release-finalizers wall time | uncordoned |")
+    print("| --- | ---: | ---: |")
+    for run, (seconds, uncordoned) in enumerate(uninstall):
+        print(f"| run {run + 1} | {seconds:.2f} s | {uncordoned} |")
 
 
 def set_boot_id(admin, node, boot_id):
@@ -173,6 +186,35 @@ def reboot_once(admin, node, name, boot_id):
     wait(lambda: node.lines("rollout node done"), f"{name} done after the reboot")
     started = log_time(node.lines("orphan reaper started")[0])
     return name, log_time(node.lines("node rebooted")[0]) - started, log_time(node.lines("rollout node done")[0]) - started
+
+
+def rollout_id(resource_id):
+    """RolloutIdOf (rollout_leases.h): 10 hex digits of the FNV-1a 64 hash of the entry's id."""
+    h = 1469598103934665603
+    for c in resource_id.encode():
+        h = ((h ^ c) * 1099511628211) % (1 << 64)
+    return f"{h:016x}"[:10]
+
+
+def release_cordons(admin, node, kubeconfig, count, run):
+    mark = f"nodehook.io/cordoned-{rollout_id(f'widgets.example.com/v1 in {NS}')}.0123456789ab"
+    for i in range(count):
+        name = f"cordoned-{run}-{i}"
+        admin.request("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {
+            "name": name, "annotations": {mark: json.dumps({"object": f"{NS}/w", "uid": "u", "state": "s"})}},
+            "spec": {"unschedulable": True}})
+    binary = os.environ.get("NODEHOOK_BIN", str(Path(__file__).resolve().parents[2] / "build/agent/app/nodehook"))
+    started = time.monotonic()
+    done = subprocess.run([binary, "fleet", "release-finalizers", "--config", str(node.config), "--yes",
+                           "--kubeconfig", str(kubeconfig)], capture_output=True, text=True, timeout=600)
+    seconds = time.monotonic() - started
+    if done.returncode != 0:
+        raise SystemExit(f"release-finalizers failed: {done.stderr}")
+    nodes = admin.request("GET", "/api/v1/nodes")["items"]
+    left = [n["metadata"]["name"] for n in nodes if n.get("spec", {}).get("unschedulable")]
+    if left:
+        raise SystemExit(f"still cordoned after the uninstall: {left[:5]}")
+    return seconds, done.stdout.count(": uncordoned (")
 
 
 if __name__ == "__main__":
