@@ -326,7 +326,11 @@ bool RolloutGate::ShowStep(const ObjectMeta& object, NodeStep step, const std::s
   if (slot_->phase == SlotPhase::kSoaking) return true;
   const SlotPhase phase = PhaseOfStep(step);
   const std::string shown = NoteText(detail, kResultMessageBytes);
-  if (slot_->phase == phase && slot_->detail == shown && slot_->hold == hold) return true;
+  // A hold is written once: a later call for the same step asks for the same end (the step's
+  // deadline, less the time spent), which the slot has already; writing it again would only cost
+  // every watcher of the rollout's Leases an event.
+  const bool held = slot_->hold == hold || (slot_->hold > Duration::zero() && hold > Duration::zero());
+  if (slot_->phase == phase && slot_->detail == shown && held) return true;
   Slot next = *slot_;
   next.phase = phase;
   next.detail = shown;

@@ -101,7 +101,8 @@ class RolloutGate final : public RolloutSteps {
   const HookSpec* Verify() const override { return policy_.verify ? &*policy_.verify : nullptr; }
   void Verifying(const ObjectMeta& object, const std::string& state) override;
   // Writes the step (and its detail) on the slot when it changed; a `hold` writes the slot's
-  // duration as that, and the renewer leaves it alone until a new Enter takes it again.
+  // duration as that, and the renewer leaves it alone until a new Enter takes it again. A step
+  // already shown with a hold is not written again for a shorter one (the same deadline).
   bool ShowStep(const ObjectMeta& object, NodeStep step, const std::string& detail, Duration hold) override;
   std::optional<Duration> Succeeded(const ResourceRef& resource, const ObjectMeta& object, const std::string& state,
                                     const std::string& message) override;
