@@ -36,9 +36,6 @@ ModeSet::ModeSet(const Config& config, KubeClient& client, StateStore& store, Cl
       election_(election ? *election : ElectionOptionsFor(config, "")),
       store_(store),
       own_node_(std::make_unique<KubeNodeApi>(client, config.node_name)) {
-  for (const WatchedResource& r : config.resources) {
-    if (r.rollout && r.rollout->HasNodeSteps()) stepping_resources_.insert(r.ref.Id());
-  }
   SetUpNodeWatch(config, client, clock, agent_pods, events);
   SetUpRollouts(config, client, store, events ? *events : NoEvents(), election_, node_steps);
   // Every singleton resource keeps the one cluster-wide finalizer, whatever this agent's part in
@@ -202,13 +199,13 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, StateStore
     rollout.gate = std::make_unique<RolloutGate>(r, client, *rollout.board, MonotonicClock::Instance(),
                                                  ApiServerClock(), gate);
     if (r.rollout->HasNodeSteps() && node_steps.runner) {
-      rollout.node_api = std::make_unique<KubeNodeApi>(client, config.node_name);
       NodeStepsOptions steps;
       steps.rid = RolloutIdOf(r.ref);
       steps.self_pod = node_steps.self_pod;
       steps.boot_id_file = config.tuning.boot_id_file;
-      rollout.node_steps = std::make_unique<NodeSteps>(r, *rollout.gate, *rollout.node_api, store, *node_steps.runner,
+      rollout.node_steps = std::make_unique<NodeSteps>(r, *rollout.gate, *own_node_, store, *node_steps.runner,
                                                        SystemClock::Instance(), events, steps);
+      stepping_resources_.insert(r.ref.Id());
     }
     rollouts_.push_back(std::move(rollout));
   }

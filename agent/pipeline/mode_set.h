@@ -129,7 +129,6 @@ class ModeSet {
     std::unique_ptr<Watcher> watcher;
     std::unique_ptr<RolloutGate> gate;
     // With node steps (cordon, drain, reboot): composed over the gate; what the pipeline gets.
-    std::unique_ptr<NodeApi> node_api;
     std::unique_ptr<NodeSteps> node_steps;
     std::unique_ptr<KubeLeaseClient> coordinator_lease;  // what a CoordinatorObserver reads
     std::unique_ptr<RolloutParticipant> participant;
@@ -139,7 +138,8 @@ class ModeSet {
   const std::string node_name_;
   const LeaderElectionOptions election_;
   StateStore& store_;
-  // Node steps: this Node, and the resources whose rollout has steps now (for the retired ones).
+  // Node steps: this Node (every rollout's steps use it), and the resources whose steps are
+  // composed here (records of any other resource are retired).
   std::unique_ptr<NodeApi> own_node_;
   std::set<std::string> stepping_resources_;
   OpenGate open_gate_;
