@@ -976,6 +976,11 @@ def agent_events(real, node, event):
     return [f for f in map(parse_log_line, logs.stdout.splitlines()) if f.get("event") == event]
 
 
+def nodes_that_logged(real, event):
+    """The nodes whose current agent logged `event`."""
+    return [f"node-{i}" for i in range(1, NODES + 1) if agent_events(real, f"node-{i}", event)]
+
+
 def test_a_drain_moves_a_deployments_pods_one_at_a_time_under_its_budget_and_uncordons(real, tmp_path):
     """Each node in turn: cordoned, its web pods evicted (the budget allows one at a time; the
     scheduler puts each replacement on the other node), the hook run once, uncordoned."""
@@ -1027,9 +1032,8 @@ def test_a_budget_that_never_allows_fails_the_node_across_a_kill_and_someone_els
     kubectl("cordon", "node-2", kubeconfig=real.kubeconfig)
     try:
         create_widget(real, "blocked", 1)
-        blocked = wait_until(lambda: [f"node-{i}" for i in range(1, NODES + 1)
-                                      if agent_events(real, f"node-{i}", "node drain blocked")],
-                             "a drain blocked by the budget", timeout=120)
+        blocked = wait_until(lambda: nodes_that_logged(real, "node drain blocked"), "a drain blocked by the budget",
+                             timeout=120)
         first = blocked[0]
         # Kill point: the agent SIGKILLed in the drain; the kubelet restarts it, and it goes on
         # draining (not cordoning again) against the same deadline.
@@ -1132,9 +1136,8 @@ def test_a_reboot_that_never_happens_fails_the_node_and_halts_the_rollout(real, 
     wait_rolled_out(real)
     try:
         create_widget(real, "unrebooted", 1)
-        failed = wait_until(lambda: [f"node-{i}" for i in range(1, NODES + 1)
-                                     if agent_events(real, f"node-{i}", "node step failed")],
-                            "a node failing its reboot", timeout=120)
+        failed = wait_until(lambda: nodes_that_logged(real, "node step failed"), "a node failing its reboot",
+                            timeout=120)
         first = failed[0]
         line = agent_events(real, first, "node step failed")[0]
         assert line["error"].startswith("no reboot within 20.0s: the boot ID is still "), line

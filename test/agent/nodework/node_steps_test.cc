@@ -102,6 +102,16 @@ struct World {
     return std::make_unique<NodeSteps>(resource, gate, api, *store, runner, clock, events, options);
   }
   void SetBootId(const std::string& id) { std::ofstream(dir.File("boot_id")) << id << "\n"; }
+  // Started, with a drain that never finishes (db-0's budget allows nothing) timed out: the node
+  // failed state s1 (kept cordoned or not, as on_failure says).
+  std::unique_ptr<NodeSteps> FailedDrain() {
+    api.AddPod("default", "db-0", 0);
+    auto steps = Start();
+    REQUIRE(steps->Admit(object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+    clock.Advance(seconds(61));
+    REQUIRE(steps->Admit(object, "s1", nullptr).kind == GateEntry::Kind::kFailed);
+    return steps;
+  }
   std::string Step() {
     auto rec = store->GetNodeSteps("u1");
     return rec.ok() && *rec ? (*rec)->step : "";
@@ -205,11 +215,7 @@ TEST_CASE("a drain that times out fails the node; it stays cordoned, and the nex
 
 TEST_CASE("on_failure uncordon gives the node back when it fails") {
   World w(OnFailure::kUncordon);
-  w.api.AddPod("default", "db-0", 0);
-  auto steps = w.Start();
-  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
-  w.clock.Advance(seconds(61));
-  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kFailed);
+  auto steps = w.FailedDrain();
   REQUIRE_FALSE(w.api.node().unschedulable);
   REQUIRE(w.Step().empty());
 }
@@ -377,11 +383,7 @@ TEST_CASE("with a soak: verify, soak with the node still cordoned, uncordon just
 
 TEST_CASE("a node one object left cordoned stays so while another object's steps come and go") {
   World w;
-  w.api.AddPod("default", "db-0", 0);
-  auto steps = w.Start();
-  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
-  w.clock.Advance(seconds(61));
-  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kFailed);  // kept cordoned
+  auto steps = w.FailedDrain();  // kept cordoned
   ObjectMeta other = w.object;
   other.uid = "u2";
   other.name = "firmware";
