@@ -59,6 +59,7 @@ void PrintRollout(const RolloutPolicy& p, std::ostream& out) {
     out << " drain (timeout " << p.drain->timeout.count() << "s"
         << (p.drain->pod_selector.empty() ? "" : ", pods " + p.drain->pod_selector)
         << (p.drain->grace_period_seconds >= 0 ? ", grace " + std::to_string(p.drain->grace_period_seconds) + "s" : "")
+        << (p.drain->force ? ", force" : "") << (p.drain->delete_emptydir_data ? ", delete emptyDir data" : "")
         << "),";
   }
   out << " hook,";

@@ -70,7 +70,11 @@ struct RolloutWindow {
 struct DrainPolicy {
   std::chrono::seconds timeout{600};  // not drained by then: the node fails the object state
   std::string pod_selector;           // a label selector: only these pods; "" = every pod
-  int grace_period_seconds = -1;      // each eviction's grace period; -1 = each pod's own
+  int grace_period_seconds = -1;      // each eviction's grace period (1 or more); -1 = each pod's own
+  // As kubectl drain's --force and --delete-emptydir-data: without them a pod that declares no
+  // controller, or one with an emptyDir volume, is refused and holds the drain (named, never evicted).
+  bool force = false;
+  bool delete_emptydir_data = false;
 };
 // reboot: run when the hook's result file says {"reboot": true}; proven by a new boot ID.
 struct RebootPolicy {

@@ -238,7 +238,10 @@ class SchemaBuilder {
     Set(selector, "minLength", Value(1));
     Set(drain_props, "pod_selector", std::move(selector));
     Set(drain_props, "grace_period_seconds",
-        Integer(0, kMaxGracePeriodSeconds, "each eviction's grace period (default: each pod's own)"));
+        Integer(1, kMaxGracePeriodSeconds, "each eviction's grace period (default: each pod's own)"));
+    Set(drain_props, "force", Object("boolean", "also evict pods that declare no controller, as kubectl drain --force"));
+    Set(drain_props, "delete_emptydir_data",
+        Object("boolean", "also evict pods with emptyDir volumes, as kubectl drain --delete-emptydir-data"));
     Value drain_object = Closed("evict the node's pods through the Eviction API before the gated hook (implies cordon)",
                                 std::move(drain_props));
     Value drain(rapidjson::kObjectType);

@@ -78,6 +78,15 @@ std::string DescribeNonInt(const rapidjson::Value& value) {
   return buf;
 }
 
+bool ReadBool(const rapidjson::Value& value, const std::string& path, bool* out, Diagnostics& diag) {
+  if (!value.IsBool()) {
+    diag.Error(path, std::string("expected true or false, got ") + JsonTypeName(value));
+    return false;
+  }
+  *out = value.GetBool();
+  return true;
+}
+
 bool ReadIntInRange(const rapidjson::Value& value, const std::string& path, int min, int max, int* out,
                     Diagnostics& diag) {
   if (!value.IsInt() || value.GetInt() < min || value.GetInt() > max) {

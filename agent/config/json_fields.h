@@ -45,6 +45,7 @@ void ReportUnknownKeys(const rapidjson::Value& object, const std::string& path,
 bool ExpectObject(const rapidjson::Value& value, const std::string& path, Diagnostics& diag);
 bool ReadString(const rapidjson::Value& value, const std::string& path, bool non_empty, std::string* out,
                 Diagnostics& diag);
+bool ReadBool(const rapidjson::Value& value, const std::string& path, bool* out, Diagnostics& diag);
 // An integer from `min` to `max`; anything else is reported with the value and the range.
 bool ReadIntInRange(const rapidjson::Value& value, const std::string& path, int min, int max, int* out,
                     Diagnostics& diag);

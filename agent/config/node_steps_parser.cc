@@ -41,7 +41,9 @@ void ReadDrain(const rapidjson::Value& value, const std::string& path, RolloutPo
   }
   if (!value.IsObject()) {
     diag.Error(path, std::string("expected true or an object {\"timeout_seconds\": ..., \"pod_selector\": ..., "
-                                 "\"grace_period_seconds\": ...}, got ") + JsonTypeName(value));
+                                 "\"grace_period_seconds\": ..., \"force\": ..., \"delete_emptydir_data\": ...}, "
+                                 "got ") +
+                         JsonTypeName(value));
     return;
   }
   ReportUnknownKeys(value, path, DrainKeys(), diag);
@@ -63,8 +65,22 @@ void ReadDrain(const rapidjson::Value& value, const std::string& path, RolloutPo
     }
   }
   if (const rapidjson::Value* grace = FindMember(value, "grace_period_seconds")) {
-    ReadIntInRange(*grace, ChildPath(path, "grace_period_seconds"), 0, kMaxGracePeriodSeconds,
-                   &drain.grace_period_seconds, diag);
+    const std::string grace_path = ChildPath(path, "grace_period_seconds");
+    if (grace->IsInt() && grace->GetInt() == 0) {
+      // kubectl too refuses a drain's --grace-period=0 without --force: 0 deletes the pods at
+      // once, their containers possibly still running, with no shutdown at all.
+      diag.Error(grace_path, "expected 1 to " + std::to_string(kMaxGracePeriodSeconds) +
+                                 " seconds, got 0: 0 deletes each pod at once, without its shutdown; leave the key "
+                                 "out to give each pod its own terminationGracePeriodSeconds");
+    } else {
+      ReadIntInRange(*grace, grace_path, 1, kMaxGracePeriodSeconds, &drain.grace_period_seconds, diag);
+    }
+  }
+  if (const rapidjson::Value* force = FindMember(value, "force")) {
+    ReadBool(*force, ChildPath(path, "force"), &drain.force, diag);
+  }
+  if (const rapidjson::Value* emptydir = FindMember(value, "delete_emptydir_data")) {
+    ReadBool(*emptydir, ChildPath(path, "delete_emptydir_data"), &drain.delete_emptydir_data, diag);
   }
   policy->drain = drain;
 }
@@ -104,7 +120,8 @@ const std::vector<std::string>& NodeStepKeys() {
 }
 
 const std::vector<std::string>& DrainKeys() {
-  static const std::vector<std::string> keys = {"timeout_seconds", "pod_selector", "grace_period_seconds"};
+  static const std::vector<std::string> keys = {"timeout_seconds", "pod_selector", "grace_period_seconds", "force",
+                                                "delete_emptydir_data"};
   return keys;
 }
 

@@ -34,15 +34,6 @@ void ReadSelector(const rapidjson::Value& object, const std::string& path, const
   }
 }
 
-bool ReadBool(const rapidjson::Value& value, const std::string& path, bool* out, Diagnostics& diag) {
-  if (!value.IsBool()) {
-    diag.Error(path, std::string("expected true or false, got ") + JsonTypeName(value));
-    return false;
-  }
-  *out = value.GetBool();
-  return true;
-}
-
 void ReadCheckTiming(const rapidjson::Value& value, const std::string& path, HookSpec* out, Diagnostics& diag) {
   if (auto* interval = Member(value, path, "interval_seconds", true,
                               "seconds between two checks of an object, at least 1, e.g. 300", diag)) {

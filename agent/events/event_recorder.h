@@ -40,6 +40,10 @@ class EventRecorder {
   // naming the pod and why, NodeKeptCordoned, NodeRebooted; `warning` sets the type.
   virtual void NodeStep(const ResourceRef& /*resource*/, const ObjectMeta& /*object*/, const std::string& /*reason*/,
                         bool /*warning*/, const std::string& /*note*/) {}
+  // The same about the Node itself (`node`: its name and uid), which `kubectl describe node`
+  // shows: e.g. NodeDrainBlocked naming the pod and the budget that holds the drain.
+  virtual void NodeEvent(const ObjectMeta& /*node*/, const std::string& /*reason*/, bool /*warning*/,
+                         const std::string& /*note*/) {}
   // A fleet rollout of one object state halted or completed (`reason` RolloutHalted or
   // RolloutCompleted). Posted once per object state across the fleet, whichever node sees it
   // first: the Event's name is derived from the object, the reason and the state.

@@ -177,6 +177,12 @@ void KubeEventRecorder::NodeStep(const ResourceRef& resource, const ObjectMeta& 
                     clock_.Now(), reason});
 }
 
+void KubeEventRecorder::NodeEvent(const ObjectMeta& node, const std::string& reason, bool warning,
+                                  const std::string& note) {
+  static const ResourceRef nodes{"", "v1", "nodes", "", ""};
+  Enqueue(EventSpec{"", nodes, node, "Node", "rollout", warning, NoteText(note), clock_.Now(), reason});
+}
+
 void KubeEventRecorder::RolloutReached(const ResourceRef& resource, const ObjectMeta& object, const std::string& reason,
                                        const std::string& state, bool warning, const std::string& note) {
   // The same name on every node: the first create wins, the others get AlreadyExists.

@@ -109,6 +109,8 @@ class KubeEventRecorder final : public EventRecorder {
   // The reason given, action "rollout"; the note names this node.
   void NodeStep(const ResourceRef& resource, const ObjectMeta& object, const std::string& reason, bool warning,
                 const std::string& note) override;
+  // On the Node (in namespace "default", as the kubelet's), action "rollout".
+  void NodeEvent(const ObjectMeta& node, const std::string& reason, bool warning, const std::string& note) override;
   // Reason NodeOutputsRefused, the handler as action, type Warning.
   void OutputsRefused(const ResourceRef& resource, const ObjectMeta& object, const std::string& handler,
                       const std::string& message) override;

@@ -16,9 +16,9 @@ ResourceRef PodsOn(const std::string& node, const std::string& selector) {
   return ResourceRef{"", "v1", "pods", "", selector, "spec.nodeName=" + node};
 }
 
-// {"metadata":{"resourceVersion":...,"annotations":{key: value-or-null}},"spec":{"unschedulable":...}}
-std::string NodePatch(const NodeState& seen, const std::string& key, const std::string* value, bool set_spec,
-                      bool unschedulable) {
+// {"metadata":{"resourceVersion":...,"annotations":{key: value-or-null, ...}},"spec":{"unschedulable":...}}
+std::string NodePatch(const NodeState& seen, const std::vector<std::pair<std::string, const std::string*>>& notes,
+                      bool set_spec, bool unschedulable) {
   rapidjson::StringBuffer buffer;
   JsonWriter w(buffer);
   w.StartObject();
@@ -27,11 +27,13 @@ std::string NodePatch(const NodeState& seen, const std::string& key, const std::
   PutString(w, "resourceVersion", seen.resource_version);
   w.Key("annotations");
   w.StartObject();
-  w.Key(key.c_str(), static_cast<rapidjson::SizeType>(key.size()));
-  if (value) {
-    w.String(value->c_str(), static_cast<rapidjson::SizeType>(value->size()));
-  } else {
-    w.Null();
+  for (const auto& [key, value] : notes) {
+    w.Key(key.c_str(), static_cast<rapidjson::SizeType>(key.size()));
+    if (value) {
+      w.String(value->c_str(), static_cast<rapidjson::SizeType>(value->size()));
+    } else {
+      w.Null();
+    }
   }
   w.EndObject();
   w.EndObject();
@@ -50,12 +52,38 @@ std::string NodePatch(const NodeState& seen, const std::string& key, const std::
   return buffer.GetString();
 }
 
-bool ControlledByDaemonSet(const rapidjson::Value& meta) {
+// The kind of the pod's controller (the owner reference with controller: true), "" = none.
+std::string ControllerKind(const rapidjson::Value& meta) {
   const rapidjson::Value* owners = MemberOf(meta, "ownerReferences");
-  if (!owners || !owners->IsArray()) return false;
+  if (!owners || !owners->IsArray()) return "";
   for (const auto& owner : owners->GetArray()) {
     const rapidjson::Value* controller = MemberOf(owner, "controller");
-    if (StringMember(owner, "kind") == "DaemonSet" && controller && controller->IsTrue()) return true;
+    if (controller && controller->IsTrue()) return StringMember(owner, "kind");
+  }
+  return "";
+}
+
+bool HasEmptyDir(const rapidjson::Value* spec) {
+  const rapidjson::Value* volumes = spec ? MemberOf(*spec, "volumes") : nullptr;
+  if (!volumes || !volumes->IsArray()) return false;
+  for (const auto& volume : volumes->GetArray()) {
+    if (MemberOf(volume, "emptyDir") != nullptr) return true;
+  }
+  return false;
+}
+
+// Whether a toleration matches the cordon's taint, node.kubernetes.io/unschedulable:NoSchedule
+// (whose value is empty), as the scheduler matches them.
+bool ToleratesCordon(const rapidjson::Value* spec) {
+  const rapidjson::Value* tolerations = spec ? MemberOf(*spec, "tolerations") : nullptr;
+  if (!tolerations || !tolerations->IsArray()) return false;
+  for (const auto& t : tolerations->GetArray()) {
+    const std::string effect = StringMember(t, "effect");
+    if (!effect.empty() && effect != "NoSchedule") continue;
+    const std::string key = StringMember(t, "key");
+    const std::string op = StringMember(t, "operator");
+    if (op == "Exists" && (key.empty() || key == "node.kubernetes.io/unschedulable")) return true;
+    if (op != "Exists" && key == "node.kubernetes.io/unschedulable" && StringMember(t, "value").empty()) return true;
   }
   return false;
 }
@@ -70,6 +98,8 @@ Result<NodeState> ParseNodeState(const std::string& json) {
   const rapidjson::Value* meta = MemberOf(doc, "metadata");
   if (meta) {
     node.resource_version = StringMember(*meta, "resourceVersion");
+    node.uid = StringMember(*meta, "uid");
+    node.name = StringMember(*meta, "name");
     const rapidjson::Value* notes = MemberOf(*meta, "annotations");
     if (notes && notes->IsObject()) {
       for (auto it = notes->MemberBegin(); it != notes->MemberEnd(); ++it) {
@@ -101,13 +131,18 @@ Result<std::vector<PodOnNode>> ParsePods(const std::vector<std::string>& pod_jso
     pod.namespace_name = StringMember(*meta, "namespace");
     pod.name = StringMember(*meta, "name");
     pod.uid = StringMember(*meta, "uid");
-    pod.daemon_set = ControlledByDaemonSet(*meta);
+    const std::string controller = ControllerKind(*meta);
+    pod.daemon_set = controller == "DaemonSet";
+    pod.controlled = !controller.empty();
     const rapidjson::Value* notes = MemberOf(*meta, "annotations");
     pod.mirror = notes && MemberOf(*notes, "kubernetes.io/config.mirror") != nullptr;
     pod.terminating = MemberOf(*meta, "deletionTimestamp") != nullptr;
     const rapidjson::Value* status = MemberOf(doc, "status");
     const std::string phase = status ? StringMember(*status, "phase") : "";
     pod.finished = phase == "Succeeded" || phase == "Failed";
+    const rapidjson::Value* spec = MemberOf(doc, "spec");
+    pod.local_storage = HasEmptyDir(spec);
+    pod.tolerates_cordon = ToleratesCordon(spec);
     pods.push_back(std::move(pod));
   }
   return pods;
@@ -119,13 +154,16 @@ Result<NodeState> KubeNodeApi::GetNode() {
   return ParseNodeState(node->json);
 }
 
-Status KubeNodeApi::Cordon(const NodeState& seen, const std::string& key, const std::string& value) {
-  return client_.Patch(ObjectRef{Nodes(), "", node_}, PatchType::kMerge, NodePatch(seen, key, &value, true, true));
+Status KubeNodeApi::Cordon(const NodeState& seen, const std::string& key, const std::string& value,
+                           const std::vector<std::string>& stale) {
+  std::vector<std::pair<std::string, const std::string*>> notes{{key, &value}};
+  for (const std::string& mark : stale) notes.emplace_back(mark, nullptr);
+  return client_.Patch(ObjectRef{Nodes(), "", node_}, PatchType::kMerge, NodePatch(seen, notes, true, true));
 }
 
 Status KubeNodeApi::Unmark(const NodeState& seen, const std::string& key, bool uncordon) {
   return client_.Patch(ObjectRef{Nodes(), "", node_}, PatchType::kMerge,
-                       NodePatch(seen, key, nullptr, uncordon, false));
+                       NodePatch(seen, {{key, nullptr}}, uncordon, false));
 }
 
 Result<std::vector<PodOnNode>> KubeNodeApi::Pods(const std::string& selector) {

@@ -17,7 +17,8 @@ class KubeNodeApi final : public NodeApi {
   KubeNodeApi(KubeClient& client, std::string node) : client_(client), node_(std::move(node)) {}
 
   Result<NodeState> GetNode() override;
-  Status Cordon(const NodeState& seen, const std::string& key, const std::string& value) override;
+  Status Cordon(const NodeState& seen, const std::string& key, const std::string& value,
+                const std::vector<std::string>& stale) override;
   Status Unmark(const NodeState& seen, const std::string& key, bool uncordon) override;
   Result<std::vector<PodOnNode>> Pods(const std::string& selector) override;
   Status Evict(const PodOnNode& pod, int grace_period_seconds) override;

@@ -14,9 +14,12 @@ namespace nodehook {
 
 // The cordon marks (kCordonMarkPrefix, config.h) are one per rollout, so two rollouts that cordon
 // one node do not give it back while the other still works there. A Node with none that is
-// unschedulable was cordoned by someone else.
+// unschedulable was cordoned by someone else. A mark on a schedulable Node is stale: someone ran
+// `kubectl uncordon` and left it (node_cordon.h removes it at the next cordon).
 
 struct NodeState {
+  std::string uid;   // with the name, for Events about the Node (kubectl describe node shows them)
+  std::string name;
   bool unschedulable = false;
   std::map<std::string, std::string> marks;  // kCordonMarkPrefix annotations: key -> value
   std::string boot_id;                       // status.nodeInfo.bootID, as the kubelet reports it
@@ -31,6 +34,9 @@ struct PodOnNode {
   bool mirror = false;       // a static pod's mirror: the kubelet owns it
   bool finished = false;     // Succeeded or Failed: holds nothing
   bool terminating = false;  // deleted already, waiting for its grace period
+  bool controlled = false;   // has a controller (ownerReferences): something brings it back elsewhere
+  bool local_storage = false;     // an emptyDir volume: its data goes with the pod
+  bool tolerates_cordon = false;  // tolerates node.kubernetes.io/unschedulable: may be placed here again
   std::string Key() const { return namespace_name + "/" + name; }
 };
 
@@ -38,9 +44,10 @@ class NodeApi {
  public:
   virtual ~NodeApi() = default;
   virtual Result<NodeState> GetNode() = 0;
-  // Sets spec.unschedulable and the mark `key` = `value`; kConflict when the Node changed since
-  // `seen`.
-  virtual Status Cordon(const NodeState& seen, const std::string& key, const std::string& value) = 0;
+  // Sets spec.unschedulable and the mark `key` = `value`, and removes the `stale` marks, in one
+  // write; kConflict when the Node changed since `seen`.
+  virtual Status Cordon(const NodeState& seen, const std::string& key, const std::string& value,
+                        const std::vector<std::string>& stale) = 0;
   // Removes the mark `key`, and with `uncordon` clears spec.unschedulable; kConflict as above.
   virtual Status Unmark(const NodeState& seen, const std::string& key, bool uncordon) = 0;
   // The pods bound to this node that match `selector` ("" = all).

@@ -28,8 +28,14 @@ Result<CordonTaken> TakeCordon(NodeApi& api, const std::string& key, const std::
     const bool ours = node->marks.count(key) > 0;
     if (node->unschedulable && !ours && node->marks.empty()) return CordonTaken{false, true};
     if (node->unschedulable && ours && node->marks.at(key) == value) return CordonTaken{true, false};
-    last = api.Cordon(*node, key, value);
-    if (last.ok()) return CordonTaken{true, false};
+    CordonTaken taken{true, false};
+    if (!node->unschedulable) {
+      for (const auto& [mark, unused] : node->marks) {
+        if (mark != key) taken.stale_marks.push_back(mark);
+      }
+    }
+    last = api.Cordon(*node, key, value, taken.stale_marks);
+    if (last.ok()) return taken;
     if (last.code() != StatusCode::kConflict) return last;
   }
   return last;
@@ -68,7 +74,7 @@ Status MarkCordonFailed(NodeApi& api, const std::string& key, const std::string&
     if (!node.ok()) return node.status();
     auto mark = node->marks.find(key);
     if (!node->unschedulable || mark == node->marks.end() || mark->second == value) return Status::Ok();
-    last = api.Cordon(*node, key, value);
+    last = api.Cordon(*node, key, value, {});
     if (last.ok() || last.code() != StatusCode::kConflict) return last;
   }
   return last;

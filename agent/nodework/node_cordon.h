@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "agent/base/status.h"
 #include "agent/nodework/node_api.h"
@@ -19,9 +20,12 @@ std::string CordonMarkKey(const std::string& rid, const std::string& uid);
 struct CordonTaken {
   bool ours = false;            // this rollout's mark is on the cordoned Node
   bool someone_elses = false;   // unschedulable before, without a nodehook mark: left alone
+  std::vector<std::string> stale_marks{};  // marks found on the schedulable Node, removed
 };
 // Cordons the Node for the rollout (mark `key` = `value`), unless someone else cordoned it.
-// A Node cordoned by another nodehook rollout gets this rollout's mark too.
+// A Node cordoned by another nodehook rollout gets this rollout's mark too. Marks on a
+// schedulable Node are stale (someone uncordoned it and left them): removed in the same write,
+// or every later rollout would take them for another one's live cordon and never uncordon.
 Result<CordonTaken> TakeCordon(NodeApi& api, const std::string& key, const std::string& value);
 
 enum class CordonGiven {

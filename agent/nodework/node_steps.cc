@@ -123,6 +123,7 @@ GateEntry NodeSteps::Cordon(NodeStepsRecord& rec, const ObjectMeta& object) {
   }
   rec.cordoned = taken->ours;
   rec.was_unschedulable = taken->someone_elses;
+  if (!taken->stale_marks.empty()) ReportStaleMarks(object, taken->stale_marks);
   Status saved = Save(rec, next_step);
   if (taken->ours) {
     Log(LogLevel::kInfo, "node cordoned",
@@ -138,6 +139,18 @@ GateEntry NodeSteps::Cordon(NodeStepsRecord& rec, const ObjectMeta& object) {
   }
   if (!saved.ok()) return GateEntry::Wait(options_.poll);
   return GateEntry::Inside();
+}
+
+void NodeSteps::ReportStaleMarks(const ObjectMeta& object, const std::vector<std::string>& marks) {
+  const std::string note = "removed " + std::to_string(marks.size()) +
+                           " stale cordon mark(s) left on the schedulable node (someone uncordoned it): " +
+                           FirstNames(marks, 3);
+  Log(LogLevel::kWarn, "node stale marks removed",
+      {{"object", object.Key()}, {"uid", object.uid}, {"marks", FirstNames(marks, 3)},
+       {"next", policy_.drain ? "drain the node" : "run the hook"}});
+  events_.NodeStep(resource_.ref, object, "NodeStaleMarksRemoved", true, note);
+  Result<NodeState> node = api_.GetNode();
+  if (node.ok()) events_.NodeEvent(ObjectMeta{node->uid, "", node->name}, "NodeStaleMarksRemoved", true, note);
 }
 
 GateEntry NodeSteps::Fail(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state,

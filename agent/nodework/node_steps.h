@@ -92,6 +92,8 @@ class NodeSteps final : public RolloutSteps {
 
  private:
   GateEntry Cordon(NodeStepsRecord& rec, const ObjectMeta& object);
+  // Logs and posts (on the object and on the Node) the stale marks the cordon removed.
+  void ReportStaleMarks(const ObjectMeta& object, const std::vector<std::string>& marks);
   GateEntry Drain(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state);  // node_steps_drain.cc
   GateEntry CheckReboot(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state);  // node_steps_reboot.cc
   // Holds the slot for `left`, records the start, runs the reboot command; each only after the
@@ -107,8 +109,10 @@ class NodeSteps final : public RolloutSteps {
   int64_t NowMs() const;
   // How long until the uncordon of a node soaking since the record's step began.
   Duration SoakLeft(const NodeStepsRecord& rec) const;
-  PodDrain& DrainOf(const std::string& uid);
+  PodDrain& DrainOf(const NodeStepsRecord& rec);
   void ForgetDrain(const std::string& uid);
+  // Logs and posts (on the object and on the Node) the drain's new blockers: "namespace/name: why".
+  void ReportBlocked(const ObjectMeta& object, const std::vector<std::string>& blocked);  // node_steps_drain.cc
 
   const WatchedResource& resource_;
   const RolloutPolicy& policy_;

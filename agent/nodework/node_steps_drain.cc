@@ -30,12 +30,21 @@ std::string PodsLeftText(const std::vector<std::string>& left) {
 
 }  // namespace
 
-PodDrain& NodeSteps::DrainOf(const std::string& uid) {
+PodDrain& NodeSteps::DrainOf(const NodeStepsRecord& rec) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto& drain = drains_[uid];
+  auto& drain = drains_[rec.uid];
   if (!drain) {
-    DrainOptions options{policy_.drain ? policy_.drain->pod_selector : "",
-                         policy_.drain ? policy_.drain->grace_period_seconds : -1, options_.self_pod};
+    DrainOptions options;
+    options.pod_selector = policy_.drain->pod_selector;
+    options.grace_period_seconds = policy_.drain->grace_period_seconds;
+    options.self = options_.self_pod;
+    options.force = policy_.drain->force;
+    options.delete_emptydir_data = policy_.drain->delete_emptydir_data;
+    if (!rec.pods_left.empty() || rec.evictions > 0) {
+      // Resumed after a restart: the pods its record left are those it set out to drain.
+      const std::vector<std::string> left = Lines(rec.pods_left);
+      options.resumed_left = std::set<std::string>(left.begin(), left.end());
+    }
     drain = std::make_unique<PodDrain>(api_, clock_, options);
   }
   return *drain;
@@ -57,19 +66,14 @@ GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const
     if (!rec.message.empty()) why += "; blocked: " + rec.message;
     return Fail(rec, object, state, why);
   }
-  Result<DrainRound> round = DrainOf(object.uid).Round();
+  Result<DrainRound> round = DrainOf(rec).Round();
   if (!round.ok()) {
     Log(LogLevel::kWarn, "node drain round failed",
         {{"object", object.Key()}, {"uid", object.uid}, {"error", round.status().ToString()},
          {"next", "try again in " + SecondsText(options_.poll)}});
     return GateEntry::Wait(std::min(options_.poll, timeout - spent));
   }
-  for (const std::string& blocked : round->newly_blocked) {
-    Log(LogLevel::kWarn, "node drain blocked",
-        {{"object", object.Key()}, {"uid", object.uid}, {"pod", blocked},
-         {"next", "ask again with backoff until the drain's timeout"}});
-    events_.NodeStep(resource_.ref, object, "NodeDrainBlocked", true, "drain blocked: " + blocked);
-  }
+  if (!round->newly_blocked.empty()) ReportBlocked(object, round->newly_blocked);
   std::string left;
   for (const std::string& pod : round->left) left += pod + "\n";
   bool changed = left != rec.pods_left || round->evictions > 0 || round->blocked != rec.message;
@@ -106,6 +110,21 @@ GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const
   if (!round->blocked.empty()) detail += "; blocked: " + round->blocked;
   gate_.ShowStep(object, NodeStep::kDraining, detail, Duration{0});
   return GateEntry::Wait(std::max(std::min(round->next, timeout - spent), Duration(std::chrono::milliseconds(100))));
+}
+
+void NodeSteps::ReportBlocked(const ObjectMeta& object, const std::vector<std::string>& blocked) {
+  // On the Node too, where `kubectl describe node` shows why it is still cordoned.
+  Result<NodeState> node = api_.GetNode();
+  for (const std::string& why : blocked) {
+    Log(LogLevel::kWarn, "node drain blocked",
+        {{"object", object.Key()}, {"uid", object.uid}, {"pod", why},
+         {"next", "ask again with backoff until the drain's timeout"}});
+    events_.NodeStep(resource_.ref, object, "NodeDrainBlocked", true, "drain blocked: " + why);
+    if (node.ok()) {
+      events_.NodeEvent(ObjectMeta{node->uid, "", node->name}, "NodeDrainBlocked", true,
+                        "drain for " + object.Key() + " blocked: " + why);
+    }
+  }
 }
 
 void NodeSteps::ForgetDrain(const std::string& uid) {

@@ -13,12 +13,59 @@ bool Gone(const Status& evicted) {
 
 }  // namespace
 
+bool PodDrain::Member(const PodOnNode& pod, bool first_round) {
+  if (pod.daemon_set || pod.mirror || pod.finished || pod.Key() == options_.self) return false;
+  if (members_.count(pod.uid) > 0) return true;
+  const bool there_at_start =
+      first_round && (!options_.resumed_left || options_.resumed_left->count(pod.Key()) > 0);
+  // Came later and may be placed here despite the cordon: not this drain's.
+  if (!there_at_start && pod.tolerates_cordon) return false;
+  members_.insert(pod.uid);
+  return true;
+}
+
+std::string PodDrain::KubectlRefusal(const PodOnNode& pod) const {
+  if (!pod.controlled && !options_.force) {
+    return "declares no controller, so nothing would bring it back (drain.force evicts it)";
+  }
+  if (pod.local_storage && !options_.delete_emptydir_data) {
+    return "has emptyDir data, lost with it (drain.delete_emptydir_data evicts it)";
+  }
+  return "";
+}
+
 Result<DrainRound> PodDrain::Round() {
   Result<std::vector<PodOnNode>> pods = api_.Pods(options_.pod_selector);
   if (!pods.ok()) return pods.status();
+  const bool first_round = !started_;
+  started_ = true;
   DrainRound round;
   const TimePoint now = clock_.Now();
   std::set<std::string> present;
+  std::vector<const PodOnNode*> mine;
+  for (const PodOnNode& pod : *pods) {
+    if (!Member(pod, first_round)) continue;
+    present.insert(pod.uid);
+    round.left.push_back(pod.Key());
+    mine.push_back(&pod);
+  }
+  std::sort(round.left.begin(), round.left.end());
+  for (auto it = members_.begin(); it != members_.end();) it = present.count(*it) ? std::next(it) : members_.erase(it);
+  for (auto it = refused_.begin(); it != refused_.end();) it = present.count(*it) ? std::next(it) : refused_.erase(it);
+  // As kubectl drain: while a pod it would refuse is there, nothing is evicted.
+  std::vector<std::string> refusals;
+  for (const PodOnNode* pod : mine) {
+    const std::string why = pod->terminating ? "" : KubectlRefusal(*pod);
+    if (why.empty()) continue;
+    refusals.push_back(pod->Key() + ": " + why);
+    if (announced_.insert(pod->uid).second) round.newly_blocked.push_back(refusals.back());
+  }
+  if (!refusals.empty()) {
+    round.blocked = refusals.front();
+    if (refusals.size() > 1) round.blocked += "; and " + std::to_string(refusals.size() - 1) + " more";
+    round.next = kDrainPoll;
+    return round;
+  }
   std::vector<const PodOnNode*> refused_before;  // refused in an earlier round, not terminating
   bool evicted_any = false;
   auto refuse = [&](const PodOnNode& pod, const Status& evicted) {
@@ -26,10 +73,8 @@ Result<DrainRound> PodDrain::Round() {
     round.blocked = pod.Key() + ": " + evicted.message();
     if (announced_.insert(pod.uid).second) round.newly_blocked.push_back(round.blocked);
   };
-  for (const PodOnNode& pod : *pods) {
-    if (pod.daemon_set || pod.mirror || pod.finished || pod.Key() == options_.self) continue;
-    present.insert(pod.uid);
-    round.left.push_back(pod.Key());
+  for (const PodOnNode* each : mine) {
+    const PodOnNode& pod = *each;
     if (pod.terminating) continue;  // evicted (by us or someone): waited for
     if (refused_.count(pod.uid)) {
       refused_before.push_back(&pod);
@@ -44,7 +89,6 @@ Result<DrainRound> PodDrain::Round() {
       refuse(pod, evicted);
     }
   }
-  for (auto it = refused_.begin(); it != refused_.end();) it = present.count(*it) ? std::next(it) : refused_.erase(it);
   // Pods refused before are probed one after another, starting where the last probe stopped,
   // until one is refused again: a budget that refused one mostly refuses its others too, so a
   // blocked drain costs one call a round, not one per pod. A round without an eviction doubles
@@ -79,7 +123,6 @@ Result<DrainRound> PodDrain::Round() {
   } else if (!refused_.empty()) {
     round.blocked = last_blocked_;  // still waiting on the last refusal
   }
-  std::sort(round.left.begin(), round.left.end());
   // Evicted pods mostly go within their grace period: looked for again soon.
   Duration next = evicted_any ? kDrainQuickLook : kDrainPoll;
   if (!refused_.empty()) next = std::min(next, std::max(probe_at_ - now, Duration::zero()));

@@ -56,7 +56,7 @@ class Node(LoggedAgent):
         self.boot_file.write_text("boot-1\n")
         hooks = {r: {"argv": [str(hook)], "timeout_seconds": 10} for r in ("create", "update")}
         rollout = {"max_nodes": 1, "failure_after_retries": 1, "slot_lease_seconds": 6,
-                   "drain": {"timeout_seconds": 600, "grace_period_seconds": 0},
+                   "drain": {"timeout_seconds": 600},
                    "reboot": {"argv": [str(reboot_command)], "timeout_seconds": 600}}
         self.config.write_text(json.dumps({
             "node_name": name, "state_file": str(self.dir / "state.db"), "api": {"kubeconfig": kubeconfig},
@@ -135,8 +135,13 @@ def drain(admin, node, count, name, budget):
     app = f"app-{name}"
     for i in range(count):
         admin.request("POST", f"/api/v1/namespaces/{NS}/pods", {
-            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{name}-{i}", "labels": {"app": app}},
-            "spec": {"nodeName": node.name, "automountServiceAccountToken": False,
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"{name}-{i}", "labels": {"app": app},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": app,
+                                              "uid": "0000-bench", "controller": True}]},
+            # No kubelet confirms a graceful deletion here: the pods' own grace period of 0 lets the
+            # API server delete them at once.
+            "spec": {"nodeName": node.name, "automountServiceAccountToken": False, "terminationGracePeriodSeconds": 0,
                      "containers": [{"name": "c", "image": "example:bench"}]}})
         admin.request("PATCH", f"/api/v1/namespaces/{NS}/pods/{name}-{i}/status",
                       {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}},

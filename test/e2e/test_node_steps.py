@@ -116,17 +116,19 @@ def ensure_default_account(kube, namespace):
             raise
 
 
-def create_pod(kube, namespace, name, node, labels=None, owner=None):
+def create_pod(kube, namespace, name, node, labels=None, owner="ReplicaSet", spec=None):
     """A running, ready Pod bound to `node` (no kubelet: its status is written here), so the
-    Eviction API holds it to its disruption budget (a pending pod would be evicted regardless)."""
+    Eviction API holds it to its disruption budget (a pending pod would be evicted regardless).
+    Controlled by a ReplicaSet unless `owner` says another kind (None: a bare pod). Its own grace
+    period is 0: no kubelet confirms a graceful deletion here, so the API server deletes it at once."""
     meta = {"name": name, "labels": labels or {}}
     if owner:
         meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner, "name": "owner", "uid": "0000-owner",
                                     "controller": True}]
     kube.request("POST", f"/api/v1/namespaces/{namespace}/pods", {
         "apiVersion": "v1", "kind": "Pod", "metadata": meta,
-        "spec": {"nodeName": node, "automountServiceAccountToken": False,
-                 "containers": [{"name": "c", "image": "example:test"}]}})
+        "spec": {"nodeName": node, "automountServiceAccountToken": False, "terminationGracePeriodSeconds": 0,
+                 "containers": [{"name": "c", "image": "example:test"}], **(spec or {})}})
     kube.request("PATCH", f"/api/v1/namespaces/{namespace}/pods/{name}/status",
                  {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}},
                  "application/merge-patch+json")
@@ -175,7 +177,7 @@ def seconds_between(earlier, later):
     return parse(later) - parse(earlier)
 
 
-DRAIN = {"drain": {"timeout_seconds": 60, "grace_period_seconds": 0}}
+DRAIN = {"drain": {"timeout_seconds": 60}}
 
 
 def test_a_drain_honours_a_budget_that_allows_one_eviction_at_a_time(cluster, widgets, make_agent, tmp_path):
@@ -230,7 +232,7 @@ def blocked_drains(cluster, widgets, make_agent, tmp_path, steps, **options):
 
 def test_a_budget_that_never_allows_fails_the_node_and_halts_the_rollout(cluster, widgets, make_agent, tmp_path):
     s = blocked_drains(cluster, widgets, make_agent, tmp_path,
-                       {"drain": {"timeout_seconds": 4, "grace_period_seconds": 0}})
+                       {"drain": {"timeout_seconds": 4}})
     failed = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("node step failed")],
                         "a node failing its drain")
     assert len(failed) == 1
@@ -244,6 +246,92 @@ def test_a_budget_that_never_allows_fails_the_node_and_halts_the_rollout(cluster
     assert not s.agents[first].records("kernel"), "the hook ran on a node whose drain did not finish"
     # Events are posted by the agent's sender, apart from the steps: wait for them.
     wait_until(lambda: s.events("NodeKeptCordoned") and s.events("NodeStepFailed"), "the failure's Events")
+
+
+def node_events(s, node, reason):
+    """The Events about the Node `node` (namespace default, as the kubelet's) with `reason`."""
+    items = s.kube.request("GET", "/apis/events.k8s.io/v1/namespaces/default/events")["items"]
+    return [e for e in items if e.get("reason") == reason and e.get("regarding", {}).get("kind") == "Node"
+            and e["regarding"].get("name") == node]
+
+
+def test_a_drain_refuses_pods_kubectl_drain_refuses_and_names_them_on_the_node(cluster, widgets, make_agent,
+                                                                               tmp_path):
+    """A bare pod and one with emptyDir data: as `kubectl drain` without --force and
+    --delete-emptydir-data, nothing is evicted while they are there, and each is named on the
+    object and on the Node. A person deletes them: the drain goes on."""
+    s = Steps(cluster, widgets, make_agent, tmp_path, DRAIN)
+    a, b = s.nodes
+    create_pod(s.kube, widgets.namespace, "web-1", a, {"app": "web"})
+    create_pod(s.kube, widgets.namespace, "bare", a, owner=None)
+    create_pod(s.kube, widgets.namespace, "cache", a,
+               spec={"volumes": [{"name": "scratch", "emptyDir": {}}]})
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    blocked = wait_until(lambda: (lambda lines: lines if len(lines) == 2 else None)(
+        s.agents[a].log_events("node drain blocked")), "both pods named on a")
+    ns = widgets.namespace
+    assert sorted(line["pod"] for line in blocked) == [
+        f"{ns}/bare: declares no controller, so nothing would bring it back (drain.force evicts it)",
+        f"{ns}/cache: has emptyDir data, lost with it (drain.delete_emptydir_data evicts it)"], blocked
+    assert {(a, "web-1"), (a, "bare"), (a, "cache")} <= s.pods(), "a pod was evicted while others were refused"
+    assert s.cordoned(a) and not s.agents[a].records("kernel")
+    on_node = wait_until(lambda: (lambda e: e if len(e) == 2 else None)(node_events(s, a, "NodeDrainBlocked")),
+                         "both refusals in the Node's Events")
+    assert all(f"drain for {ns}/kernel blocked: {ns}/" in e["note"] for e in on_node), on_node
+    for name in ("bare", "cache"):  # a person takes them off the node
+        s.kube.request("DELETE", f"/api/v1/namespaces/{ns}/pods/{name}")
+    wait_until(lambda: s.done("kernel") == {a, b}, "the rollout done on both nodes")
+    assert (a, "web-1") not in s.pods()
+    assert [x for x in s.seen(a) if x[0] == "create"] == [("create", a, "kernel", True, ["agent-a"])]
+
+
+def test_a_drain_leaves_the_replacements_of_pods_that_tolerate_the_cordon(cluster, widgets, make_agent, tmp_path):
+    """An operator's pod tolerates the cordon: evicted (it was there when the drain started), its
+    controller puts a new one on the cordoned node at once. As `kubectl drain`, the drain waits
+    for the pod it evicted, by uid, not for the replacement, and finishes."""
+    s = Steps(cluster, widgets, make_agent, tmp_path, DRAIN)
+    a, b = s.nodes
+    tolerates = {"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
+                                  "effect": "NoSchedule"}]}
+    create_pod(s.kube, widgets.namespace, "operator-1", a, {"app": "operator"}, spec=tolerates)
+    replaced = []
+
+    def controller():
+        """The operator's ReplicaSet: a new pod, on the same node, for each one that went."""
+        names = {n for node, n in s.pods() if node == a and n.startswith("operator-")}
+        if not names:
+            name = f"operator-{len(replaced) + 2}"
+            create_pod(s.kube, widgets.namespace, name, a, {"app": "operator"}, spec=tolerates)
+            replaced.append(name)
+        return False
+
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    wait_until(lambda: controller() or s.done("kernel") == {a, b}, "the rollout done on both nodes")
+    assert replaced == ["operator-2"], replaced
+    assert (a, "operator-2") in s.pods(), "the replacement was evicted"
+    assert [x for x in s.seen(a) if x[0] == "create"] == [("create", a, "kernel", True, ["agent-a", "operator-2"])]
+    drained = s.agents[a].log_events("node drained")
+    assert drained and int(drained[0]["evictions"]) == 1, drained
+
+
+def test_a_stale_mark_left_by_kubectl_uncordon_is_removed_and_never_keeps_a_node_cordoned(cluster, widgets,
+                                                                                         make_agent, tmp_path):
+    s = Steps(cluster, widgets, make_agent, tmp_path, {"cordon": True})
+    a, b = s.nodes
+    stale = MARK_PREFIX + "0123456789.abcdefabcdef"
+    s.kube.request("PATCH", f"/api/v1/nodes/{a}",
+                   {"metadata": {"annotations": {stale: json.dumps({"object": "old/kernel"})}}},
+                   "application/merge-patch+json")
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    wait_until(lambda: s.done("kernel") == {a, b}, "the rollout done on both nodes")
+    for node in (a, b):
+        wait_until(lambda: not s.cordoned(node) and not s.marks(node), f"{node} uncordoned, without marks")
+    removed = s.agents[a].log_events("node stale marks removed")
+    assert removed and removed[0]["marks"] == stale, removed
+    wait_until(lambda: node_events(s, a, "NodeStaleMarksRemoved"), "a NodeStaleMarksRemoved Event on the Node")
 
 
 def test_a_node_someone_else_cordoned_stays_cordoned(cluster, widgets, make_agent, tmp_path):
@@ -308,7 +396,7 @@ def test_a_config_that_drops_the_node_steps_gives_a_drains_cordon_back_at_the_re
     restart with the new config, the cordon of the drain under way is given back, and the rollout
     goes on without steps."""
     s = blocked_drains(cluster, widgets, make_agent, tmp_path,
-                       {"drain": {"timeout_seconds": 600, "grace_period_seconds": 0}})
+                       {"drain": {"timeout_seconds": 600}})
     first = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("node drain blocked")],
                        "a drain blocked by the budget")[0]
     assert s.cordoned(first) and s.marks(first)
@@ -397,9 +485,9 @@ def test_an_uninstall_gives_back_the_cordon_of_a_drain_under_way_and_keeps_a_fai
     its mark says it failed), b's is still going on when the agents are stopped. The uninstall
     (`nodehook fleet release-finalizers`) gives b back, keeps a for a person, and gives a back with
     --uncordon-failed."""
-    never = {"drain": {"timeout_seconds": 4, "grace_period_seconds": 0}}
+    never = {"drain": {"timeout_seconds": 4}}
     s = blocked_drains(cluster, widgets, make_agent, tmp_path, never, policy={"max_nodes": 2},
-                       second_steps={"drain": {"timeout_seconds": 600, "grace_period_seconds": 0}})
+                       second_steps={"drain": {"timeout_seconds": 600}})
     a, b = s.nodes
     wait_until(lambda: s.agents[a].log_events("node kept cordoned"), "node a failing its drain")
     wait_until(lambda: s.agents[b].log_events("node drain blocked"), "node b draining")

@@ -22,17 +22,37 @@ class FakeNodeApi final : public NodeApi {
     std::string group;   // a budget shared with other pods (SetGroupBudget); "" = its own
   };
 
+  // A pod with a controller (a ReplicaSet's, or a DaemonSet's), as most are.
   void AddPod(const std::string& ns, const std::string& name, int budget = -1, bool daemon_set = false,
               const std::string& group = "") {
+    PodOnNode pod;
+    pod.namespace_name = ns;
+    pod.name = name;
+    pod.daemon_set = daemon_set;
+    pod.controlled = true;
+    AddPodAs(pod, budget, group);
+  }
+  // A pod as given (its uid made here): a bare one, one with emptyDir data, one that tolerates the cordon.
+  void AddPodAs(PodOnNode pod, int budget = -1, const std::string& group = "") {
     std::lock_guard<std::mutex> lock(mu_);
     Pod p;
-    p.pod.namespace_name = ns;
-    p.pod.name = name;
-    p.pod.uid = "uid-" + ns + "-" + name + "-" + std::to_string(++uids_);
-    p.pod.daemon_set = daemon_set;
+    p.pod = std::move(pod);
+    p.pod.uid = "uid-" + p.pod.Key() + "-" + std::to_string(++uids_);
     p.budget = budget;
     p.group = group;
     pods_.push_back(p);
+  }
+  // Someone deleted the pod (kubectl delete --force).
+  void RemovePod(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pods_.erase(std::remove_if(pods_.begin(), pods_.end(), [&](const Pod& p) { return p.pod.Key() == key; }),
+                pods_.end());
+  }
+  // A mark written as a rollout would, whatever the Node's cordon (a stale one: kubectl uncordon left it).
+  void SetMark(const std::string& key, const std::string& value) {
+    std::lock_guard<std::mutex> lock(mu_);
+    node_.marks[key] = value;
+    Bump();
   }
   // Evictions a budget shared by the pods of `group` allows now, as a PodDisruptionBudget's.
   void SetGroupBudget(const std::string& group, int allowed) {
@@ -100,11 +120,13 @@ class FakeNodeApi final : public NodeApi {
     if (fail_gets_) return UnavailableError("connection refused");
     return node_;
   }
-  Status Cordon(const NodeState& seen, const std::string& key, const std::string& value) override {
+  Status Cordon(const NodeState& seen, const std::string& key, const std::string& value,
+                const std::vector<std::string>& stale) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (Stale(seen)) return Status(StatusCode::kConflict, "the object has been modified");
     node_.unschedulable = true;
     node_.marks[key] = value;
+    for (const std::string& mark : stale) node_.marks.erase(mark);
     ++node_writes_;
     Bump();
     return Status::Ok();
@@ -153,7 +175,7 @@ class FakeNodeApi final : public NodeApi {
   void Bump() { node_.resource_version = std::to_string(++version_); }
 
   mutable std::mutex mu_;
-  NodeState node_{false, {}, "boot-1", "1"};
+  NodeState node_{"node-uid", "node-a", false, {}, "boot-1", "1"};
   int version_ = 1;
   std::vector<Pod> pods_;
   int uids_ = 0;

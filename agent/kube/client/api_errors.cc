@@ -28,7 +28,15 @@ StatusCode CodeForHttpStatus(int status) {
 // The server explains errors in a Status body; proxies in between may send anything else.
 std::string Explanation(const std::string& body) {
   auto api_status = ParseApiStatus(body);
-  if (api_status.ok() && !api_status->message.empty()) return api_status->message;
+  if (api_status.ok() && !api_status->message.empty()) {
+    // The causes the message does not already spell out (a 422's message lists its own).
+    std::string out = api_status->message, extra;
+    for (const std::string& cause : api_status->causes) {
+      if (cause.empty() || out.find(cause) != std::string::npos || extra.find(cause) != std::string::npos) continue;
+      extra += (extra.empty() ? "" : "; ") + cause;
+    }
+    return extra.empty() ? out : out + " (" + extra + ")";
+  }
   if (body.size() <= kMaxSnippetBytes) return body;
   return body.substr(0, kMaxSnippetBytes) + "...";
 }

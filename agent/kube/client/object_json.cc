@@ -125,6 +125,19 @@ Status ReadApiStatus(std::string_view what, const Value& v, ApiStatus* out) {
     if (!it->value.IsString()) return FieldError(what, key, "a string");
     field->assign(it->value.GetString(), it->value.GetStringLength());
   }
+  // Read leniently: a cause is an explanation, never a reason to refuse the Status.
+  auto details = v.FindMember("details");
+  if (details != v.MemberEnd() && details->value.IsObject()) {
+    auto causes = details->value.FindMember("causes");
+    if (causes != details->value.MemberEnd() && causes->value.IsArray()) {
+      for (const Value& cause : causes->value.GetArray()) {
+        if (!cause.IsObject()) continue;
+        auto message = cause.FindMember("message");
+        if (message == cause.MemberEnd() || !message->value.IsString()) continue;
+        out->causes.emplace_back(message->value.GetString(), message->value.GetStringLength());
+      }
+    }
+  }
   return Status::Ok();
 }
 

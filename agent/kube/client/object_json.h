@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "agent/base/status.h"
 #include "agent/kube/client/kube_types.h"
@@ -21,6 +22,9 @@ struct ApiStatus {
   int code = 0;
   std::string reason;   // "Expired", "NotFound", ...
   std::string message;
+  // details.causes[].message: what the message leaves out, e.g. which PodDisruptionBudget refused
+  // an eviction (its message says only "would violate the pod's disruption budget").
+  std::vector<std::string> causes{};
 };
 
 // One object, e.g. a GET response. `json` keeps the text exactly as given.

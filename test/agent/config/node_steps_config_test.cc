@@ -42,6 +42,11 @@ TEST_CASE("a drain implies the cordon, and takes its defaults from true") {
   REQUIRE(p.Cordons());
   REQUIRE(p.drain->timeout == std::chrono::seconds(600));
   REQUIRE(p.drain->grace_period_seconds == -1);
+  REQUIRE_FALSE(p.drain->force);
+  REQUIRE_FALSE(p.drain->delete_emptydir_data);
+  RolloutPolicy kubectl_like = Parsed("\"drain\": {\"force\": true, \"delete_emptydir_data\": true}");
+  REQUIRE(kubectl_like.drain->force);
+  REQUIRE(kubectl_like.drain->delete_emptydir_data);
   RolloutPolicy full = Parsed(
       "\"drain\": {\"timeout_seconds\": 300, \"pod_selector\": \"app in (web, api),!canary\", "
       "\"grace_period_seconds\": 30},\n\"reboot\": {\"argv\": [\"/usr/bin/nsenter\", \"-t\", \"1\", \"--\", "
@@ -68,7 +73,16 @@ TEST_CASE("node step errors name the key, the line and what was expected") {
   CHECK(e.path == "resources[0].rollout.drain.wait");
   e = OnlyError("\"drain\": 5");
   CHECK(e.message == "expected true or an object {\"timeout_seconds\": ..., \"pod_selector\": ..., "
-                     "\"grace_period_seconds\": ...}, got number");
+                     "\"grace_period_seconds\": ..., \"force\": ..., \"delete_emptydir_data\": ...}, got number");
+  e = OnlyError("\"max_nodes\": 1,\n\"drain\": {\"grace_period_seconds\": 0}");
+  CHECK(e.path == "resources[0].rollout.drain.grace_period_seconds");
+  CHECK(e.line == 7);
+  CHECK(e.message.find("expected 1 to 86400 seconds, got 0: 0 deletes each pod at once") == 0);
+  e = OnlyError("\"drain\": {\"force\": \"yes\"}");
+  CHECK(e.path == "resources[0].rollout.drain.force");
+  CHECK(e.message == "expected true or false, got string");
+  e = OnlyError("\"drain\": {\"delete_emptydir_data\": 1}");
+  CHECK(e.path == "resources[0].rollout.drain.delete_emptydir_data");
   e = OnlyError("\"cordon\": \"yes\"");
   CHECK(e.message == "expected true or false, got string");
   e = OnlyError("\"reboot\": {\"timeout_seconds\": 60}");

@@ -70,6 +70,37 @@ TEST_CASE("pods that are never evicted are recognised") {
   const PodOnNode& rs = (*pods)[4];
   REQUIRE_FALSE((rs.daemon_set || rs.mirror || rs.finished || rs.terminating));
   REQUIRE(rs.Key() == "a/rs");
+  REQUIRE(rs.controlled);
+  REQUIRE((*pods)[0].controlled);
+  REQUIRE_FALSE((*pods)[1].controlled);
+}
+
+TEST_CASE("a pod's emptyDir volumes and a toleration of the cordon's taint are read as the scheduler reads them") {
+  auto pods = ParsePods({
+      R"({"metadata":{"name":"cache","uid":"1"},"spec":{"volumes":[{"name":"c","configMap":{}},{"name":"t","emptyDir":{}}]}})",
+      R"({"metadata":{"name":"cfg","uid":"2"},"spec":{"volumes":[{"name":"c","configMap":{}}]}})",
+      R"({"metadata":{"name":"all","uid":"3"},"spec":{"tolerations":[{"operator":"Exists"}]}})",
+      R"({"metadata":{"name":"key","uid":"4"},"spec":{"tolerations":[{"key":"node.kubernetes.io/unschedulable","operator":"Exists","effect":"NoSchedule"}]}})",
+      R"({"metadata":{"name":"equal","uid":"5"},"spec":{"tolerations":[{"key":"node.kubernetes.io/unschedulable"}]}})",
+      R"({"metadata":{"name":"other-effect","uid":"6"},"spec":{"tolerations":[{"operator":"Exists","effect":"NoExecute"}]}})",
+      R"({"metadata":{"name":"other-key","uid":"7"},"spec":{"tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists"}]}})",
+      R"({"metadata":{"name":"other-value","uid":"8"},"spec":{"tolerations":[{"key":"node.kubernetes.io/unschedulable","value":"x"}]}})",
+  });
+  REQUIRE(pods.ok());
+  std::vector<bool> local, tolerates;
+  for (const PodOnNode& pod : *pods) {
+    local.push_back(pod.local_storage);
+    tolerates.push_back(pod.tolerates_cordon);
+  }
+  REQUIRE(local == std::vector<bool>{true, false, false, false, false, false, false, false});
+  REQUIRE(tolerates == std::vector<bool>{false, false, true, true, true, false, false, false});
+}
+
+TEST_CASE("a Node's name and uid are read for Events about it") {
+  auto node = ParseNodeState(R"({"metadata":{"name":"node-a","uid":"n-1","resourceVersion":"3"}})");
+  REQUIRE(node.ok());
+  REQUIRE(node->name == "node-a");
+  REQUIRE(node->uid == "n-1");
 }
 
 TEST_CASE("a cordon is one merge patch with the version read; an uncordon clears the field") {
@@ -78,7 +109,7 @@ TEST_CASE("a cordon is one merge patch with the version read; an uncordon clears
   KubeNodeApi api(client, "node-a");
   NodeState seen = *api.GetNode();
   REQUIRE(client.gets.at(0).name == "node-a");
-  REQUIRE(api.Cordon(seen, "nodehook.io/cordoned-abc", "v").ok());
+  REQUIRE(api.Cordon(seen, "nodehook.io/cordoned-abc", "v", {}).ok());
   REQUIRE(api.Unmark(seen, "nodehook.io/cordoned-abc", true).ok());
   REQUIRE(api.Unmark(seen, "nodehook.io/cordoned-abc", false).ok());
   REQUIRE(client.patches.at(0).second ==
@@ -87,6 +118,11 @@ TEST_CASE("a cordon is one merge patch with the version read; an uncordon clears
           R"({"metadata":{"resourceVersion":"7","annotations":{"nodehook.io/cordoned-abc":null}},"spec":{"unschedulable":null}})");
   REQUIRE(client.patches.at(2).second ==
           R"({"metadata":{"resourceVersion":"7","annotations":{"nodehook.io/cordoned-abc":null}}})");
+  // Stale marks go in the cordon's own write.
+  REQUIRE(api.Cordon(seen, "nodehook.io/cordoned-abc", "v", {"nodehook.io/cordoned-old.1"}).ok());
+  REQUIRE(client.patches.at(3).second ==
+          R"({"metadata":{"resourceVersion":"7","annotations":{"nodehook.io/cordoned-abc":"v",)"
+          R"("nodehook.io/cordoned-old.1":null}},"spec":{"unschedulable":true}})");
 }
 
 TEST_CASE("pods are listed by the node's field selector, and evicted by policy/v1 with the uid as precondition") {

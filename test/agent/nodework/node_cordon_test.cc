@@ -57,6 +57,26 @@ TEST_CASE("an uncordon by someone else during the work is theirs: only the mark 
   REQUIRE(api.node().marks.empty());
 }
 
+TEST_CASE("a mark on a schedulable node is stale: the cordon removes it, and the uncordon gives the node back") {
+  FakeNodeApi api;
+  api.SetMark(kOther, "left by kubectl uncordon");
+  auto taken = TakeCordon(api, kMark, "v1");
+  REQUIRE(taken->ours);
+  REQUIRE(taken->stale_marks == std::vector<std::string>{kOther});
+  REQUIRE(api.node().marks == std::map<std::string, std::string>{{kMark, "v1"}});
+  REQUIRE(api.node_writes() == 1);  // in the cordon's own write
+  REQUIRE(*GiveCordonBack(api, kMark) == CordonGiven::kUncordoned);
+  REQUIRE_FALSE(api.node().unschedulable);
+}
+
+TEST_CASE("a mark on a cordoned node is another rollout's live cordon, never stale") {
+  FakeNodeApi api;
+  REQUIRE(TakeCordon(api, kOther, "other")->ours);
+  auto taken = TakeCordon(api, kMark, "v1");
+  REQUIRE(taken->stale_marks.empty());
+  REQUIRE(api.node().marks.count(kOther) == 1);
+}
+
 TEST_CASE("a mark taken off by someone means the cordon is theirs now") {
   FakeNodeApi api;
   REQUIRE(TakeCordon(api, kMark, "v1")->ours);

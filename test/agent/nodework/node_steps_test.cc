@@ -62,6 +62,9 @@ class Reasons final : public EventRecorder {
   void NodeStep(const ResourceRef&, const ObjectMeta&, const std::string& reason, bool, const std::string& note) override {
     seen.push_back(reason + ": " + note);
   }
+  void NodeEvent(const ObjectMeta& node, const std::string& reason, bool, const std::string& note) override {
+    seen.push_back("Node " + node.name + " " + node.uid + " " + reason + ": " + note);
+  }
   bool Saw(const std::string& prefix) const {
     for (const auto& s : seen) {
       if (s.rfind(prefix, 0) == 0) return true;
@@ -182,6 +185,40 @@ TEST_CASE("an agent killed during the drain resumes it: no second cordon, no evi
   REQUIRE(rec->evictions == 3);
   REQUIRE(rec->message.find("default/db-0: Cannot evict") == 0);
   REQUIRE(w.events.Saw("NodeDrainBlocked: drain blocked: default/db-0"));
+  // On the Node too, for kubectl describe node.
+  REQUIRE(w.events.Saw("Node node-a node-uid NodeDrainBlocked: drain for default/kernel blocked: default/db-0"));
+}
+
+TEST_CASE("a stale mark on the schedulable node is removed at the cordon, said on the Node, and the node "
+          "is uncordoned at the end") {
+  World w;
+  const std::string stale = CordonMarkKey("0000000000", "old-uid");
+  w.api.SetMark(stale, R"({"object":"default/old"})");  // kubectl uncordon left it
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);  // no pods
+  REQUIRE(w.api.node().marks.count(stale) == 0);
+  REQUIRE(w.events.Saw("NodeStaleMarksRemoved: removed 1 stale cordon mark(s)"));
+  REQUIRE(w.events.Saw("Node node-a node-uid NodeStaleMarksRemoved: removed 1"));
+  REQUIRE(steps->AfterHook(w.object, "s1", false) == std::nullopt);
+  REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s1", "ok") == std::nullopt);
+  REQUIRE_FALSE(w.api.node().unschedulable);
+  REQUIRE(w.api.node().marks.empty());
+}
+
+TEST_CASE("a pod kubectl drain would refuse holds the drain until a person removes it, named on the Node") {
+  World w;
+  PodOnNode bare;
+  bare.namespace_name = "default";
+  bare.name = "bare";
+  w.api.AddPodAs(bare);
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.api.evictions().empty());
+  REQUIRE(w.events.Saw("Node node-a node-uid NodeDrainBlocked: drain for default/kernel blocked: default/bare: "
+                       "declares no controller"));
+  REQUIRE((*w.store->GetNodeSteps("u1"))->message.find("default/bare: declares no controller") == 0);
+  w.api.RemovePod("default/bare");
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
 }
 
 TEST_CASE("a drain that times out fails the node; it stays cordoned, and the next state gives it back") {

@@ -14,7 +14,9 @@ TEST_CASE("a drain evicts every pod but DaemonSet pods and the agent's own, and 
   api.AddPod("default", "web-2");
   api.AddPod("kube-system", "proxy", -1, true);
   api.AddPod("nodehook", "agent-x");
-  PodDrain drain(api, clock, DrainOptions{"", 0, "nodehook/agent-x"});
+  DrainOptions options;
+  options.self = "nodehook/agent-x";
+  PodDrain drain(api, clock, options);
   auto first = drain.Round();
   REQUIRE(first.ok());
   REQUIRE(first->evictions == 2);
@@ -116,6 +118,104 @@ TEST_CASE("a budget that allows one at a time: one pod goes, the next once it is
   REQUIRE(second->evictions == 1);
   api.Finish();
   REQUIRE(drain.Round()->done());
+}
+
+PodOnNode PodNamed(const std::string& name) {
+  PodOnNode pod;
+  pod.namespace_name = "default";
+  pod.name = name;
+  pod.controlled = true;
+  return pod;
+}
+
+TEST_CASE("as kubectl drain: a pod without a controller or with emptyDir data holds the drain, named, and "
+          "nothing is evicted while it is there") {
+  FakeNodeApi api;
+  FakeClock clock;
+  api.AddPod("default", "web-1");
+  PodOnNode bare = PodNamed("bare");
+  bare.controlled = false;
+  api.AddPodAs(bare);
+  PodOnNode cache = PodNamed("cache");
+  cache.local_storage = true;
+  api.AddPodAs(cache);
+  PodDrain drain(api, clock, DrainOptions{});
+  auto first = drain.Round();
+  REQUIRE(first->evictions == 0);
+  REQUIRE(first->left == std::vector<std::string>{"default/bare", "default/cache", "default/web-1"});
+  REQUIRE(first->newly_blocked ==
+          std::vector<std::string>{"default/bare: declares no controller, so nothing would bring it back (drain.force "
+                                   "evicts it)",
+                                   "default/cache: has emptyDir data, lost with it (drain.delete_emptydir_data "
+                                   "evicts it)"});
+  REQUIRE(first->blocked == first->newly_blocked[0] + "; and 1 more");
+  REQUIRE(first->next == kDrainPoll);
+  auto again = drain.Round();
+  REQUIRE(again->newly_blocked.empty());  // each named once
+  REQUIRE(again->evictions == 0);
+  // A person deletes them: the drain goes on.
+  api.RemovePod("default/bare");
+  api.RemovePod("default/cache");
+  auto going = drain.Round();
+  REQUIRE(going->evictions == 1);
+  REQUIRE(going->blocked.empty());
+  REQUIRE(api.evictions() == std::map<std::string, int>{{"default/web-1", 1}});
+}
+
+TEST_CASE("drain.force and drain.delete_emptydir_data evict those pods, as kubectl's flags do") {
+  FakeNodeApi api;
+  FakeClock clock;
+  PodOnNode bare = PodNamed("bare");
+  bare.controlled = false;
+  bare.local_storage = true;
+  api.AddPodAs(bare);
+  DrainOptions only_force;
+  only_force.force = true;
+  REQUIRE(PodDrain(api, clock, only_force).Round()->evictions == 0);  // its emptyDir still holds it
+  DrainOptions both = only_force;
+  both.delete_emptydir_data = true;
+  PodDrain drain(api, clock, both);
+  REQUIRE(drain.Round()->evictions == 1);
+  api.Finish();
+  REQUIRE(drain.Round()->done());
+}
+
+TEST_CASE("the drain waits for the pods there when it started: a replacement that tolerates the cordon is "
+          "not evicted, one that does not is") {
+  FakeNodeApi api;
+  FakeClock clock;
+  PodOnNode op = PodNamed("operator");
+  op.tolerates_cordon = true;
+  api.AddPodAs(op);
+  PodDrain drain(api, clock, DrainOptions{});
+  REQUIRE(drain.Round()->evictions == 1);  // there at the start: evicted, tolerating or not
+  api.Finish();
+  api.AddPodAs(op);  // its replacement, the same name, placed here again despite the cordon
+  auto round = drain.Round();
+  REQUIRE(round->done());
+  REQUIRE(round->evictions == 0);
+  api.AddPod("default", "pinned");  // bound here by name, without the toleration
+  auto pinned = drain.Round();
+  REQUIRE(pinned->left == std::vector<std::string>{"default/pinned"});
+  REQUIRE(pinned->evictions == 1);
+  REQUIRE(api.evictions() == std::map<std::string, int>{{"default/operator", 1}, {"default/pinned", 1}});
+}
+
+TEST_CASE("a drain resumed after a restart takes the pods its record left as those there at its start") {
+  FakeNodeApi api;
+  FakeClock clock;
+  PodOnNode web = PodNamed("web-2");
+  web.tolerates_cordon = true;
+  api.AddPodAs(web);
+  PodOnNode op = PodNamed("operator");  // a replacement that came while the agent was away
+  op.tolerates_cordon = true;
+  api.AddPodAs(op);
+  DrainOptions resumed;
+  resumed.resumed_left = std::set<std::string>{"default/web-2"};
+  PodDrain drain(api, clock, resumed);
+  auto round = drain.Round();
+  REQUIRE(round->left == std::vector<std::string>{"default/web-2"});
+  REQUIRE(api.evictions() == std::map<std::string, int>{{"default/web-2", 1}});
 }
 
 }  // namespace
