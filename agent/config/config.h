@@ -116,6 +116,9 @@ struct RolloutPolicy {
 // An object annotation, written by people (or `kubectl nodehook rollout pause`): while present,
 // that object's rollout starts on no further node.
 inline constexpr const char* kRolloutPausedAnnotation = "nodehook.io/rollout-paused";
+// The paused annotation's value that stops the nodes inside too: work that started (a drain, a
+// hook between its retries) ends, and its cordon is given back; any other value lets it finish.
+inline constexpr const char* kRolloutStopNodes = "stop-nodes";
 // Written by `kubectl nodehook rollout resume`: the digest of a halted state that continues anyway.
 inline constexpr const char* kRolloutResumeAnnotation = "nodehook.io/rollout-resume";
 

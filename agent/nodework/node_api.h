@@ -9,6 +9,7 @@
 
 #include "agent/base/status.h"
 #include "agent/config/config.h"
+#include "agent/kube/client/kube_types.h"
 
 namespace nodehook {
 
@@ -24,6 +25,13 @@ struct NodeState {
   std::map<std::string, std::string> marks;  // kCordonMarkPrefix annotations: key -> value
   std::string boot_id;                       // status.nodeInfo.bootID, as the kubelet reports it
   std::string resource_version;
+  // The Node as an Event's object.
+  ObjectMeta Meta() const {
+    ObjectMeta meta;
+    meta.uid = uid;
+    meta.name = name;
+    return meta;
+  }
 };
 
 struct PodOnNode {

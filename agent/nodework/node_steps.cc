@@ -17,6 +17,17 @@ namespace {
 // A Node's annotations share 256 KiB with everyone else's: the why of a failure is kept short.
 constexpr size_t kMarkReasonLimit = 256;
 
+// Steps under way that hold the node (its cordon may be taken): the work goes on, whatever stops
+// new work, until it finishes, fails, or is ended.
+bool Holding(const std::string& step) {
+  return step == kCordoning || step == kDraining || step == kRunning || step == kRebooting || step == kVerifying ||
+         step == kUncordoning;
+}
+
+// Before the hook's success: an operator's stop (kRolloutStopNodes) ends them. Past it, the
+// work finishes (a reboot under way, the verify, the uncordon).
+bool Stoppable(const std::string& step) { return step == kCordoning || step == kDraining || step == kRunning; }
+
 }  // namespace
 
 NodeSteps::NodeSteps(const WatchedResource& resource, RolloutSteps& gate, NodeApi& api, StateStore& store,
@@ -61,24 +72,47 @@ GateEntry NodeSteps::Admit(const ObjectMeta& object, const std::string& state, c
          {"next", "look again in " + SecondsText(options_.poll)}});
     return GateEntry::Wait(options_.poll);
   }
-  if (*loaded && (*loaded)->state == state && (*loaded)->step == kSoaking) {
+  std::optional<NodeStepsRecord> found = *loaded;
+  if (found && found->step == kSoaking) {
     // Done, and soaking in its slot (the gate's) with the node still cordoned: the uncordon is
-    // due before the soak ends, so it happens inside the slot.
-    const Duration left = SoakLeft(**loaded);
-    return left > Duration::zero() ? GateEntry::Wait(left) : GateEntry::Inside(ResumeAt::kFinish);
+    // due before the soak ends, so it happens inside the slot. A newer state of the object waits
+    // for that too (the slot is busy soaking), then starts over.
+    const Duration left = SoakLeft(*found);
+    if (found->state == state) {
+      return left > Duration::zero() ? GateEntry::Wait(left) : GateEntry::Inside(ResumeAt::kFinish);
+    }
+    if (left > Duration::zero()) return GateEntry::Wait(left);
+    if (!EndSteps(*found, object, "the object changed while the node soaked an older state")) {
+      return GateEntry::Wait(options_.poll);
+    }
+    found.reset();
   }
-  GateEntry entry = gate_.Admit(object, state, facts);
-  if (entry.kind != GateEntry::Kind::kInside) return entry;
+  const bool same_state = found && found->state == state;
+  const bool stop = facts && facts->rollout_stop_nodes && same_state && Stoppable(found->step);
+  // Work under way goes on through pauses, holds, halts and windows; anything else starts anew.
+  GateEntry entry = same_state && Holding(found->step) && !stop ? gate_.GoOn(object, state, facts)
+                                                                : gate_.Admit(object, state, facts);
+  if (entry.kind != GateEntry::Kind::kInside) {
+    // Steps that can no longer go on end here, their cordon given back: the operator stopped the
+    // nodes, or the object changed and its newer state may not take the node over now.
+    if (found && Holding(found->step) && (stop || !same_state)) {
+      const std::string why = stop ? std::string("the operator stopped the rollout's nodes (") +
+                                         kRolloutPausedAnnotation + ": " + kRolloutStopNodes + ")"
+                                   : "the object changed and its newer state may not start here now";
+      if (!EndSteps(*found, object, why)) return GateEntry::Wait(options_.poll);
+    }
+    return entry;
+  }
   NodeStepsRecord rec;
-  if (*loaded && (*loaded)->state == state && (*loaded)->step != kFailedStep) {
-    rec = **loaded;
+  if (same_state && found->step != kFailedStep) {
+    rec = *found;
   } else {
     // A new state (or one tried again after it failed here): the steps start over. A cordon
     // kept from an earlier state is taken over by this one (its mark says so after the cordon).
     rec.uid = object.uid;
     rec.resource = resource_.ref.Id();
     rec.state = state;
-    rec.cordoned = *loaded && (*loaded)->cordoned;
+    rec.cordoned = found && found->cordoned;
   }
   if (rec.step.empty() || rec.step == kCordoning) {
     GateEntry cordoned = Cordon(rec, object);
@@ -150,7 +184,7 @@ void NodeSteps::ReportStaleMarks(const ObjectMeta& object, const std::vector<std
        {"next", policy_.drain ? "drain the node" : "run the hook"}});
   events_.NodeStep(resource_.ref, object, "NodeStaleMarksRemoved", true, note);
   Result<NodeState> node = api_.GetNode();
-  if (node.ok()) events_.NodeEvent(ObjectMeta{node->uid, "", node->name}, "NodeStaleMarksRemoved", true, note);
+  if (node.ok()) events_.NodeEvent(node->Meta(), "NodeStaleMarksRemoved", true, note);
 }
 
 GateEntry NodeSteps::Fail(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state,
@@ -185,6 +219,19 @@ void NodeSteps::ApplyOnFailure(NodeStepsRecord& rec, const ObjectMeta& object, c
   }
   Status saved = rec.cordoned ? Save(rec, kFailedStep) : store_.DropNodeSteps(rec.uid);
   (void)saved;  // lost: the mark on the Node still says the cordon is ours
+}
+
+bool NodeSteps::EndSteps(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& why) {
+  ForgetDrain(object.uid);
+  const std::string step = rec.step;
+  if (!GiveBack(rec, object, why.c_str())) return false;
+  Log(LogLevel::kInfo, "node steps ended",
+      {{"object", object.Key()}, {"uid", object.uid}, {"step", step}, {"reason", why},
+       {"next", "the slot is given up; the object's state starts its steps anew when the rollout admits it"}});
+  events_.NodeStep(resource_.ref, object, "NodeStepsEnded", false,
+                   "steps ended while " + step + ": " + why + "; the node's cordon is given back");
+  (void)store_.DropNodeSteps(rec.uid);  // lost: the next state's steps start over all the same
+  return true;
 }
 
 bool NodeSteps::GiveBack(NodeStepsRecord& rec, const ObjectMeta& object, const char* why) {

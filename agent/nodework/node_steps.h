@@ -70,6 +70,10 @@ class NodeSteps final : public RolloutSteps {
 
   const std::vector<std::string>& Reasons() const override { return gate_.Reasons(); }
   GateEntry Admit(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) override;
+  // The steps are the outermost: the executor's Admit already goes on with work under way.
+  GateEntry GoOn(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) override {
+    return Admit(object, state, facts);
+  }
   HookSpec Prepare(const HookSpec& hook) const override { return gate_.Prepare(hook); }
   bool LostSlot(const ObjectMeta& object) const override { return gate_.LostSlot(object); }
   std::optional<Duration> AfterHook(const ObjectMeta& object, const std::string& state, bool reboot_asked) override;
@@ -103,6 +107,9 @@ class NodeSteps final : public RolloutSteps {
   GateEntry Fail(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state, const std::string& why);
   // on_failure for a node that failed the state; the record kept while the Node stays ours.
   void ApplyOnFailure(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& why);
+  // Ends steps that can no longer go on (the object changed, the operator stopped the nodes): the
+  // cordon given back and the record dropped; false: the cordon could not be given back yet.
+  bool EndSteps(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& why);
   // Gives the cordon back when the record and the Node both say it is ours; false: try again.
   bool GiveBack(NodeStepsRecord& rec, const ObjectMeta& object, const char* why);
   Status Save(NodeStepsRecord& rec, const std::string& step);

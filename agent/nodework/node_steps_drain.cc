@@ -121,7 +121,7 @@ void NodeSteps::ReportBlocked(const ObjectMeta& object, const std::vector<std::s
          {"next", "ask again with backoff until the drain's timeout"}});
     events_.NodeStep(resource_.ref, object, "NodeDrainBlocked", true, "drain blocked: " + why);
     if (node.ok()) {
-      events_.NodeEvent(ObjectMeta{node->uid, "", node->name}, "NodeDrainBlocked", true,
+      events_.NodeEvent(node->Meta(), "NodeDrainBlocked", true,
                         "drain for " + object.Key() + " blocked: " + why);
     }
   }

@@ -104,6 +104,7 @@ FactsPtr ReadFacts(std::string_view object_json, const FactsSpec& spec) {
   facts->finalizers_readable = ReadFinalizerList(metadata, &facts->finalizers);
   facts->singleton_digest = ReadAnnotation(metadata, kSingletonHandledAnnotation);
   facts->rollout_paused = HasAnnotation(metadata, kRolloutPausedAnnotation);
+  facts->rollout_stop_nodes = facts->rollout_paused && ReadAnnotation(metadata, kRolloutPausedAnnotation) == kRolloutStopNodes;
   facts->rollout_resume = ReadAnnotation(metadata, kRolloutResumeAnnotation);
   if (!spec.node_selector_path.empty()) facts->selector = ReadSelector(doc, spec.node_selector_path);
   facts->essence = EssenceOfDocument(doc, spec.ignored_paths);

@@ -52,6 +52,8 @@ struct ObjectFacts {
   NodeSelectorLookup selector;
   std::string singleton_digest;  // "" when absent
   bool rollout_paused = false;   // kRolloutPausedAnnotation is present
+  // Its value is kRolloutStopNodes: the nodes inside stop too (their node steps give the cordon back).
+  bool rollout_stop_nodes = false;
   std::string rollout_resume;    // kRolloutResumeAnnotation's value; "" when absent
 
   bool HasFinalizer(const std::string& name) const;

@@ -47,6 +47,10 @@ class RolloutSteps {
   // Before the hook: inside once this node holds a slot for `state` (and its node steps before
   // the hook are done); else when to look again (the wait is logged and counted), or failed.
   virtual GateEntry Admit(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) = 0;
+  // As Admit, for work on `state` that started and holds the node (node steps under way): it goes
+  // on, inside its slot or the next free one, whatever pauses, holds, halts, windows and canaries
+  // say, since they stop new work only. The node steps call it; the executor calls Admit.
+  virtual GateEntry GoOn(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) = 0;
   // The hook's command as it runs inside the slot: behind a fence that stops it when the slot
   // can no longer be renewed.
   virtual HookSpec Prepare(const HookSpec& hook) const = 0;
@@ -81,6 +85,7 @@ class NoRollout final : public RolloutSteps {
  public:
   const std::vector<std::string>& Reasons() const override { return none_; }
   GateEntry Admit(const ObjectMeta&, const std::string&, const ObjectFacts*) override { return GateEntry::Inside(); }
+  GateEntry GoOn(const ObjectMeta&, const std::string&, const ObjectFacts*) override { return GateEntry::Inside(); }
   HookSpec Prepare(const HookSpec& hook) const override { return hook; }
   bool LostSlot(const ObjectMeta&) const override { return false; }
   std::optional<Duration> AfterHook(const ObjectMeta&, const std::string&, bool) override { return std::nullopt; }

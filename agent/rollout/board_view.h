@@ -52,6 +52,11 @@ struct BoardView {
   std::map<std::string, std::optional<LabelMap>> labels;
   // The object states each node waits to run, by node and object uid (what the coordinator grants).
   std::map<std::string, std::map<std::string, NodeRequest>> requests;
+  // The cordoned Nodes that carry this rollout's cordon marks, with the objects the marks name
+  // ("namespace/name, ..."): disrupted by the rollout whether or not they hold a slot (a node whose
+  // agent is away, a failed node kept cordoned). Known to the coordinator and kubectl, which read
+  // the Nodes (cordoned_nodes.h); empty on a node's own board.
+  std::map<std::string, std::string> cordoned{};
 };
 
 // The rule. `age`: how long ago the slot Lease last changed, as its reader measured it (nullopt:

@@ -30,6 +30,10 @@ std::string EncodeNodeRequests(const std::map<std::string, NodeRequest>& request
       }
       w.EndObject();
     }
+    if (r.started) {
+      w.Key("started");
+      w.Bool(true);
+    }
     w.EndObject();
   }
   w.EndObject();
@@ -60,6 +64,8 @@ Status DecodeNodeRequests(const std::string& json, std::map<std::string, NodeReq
       }
       r.selector = std::move(labels);
     }
+    auto started = it->value.FindMember("started");
+    r.started = started != it->value.MemberEnd() && started->value.IsTrue();
     (*out)[uid] = std::move(r);
   }
   return Status::Ok();

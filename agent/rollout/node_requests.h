@@ -4,7 +4,10 @@
 // object's name (for the coordinator's Events), the state a person resumed (annotation), and the
 // object's node selector (whom it targets).
 //   {"<object uid>": {"state": "<digest>", "object": "<namespace>/<name>", "resume": "<digest>",
-//                     "selector": {"<label>": "<value>"}}, ...}
+//                     "selector": {"<label>": "<value>"}, "started": true}, ...}
+// "started": the node's work on that state started and holds the node (its node steps took the
+// cordon) but it lost its slot (its agent was away past a lease): it asks to go on, not to start,
+// so pauses, holds, halts, windows and canaries do not keep it waiting (rollout_judge.h).
 // At most kMaxNodeRequests at once (the caller asks for more as earlier ones are granted), so
 // with the results' budget the Lease stays below the API server's 256 KiB of annotations.
 // Pure functions; thread-safe.
@@ -29,8 +32,10 @@ struct NodeRequest {
   std::string object;  // namespace/name ("" namespace for cluster-scoped objects: "/name")
   std::string resume;
   std::optional<LabelMap> selector{};
+  bool started = false;
   bool operator==(const NodeRequest& o) const {
-    return state == o.state && object == o.object && resume == o.resume && selector == o.selector;
+    return state == o.state && object == o.object && resume == o.resume && selector == o.selector &&
+           started == o.started;
   }
 };
 

@@ -45,13 +45,16 @@ int RolloutCoordinator::Round(const BoardReader& board) {
     for (const auto& [uid, request] : requests) {
       auto& ask = asks[{uid, request.state}];
       ask.first = request;
-      ask.second[node] = true;
+      ask.second[node] = request.started;
     }
   }
   int granted = 0;
+  bool full = false;  // no place left: only nodes the rollout keeps cordoned already may enter
   for (const auto& [key, ask] : asks) {
     if (now_ms < grants_after_ms_) break;
-    if (!GrantFor(view, key.first, ask.first, ask.second, window, now_ms, &granted)) break;
+    const Granting next = GrantFor(view, key.first, ask.first, ask.second, full, window, now_ms, &granted);
+    if (next == Granting::kStop) break;
+    full = full || next == Granting::kFull;
   }
   PostOutcomes(view, now_ms);
   return granted;
@@ -84,17 +87,23 @@ void RolloutCoordinator::Track(const BoardView& view) {
   }
 }
 
-bool RolloutCoordinator::GrantFor(BoardView& view, const std::string& uid, const NodeRequest& request,
-                                  const std::map<std::string, bool>& asked, const WindowNow& window, int64_t now_ms,
-                                  int* granted) {
+RolloutCoordinator::Granting RolloutCoordinator::GrantFor(BoardView& view, const std::string& uid,
+                                                         const NodeRequest& request,
+                                                         const std::map<std::string, bool>& asked, bool full,
+                                                         const WindowNow& window, int64_t now_ms, int* granted) {
   const RolloutObject target{uid, request.state, false, request.resume, request.selector};
   const std::vector<std::string> canaries = Canaries(policy_, view, target);
+  bool new_work_stopped = false;  // halted, outside the windows or canaries pending, for every later node
   for (const std::string& node : RolloutOrder(view, target)) {
-    if (asked.count(node) == 0) continue;
-    const RolloutAdmission a = Judge(policy_, view, target, node, HeldOnBoard(policy_, view, node), window, now_ms);
+    auto ask = asked.find(node);
+    if (ask == asked.end() || (new_work_stopped && !ask->second)) continue;
+    if (full && view.cordoned.count(node) == 0) continue;
+    RolloutObject judged = target;
+    judged.started = ask->second;  // its work started: it goes on whatever stops new work
+    const RolloutAdmission a = Judge(policy_, view, judged, node, HeldOnBoard(policy_, view, node), window, now_ms);
     if (a.enter) {
       if (a.own) continue;  // its own slot for the object: the node goes on in it by itself
-      if (!TakeGrantToken(now_ms)) return false;  // paced: the next rounds grant the rest, in order
+      if (!TakeGrantToken(now_ms)) return Granting::kStop;  // paced: the next rounds grant the rest, in order
       const bool canary = std::find(canaries.begin(), canaries.end(), node) != canaries.end();
       Status st = Grant(view, node, uid, request, a, canary);
       if (!st.ok()) {
@@ -109,21 +118,25 @@ bool RolloutCoordinator::GrantFor(BoardView& view, const std::string& uid, const
             {{"resource", resource_.ref.Id()}, {"uid", uid}, {"node", node}, {"slot", a.slot},
              {"error", st.ToString()},
              {"next", raced ? "judge again at the next round" : "grant again in " + std::to_string(wait_ms / 1000) + "s"}});
-        return false;
+        return Granting::kStop;
       }
       refusals_ = 0;
       ++*granted;
       continue;
     }
     switch (a.wait) {
-      case WaitReason::kNoFreeSlot: return false;  // for every other state as well
+      case WaitReason::kNoFreeSlot:  // for every other node and state, but those cordoned already
+        full = true;
+        continue;
       case WaitReason::kHalted:
       case WaitReason::kOutsideWindow:
-      case WaitReason::kCanariesPending: return true;  // for every later node of this state
-      default: continue;                               // this node only (busy, held)
+      case WaitReason::kCanariesPending:  // for every later node of this state, but work that started
+        new_work_stopped = true;
+        continue;
+      default: continue;  // this node only (busy, held)
     }
   }
-  return true;
+  return full ? Granting::kFull : Granting::kGoOn;
 }
 
 Status RolloutCoordinator::Grant(BoardView& view, const std::string& node, const std::string& uid,

@@ -55,9 +55,17 @@ class RolloutCoordinator {
     bool halted_posted = false;
   };
   void Track(const BoardView& view);
-  // Grants for the requests of one object state, in its rollout order; false: no slot is free.
-  bool GrantFor(BoardView& view, const std::string& uid, const NodeRequest& request,
-                const std::map<std::string, bool>& asked, const WindowNow& window, int64_t now_ms, int* granted);
+  enum class Granting {
+    kGoOn,  // on to the next object state
+    kFull,  // no place left below max_nodes: later states only for nodes the rollout keeps cordoned
+    kStop,  // paced, or refused: no more grants this round
+  };
+  // Grants for the requests of one object state, in its rollout order. `asked`: the nodes that
+  // asked, each with whether its work on the state started. `full`: only nodes the rollout keeps
+  // cordoned already may enter.
+  Granting GrantFor(BoardView& view, const std::string& uid, const NodeRequest& request,
+                    const std::map<std::string, bool>& asked, bool full, const WindowNow& window, int64_t now_ms,
+                    int* granted);
   Status Grant(BoardView& view, const std::string& node, const std::string& uid, const NodeRequest& request,
                const RolloutAdmission& admission, bool canary);
   void PostOutcomes(const BoardView& view, int64_t now_ms);

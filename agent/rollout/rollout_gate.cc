@@ -109,7 +109,7 @@ BoardView RolloutGate::OwnView() const {
 }
 
 std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::string& state,
-                                           const ObjectFacts* facts) {
+                                           const ObjectFacts* facts, bool started) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!board_.listed()) return options_.poll;  // its own slots are not known yet
   if (slot_ && PastFence(*slot_)) {
@@ -120,6 +120,7 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
   }
   RolloutObject target{object.uid, state, facts && facts->rollout_paused, facts ? facts->rollout_resume : ""};
   if (facts && !resource_.node_selector_path.empty()) target.selector = RolloutSelector(facts->selector);
+  target.started = started;
   selectors_[object.uid] = target.selector;
   const int64_t now_ms = server_.NowMs();
   WindowNow window = options_.windows ? options_.windows(now_ms) : WindowNow{};
@@ -133,7 +134,7 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
     if (a.give_up_own) GiveUpSlot(*mine, "rollout " + std::string(WaitReasonName(a.wait)));
     return Wait(object, a, now_ms);
   }
-  RolloutAdmission stop = NodeStopped(policy_, target, held, window);
+  RolloutAdmission stop = started ? RolloutAdmission{} : NodeStopped(policy_, target, held, window);
   if (stop.wait != WaitReason::kNone) {
     // Not asked for while it could not start: a grant now would hold a slot nobody uses.
     Withdraw(object.uid);
@@ -157,7 +158,8 @@ double AskPlace(const std::string& rid, const std::string& node) {
 }
 
 NodeRequest RolloutGate::RequestOf(const ObjectMeta& object, const RolloutObject& target) {
-  return NodeRequest{target.state, object.namespace_name + "/" + object.name, target.resume_state, target.selector};
+  return NodeRequest{target.state, object.namespace_name + "/" + object.name, target.resume_state, target.selector,
+                     target.started};
 }
 
 std::optional<Duration> RolloutGate::AskDue(const std::string& uid, const NodeRequest& request) {
@@ -292,7 +294,12 @@ void RolloutGate::GiveUpSlot(Slot mine, const std::string& why) {
 }
 
 GateEntry RolloutGate::Admit(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) {
-  std::optional<Duration> wait = Enter(object, state, facts);
+  std::optional<Duration> wait = Enter(object, state, facts, false);
+  return wait ? GateEntry::Wait(*wait) : GateEntry::Inside();
+}
+
+GateEntry RolloutGate::GoOn(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) {
+  std::optional<Duration> wait = Enter(object, state, facts, true);
   return wait ? GateEntry::Wait(*wait) : GateEntry::Inside();
 }
 

@@ -91,9 +91,12 @@ class RolloutGate final : public RolloutSteps {
   Status Register();
 
   const std::vector<std::string>& Reasons() const override { return policy_.reasons; }
-  // nullopt once this node holds a slot for `state`; else when to look again.
-  std::optional<Duration> Enter(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts);
+  // nullopt once this node holds a slot for `state`; else when to look again. `started`: the
+  // node's work on the state started and goes on (RolloutObject::started).
+  std::optional<Duration> Enter(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts,
+                                bool started = false);
   GateEntry Admit(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) override;
+  GateEntry GoOn(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) override;
   HookSpec Prepare(const HookSpec& hook) const override;
   bool LostSlot(const ObjectMeta& object) const override;
   // No node steps here (NodeSteps, nodework/, adds them): a reboot asked for is logged, not done.

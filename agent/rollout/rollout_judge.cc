@@ -180,6 +180,56 @@ RolloutAdmission NodeStopped(const RolloutPolicy& policy, const RolloutObject& o
   return RolloutAdmission{};
 }
 
+namespace {
+
+// The canaries of the state that `node` waits for: none when it is one, or when they are all done
+// and soaked (or, for a resumed state, failed).
+std::vector<std::string> PendingCanaries(const RolloutPolicy& policy, const BoardView& board,
+                                         const RolloutObject& object, const std::string& node, int64_t now_ms) {
+  std::vector<std::string> canaries = Canaries(policy, board, object);
+  std::vector<std::string> pending;
+  if (std::find(canaries.begin(), canaries.end(), node) != canaries.end()) return pending;
+  const bool resumed = object.resume_state == object.state;
+  for (const auto& canary : canaries) {
+    const NodeResult* r = ResultOf(board, canary, object);
+    // A resumed state goes on past the canaries that failed it (the person who resumed it
+    // accepted that): a permanent failure would never be retried, and the fleet would wait.
+    if (r && r->failed && resumed) continue;
+    if (!r || !Soaked(policy, *r, now_ms)) pending.push_back(canary);
+  }
+  return pending;
+}
+
+// What keeps the node from entering its own slot for the object: a retry or a restart starts the
+// hook again, so it obeys pauses, holds, halts and windows; a newer state than the slot's takes
+// it over only past its own canaries. Work that started goes on. Wait kNone: nothing.
+RolloutAdmission OwnSlotStopped(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
+                                const SlotView& slot, const std::string& node, bool held, const WindowNow& window,
+                                int64_t now_ms) {
+  if (object.started) return RolloutAdmission{};
+  RolloutAdmission stop = Stopped(policy, board, object, held, window);
+  if (stop.wait == WaitReason::kNone && slot.state != object.state) {
+    std::vector<std::string> pending = PendingCanaries(policy, board, object, node, now_ms);
+    if (!pending.empty()) stop = Waiting(WaitReason::kCanariesPending, "canaries " + JoinNames(pending));
+  }
+  return stop;
+}
+
+// The nodes the rollout disrupts now besides `node`: those holding a live slot and those its cordon
+// marks keep cordoned.
+std::set<std::string> DisruptedBesides(const BoardView& board, const std::string& node) {
+  std::set<std::string> disrupted;
+  for (const auto& s : board.slots) {
+    if (s.live && s.holder != node) disrupted.insert(s.holder);
+  }
+  for (const auto& [cordoned, objects] : board.cordoned) {
+    if (cordoned != node) disrupted.insert(cordoned);
+  }
+  return disrupted;
+}
+
+}  // namespace
+
 RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object,
                 const std::string& node, bool held, const WindowNow& window, int64_t now_ms) {
   // This node's own slot first. The object's work it started goes on there, for the state it
@@ -187,8 +237,7 @@ RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, cons
   for (const auto& s : board.slots) {
     if (!s.live || s.holder != node) continue;
     if (s.uid == object.uid && s.phase != SlotPhase::kSoaking) {
-      // A retry or a restart starts the hook again: it obeys pauses, holds and windows too.
-      RolloutAdmission stop = Stopped(policy, board, object, held, window);
+      RolloutAdmission stop = OwnSlotStopped(policy, board, object, s, node, held, window, now_ms);
       if (stop.wait != WaitReason::kNone) {
         stop.give_up_own = true;
         return stop;
@@ -203,19 +252,10 @@ RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, cons
     return Waiting(WaitReason::kBusy, std::string("this node is ") + SlotPhaseName(s.phase) + " another state in slot " +
                                           std::to_string(s.slot));
   }
-  RolloutAdmission stop = Stopped(policy, board, object, held, window);
-  if (stop.wait != WaitReason::kNone) return stop;
-  std::vector<std::string> canaries = Canaries(policy, board, object);
-  if (std::find(canaries.begin(), canaries.end(), node) == canaries.end()) {
-    std::vector<std::string> pending;
-    const bool resumed = object.resume_state == object.state;
-    for (const auto& canary : canaries) {
-      const NodeResult* r = ResultOf(board, canary, object);
-      // A resumed state goes on past the canaries that failed it (the person who resumed it
-      // accepted that): a permanent failure would never be retried, and the fleet would wait.
-      if (r && r->failed && resumed) continue;
-      if (!r || !Soaked(policy, *r, now_ms)) pending.push_back(canary);
-    }
+  if (!object.started) {
+    RolloutAdmission stop = Stopped(policy, board, object, held, window);
+    if (stop.wait != WaitReason::kNone) return stop;
+    std::vector<std::string> pending = PendingCanaries(policy, board, object, node, now_ms);
     if (!pending.empty()) return Waiting(WaitReason::kCanariesPending, "canaries " + JoinNames(pending));
   }
   const int limit = std::max(policy.max_nodes.Resolve(static_cast<int>(board.nodes.size())), 1);
@@ -225,6 +265,17 @@ RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, cons
   }
   if (static_cast<int>(taken.size()) >= limit) {
     return Waiting(WaitReason::kNoFreeSlot, std::to_string(taken.size()) + " of " + std::to_string(limit) + " slots held");
+  }
+  // The limit counts disruption: a node kept cordoned outside any slot takes a place too (the
+  // node itself, cordoned already, adds none by entering).
+  const std::set<std::string> disrupted = DisruptedBesides(board, node);
+  if (static_cast<int>(disrupted.size()) >= limit) {
+    std::vector<std::string> outside;
+    for (const auto& [cordoned, objects] : board.cordoned) {
+      if (cordoned != node) outside.push_back(cordoned);
+    }
+    return Waiting(WaitReason::kNoFreeSlot, std::to_string(disrupted.size()) + " of " + std::to_string(limit) +
+                                                " nodes disrupted (cordoned by the rollout: " + JoinNames(outside) + ")");
   }
   // Each node tries the free slots from its own starting point, so nodes that ask at the same
   // moment mostly ask for different slots instead of racing for the lowest.

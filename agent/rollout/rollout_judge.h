@@ -3,13 +3,18 @@
 // nodehook rollout status|plan`). The agent's gate and kubectl judge with the same function, so
 // what `status` says a node waits for is what that node's agent decides.
 //   - a node that already holds a slot for this state goes on in it (a restarted agent takes its
-//     own slot back, never a second one); a slot held for another object: busy;
+//     own slot back, never a second one); a slot held for another object: busy; a newer state of
+//     the object takes its slot over only past that state's canaries, or it gives the slot up;
+//   - work that started (RolloutObject::started: its node steps hold the node) goes on whatever
+//     pauses, holds, halts, windows and canaries say: in its own slot, or in a free one;
 //   - the object paused (annotation), the node held (Node label): wait;
 //   - halted: max_failed_nodes nodes failed this state, or a canary did (until a resume of it);
 //   - outside every window: wait until the next opens;
 //   - not a canary: wait until every canary has succeeded and soaked (canaries: the first
 //     canary_nodes nodes the object targets that are not held);
-//   - a free slot below max_nodes: enter it; none: wait.
+//   - a free slot below max_nodes: enter it; none: wait. Nodes that carry the rollout's cordon
+//     (BoardView::cordoned, where the reader knows them) count against max_nodes whether or not
+//     they hold a slot: the limit counts disruption, not slots.
 // Canaries are the first canary_nodes nodes in an order drawn from the object state, so each
 // new state picks its own, and every agent computes the same list.
 // Pure; thread-safe.
@@ -36,6 +41,9 @@ struct RolloutObject {
   // Its node selector (the resource's node_selector_path); nullopt: every node. Only the nodes it
   // targets, by the labels on their node Leases, are drawn as canaries and awaited for completion.
   std::optional<LabelMap> selector{};
+  // The node's work on this state started and holds the node (a cordon, a drain, a reboot): it
+  // goes on, never stopped by a pause, hold, halt, window or canary (they stop new work only).
+  bool started = false;
 };
 
 // The selector a RolloutObject carries for what lies at the resource's node selector path:

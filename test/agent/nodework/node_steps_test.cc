@@ -17,14 +17,23 @@ namespace {
 using std::chrono::seconds;
 
 // The RolloutGate's side: inside (a slot held) unless told otherwise; records what it is told.
+// `stopped` stands for a pause, a hold, a halt or a closed window: new work waits (Admit), work
+// under way goes on (GoOn).
 class FakeGate final : public RolloutSteps {
  public:
   bool inside = true;
+  bool stopped = false;
+  int admits = 0, go_ons = 0;
   std::vector<std::string> calls;
   std::vector<std::pair<NodeStep, Duration>> shown;
   int refuse_shows = 0;  // the next ShowStep calls that fail (the slot write refused)
   const std::vector<std::string>& Reasons() const override { return reasons_; }
   GateEntry Admit(const ObjectMeta&, const std::string&, const ObjectFacts*) override {
+    ++admits;
+    return inside && !stopped ? GateEntry::Inside() : GateEntry::Wait(seconds(1));
+  }
+  GateEntry GoOn(const ObjectMeta&, const std::string&, const ObjectFacts*) override {
+    ++go_ons;
     return inside ? GateEntry::Inside() : GateEntry::Wait(seconds(1));
   }
   HookSpec Prepare(const HookSpec& hook) const override { return hook; }
@@ -479,6 +488,123 @@ TEST_CASE("an object deleted while its cordon cannot be given back is recorded f
   REQUIRE(outcome.given_back == 1);
   REQUIRE_FALSE(w.api.node().unschedulable);
   REQUIRE(w.Step().empty());
+}
+
+TEST_CASE("a pause during the drain stops no work under way: the node keeps its slot and finishes its steps") {
+  World w;
+  w.api.AddPod("default", "db-0", 0);
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.Step() == "draining");
+  REQUIRE(w.gate.admits == 1);
+  w.gate.stopped = true;  // paused (or held, halted, out of its windows)
+  ObjectFacts paused;
+  paused.rollout_paused = true;
+  w.clock.Advance(seconds(1));
+  REQUIRE(steps->Admit(w.object, "s1", &paused).kind == GateEntry::Kind::kWait);  // still draining
+  REQUIRE(w.gate.go_ons == 1);
+  REQUIRE(w.gate.admits == 1);
+  w.api.SetBudget("default/db-0", 1);
+  w.clock.Advance(seconds(2));
+  REQUIRE(steps->Admit(w.object, "s1", &paused).kind == GateEntry::Kind::kWait);  // evicted: waited for
+  w.api.Finish();
+  GateEntry inside = steps->Admit(w.object, "s1", &paused);
+  REQUIRE(inside.kind == GateEntry::Kind::kInside);
+  REQUIRE(inside.resume == ResumeAt::kHook);
+  // A retry of the hook goes on too: it runs between the node's cordon and its uncordon.
+  steps->Failed(w.resource.ref, w.object, "s1", 1, false, "exit 1");
+  REQUIRE(steps->Admit(w.object, "s1", &paused).kind == GateEntry::Kind::kInside);
+  REQUIRE(w.gate.admits == 1);
+  REQUIRE(w.Ours());
+}
+
+TEST_CASE("the operator's stop-nodes ends a drain under way: the cordon given back, the steps forgotten") {
+  World w;
+  w.api.AddPod("default", "db-0", 0);
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.Ours());
+  w.gate.stopped = true;
+  ObjectFacts stop;
+  stop.rollout_paused = true;
+  stop.rollout_stop_nodes = true;
+  REQUIRE(steps->Admit(w.object, "s1", &stop).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.gate.go_ons == 0);  // asked as new work: the gate gives the slot up
+  REQUIRE_FALSE(w.api.node().unschedulable);
+  REQUIRE(w.api.node().marks.empty());
+  REQUIRE(w.Step().empty());
+  REQUIRE(w.events.Saw("NodeStepsEnded: steps ended while draining: the operator stopped the rollout's nodes"));
+  // Resumed later: the steps start over from the cordon.
+  w.gate.stopped = false;
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.Ours());
+  REQUIRE(w.Step() == "draining");
+}
+
+TEST_CASE("stop-nodes leaves work past the hook to finish: a verify under way goes on") {
+  World w;
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
+  REQUIRE(steps->AfterHook(w.object, "s1", false) == std::nullopt);
+  REQUIRE(w.Step() == "verifying");
+  w.gate.stopped = true;
+  ObjectFacts stop;
+  stop.rollout_paused = true;
+  stop.rollout_stop_nodes = true;
+  GateEntry going_on = steps->Admit(w.object, "s1", &stop);
+  REQUIRE(going_on.kind == GateEntry::Kind::kInside);
+  REQUIRE(going_on.resume == ResumeAt::kVerify);
+  REQUIRE(w.Ours());
+}
+
+TEST_CASE("an object changed during the drain whose newer state may not start here ends the older steps") {
+  World w;
+  w.api.AddPod("default", "db-0", 0);
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.Ours());
+  w.gate.stopped = true;  // s2 waits (its canaries, a pause): the gate gives s1's slot up
+  REQUIRE(steps->Admit(w.object, "s2", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE_FALSE(w.api.node().unschedulable);
+  REQUIRE(w.Step().empty());
+  REQUIRE(w.events.Saw("NodeStepsEnded: steps ended while draining: the object changed"));
+}
+
+TEST_CASE("an object changed during the drain whose newer state is admitted takes the cordon over") {
+  World w;
+  w.api.AddPod("default", "db-0", 0);
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  const int writes = w.api.node_writes();
+  REQUIRE(steps->Admit(w.object, "s2", nullptr).kind == GateEntry::Kind::kWait);  // draining for s2
+  REQUIRE(w.Ours());
+  REQUIRE(w.api.node().marks.at(w.MarkOf("u1")).find("\"state\":\"s2\"") != std::string::npos);
+  REQUIRE(w.api.node_writes() == writes + 1);  // the mark rewritten, never uncordoned in between
+  REQUIRE((*w.store->GetNodeSteps("u1"))->state == "s2");
+}
+
+TEST_CASE("an object changed while the node soaks: the older state's uncordon runs at the soak's end, then "
+          "the newer state starts") {
+  World w(OnFailure::kKeepCordoned, seconds(60));
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
+  REQUIRE(steps->AfterHook(w.object, "s1", false) == std::nullopt);
+  REQUIRE(steps->Succeeded(w.resource.ref, w.object, "s1", "ok") == Duration(seconds(55)));
+  w.clock.Advance(seconds(10));
+  GateEntry waiting = steps->Admit(w.object, "s2", nullptr);
+  REQUIRE(waiting.kind == GateEntry::Kind::kWait);
+  REQUIRE(waiting.wait == Duration(seconds(45)));
+  REQUIRE(w.Ours());
+  w.gate.stopped = true;  // s2 may not start yet (paused): the node is given back all the same
+  w.clock.Advance(seconds(45));
+  REQUIRE(steps->Admit(w.object, "s2", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE_FALSE(w.api.node().unschedulable);
+  REQUIRE(w.api.node().marks.empty());
+  REQUIRE(w.Step().empty());
+  w.gate.stopped = false;
+  REQUIRE(steps->Admit(w.object, "s2", nullptr).kind == GateEntry::Kind::kInside);
+  REQUIRE(w.Ours());
+  REQUIRE((*w.store->GetNodeSteps("u1"))->state == "s2");
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ TEST_CASE("nodes asking at once start from different free slots") {
   CHECK(firsts.size() > 1);
 }
 
-TEST_CASE("a node that holds a slot for the object goes on in it, for a newer state too; for another object it is busy") {
+TEST_CASE("a node that holds a slot for the object goes on in it, for a newer state too (without canaries); for another object it is busy") {
   BoardView board = Fleet(3);
   board.slots.push_back(SlotView{1, "n0", "u1", "s1", SlotPhase::kRunning, true});
   RolloutAdmission again = Judge(Policy(1), board, kObject, "n0", false, WindowNow{}, 0);
@@ -268,6 +268,66 @@ TEST_CASE("a canary's failure halts the state though nodes that joined since cha
   std::string why;
   CHECK(Halted(policy, board, kObject, &why));
   CHECK(why == "canary " + canary + " failed");
+}
+
+TEST_CASE("work that started goes on through pauses, holds, halts, windows and canaries: in its own slot or a free one") {
+  BoardView board = Fleet(3);
+  RolloutPolicy policy = Policy(1);
+  policy.canary_nodes = 1;
+  RolloutObject started{"u1", "s1", true, ""};  // paused
+  started.started = true;
+  // Its own slot: kept, not given up.
+  board.slots.push_back(SlotView{0, "n1", "u1", "s1", SlotPhase::kDraining, true});
+  RolloutAdmission own = Judge(policy, board, started, "n1", true, WindowNow{false, 0}, 0);
+  CHECK(own.enter);
+  CHECK(own.own);
+  CHECK_FALSE(own.give_up_own);
+  // Its slot lapsed (the agent was away): a free one, past the pause, hold, window and canaries.
+  board.slots[0].live = false;
+  Done(board, "n0", 0, true);  // and a failed node: halted
+  RolloutAdmission back = Judge(policy, board, started, "n1", true, WindowNow{false, 0}, 0);
+  CHECK(back.enter);
+  CHECK_FALSE(back.own);
+  // New work waits as before.
+  RolloutObject fresh = started;
+  fresh.started = false;
+  CHECK(Judge(policy, board, fresh, "n2", false, WindowNow{}, 0).wait == WaitReason::kPaused);
+  // Still never past max_nodes.
+  board.slots.push_back(SlotView{0, "n2", "u2", "s9", SlotPhase::kRunning, true});
+  CHECK(Judge(policy, board, started, "n1", false, WindowNow{}, 0).wait == WaitReason::kNoFreeSlot);
+}
+
+TEST_CASE("a newer state takes its object's slot over only past its own canaries") {
+  BoardView board = Fleet(3);
+  RolloutPolicy policy = Policy(1);
+  policy.canary_nodes = 1;
+  RolloutObject newer{"u1", "s2", false, ""};
+  const std::string canary = Canaries(policy, board, newer).at(0);
+  const std::string other = canary == "n0" ? "n1" : "n0";
+  board.slots.push_back(SlotView{0, other, "u1", "s1", SlotPhase::kDraining, true});
+  RolloutAdmission waits = Judge(policy, board, newer, other, false, WindowNow{}, 0);
+  CHECK(waits.wait == WaitReason::kCanariesPending);
+  CHECK(waits.give_up_own);  // the older state's slot is given back, its steps end
+  board.slots[0].holder = canary;
+  RolloutAdmission takes = Judge(policy, board, newer, canary, false, WindowNow{}, 0);
+  CHECK(takes.enter);
+  CHECK(takes.own);
+}
+
+TEST_CASE("nodes the rollout keeps cordoned count against max_nodes, slot or not; the node itself adds none") {
+  BoardView board = Fleet(4);
+  board.cordoned["n0"] = "default/kernel";  // its agent away past its lease: its slot lapsed
+  RolloutAdmission other = Judge(Policy(1), board, kObject, "n1", false, WindowNow{}, 0);
+  CHECK_FALSE(other.enter);
+  CHECK(other.wait == WaitReason::kNoFreeSlot);
+  CHECK(other.detail == "1 of 1 nodes disrupted (cordoned by the rollout: n0)");
+  CHECK(Judge(Policy(1), board, kObject, "n0", false, WindowNow{}, 0).enter);  // disrupted already
+  CHECK(Judge(Policy(2), board, kObject, "n1", false, WindowNow{}, 0).enter);
+  // A slot holder that is also cordoned counts once.
+  board.slots.push_back(SlotView{0, "n0", "u1", "s1", SlotPhase::kDraining, true});
+  CHECK(Judge(Policy(2), board, kObject, "n1", false, WindowNow{}, 0).enter);
+  board.cordoned["n3"] = "default/kernel";  // a failed node kept cordoned
+  CHECK(Judge(Policy(2), board, kObject, "n1", false, WindowNow{}, 0).wait == WaitReason::kNoFreeSlot);
 }
 
 }  // namespace nodehook
