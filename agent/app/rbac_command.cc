@@ -131,17 +131,21 @@ std::vector<PolicyRule> LeastPrivilegeRules(const Config& config) {
 
 std::vector<PolicyRule> StewardRules(const Config& config) {
   RuleSet rules;
-  bool finalizers = false;
+  bool finalizers = false, cordoned = false;
   for (const WatchedResource& r : config.resources) {
     if (!r.ready_condition.empty()) {
       rules.Grant(r.ref.group, r.ref.plural, {"list", "watch"});
       GrantReadyWriter(r, rules);
     }
+    // A rollout it coordinates that cordons counts the Nodes it keeps cordoned (a watch of the
+    // cordoned Nodes, rollout/cordoned_nodes.h).
+    cordoned = cordoned || (r.rollout && r.rollout->Cordons());
     if (!r.finalizer || r.singleton) continue;
     rules.Grant(r.ref.group, r.ref.plural, {"get", "list", "watch", "patch"});
     finalizers = true;
   }
   if (finalizers) rules.Grant("", "nodes", {"get", "list", "watch"});
+  if (cordoned) rules.Grant("", "nodes", {"list", "watch"});
   rules.Grant("events.k8s.io", "events", {"create"});
   return rules.Rules();
 }

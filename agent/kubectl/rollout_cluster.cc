@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "agent/kube/client/api_errors.h"
+#include "agent/rollout/cordoned_nodes.h"
 
 namespace nodehook {
 namespace {
@@ -35,6 +36,12 @@ class KubeRolloutCluster final : public RolloutCluster {
     Result<ObjectList> listed = ListAll(*client_, ResourceRef{"", "v1", "nodes", "", ""});
     if (!listed.ok()) return Status(listed.status().code(), "listing nodes: " + listed.status().message());
     return ParseNodeLabels(listed->items);
+  }
+
+  Result<std::vector<KubeObject>> CordonedNodes() override {
+    Result<ObjectList> listed = ListAll(*client_, CordonedNodesResource());
+    if (!listed.ok()) return Status(listed.status().code(), "listing cordoned nodes: " + listed.status().message());
+    return std::move(listed->items);
   }
 
   Result<std::string> PreferredVersion(const std::string& group) override {

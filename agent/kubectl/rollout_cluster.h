@@ -1,6 +1,6 @@
 // RolloutCluster: what `kubectl nodehook rollout|wait` asks of the API server, as one seam (tests
 // fake it): the rollout Leases in the agents' namespace, the object, the Nodes' labels (holds), a
-// group's preferred version, and the one write, a merge patch of the object (pause, resume).
+// group's preferred version, the cordoned Nodes, and the one write, a merge patch of the object (pause, resume).
 // KubeRolloutCluster talks through a KubeClient and a raw HttpTransport (discovery) to the same
 // API server. Implementations are thread-safe if their client is.
 #pragma once
@@ -27,6 +27,9 @@ class RolloutCluster {
   virtual Result<std::vector<RolloutLease>> ListRolloutLeases() = 0;
   virtual Result<KubeObject> GetObject(const ObjectRef& ref) = 0;
   virtual Result<NodeLabelMap> NodeLabels() = 0;
+  // The cordoned Nodes (spec.unschedulable=true): those a rollout keeps cordoned count against its
+  // max_nodes (cordoned_nodes.h).
+  virtual Result<std::vector<KubeObject>> CordonedNodes() = 0;
   // GET /apis/GROUP: its preferredVersion ("v1" for the core group "").
   virtual Result<std::string> PreferredVersion(const std::string& group) = 0;
   virtual Status MergePatchObject(const ObjectRef& ref, const std::string& body) = 0;

@@ -46,12 +46,12 @@ std::string PolicySummary(const RolloutPolicy& policy) {
 std::string WaitingText(const NodeStatus& status) {
   if (status.phase != NodePhase::kWaiting) return status.detail;
   const auto& a = status.admission;  // RolloutAdmission
-  if (a.enter) return "may start now (slot " + std::to_string(a.slot) + ")";
-  std::string out = std::string(WaitReasonName(a.wait));
-  if (!a.detail.empty()) out += ": " + a.detail;
-  if (a.wait == WaitReason::kOutsideWindow && a.until_ms > 0) {
+  std::string out = a.enter ? "may start now (slot " + std::to_string(a.slot) + ")" : WaitReasonName(a.wait);
+  if (!a.enter && !a.detail.empty()) out += ": " + a.detail;
+  if (!a.enter && a.wait == WaitReason::kOutsideWindow && a.until_ms > 0) {
     out += " until " + MicroTime(FromMillis(a.until_ms));
   }
+  if (!status.detail.empty()) out += "; " + status.detail;
   return out;
 }
 

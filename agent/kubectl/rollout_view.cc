@@ -5,6 +5,7 @@
 #include <set>
 
 #include "agent/object/object_facts.h"
+#include "agent/rollout/cordoned_nodes.h"
 #include "agent/rollout/window.h"
 
 namespace nodehook {
@@ -67,6 +68,7 @@ Result<RolloutView> ReadRollout(RolloutCluster& cluster, const ObjectSpec& spec,
     if (!shared.ok()) continue;
     view.shared = std::move(shared).value();
     view.policy_node = lease.holder;
+    view.rid = RolloutId(lease.scope.empty() ? view.resource_id : view.resource_id + " in " + lease.scope);
     have_policy = true;
     break;
   }
@@ -91,6 +93,11 @@ Result<RolloutView> ReadRollout(RolloutCluster& cluster, const ObjectSpec& spec,
   if (!nodes.ok()) return nodes.status();
   for (const auto& [node, labels] : *nodes) {
     if (labels.count(view.shared.policy.hold_label) > 0) view.held.push_back(node);
+  }
+  if (view.shared.policy.Cordons()) {
+    Result<std::vector<KubeObject>> cordoned = cluster.CordonedNodes();
+    if (!cordoned.ok()) return cordoned.status();
+    view.board.cordoned = RolloutCordons(view.rid, *cordoned);
   }
   view.window = windows(view.shared.policy.windows, now_ms);
   return view;

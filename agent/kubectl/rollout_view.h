@@ -34,6 +34,7 @@ struct RolloutView {
   ObjectSpec spec;
   std::string resource_id;   // "widgets.example.com/v1"
   std::string policy_node;   // the node Lease the policy was read from
+  std::string rid;           // the rollout's id (its Leases' and cordon marks' names)
   SharedPolicy shared;
   BoardView board;
   KubeObject object;

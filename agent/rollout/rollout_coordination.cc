@@ -9,6 +9,7 @@
 
 #include "agent/base/log.h"
 #include "agent/election/elected_terms.h"
+#include "agent/rollout/cordoned_nodes.h"
 #include "agent/rollout/rollout_board.h"
 
 namespace nodehook {
@@ -81,10 +82,23 @@ void RolloutCoordination::Coordinate(const CancelToken& stop, const std::functio
   CancelToken term;
   Watcher watcher(client_, leases, board, SystemClock::Instance(), options_.watch);
   std::thread watch([&] { watcher.Run(term); });
-  RolloutCoordinator coordinator(resource_, client_, server_, events_, options_.coordinator);
+  // A rollout that cordons counts the Nodes it keeps cordoned against max_nodes: known from a watch
+  // of the cordoned Nodes, before the first grant.
+  RolloutCoordinatorOptions coordinator_options = options_.coordinator;
+  std::unique_ptr<CordonedNodes> cordoned;
+  std::unique_ptr<Watcher> node_watcher;
+  std::thread node_watch;
+  if (resource_.rollout->Cordons()) {
+    cordoned = std::make_unique<CordonedNodes>(rid);
+    node_watcher = std::make_unique<Watcher>(client_, CordonedNodesResource(), *cordoned, SystemClock::Instance(),
+                                             options_.watch);
+    node_watch = std::thread([&] { node_watcher->Run(term); });
+    coordinator_options.cordoned = [&] { return cordoned->Nodes(); };
+  }
+  RolloutCoordinator coordinator(resource_, client_, server_, events_, coordinator_options);
   TimePoint pick_standbys_at{};
   while (leading()) {
-    if (board.listed()) {
+    if (board.listed() && (!cordoned || cordoned->listed())) {
       coordinator.Round(board);
       // The standbys and the fleet's size change only when nodes come and go: noted again every
       // few seconds, not every round (each copies the board).
@@ -103,6 +117,7 @@ void RolloutCoordination::Coordinate(const CancelToken& stop, const std::functio
   }
   term.Cancel();
   watch.join();
+  if (node_watch.joinable()) node_watch.join();
   Log(LogLevel::kInfo, "rollout coordinator stopped",
       {{"resource", resource_.ref.Id()}, {"lease", CoordinatorLeaseName(rid)},
        {"next", stop.cancelled() ? "the agent stops" : "its term ended: watch only this node's Leases"}});

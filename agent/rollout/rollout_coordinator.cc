@@ -36,13 +36,16 @@ RolloutCoordinator::RolloutCoordinator(const WatchedResource& resource, KubeClie
 
 int RolloutCoordinator::Round(const BoardReader& board) {
   BoardView view = board.View();
+  if (options_.cordoned) view.cordoned = options_.cordoned();
   const int64_t now_ms = server_.NowMs();
   const WindowNow window = options_.windows ? options_.windows(now_ms) : WindowNow{};
   Track(view);
+  NoteLapsedGrants(board, view);
   // The requests by object state, each with the nodes that asked for it.
   std::map<std::pair<std::string, std::string>, std::pair<NodeRequest, std::map<std::string, bool>>> asks;
   for (const auto& [node, requests] : view.requests) {
     for (const auto& [uid, request] : requests) {
+      if (Withdrawn(board, node, uid, request.state)) continue;
       auto& ask = asks[{uid, request.state}];
       ask.first = request;
       ask.second[node] = request.started;
@@ -166,6 +169,7 @@ Status RolloutCoordinator::Grant(BoardView& view, const std::string& node, const
     if (!stored.ok()) return stored.status();
     version = stored->meta.resource_version;
   }
+  granted_[admission.slot] = GrantMade{node, uid, request.state, version};
   // Judged on from here in this round: the watch brings the write back later.
   auto& slots = view.slots;
   slots.erase(std::remove_if(slots.begin(), slots.end(), [&](const SlotView& s) { return s.slot == admission.slot; }),
@@ -176,6 +180,51 @@ Status RolloutCoordinator::Grant(BoardView& view, const std::string& node, const
        {"slot", admission.slot}, {"state", StateText(request.state)}, {"canary", canary ? "true" : "false"},
        {"next", "the node renews the slot as its own and runs its hook"}});
   return Status::Ok();
+}
+
+void RolloutCoordinator::NoteLapsedGrants(const BoardReader& board, const BoardView& view) {
+  for (auto it = granted_.begin(); it != granted_.end();) {
+    GrantMade& g = it->second;
+    const RolloutLease lease = board.Lease(SlotLeaseName(rid_, it->first));
+    if (lease.kind.empty()) {  // the watch has not brought the grant back yet
+      ++it;
+      continue;
+    }
+    const bool same = lease.holder == g.node && lease.uid == g.uid && lease.state == g.state;
+    if (same && g.version.empty()) g.version = lease.resource_version;  // a create's version, first seen
+    if (!same || lease.resource_version != g.version) {  // taken (renewed, released), or granted anew
+      it = granted_.erase(it);
+      continue;
+    }
+    bool live = false;
+    for (const auto& s : view.slots) live = live || (s.slot == it->first && s.live);
+    if (live) {
+      ++it;
+      continue;
+    }
+    // Lapsed, never written since: its node died after asking (or is cut off). Granted again at
+    // every lease, it would hold the rollout for ever.
+    withdrawn_[{g.node, g.uid}] = WithdrawnAsk{g.state, board.Lease(NodeLeaseName(rid_, g.node)).resource_version};
+    Log(LogLevel::kWarn, "rollout grant withdrawn",
+        {{"resource", resource_.ref.Id()}, {"node", g.node}, {"uid", g.uid}, {"slot", it->first},
+         {"state", StateText(g.state)},
+         {"next", "grant that node nothing for the object until its node Lease changes (it asks again)"}});
+    it = granted_.erase(it);
+  }
+  for (auto it = withdrawn_.begin(); it != withdrawn_.end();) {
+    it = view.nodes.count(it->first.first) ? std::next(it) : withdrawn_.erase(it);  // the node left
+  }
+}
+
+bool RolloutCoordinator::Withdrawn(const BoardReader& board, const std::string& node, const std::string& uid,
+                                   const std::string& state) {
+  auto it = withdrawn_.find({node, uid});
+  if (it == withdrawn_.end()) return false;
+  if (it->second.state == state && board.Lease(NodeLeaseName(rid_, node)).resource_version == it->second.node_version) {
+    return true;
+  }
+  withdrawn_.erase(it);  // it asked again (its agent is back), or for another state
+  return false;
 }
 
 bool RolloutCoordinator::TakeGrantToken(int64_t now_ms) {

@@ -14,6 +14,10 @@
 // API server's clock), so the writes each grant starts (take, renewals, result, release) come at a
 // bounded rate whatever the fleet's size; the asks a pace holds back are granted at later rounds,
 // in rollout order.
+// A grant that lapses untaken (the slot never written by its node within its lease) is withdrawn:
+// its node asked and then died, or is cut off. That node is granted nothing more for the object
+// until its node Lease changes (a live agent asks again when it sees its grant lapse; a restarted
+// one writes its Lease), so a dead asker does not take the slot again at every lease.
 // It also posts RolloutHalted and RolloutCompleted, once per object state it saw requested.
 // Not thread-safe: one thread calls Round (rollout_coordination.h). Borrows the client, clock and
 // events, which must outlive it.
@@ -36,6 +40,9 @@ namespace nodehook {
 struct RolloutCoordinatorOptions {
   std::string namespace_name;                        // where the Leases live
   std::function<WindowNow(int64_t now_ms)> windows;  // whether a window is open; empty: always
+  // The Nodes the rollout keeps cordoned (cordoned_nodes.h), counted against max_nodes; empty:
+  // none (a rollout without node steps cordons nothing).
+  std::function<std::map<std::string, std::string>()> cordoned{};
 };
 
 class RolloutCoordinator {
@@ -69,6 +76,10 @@ class RolloutCoordinator {
   Status Grant(BoardView& view, const std::string& node, const std::string& uid, const NodeRequest& request,
                const RolloutAdmission& admission, bool canary);
   void PostOutcomes(const BoardView& view, int64_t now_ms);
+  // Withdraws the grants that lapsed untaken (see above).
+  void NoteLapsedGrants(const BoardReader& board, const BoardView& view);
+  // Whether the node's ask for the object state is one withdrawn (its node Lease unchanged since).
+  bool Withdrawn(const BoardReader& board, const std::string& node, const std::string& uid, const std::string& state);
 
   const WatchedResource& resource_;
   const RolloutPolicy& policy_;
@@ -78,6 +89,16 @@ class RolloutCoordinator {
   EventRecorder& events_;
   const RolloutCoordinatorOptions options_;
   std::map<std::string, Tracked> tracked_;  // by object uid and state
+  struct GrantMade {
+    std::string node, uid, state;
+    std::string version;  // the slot Lease's version after the grant ("" until seen, for a create)
+  };
+  std::map<int, GrantMade> granted_;  // by slot: grants not taken yet
+  struct WithdrawnAsk {
+    std::string state;
+    std::string node_version;  // the node Lease's version when its grant was withdrawn
+  };
+  std::map<std::pair<std::string, std::string>, WithdrawnAsk> withdrawn_;  // by node and object uid
   // Grants refused in a row for a lasting reason (403, 422, the server away), and the server
   // time before which no grant is tried again: doubling from a second to a minute.
   int refusals_ = 0;

@@ -147,8 +147,19 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
     NoteWait(object, queued);
     return *due;
   }
-  queued.detail = Ask(object, target);
+  queued.detail = Ask(object, target, GrantLapsed(view, object.uid, state));
   return Wait(object, queued, now_ms);
+}
+
+bool RolloutGate::GrantLapsed(const BoardView& view, const std::string& uid, const std::string& state) {
+  for (const auto& s : view.slots) {
+    if (s.live || s.holder != options_.node || s.uid != uid || s.state != state) continue;
+    auto seen = lapsed_.find(uid);
+    if (seen != lapsed_.end() && seen->second == s.resource_version) return false;  // asked again already
+    lapsed_[uid] = s.resource_version;
+    return true;
+  }
+  return false;
 }
 
 double AskPlace(const std::string& rid, const std::string& node) {
@@ -181,11 +192,11 @@ std::optional<Duration> RolloutGate::AskDue(const std::string& uid, const NodeRe
   return due->second.at - now;
 }
 
-std::string RolloutGate::Ask(const ObjectMeta& object, const RolloutObject& target) {
+std::string RolloutGate::Ask(const ObjectMeta& object, const RolloutObject& target, bool again) {
   NodeRequest request = RequestOf(object, target);
   ask_due_.erase(object.uid);
   auto it = requests_.find(object.uid);
-  if (it != requests_.end() && it->second == request) return "asked the rollout's coordinator for a slot";
+  if (it != requests_.end() && it->second == request && !again) return "asked the rollout's coordinator for a slot";
   if (it == requests_.end() && requests_.size() >= kMaxNodeRequests) {
     return "this node has asked for " + std::to_string(requests_.size()) + " objects already; asks when one is granted";
   }
@@ -266,6 +277,7 @@ void RolloutGate::Gone(const ObjectMeta& object) {
   results_.erase(object.uid);
   selectors_.erase(object.uid);
   ask_due_.erase(object.uid);
+  lapsed_.erase(object.uid);
   // A request is written away at once: the coordinator would grant a slot nobody takes.
   Withdraw(object.uid);
 }

@@ -135,8 +135,13 @@ class RolloutGate final : public RolloutSteps {
   // The slot it holds, or was granted, for the object: taken as its own; nullopt when inside.
   std::optional<Duration> TakeOwn(const ObjectMeta& object, const std::string& state, const Slot& mine,
                                   const RolloutAdmission& admission);  // requires mu_
-  // Puts the object state in this node's requests (written at once when new); says how it went.
-  std::string Ask(const ObjectMeta& object, const RolloutObject& target);  // requires mu_
+  // Puts the object state in this node's requests (written at once when new, or `again`); says how it went.
+  std::string Ask(const ObjectMeta& object, const RolloutObject& target, bool again);  // requires mu_
+  // Whether a slot granted to this node for the object state lapsed untaken (or held and lapsed)
+  // since the node last asked again: the coordinator withdraws such a grant and grants that node
+  // nothing more until its node Lease changes, so a node that asked and died does not stall the
+  // rollout; a live one asks again, with a write (once per lapsed slot).
+  bool GrantLapsed(const BoardView& view, const std::string& uid, const std::string& state);  // requires mu_
   static NodeRequest RequestOf(const ObjectMeta& object, const RolloutObject& target);
   // How long before this node asks for the object state (nullopt: now, or asked already).
   std::optional<Duration> AskDue(const std::string& uid, const NodeRequest& request);  // requires mu_
@@ -195,6 +200,7 @@ class RolloutGate final : public RolloutSteps {
     TimePoint at;  // monotonic
   };
   std::map<std::string, AskAt> ask_due_;        // guarded by mu_: first asks spread out, by uid
+  std::map<std::string, std::string> lapsed_;   // guarded by mu_: by uid, the lapsed slot's version asked again for
   bool results_dirty_ = false;                  // guarded by mu_: results_ not yet written
   int results_refusals_ = 0;                    // guarded by mu_: node Lease writes failed in a row
   TimePoint results_retry_at_;                  // guarded by mu_: monotonic; the next try of a failed write

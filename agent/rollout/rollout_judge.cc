@@ -321,6 +321,14 @@ std::vector<NodeStatus> RolloutStatus(const RolloutPolicy& policy, const BoardVi
       bool is_held = std::find(held.begin(), held.end(), node) != held.end();
       st.admission = Judge(policy, board, object, node, is_held, window, now_ms);
     }
+    auto cordoned = board.cordoned.find(node);
+    const bool holds_a_slot = std::any_of(board.slots.begin(), board.slots.end(),
+                                          [&](const SlotView& s) { return s.live && s.holder == node; });
+    if (cordoned != board.cordoned.end() && !holds_a_slot) {
+      // Counted against max_nodes though it holds no slot: said, so nobody wonders why others wait.
+      st.detail += (st.detail.empty() ? "" : "; ") + std::string("cordoned by the rollout (") + cordoned->second +
+                   "), outside any slot";
+    }
     out.push_back(std::move(st));
   }
   return out;

@@ -23,6 +23,7 @@ class FakeRolloutCluster final : public RolloutCluster {
   std::vector<RolloutLease> leases;
   std::map<std::string, KubeObject> objects;  // by "namespace/name"
   NodeLabelMap nodes;
+  std::vector<KubeObject> cordoned_nodes;  // the Nodes listed with spec.unschedulable=true
   std::vector<std::pair<std::string, std::string>> patches;  // (namespace/name, body)
   std::vector<ObjectRef> gets;
   std::map<std::string, std::string> versions{{"example.com", "v1"}};
@@ -45,6 +46,7 @@ class FakeRolloutCluster final : public RolloutCluster {
     return it->second;
   }
   Result<NodeLabelMap> NodeLabels() override { return nodes; }
+  Result<std::vector<KubeObject>> CordonedNodes() override { return cordoned_nodes; }
   Result<std::string> PreferredVersion(const std::string& group) override {
     auto it = versions.find(group);
     if (it == versions.end()) return NotFoundError("no group " + group);
@@ -66,6 +68,7 @@ BorrowCluster(FakeRolloutCluster* cluster) {
     Result<std::vector<RolloutLease>> ListRolloutLeases() override { return c->ListRolloutLeases(); }
     Result<KubeObject> GetObject(const ObjectRef& r) override { return c->GetObject(r); }
     Result<NodeLabelMap> NodeLabels() override { return c->NodeLabels(); }
+    Result<std::vector<KubeObject>> CordonedNodes() override { return c->CordonedNodes(); }
     Result<std::string> PreferredVersion(const std::string& g) override { return c->PreferredVersion(g); }
     Status MergePatchObject(const ObjectRef& r, const std::string& b) override { return c->MergePatchObject(r, b); }
   };

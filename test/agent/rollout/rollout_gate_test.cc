@@ -268,7 +268,7 @@ struct Fleet {
   int Coordinate() {
     if (!coordinator) {
       coordinator = std::make_unique<RolloutCoordinator>(resource, store, server, events,
-                                                         RolloutCoordinatorOptions{"nodehook", {}});
+                                                         RolloutCoordinatorOptions{"nodehook", {}, [this] { return cordoned; }});
     }
     return coordinator->Round(CoordinatorBoard());
   }
@@ -290,6 +290,7 @@ struct Fleet {
   std::map<std::string, std::unique_ptr<RolloutGate>> gates;
   std::map<std::string, NodePresence> presence;  // each node's Node; unknown unless set
   int fleet_size = 0;  // as the coordinator's Lease says; 0: not known (no spread)
+  std::map<std::string, std::string> cordoned;  // the Nodes the rollout keeps cordoned, as the coordinator sees them
 };
 
 ObjectMeta Widget() { return ObjectMeta{"u1", "ns", "w1", "7", false}; }
@@ -958,4 +959,79 @@ TEST_CASE("a node asks for the objects that changed together in one write") {
   CHECK(fleet.Coordinate() == 1);  // one of the two asked for: a node holds one slot at a time
 }
 
+}  // namespace nodehook
+
+namespace nodehook {
+namespace {
+
+std::string SlotHolder(Fleet& fleet) { return fleet.store.Lease(Slot0(fleet)).holder; }
+
+TEST_CASE("a node that asked and died is granted once: its lapsed grant is withdrawn, the next node goes in, "
+          "and its agent's return asks again") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  REQUIRE(b.Enter(Widget(), "s1", nullptr));
+  REQUIRE(fleet.Coordinate() == 1);
+  const std::string dead = SlotHolder(fleet);
+  const std::string alive = dead == "a" ? "b" : "a";
+  fleet.clock.Advance(std::chrono::seconds(7));  // never taken: the slot lapses
+  REQUIRE(fleet.Coordinate() == 1);
+  REQUIRE(SlotHolder(fleet) == alive);
+  REQUIRE_FALSE(fleet.gates[alive]->Enter(Widget(), "s1", nullptr));
+  fleet.gates[alive]->Succeeded(fleet.resource.ref, Widget(), "s1", "ok");
+  // Granted nothing more while its node Lease stays as it was.
+  fleet.clock.Advance(std::chrono::seconds(1));
+  CHECK(fleet.Coordinate() == 0);
+  fleet.clock.Advance(std::chrono::seconds(30));
+  CHECK(fleet.Coordinate() == 0);
+  // Its agent comes back: a new process asks again, with a write, and is granted.
+  RolloutGate& back = fleet.Node(dead);
+  REQUIRE(back.Enter(Widget(), "s1", nullptr));
+  REQUIRE(fleet.Coordinate() == 1);
+  CHECK_FALSE(back.Enter(Widget(), "s1", nullptr));
+}
+
+TEST_CASE("a live node that saw its grant lapse untaken asks again, once, and is granted again") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  REQUIRE(fleet.Coordinate() == 1);
+  fleet.clock.Advance(std::chrono::seconds(7));  // its worker was busy: the grant lapsed
+  REQUIRE(fleet.Coordinate() == 0);              // withdrawn
+  const int writes = fleet.store.writes;
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));     // sees the lapse: asks again
+  CHECK(fleet.store.writes == writes + 1);
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.store.writes == writes + 1);       // once
+  REQUIRE(fleet.Coordinate() == 1);
+  CHECK_FALSE(a.Enter(Widget(), "s1", nullptr));
+}
+
+TEST_CASE("the coordinator counts nodes the rollout keeps cordoned against max_nodes, and lets them back in") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  fleet.cordoned["a"] = "ns/w1";  // a's agent was away past its lease: its slot lapsed, its cordon did not
+  REQUIRE(b.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.Coordinate() == 0);
+  CHECK(b.Enter(Widget(), "s1", nullptr));
+  // a asks to go on with the work it started: granted past a pause (it is disrupted already).
+  ObjectFacts paused;
+  paused.rollout_paused = true;
+  REQUIRE(a.Enter(Widget(), "s1", &paused, true));
+  REQUIRE(fleet.Coordinate() == 1);
+  CHECK(SlotHolder(fleet) == "a");
+  CHECK_FALSE(a.Enter(Widget(), "s1", &paused, true));
+  // New work waits for the pause: b is not granted even once a is uncordoned and done.
+  a.Succeeded(fleet.resource.ref, Widget(), "s1", "ok");
+  fleet.cordoned.clear();
+  CHECK(b.Enter(Widget(), "s1", &paused));
+  CHECK(fleet.Coordinate() == 0);
+  CHECK(b.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.Coordinate() == 1);
+}
+
+}  // namespace
 }  // namespace nodehook
