@@ -37,9 +37,10 @@ int Fail(std::ostream& err, const Status& status) {
 }
 
 // pause / resume: the only writes.
-int Steer(RolloutCluster& cluster, const RolloutView& view, bool pause, std::ostream& out, std::ostream& err) {
+int Steer(RolloutCluster& cluster, const RolloutView& view, bool pause, bool stop_nodes, std::ostream& out,
+          std::ostream& err) {
   std::string annotations =
-      pause ? Quoted(kRolloutPausedAnnotation) + ":\"true\""
+      pause ? Quoted(kRolloutPausedAnnotation) + ":" + Quoted(stop_nodes ? kRolloutStopNodes : "true")
             : Quoted(kRolloutPausedAnnotation) + ":null," + Quoted(kRolloutResumeAnnotation) + ":" + Quoted(view.state.state);
   std::string body = "{\"metadata\":{\"annotations\":{" + annotations + "}}}";
   Status patched = cluster.MergePatchObject(SpecObject(view.spec, view.spec.version), body);
@@ -47,7 +48,11 @@ int Steer(RolloutCluster& cluster, const RolloutView& view, bool pause, std::ost
     err << kWhat << ": patching " << view.Describe() << ": " << patched.message() << "\n";
     return 1;
   }
-  out << view.Describe() << (pause ? " paused" : " resumed at state " + view.state.state.substr(0, 12)) << "\n";
+  out << view.Describe()
+      << (!pause      ? " resumed at state " + view.state.state.substr(0, 12)
+          : stop_nodes ? " paused; the nodes inside stop before their hook succeeds and give their cordon back"
+                       : " paused; the nodes inside finish their work")
+      << "\n";
   return 0;
 }
 
@@ -205,7 +210,10 @@ void AddRolloutCommands(CLI::App* fleet, FleetCommandArgs* fleet_args, RolloutCo
   };
   action("status", "Per node: done, running, verifying, soaking, failed, or waiting and why (read-only)");
   action("plan", "Dry run: the order nodes would go in (canaries first), in batches, and what blocks each now");
-  action("pause", "Pause the object's rollout (annotation nodehook.io/rollout-paused)");
+  action("pause", "Pause the object's rollout (annotation nodehook.io/rollout-paused); nodes inside finish");
+  rollout->get_subcommand("pause")->add_flag(
+      "--stop-nodes", args->stop_nodes,
+      "stop the nodes inside too: those before their hook's success give their cordon back (value stop-nodes)");
   action("resume", "Resume it, and let a halted state continue (annotation nodehook.io/rollout-resume)");
   CLI::App* wait = fleet->add_subcommand(
       "wait", "Exit 0 once every node that handles OBJECT has handled its current state (4: timeout, 5: halted)");
@@ -279,7 +287,7 @@ int RunRolloutCommand(const FleetCommandArgs& fleet_args, const RolloutCommandAr
   } else if (action == "rollout-plan") {
     out << FormatRolloutPlan(*view);
   } else {
-    return Steer(**cluster, *view, action == "rollout-pause", out, err);
+    return Steer(**cluster, *view, action == "rollout-pause", args.stop_nodes, out, err);
   }
   return 0;
 }

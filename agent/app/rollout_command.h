@@ -35,6 +35,7 @@ struct RolloutCommandArgs {
   std::string agents_namespace;  // --agents-namespace; "" = the fleet's --namespace (nodehook)
   std::string timeout = "5m";    // wait --timeout
   int poll_ms = 1000;            // wait --poll-ms
+  bool stop_nodes = false;       // pause --stop-nodes: the nodes inside stop too (kRolloutStopNodes)
 };
 
 // Adds `rollout status|plan|pause|resume` and `wait` under `fleet`; the chosen one is set as

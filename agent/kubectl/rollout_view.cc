@@ -94,11 +94,11 @@ Result<RolloutView> ReadRollout(RolloutCluster& cluster, const ObjectSpec& spec,
   for (const auto& [node, labels] : *nodes) {
     if (labels.count(view.shared.policy.hold_label) > 0) view.held.push_back(node);
   }
-  if (view.shared.policy.Cordons()) {
-    Result<std::vector<KubeObject>> cordoned = cluster.CordonedNodes();
-    if (!cordoned.ok()) return cordoned.status();
-    view.board.cordoned = RolloutCordons(view.rid, *cordoned);
-  }
+  // The shared policy does not say whether the rollout cordons: a rollout that does not has no
+  // marks to find.
+  Result<std::vector<KubeObject>> cordoned = cluster.CordonedNodes();
+  if (!cordoned.ok()) return cordoned.status();
+  view.board.cordoned = RolloutCordons(view.rid, *cordoned);
   view.window = windows(view.shared.policy.windows, now_ms);
   return view;
 }

@@ -136,6 +136,8 @@ Result<std::vector<PodOnNode>> ParsePods(const std::vector<std::string>& pod_jso
     pod.controlled = !controller.empty();
     const rapidjson::Value* notes = MemberOf(*meta, "annotations");
     pod.mirror = notes && MemberOf(*notes, "kubernetes.io/config.mirror") != nullptr;
+    const rapidjson::Value* labels = MemberOf(*meta, "labels");
+    pod.steward = labels && MemberOf(*labels, kStewardLabel) != nullptr;
     pod.terminating = MemberOf(*meta, "deletionTimestamp") != nullptr;
     const rapidjson::Value* status = MemberOf(doc, "status");
     const std::string phase = status ? StringMember(*status, "phase") : "";

@@ -34,6 +34,10 @@ struct NodeState {
   }
 };
 
+// The label of the steward's pods (deploy/overlays/steward, the chart): a rollout's own drain must
+// not evict the component that coordinates it and gives back cordons.
+inline constexpr const char* kStewardLabel = "nodehook.io/steward";
+
 struct PodOnNode {
   std::string namespace_name;
   std::string name;
@@ -45,6 +49,7 @@ struct PodOnNode {
   bool controlled = false;   // has a controller (ownerReferences): something brings it back elsewhere
   bool local_storage = false;     // an emptyDir volume: its data goes with the pod
   bool tolerates_cordon = false;  // tolerates node.kubernetes.io/unschedulable: may be placed here again
+  bool steward = false;      // nodehook's own steward (label kStewardLabel): never evicted by our drain
   std::string Key() const { return namespace_name + "/" + name; }
 };
 

@@ -113,18 +113,18 @@ GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const
 }
 
 void NodeSteps::ReportBlocked(const ObjectMeta& object, const std::vector<std::string>& blocked) {
-  // On the Node too, where `kubectl describe node` shows why it is still cordoned.
-  Result<NodeState> node = api_.GetNode();
+  std::string all;
   for (const std::string& why : blocked) {
     Log(LogLevel::kWarn, "node drain blocked",
         {{"object", object.Key()}, {"uid", object.uid}, {"pod", why},
          {"next", "ask again with backoff until the drain's timeout"}});
-    events_.NodeStep(resource_.ref, object, "NodeDrainBlocked", true, "drain blocked: " + why);
-    if (node.ok()) {
-      events_.NodeEvent(node->Meta(), "NodeDrainBlocked", true,
-                        "drain for " + object.Key() + " blocked: " + why);
-    }
+    all += (all.empty() ? "" : "; ") + why;
   }
+  // One Event for the round's new blockers (Events are rate-limited per object and reason), on
+  // the object and on the Node, where `kubectl describe node` shows why it is still cordoned.
+  events_.NodeStep(resource_.ref, object, "NodeDrainBlocked", true, "drain blocked: " + all);
+  Result<NodeState> node = api_.GetNode();
+  if (node.ok()) events_.NodeEvent(node->Meta(), "NodeDrainBlocked", true, "drain for " + object.Key() + " blocked: " + all);
 }
 
 void NodeSteps::ForgetDrain(const std::string& uid) {

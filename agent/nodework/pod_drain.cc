@@ -14,7 +14,7 @@ bool Gone(const Status& evicted) {
 }  // namespace
 
 bool PodDrain::Member(const PodOnNode& pod, bool first_round) {
-  if (pod.daemon_set || pod.mirror || pod.finished || pod.Key() == options_.self) return false;
+  if (pod.daemon_set || pod.mirror || pod.finished || pod.steward || pod.Key() == options_.self) return false;
   if (members_.count(pod.uid) > 0) return true;
   const bool there_at_start =
       first_round && (!options_.resumed_left || options_.resumed_left->count(pod.Key()) > 0);

@@ -1,8 +1,8 @@
 // PodDrain: one drain of this node, in rounds, with kubectl drain's rules. It drains the pods
 // present when it started, and a pod that comes later only if it does not tolerate the cordon (a
 // pod that does, such as many operators' and CNI agents', may be placed here again at once: evicting
-// its replacements would never end). It never evicts DaemonSet pods, mirror pods, finished pods or
-// the agent's own pod. As kubectl, it refuses pods that declare no controller (unless `force`) and
+// its replacements would never end). It never evicts DaemonSet pods, mirror pods, finished pods,
+// nodehook's own steward (kStewardLabel) or the agent's own pod. As kubectl, it refuses pods that declare no controller (unless `force`) and
 // pods with emptyDir data (unless `delete_emptydir_data`): while any is there nothing is evicted,
 // and each is named as the drain's blocker until it goes or the drain times out.
 // Each round asks the Eviction API to evict each pod not asked for before. Pods a disruption

@@ -97,6 +97,14 @@ class Steps:
                 and i["spec"].get("holderIdentity")]
         return held[0] if held else None
 
+    def asking(self, node):
+        """Whether the node's node Lease carries a request (it asked the coordinator for a slot)."""
+        items = self.kube.request(
+            "GET", f"/apis/coordination.k8s.io/v1/namespaces/{self.widgets.namespace}/leases")["items"]
+        return any((i["metadata"].get("labels") or {}).get("nodehook.io/rollout-kind") == "node"
+                   and i["spec"].get("holderIdentity") == node
+                   and (i["metadata"].get("annotations") or {}).get("nodehook.io/rollout-requests") for i in items)
+
     def events(self, reason):
         items = self.kube.request(
             "GET", f"/apis/events.k8s.io/v1/namespaces/{self.widgets.namespace}/events")["items"]
@@ -276,9 +284,9 @@ def test_a_drain_refuses_pods_kubectl_drain_refuses_and_names_them_on_the_node(c
         f"{ns}/cache: has emptyDir data, lost with it (drain.delete_emptydir_data evicts it)"], blocked
     assert {(a, "web-1"), (a, "bare"), (a, "cache")} <= s.pods(), "a pod was evicted while others were refused"
     assert s.cordoned(a) and not s.agents[a].records("kernel")
-    on_node = wait_until(lambda: (lambda e: e if len(e) == 2 else None)(node_events(s, a, "NodeDrainBlocked")),
-                         "both refusals in the Node's Events")
-    assert all(f"drain for {ns}/kernel blocked: {ns}/" in e["note"] for e in on_node), on_node
+    on_node = wait_until(lambda: node_events(s, a, "NodeDrainBlocked"), "the refusals in the Node's Events")
+    assert f"drain for {ns}/kernel blocked: {ns}/bare: declares no controller" in on_node[0]["note"], on_node
+    assert f"; {ns}/cache: has emptyDir data" in on_node[0]["note"], on_node
     for name in ("bare", "cache"):  # a person takes them off the node
         s.kube.request("DELETE", f"/api/v1/namespaces/{ns}/pods/{name}")
     wait_until(lambda: s.done("kernel") == {a, b}, "the rollout done on both nodes")
@@ -316,6 +324,18 @@ def test_a_drain_leaves_the_replacements_of_pods_that_tolerate_the_cordon(cluste
     assert drained and int(drained[0]["evictions"]) == 1, drained
 
 
+def test_a_drain_never_evicts_a_steward_replica(cluster, widgets, make_agent, tmp_path):
+    s = Steps(cluster, widgets, make_agent, tmp_path, DRAIN)
+    a, b = s.nodes
+    create_pod(s.kube, widgets.namespace, "web-1", a, {"app": "web"})
+    create_pod(s.kube, widgets.namespace, "nodehook-steward-1", a, {"nodehook.io/steward": "true"})
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    wait_until(lambda: s.done("kernel") == {a, b}, "the rollout done on both nodes")
+    assert (a, "nodehook-steward-1") in s.pods() and (a, "web-1") not in s.pods()
+    assert [x for x in s.seen(a) if x[0] == "create"] == [("create", a, "kernel", True, ["agent-a", "nodehook-steward-1"])]
+
+
 def test_a_stale_mark_left_by_kubectl_uncordon_is_removed_and_never_keeps_a_node_cordoned(cluster, widgets,
                                                                                          make_agent, tmp_path):
     s = Steps(cluster, widgets, make_agent, tmp_path, {"cordon": True})
@@ -332,6 +352,139 @@ def test_a_stale_mark_left_by_kubectl_uncordon_is_removed_and_never_keeps_a_node
     removed = s.agents[a].log_events("node stale marks removed")
     assert removed and removed[0]["marks"] == stale, removed
     wait_until(lambda: node_events(s, a, "NodeStaleMarksRemoved"), "a NodeStaleMarksRemoved Event on the Node")
+
+
+class MostCordoned:
+    """The most nodes seen cordoned at once, sampled at each call (returns False for wait_until)."""
+
+    def __init__(self, s):
+        self.s, self.most = s, 0
+
+    def __call__(self):
+        self.most = max(self.most, sum(self.s.cordoned(n) for n in self.s.nodes))
+        return False
+
+
+def annotate(widgets, name, annotations):
+    widgets.kube.request("PATCH", f"{widgets.base}/{name}", {"metadata": {"annotations": annotations}},
+                         "application/merge-patch+json")
+
+
+def rollout_status(s, cluster):
+    """`kubectl nodehook rollout status` of the widget, as its table's rows by node."""
+    binary = _binary("NODEHOOK_BIN", REPO / "build" / "agent" / "app" / "nodehook")
+    ns = s.widgets.namespace
+    done = subprocess.run([str(binary), "fleet", "rollout", "status", "widgets.example.com/kernel", "-n", ns,
+                           "--agents-namespace", ns, "--kubeconfig", str(cluster.kubeconfig)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return {line.split()[0]: line for line in done.stdout.splitlines() if line.split() and line.split()[0] in s.nodes}
+
+
+def test_a_pause_during_a_drain_lets_it_finish_and_starts_no_other_node(cluster, widgets, make_agent, tmp_path):
+    """max_nodes 1, a drain held by a budget: the object is paused mid-drain. The drain, the hook and
+    the uncordon finish; the other node never starts while paused; never two nodes cordoned."""
+    s = blocked_drains(cluster, widgets, make_agent, tmp_path, {"drain": {"timeout_seconds": 600}})
+    most = MostCordoned(s)
+    first = wait_until(lambda: most() or [n for n, ag in s.agents.items() if ag.log_events("node drain blocked")],
+                       "a drain blocked by the budget")[0]
+    other = [n for n in s.nodes if n != first][0]
+    annotate(widgets, "kernel", {"nodehook.io/rollout-paused": "true"})
+    allow(s.kube, widgets.namespace, "db", 1)  # the budget lets the first node's pod go
+    wait_until(lambda: most() or first in s.done("kernel"), f"{first} done while paused")
+    wait_until(lambda: most() or not s.cordoned(first), f"{first} uncordoned")
+    assert not s.agents[first].log_events("rollout slot given up"), "the pause took the slot of work under way"
+    assert not s.cordoned(other) and not s.agents[other].records("kernel")
+    assert "paused" in rollout_status(s, cluster)[other]
+    annotate(widgets, "kernel", {"nodehook.io/rollout-paused": None})
+    budget = OneAtATime(s, "db", "db")
+    wait_until(lambda: most() or budget.step() or s.done("kernel") == set(s.nodes), "the rollout done after the pause")
+    assert most.most == 1, f"{most.most} nodes cordoned at once with max_nodes 1"
+
+
+def test_stop_nodes_ends_a_drain_under_way_and_gives_its_cordon_back(cluster, widgets, make_agent, tmp_path):
+    s = blocked_drains(cluster, widgets, make_agent, tmp_path, {"drain": {"timeout_seconds": 600}})
+    first = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("node drain blocked")],
+                       "a drain blocked by the budget")[0]
+    assert s.cordoned(first)
+    annotate(widgets, "kernel", {"nodehook.io/rollout-paused": "stop-nodes"})
+    ended = wait_until(lambda: s.agents[first].log_events("node steps ended"), f"{first}'s steps ended")
+    assert ended[0]["step"] == "draining" and "stop-nodes" in ended[0]["reason"], ended
+    wait_until(lambda: not s.cordoned(first) and not s.marks(first), f"{first} uncordoned, its mark gone")
+    wait_until(lambda: s.slot() is None, "the slot given back")
+    assert not any(s.cordoned(n) for n in s.nodes) and not any(a.records("kernel") for a in s.agents.values())
+    wait_until(lambda: s.events("NodeStepsEnded"), "a NodeStepsEnded Event")
+    annotate(widgets, "kernel", {"nodehook.io/rollout-paused": None})
+    budget = OneAtATime(s, "db", "db")
+    wait_until(lambda: budget.step() or s.done("kernel") == set(s.nodes), "the rollout done once resumed")
+
+
+def test_an_agent_away_mid_drain_keeps_its_place_and_no_other_node_starts(cluster, widgets, make_agent, tmp_path):
+    """The agent draining node a stops for longer than its slot lease (a DaemonSet update of nodehook
+    itself): its slot lapses, its cordon does not, and the coordinator counts it: the other node waits
+    (rollout status says why). The agent comes back, goes on with its drain, and the rollout moves."""
+    s = blocked_drains(cluster, widgets, make_agent, tmp_path, {"drain": {"timeout_seconds": 600}})
+    most = MostCordoned(s)
+    first = wait_until(lambda: most() or [n for n, ag in s.agents.items() if ag.log_events("node drain blocked")],
+                       "a drain blocked by the budget")[0]
+    other = [n for n in s.nodes if n != first][0]
+    s.agents[first].stop()
+    # Its slot (a 6-s lease) lapses: the other node waits for the node still disrupted, not for a slot.
+    status = wait_until(lambda: most() or (lambda rows: rows if "disrupted" in rows.get(other, "") else None)(
+        rollout_status(s, cluster)), "the other node waiting for the disrupted one")
+    assert f"cordoned by the rollout: {first}" in status[other], status
+    assert f"cordoned by the rollout ({widgets.namespace}/kernel), outside any slot" in status[first], status
+    assert s.slot() is None or s.slot()["spec"]["holderIdentity"] == first
+    s.agents[first].start()
+    wait_until(lambda: most() or s.slot() and s.slot()["spec"]["holderIdentity"] == first, f"{first} back in its slot")
+    budget = OneAtATime(s, "db", "db")
+    wait_until(lambda: most() or budget.step() or s.done("kernel") == set(s.nodes), "the rollout done")
+    assert most.most == 1, f"{most.most} nodes cordoned at once with max_nodes 1"
+    assert not s.agents[first].log_events("node step failed")
+
+
+def test_an_object_changed_during_a_soak_is_uncordoned_at_the_soaks_end(cluster, widgets, make_agent, tmp_path):
+    s = Steps(cluster, widgets, make_agent, tmp_path, {"cordon": True}, policy={"soak_seconds": 4})
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    first = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("rollout node done")],
+                       "a node soaking")[0]
+    assert s.cordoned(first)
+    widgets.patch_spec("kernel", {"version": 2})  # during the soak
+    ended = wait_until(lambda: s.agents[first].log_events("node steps ended"), "the old state's steps ended")
+    assert ended[0]["step"] == "soaking" and "soaked an older state" in ended[0]["reason"], ended
+    other = [n for n in s.nodes if n != first][0]
+    # Version 2 runs on both: on the first node a second time (its steps start over), on the other
+    # for the first time.
+    wait_until(lambda: len(s.agents[first].records("kernel")) == 2 and len(s.agents[other].records("kernel")) == 1
+               and s.done("kernel") == set(s.nodes), "version 2 handled on both nodes", timeout=120)
+    for node in s.nodes:
+        wait_until(lambda: not s.cordoned(node) and not s.marks(node), f"{node} uncordoned at the end")
+
+
+def test_a_node_that_asked_and_died_is_granted_once_and_asks_again_when_back(cluster, widgets, make_agent,
+                                                                             tmp_path):
+    """Node a is inside (its verify held); node b asks, then its agent dies for good. When a is done,
+    b is granted the slot, never takes it: the grant lapses and is withdrawn (not granted again at
+    every lease). b's agent comes back, asks again, and finishes."""
+    s = Steps(cluster, widgets, make_agent, tmp_path, {"cordon": True})
+    for agent in s.agents.values():
+        (agent.control_dir / "hold-verify").write_text("")
+    s.start()
+    widgets.create("kernel", {"version": 1})
+    inside = wait_until(lambda: s.slot() and s.slot()["spec"]["holderIdentity"], "a slot granted")
+    asker = [n for n in s.nodes if n != inside][0]
+    wait_until(lambda: s.asking(asker), f"{asker}'s ask on its node Lease")
+    s.agents[asker].kill()
+    (s.agents[inside].control_dir / "hold-verify").unlink()
+    wait_until(lambda: inside in s.done("kernel"), f"{inside} done")
+    withdrawn = wait_until(lambda: [line for a in s.agents.values() for line in a.log_events("rollout grant withdrawn")],
+                           f"the grant to the dead {asker} withdrawn")
+    assert withdrawn[0]["node"] == asker, withdrawn
+    assert not s.cordoned(asker)
+    (s.agents[asker].control_dir / "hold-verify").unlink()
+    s.agents[asker].start()
+    wait_until(lambda: s.done("kernel") == set(s.nodes), f"{asker} done once back")
 
 
 def test_a_node_someone_else_cordoned_stays_cordoned(cluster, widgets, make_agent, tmp_path):

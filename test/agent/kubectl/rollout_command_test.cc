@@ -61,6 +61,7 @@ struct Board : FakeCommandWorld {
   }
 
 
+  bool stop_nodes = false;  // pause --stop-nodes
   int Run(const std::string& action, std::string* out, std::string* err = nullptr, const std::string& timeout = "10s",
           FleetSourceFactory fleet = nullptr, const std::string& spec = "widgets.example.com/w1") {
     FleetCommandArgs fleet_args;
@@ -69,6 +70,7 @@ struct Board : FakeCommandWorld {
     args.object = spec;
     args.object_namespace = "team-a";
     args.timeout = timeout;
+    args.stop_nodes = stop_nodes;
     std::ostringstream o, e;
     int code = RunRolloutCommand(fleet_args, args, Deps(std::move(fleet)), o, e);
     *out = o.str();
@@ -189,6 +191,16 @@ TEST_CASE("pause and resume are merge patches of the object's annotations; resum
   CHECK(b.cluster.patches[0].second == R"({"metadata":{"annotations":{"nodehook.io/rollout-paused":"true"}}})");
   CHECK(b.cluster.patches[1].second == R"({"metadata":{"annotations":{"nodehook.io/rollout-paused":null,"nodehook.io/rollout-resume":")" +
                                            b.digest() + R"("}}})");
+}
+
+TEST_CASE("pause --stop-nodes sets the annotation's value that stops the nodes inside too") {
+  Board b;
+  b.stop_nodes = true;
+  std::string out;
+  REQUIRE(b.Run("rollout-pause", &out) == 0);
+  CHECK(out == "widgets.example.com/v1 team-a/w1 paused; the nodes inside stop before their hook succeeds and give "
+               "their cordon back\n");
+  CHECK(b.cluster.patches.at(0).second == R"({"metadata":{"annotations":{"nodehook.io/rollout-paused":"stop-nodes"}}})");
 }
 
 TEST_CASE("a resumed halted state goes on: the header says resumed and the next node may start") {

@@ -85,6 +85,7 @@ TEST_CASE("a pod's emptyDir volumes and a toleration of the cordon's taint are r
       R"({"metadata":{"name":"other-effect","uid":"6"},"spec":{"tolerations":[{"operator":"Exists","effect":"NoExecute"}]}})",
       R"({"metadata":{"name":"other-key","uid":"7"},"spec":{"tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists"}]}})",
       R"({"metadata":{"name":"other-value","uid":"8"},"spec":{"tolerations":[{"key":"node.kubernetes.io/unschedulable","value":"x"}]}})",
+      R"({"metadata":{"name":"steward","uid":"9","labels":{"nodehook.io/steward":"true"}}})",
   });
   REQUIRE(pods.ok());
   std::vector<bool> local, tolerates;
@@ -92,8 +93,10 @@ TEST_CASE("a pod's emptyDir volumes and a toleration of the cordon's taint are r
     local.push_back(pod.local_storage);
     tolerates.push_back(pod.tolerates_cordon);
   }
-  REQUIRE(local == std::vector<bool>{true, false, false, false, false, false, false, false});
-  REQUIRE(tolerates == std::vector<bool>{false, false, true, true, true, false, false, false});
+  REQUIRE(local == std::vector<bool>{true, false, false, false, false, false, false, false, false});
+  REQUIRE(tolerates == std::vector<bool>{false, false, true, true, true, false, false, false, false});
+  REQUIRE(pods->back().steward);
+  REQUIRE_FALSE(pods->front().steward);
 }
 
 TEST_CASE("a Node's name and uid are read for Events about it") {
