@@ -67,6 +67,13 @@ class PodDrain {
   bool Member(const PodOnNode& pod, bool first_round);
   // Why kubectl drain would refuse to evict `pod` with these options; "" = it would not.
   std::string KubectlRefusal(const PodOnNode& pod) const;
+  // The listed pods this drain evicts and waits for (named in round->left); forgets the others.
+  std::vector<const PodOnNode*> Members(const std::vector<PodOnNode>& pods, DrainRound* round);
+  // Whether a pod kubectl would refuse is there (named in `round`): then nothing is evicted.
+  bool RefusedAsKubectl(const std::vector<const PodOnNode*>& mine, DrainRound* round);
+  void Refuse(const PodOnNode& pod, const Status& evicted, DrainRound* round);
+  // Probes the pods refused before, when due; whether one was evicted.
+  bool Probe(const std::vector<const PodOnNode*>& refused_before, TimePoint now, DrainRound* round);
 
   bool started_ = false;             // a round has listed the pods
   std::set<std::string> members_;    // pod uids this drain evicts and waits for
