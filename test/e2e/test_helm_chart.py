@@ -91,6 +91,8 @@ def normalized(obj):
                 v["configMap"]["name"] = "<name>"
     if kind == "NetworkPolicy":
         o["spec"]["podSelector"]["matchLabels"] = "<labels>"
+    if kind == "PodDisruptionBudget":  # the steward's
+        o["spec"]["selector"]["matchLabels"] = "<labels>"
     return o
 
 
@@ -166,6 +168,11 @@ def test_a_steward_config_renders_the_steward_overlay_apart_from_labels_and_name
     steward = next(o for o in charted if o["kind"] == "Deployment")
     pod = steward["spec"]["template"]
     assert "nodehook.io/agent" not in pod["metadata"]["labels"]
+    # Labels are not compared above: what a rollout's drain skips, and the budget over the replicas.
+    kustomized_pod = next(o for o in kustomized if o["kind"] == "Deployment")["spec"]["template"]
+    assert pod["metadata"]["labels"]["nodehook.io/steward"] == kustomized_pod["metadata"]["labels"]["nodehook.io/steward"]
+    budget = next(o for o in charted if o["kind"] == "PodDisruptionBudget")
+    assert budget["spec"]["selector"]["matchLabels"] == steward["spec"]["selector"]["matchLabels"]
     assert pod["spec"]["serviceAccountName"].endswith("-steward")
     # Its rights are the steward's alone; the agents' ClusterRole has none of them.
     roles = {o["metadata"]["name"]: o["rules"] for o in charted if o["kind"] == "ClusterRole" and not is_helm_hook(o)}
