@@ -104,6 +104,13 @@ def set_node_labels(kube, name, labels):
                  "application/merge-patch+json")
 
 
+def set_node_ready(kube, node, status):
+    """The node controller's mark (the test server has none): the Node's Ready condition."""
+    kube.request("PATCH", f"/api/v1/nodes/{node}/status",
+                 {"status": {"conditions": [{"type": "Ready", "status": status, "reason": "e2e"}]}},
+                 "application/merge-patch+json")
+
+
 def create_namespace(kube, name):
     kube.request("POST", "/api/v1/namespaces",
                  {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})

@@ -265,7 +265,9 @@ def test_uninstall_runs_release_finalizers_as_a_pre_delete_hook():
     assert container["args"][stop + 1] == "nodehook/nodehook"
     assert container["args"][container["args"].index("--stop-timeout-seconds") + 1] == "180"
     (role,) = [o for o in hooks if o["kind"] == "ClusterRole"]
-    assert role["rules"] == [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list", "patch"]}]
+    # Nodes are read to tell an agent pod stuck on a dead node, which is not waited for.
+    assert role["rules"] == [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list", "patch"]},
+                             {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}]
     (local,) = [o for o in hooks if o["kind"] == "Role"]
     assert local["metadata"]["namespace"] == "nodehook"
     assert local["rules"] == [
@@ -283,8 +285,8 @@ def test_the_uninstall_job_may_give_back_nodes_only_when_a_rollout_cordons(tmp_p
             {"group": "example.com", "version": "v1", "plural": "widgets", "hooks": {"create": {"argv": ["/x"]}},
              "rollout": rollout}]}}))
         hooks = {o["kind"]: o for o in template("-f", str(values)) if is_helm_hook(o)}
-        nodes = {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]}
-        assert (nodes in hooks["ClusterRole"]["rules"]) == cordons, rollout
+        (nodes,) = [r for r in hooks["ClusterRole"]["rules"] if r["resources"] == ["nodes"]]
+        assert nodes["verbs"] == (["get", "list", "patch"] if cordons else ["get"]), rollout
     hooks = {o["kind"]: o for o in template("-f", str(values), "--set", "uncordonFailedNodesOnUninstall=true")
              if is_helm_hook(o)}
     assert hooks["Job"]["spec"]["template"]["spec"]["containers"][0]["args"][-1] == "--uncordon-failed"
@@ -309,7 +311,8 @@ def test_with_an_existing_configmap_the_uninstall_jobs_rights_follow_the_generat
          "hooks": {"delete": {"argv": ["/x"]}}},
         {"group": "", "version": "v1", "plural": "configmaps", "hooks": {"create": {"argv": ["/x"]}}}]) == [
         {"apiGroups": ["example.com"], "resources": ["gadgets"], "verbs": ["get", "list", "patch"]},
-        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "patch"]}]
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "patch"]},
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}]
     # A config whose rollout drains: the agents patch their Node, and the Job may give it back.
     assert job_rules([{"group": "example.com", "version": "v1", "plural": "gadgets",
                        "hooks": {"create": {"argv": ["/x"]}}, "rollout": {"max_nodes": 1, "drain": True}}]) == [
