@@ -242,6 +242,18 @@ def test_a_rollout_config_gets_the_rollout_lease_role_and_its_binding(tmp_path):
     assert binding["subjects"][0]["name"] == next(o for o in rendered if o["kind"] == "ServiceAccount")["metadata"]["name"]
 
 
+def test_a_config_whose_hooks_publish_node_outputs_gets_the_own_pod_role(tmp_path):
+    # The agents read their own pod's tolerations: a hook's NoExecute taint they do not tolerate is refused.
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    values["config"]["resources"][0]["node_outputs"] = {"prefixes": ["widgets.example.com/"]}
+    documents = nodehook_rbac_documents(json.dumps(values["config"]), tmp_path)
+    assert printed_roles(documents)[("Role", "own-pod")] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
+    generated = tmp_path / "rbac.yaml"
+    generated.write_text("\n---\n".join(yaml.safe_dump(d) for d in documents))
+    rendered = template("--set-file", f"rbac.generated={generated}")
+    assert charted_roles(rendered) == printed_roles(documents)
+
+
 def charted_roles(rendered):
     """(kind, what the name says after the release name) -> rules, of the chart's agent roles."""
     return {(o["kind"], o["metadata"]["name"].split("nodehook-", 1)[-1] if o["kind"] == "Role" else ""): o["rules"]
