@@ -116,9 +116,10 @@ def create_namespace(kube, name):
                  {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 
 
-def create_agent_pod(kube, namespace, name, node, labels):
+def create_agent_pod(kube, namespace, name, node, labels, tolerations=None):
     """A Pod object bound to `node`, as one of the DaemonSet's would be (the test server has no
-    kubelet to run it). Creates the namespace's default ServiceAccount first if it is missing."""
+    kubelet to run it), with `tolerations` if given. Creates the namespace's default ServiceAccount
+    first if it is missing."""
     try:
         kube.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts", {"metadata": {"name": "default"}})
     except ApiError as e:
@@ -126,7 +127,7 @@ def create_agent_pod(kube, namespace, name, node, labels):
             raise
     kube.request("POST", f"/api/v1/namespaces/{namespace}/pods", {
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels},
-        "spec": {"nodeName": node, "automountServiceAccountToken": False,
+        "spec": {"nodeName": node, "automountServiceAccountToken": False, "tolerations": tolerations or [],
                  "containers": [{"name": "nodehook", "image": "nodehook:test"}]}})
 
 
