@@ -56,6 +56,11 @@ std::string LeaseRoleYaml(const std::string& name, const std::string& lease_name
 // judge which nodes still have an agent.
 // deploy/base/agent-pods-role.yaml is this for the default name.
 std::string AgentPodsRoleYaml(const std::string& name);
+// With node outputs (node_outputs.prefixes): each agent reads its own pod (get on pods), for the
+// tolerations a hook's NoExecute taint is judged by (outputs/own_tolerations.h); printed when
+// AgentPodsRoleYaml, which grants that too, is not. In the agent's namespace only.
+std::string OwnPodRoleYaml(const std::string& name);
+bool NeedsOwnPodRole(const Config& config);
 // True when `config` needs AgentPodsRoleYaml (a finalizer resource, finalizer_release_after_seconds > 0).
 bool NeedsAgentPodsRole(const Config& config);
 

@@ -12,6 +12,7 @@
 #include "agent/kubectl/finalizer_release.h"
 #include "agent/kube/credentials/connection_config.h"
 #include "agent/kube/client/rest_kube_client.h"
+#include "agent/kube/transport/server_clock.h"
 #include "agent/rollout/rollout_leases.h"
 
 namespace nodehook {
@@ -37,6 +38,8 @@ bool AgentsStopped(KubeClient& client, const ReleaseCommandArgs& args, Clock& cl
     auto slash = args.stop_agents.find('/');
     StandDownOptions options{args.stop_agents.substr(0, slash), args.stop_agents.substr(slash + 1),
                              std::chrono::seconds(args.stop_timeout_seconds)};
+    // Every answer's Date sets it (none with a test's fake client): a pod's grace ends by the server's clock.
+    options.server_offset = [] { return Duration(ApiServerClock().offset_ms()); };
     Status stopped = StandDownAgents(client, options, clock, out);
     if (stopped.ok()) return true;
     err << kWhat << ": " << stopped.message() << "\n" << nothing;

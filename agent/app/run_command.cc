@@ -1,8 +1,10 @@
 #include "agent/app/run_command.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "agent/process/orphan_reaper.h"
 #include "agent/process/process_runner.h"
@@ -19,6 +21,8 @@
 #include "agent/finalizers/agent_revisions.h"
 #include "agent/kube/credentials/connection_config.h"
 #include "agent/kube/client/rest_kube_client.h"
+#include "agent/kube/client/transient_retry.h"
+#include "agent/outputs/own_tolerations.h"
 
 namespace nodehook {
 namespace {
@@ -65,6 +69,46 @@ std::optional<ResourceRef> AgentPodsFor(const Config& config, KubeClient& client
   return std::move(pods).value();
 }
 
+// A hook's NoExecute taint must not evict the agent from its own node (own_tolerations.h): with
+// node outputs, the tolerations are read from the agent's own pod, waited for while the API is
+// unreachable. Off the cluster (no pod, nothing to evict) nothing is judged; in one whose pod is
+// not known or cannot be read, every NoExecute taint is refused.
+std::shared_ptr<const OwnTolerations> OwnTolerationsFor(const Config& config, KubeClient& client,
+                                                        const CancelToken& stop) {
+  const bool publishes = std::any_of(config.resources.begin(), config.resources.end(),
+                                     [](const WatchedResource& r) { return !r.node_output_prefixes.empty(); });
+  if (!publishes) return nullptr;
+  const char* ns = std::getenv("POD_NAMESPACE");
+  const char* name = std::getenv("POD_NAME");
+  auto own = std::make_shared<OwnTolerations>();
+  if (!ns || !*ns || !name || !*name) {
+    if (!config.api.in_cluster) return nullptr;
+    own->unknown_why = "POD_NAMESPACE and POD_NAME (downward API) are not both set";
+  } else {
+    own->pod = std::string(ns) + "/" + name;
+    Result<std::vector<Toleration>> read = RetryWhileTransient<std::vector<Toleration>>(
+        [&]() -> Result<std::vector<Toleration>> {
+          Result<KubeObject> pod = client.Get(ObjectRef{ResourceRef{"", "v1", "pods", ns, ""}, ns, name});
+          if (!pod.ok()) return pod.status();
+          return ParseTolerations(pod->json);
+        },
+        SystemClock::Instance(), stop, [&](const Status& error, Duration wait) { LogOwnPodNotRead(own->pod, error, wait); });
+    if (stop.cancelled()) return nullptr;
+    if (read.ok()) {
+      own->tolerations = std::move(read).value();
+      Log(LogLevel::kInfo, "own tolerations read",
+          {{"pod", own->pod}, {"tolerations", own->tolerations->size()},
+           {"next", "refuse a hook's NoExecute taint that they do not tolerate"}});
+      return own;
+    }
+    own->unknown_why = "its pod " + own->pod + " could not be read: " + read.status().ToString();
+  }
+  Log(LogLevel::kWarn, "own tolerations unknown",
+      {{"pod", own->pod}, {"error", own->unknown_why},
+       {"next", "refuse every NoExecute taint a hook publishes (a 403: render the RBAC again with `nodehook rbac`)"}});
+  return own;
+}
+
 // The probes, /metrics and the admin endpoint, up before the waits so those are visible. Leaves
 // `*health` null when both addresses are empty; false after logging why they cannot be served.
 bool StartLocalEndpoints(const Config& config, std::unique_ptr<HealthService>* health) {
@@ -103,6 +147,7 @@ AgentOptions AgentOptionsFor(const Config& config, KubeClient& client, StoreHeal
     auto older = std::make_shared<OlderAgentPods>(client, pod_ns, pod_name);
     options.pods_on_other_revisions = [older] { return older->Find(); };
   }
+  options.own_tolerations = OwnTolerationsFor(config, client, stop);
   return options;
 }
 

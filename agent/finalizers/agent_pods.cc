@@ -2,13 +2,11 @@
 
 #include <rapidjson/document.h>
 
-#include <condition_variable>
-#include <algorithm>
 #include <map>
-#include <mutex>
 #include <vector>
 
 #include "agent/base/log.h"
+#include "agent/kube/client/transient_retry.h"
 
 namespace nodehook {
 namespace {
@@ -19,12 +17,13 @@ bool RolloutLabel(const std::string& key) {
   return key == "controller-revision-hash" || key == "pod-template-generation";
 }
 
-bool Transient(StatusCode code) {
-  return code == StatusCode::kUnavailable || code == StatusCode::kTimeout || code == StatusCode::kTooManyRequests ||
-         code == StatusCode::kUnauthorized;  // a rotating token: re-read by the client
-}
-
 }  // namespace
+
+void LogOwnPodNotRead(const std::string& pod, const Status& error, Duration wait) {
+  Log(LogLevel::kWarn, "own pod not read",
+      {{"pod", pod}, {"error", error.ToString()},
+       {"next", "retry in " + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(wait).count()) + "s"}});
+}
 
 Result<std::string> AgentPodSelector(const std::string& pod_json) {
   rapidjson::Document doc;
@@ -145,24 +144,9 @@ Result<ResourceRef> FindAgentPods(KubeClient& client, const std::string& namespa
 
 Result<ResourceRef> WaitForAgentPods(KubeClient& client, const std::string& namespace_name, const std::string& name,
                                      Clock& clock, const CancelToken& stop) {
-  std::mutex mu;
-  std::condition_variable cv;
-  CancelRegistration wake(stop, [&] {
-    std::lock_guard<std::mutex> lock(mu);
-    cv.notify_all();
-  });
-  Duration wait = std::chrono::seconds(1);
-  for (;;) {
-    auto pods = FindAgentPods(client, namespace_name, name);
-    if (pods.ok() || !Transient(pods.status().code())) return pods;
-    Log(LogLevel::kWarn, "own pod not read",
-        {{"pod", namespace_name + "/" + name}, {"error", pods.status().ToString()},
-         {"next", "retry in " + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(wait).count()) + "s"}});
-    std::unique_lock<std::mutex> lock(mu);
-    clock.WaitUntil(cv, lock, clock.Now() + wait, [&] { return stop.cancelled(); });
-    if (stop.cancelled()) return Status(StatusCode::kCancelled, "stopped while reading the own pod");
-    wait = std::min<Duration>(wait * 2, std::chrono::seconds(30));
-  }
+  return RetryWhileTransient<ResourceRef>(
+      [&] { return FindAgentPods(client, namespace_name, name); }, clock, stop,
+      [&](const Status& error, Duration wait) { LogOwnPodNotRead(namespace_name + "/" + name, error, wait); });
 }
 
 }  // namespace nodehook

@@ -42,6 +42,9 @@ Result<std::string> OwnDaemonSetSelector(KubeClient& client, const std::string& 
 // DaemonSet. Errors are the GETs' (kNotFound, kForbidden, kUnavailable, ...) or the selectors'.
 Result<ResourceRef> FindAgentPods(KubeClient& client, const std::string& namespace_name, const std::string& name);
 
+// The warning while the own pod cannot be read yet ("own pod not read"), before a wait.
+void LogOwnPodNotRead(const std::string& pod, const Status& error, Duration wait);
+
 // FindAgentPods, retried with backoff (1 s doubling to 30 s, by `clock`) while the API is
 // unreachable, until `stop`. A permanent answer (404, 403, no labels) is returned at once.
 Result<ResourceRef> WaitForAgentPods(KubeClient& client, const std::string& namespace_name, const std::string& name,

@@ -3,10 +3,12 @@
 // `nodehook.io/singleton` on every handled object, finalizer mode adds its node's on any change),
 // so releasing while agents run leaves objects that no agent will ever let go. Stopping them
 // means deleting their DaemonSet and waiting until every one of its pods is gone: a terminating
-// pod's agent may still write until it exits.
+// pod's agent may still write until it exits. Except on a dead node (dead_node_pods.h), whose
+// kubelet would never confirm its pod gone: such a pod is named and not waited for.
 // Not thread-safe; one call at a time per client.
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -22,10 +24,15 @@ struct StandDownOptions {
   std::string daemonset;
   Duration timeout = std::chrono::seconds(300);  // for its pods to be gone
   Duration poll = std::chrono::seconds(1);
+  // The API server's clock minus `clock`'s (ApiServerClock's offset), asked each round: a pod's
+  // grace period ends by the server's clock. Unset: none.
+  std::function<Duration()> server_offset{};
 };
 
 // Deletes the DaemonSet (already gone is fine), then lists the pods of its namespace until none
-// that it controls is left; prints one line when it starts waiting and one when they are gone.
+// that it controls is left to wait for; prints one line when it starts waiting, one for each pod
+// on a dead node it stops waiting for (also logged, "agent pod not waited for"), and one when
+// none is left. Reads the Node of a pod past its grace period and kDeadNodeMargin.
 // kOk: none left. kTimeout: some still there at the deadline (the message names them).
 // Otherwise the API's error (a 403 names the verb); unavailable answers are retried until the
 // deadline.

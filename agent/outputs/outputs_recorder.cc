@@ -30,6 +30,7 @@ Status OutputsRecorder::Record(const WatchedResource& resource, const ObjectMeta
                              "(node_outputs.condition); publish another type");
     }
   }
+  if (allowed.ok() && own_) allowed = CheckOwnPodTolerates(*published, *own_);
   if (!allowed.ok()) {
     const std::string message = "node outputs refused: " + allowed.message();
     Log(LogLevel::kWarn, "node outputs refused",

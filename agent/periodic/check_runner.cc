@@ -24,7 +24,7 @@ CheckRunner::CheckRunner(StateStore& store, ScheduleStore& schedule, ActionRunne
       scratch_(options_.work_dir),
       targeting_(options_.targeting ? *options_.targeting : EveryNodeTargeting()),
       reporter_(options_.metrics, options_.events ? *options_.events : NoEvents()),
-      outputs_(store, reporter_.events(), clock),
+      outputs_(store, reporter_.events(), clock, options_.own_tolerations),
       rng_(options_.seed != 0 ? options_.seed : std::random_device{}()) {}
 
 double CheckRunner::UnitRandom() {

@@ -13,6 +13,7 @@
 // Thread-safe: check threads call Run() concurrently, never for the same object at once.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -20,6 +21,7 @@
 
 #include "agent/process/action_runner.h"
 #include "agent/outputs/outputs_recorder.h"
+#include "agent/outputs/own_tolerations.h"
 #include "agent/process/scratch_pool.h"
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
@@ -41,6 +43,7 @@ struct CheckRunnerOptions {
   Metrics* metrics = nullptr;      // nodehook_hook_* with handler="check"; null = not recorded
   EventRecorder* events = nullptr;            // borrowed; null = no Events (NoEvents())
   const NodeTargeting* targeting = nullptr;   // borrowed; null = every object is this node's (EveryNode)
+  std::shared_ptr<const OwnTolerations> own_tolerations{};  // null: not in a pod (outputs_recorder.h)
 };
 
 class CheckRunner {

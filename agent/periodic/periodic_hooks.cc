@@ -13,7 +13,7 @@ PeriodicHooks::PeriodicHooks(const Config& config, std::vector<ObjectCache*> cac
                              PeriodicHooksDeps deps)
     : check_runner_(deps.store, deps.schedule, deps.runner, deps.policy, deps.clock,
                     CheckRunnerOptions{config.node_name, work_dir, 0, deps.metrics, deps.events,
-                                       deps.targeting}),
+                                       deps.targeting, deps.own_tolerations}),
       snapshot_runner_(deps.schedule, deps.runner, deps.policy, deps.clock,
                        SnapshotRunnerOptions{config.node_name, work_dir, deps.metrics, deps.events,
                                              deps.targeting}) {

@@ -21,6 +21,7 @@
 #include "agent/periodic/snapshot_lane.h"
 #include "agent/periodic/snapshot_runner.h"
 #include "agent/queue/work_queue.h"
+#include "agent/outputs/own_tolerations.h"
 #include "storage/schedule_store.h"
 #include "storage/state_store.h"
 
@@ -36,6 +37,7 @@ struct PeriodicHooksDeps {
   EventRecorder* events = nullptr;           // null = no Events
   const NodeTargeting* targeting = nullptr;  // null = no node targeting
   Metrics* metrics = nullptr;
+  std::shared_ptr<const OwnTolerations> own_tolerations{};  // null: not in a pod (outputs_recorder.h)
 };
 
 class PeriodicHooks {

@@ -79,7 +79,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
       retry_policy_(clock, MakeRetryOptions(config_, std::move(options.store_retry_delay))),
       reporter_(&DefaultMetrics(), events_),
       reconciler_(store, runner, clock, retry_policy_, reporter_,
-                  ReconcilerOptions{config_.node_name, HookWorkDir(config_)}),
+                  ReconcilerOptions{config_.node_name, HookWorkDir(config_), options.own_tolerations}),
       modes_(config_, client, store, clock, std::move(options.election), options.agent_pods, &events_,
              NodeStepsDeps{&runner, options.self_pod}),
       retirement_(client, store, clock,
@@ -110,7 +110,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
   periodic_ = std::make_unique<PeriodicHooks>(
       config_, std::move(caches), HookWorkDir(config_),
       PeriodicHooksDeps{store, schedule, runner, retry_policy_, clock_, queue_, &events_, &modes_.Targeting(),
-                        &DefaultMetrics()});
+                        &DefaultMetrics(), options.own_tolerations});
   node_outputs_ = MakeNodeOutputsWriter(config_, client_, pipelines_, reconciler_, object_views_, store_, clock_);
   readiness_ = std::make_unique<Readiness>(config_, client_, pipelines_, reconciler_, object_views_, modes_);
   RegisterMetrics();

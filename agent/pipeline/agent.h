@@ -38,6 +38,7 @@
 #include "agent/queue/retry_inbox.h"
 #include "agent/queue/work_queue.h"
 #include "agent/reconcile/reconciler.h"
+#include "agent/outputs/own_tolerations.h"
 #include "storage/schedule_store.h"
 #include "storage/state_store.h"
 
@@ -61,6 +62,9 @@ struct AgentOptions {
   std::function<Result<std::vector<std::string>>()> pods_on_other_revisions;
   // "namespace/name" of the agent's own pod (downward API), which a rollout's drain never evicts.
   std::string self_pod;
+  // Its tolerations, by which hooks' NoExecute taints are judged (own_tolerations.h); null when
+  // the agent runs in no pod.
+  std::shared_ptr<const OwnTolerations> own_tolerations;
 };
 
 class Agent {

@@ -29,7 +29,7 @@ PlanExecutor::PlanExecutor(StateStore& store, ActionRunner& runner, Clock& clock
       memory_(memory),
       options_(std::move(options)),
       scratch_(options_.work_dir),
-      outputs_(store, reporter.events(), clock) {}
+      outputs_(store, reporter.events(), clock, options_.own_tolerations) {}
 
 std::optional<Duration> PlanExecutor::Run(const ResourceContext& ctx, Plan plan, const CancelToken& stop) {
   Execution run{ctx, std::move(plan), stop, ctx.resource.ref.Id(), std::nullopt, false, "", false, HookOutcome{},

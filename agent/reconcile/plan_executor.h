@@ -11,6 +11,7 @@
 // concurrently, never two for the same object at once (the WorkQueue guarantees that).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -22,6 +23,7 @@
 #include "agent/hooks/outcome_reporter.h"
 #include "agent/hooks/retry_policy.h"
 #include "agent/outputs/outputs_recorder.h"
+#include "agent/outputs/own_tolerations.h"
 #include "agent/reconcile/object_memory.h"
 #include "agent/reconcile/plan.h"
 #include "agent/reconcile/resource_context.h"
@@ -35,6 +37,7 @@ inline constexpr Duration kFinalizerRetry{1000};
 struct ExecutorOptions {
   std::string node_name;
   std::string work_dir;  // scratch space for hook input files
+  std::shared_ptr<const OwnTolerations> own_tolerations{};  // null: not in a pod (outputs_recorder.h)
 };
 
 class PlanExecutor {

@@ -15,7 +15,7 @@ RawEventLane::RawEventLane(StateStore& store, ActionRunner& runner, Clock& clock
       reporter_(reporter),
       options_(std::move(options)),
       scratch_(options_.work_dir),
-      outputs_(store, reporter.events(), clock) {}
+      outputs_(store, reporter.events(), clock, options_.own_tolerations) {}
 
 std::optional<Duration> RawEventLane::Run(const WatchedResource& resource, const HookSpec& hook,
                                           const std::string& uid, const CancelToken& stop) {

@@ -7,11 +7,13 @@
 // Thread-safe: workers run it concurrently, never for the same object at once.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "agent/process/action_runner.h"
 #include "agent/outputs/outputs_recorder.h"
+#include "agent/outputs/own_tolerations.h"
 #include "agent/process/scratch_pool.h"
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
@@ -24,6 +26,7 @@ namespace nodehook {
 struct RawEventLaneOptions {
   std::string node_name;
   std::string work_dir;  // scratch space for hook input files
+  std::shared_ptr<const OwnTolerations> own_tolerations{};  // null: not in a pod (outputs_recorder.h)
 };
 
 class RawEventLane {

@@ -23,9 +23,9 @@ Reconciler::Reconciler(StateStore& store, ActionRunner& runner, Clock& clock, Re
       policy_(policy),
       options_(std::move(options)),
       raw_events_(store, runner, clock, policy, reporter,
-                  RawEventLaneOptions{options_.node_name, options_.work_dir}),
+                  RawEventLaneOptions{options_.node_name, options_.work_dir, options_.own_tolerations}),
       executor_(store, runner, clock, policy, reporter, memory_,
-                ExecutorOptions{options_.node_name, options_.work_dir}),
+                ExecutorOptions{options_.node_name, options_.work_dir, options_.own_tolerations}),
       quarantine_(reporter.registry(), reporter.events()) {}
 
 std::optional<Duration> Reconciler::Reconcile(const ResourceContext& ctx, const std::string& uid,

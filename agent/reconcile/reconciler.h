@@ -14,6 +14,7 @@
 // WorkQueue guarantees that).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "agent/reconcile/raw_event_lane.h"
 #include "agent/reconcile/record_quarantine.h"
 #include "agent/reconcile/resource_context.h"
+#include "agent/outputs/own_tolerations.h"
 #include "storage/state_store.h"
 
 namespace nodehook {
@@ -35,6 +37,7 @@ namespace nodehook {
 struct ReconcilerOptions {
   std::string node_name;
   std::string work_dir;  // scratch space for hook input files
+  std::shared_ptr<const OwnTolerations> own_tolerations{};  // null: not in a pod (outputs_recorder.h)
 };
 
 class Reconciler {

@@ -104,14 +104,22 @@ def set_node_labels(kube, name, labels):
                  "application/merge-patch+json")
 
 
+def set_node_ready(kube, node, status):
+    """The node controller's mark (the test server has none): the Node's Ready condition."""
+    kube.request("PATCH", f"/api/v1/nodes/{node}/status",
+                 {"status": {"conditions": [{"type": "Ready", "status": status, "reason": "e2e"}]}},
+                 "application/merge-patch+json")
+
+
 def create_namespace(kube, name):
     kube.request("POST", "/api/v1/namespaces",
                  {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 
 
-def create_agent_pod(kube, namespace, name, node, labels):
+def create_agent_pod(kube, namespace, name, node, labels, tolerations=None):
     """A Pod object bound to `node`, as one of the DaemonSet's would be (the test server has no
-    kubelet to run it). Creates the namespace's default ServiceAccount first if it is missing."""
+    kubelet to run it), with `tolerations` if given. Creates the namespace's default ServiceAccount
+    first if it is missing."""
     try:
         kube.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts", {"metadata": {"name": "default"}})
     except ApiError as e:
@@ -119,7 +127,7 @@ def create_agent_pod(kube, namespace, name, node, labels):
             raise
     kube.request("POST", f"/api/v1/namespaces/{namespace}/pods", {
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels},
-        "spec": {"nodeName": node, "automountServiceAccountToken": False,
+        "spec": {"nodeName": node, "automountServiceAccountToken": False, "tolerations": tolerations or [],
                  "containers": [{"name": "nodehook", "image": "nodehook:test"}]}})
 
 

@@ -78,6 +78,11 @@ def test_the_steward_overlay_ships_exactly_what_nodehook_rbac_prints_for_its_con
     steward = find(objects, "Deployment", "nodehook-steward")["spec"]["template"]
     assert steward["spec"]["serviceAccountName"] == "nodehook-steward"
     assert "nodehook.io/agent" not in steward["metadata"]["labels"]
+    # A rollout's own drain skips it by this label; anyone else's drain takes one replica at a time.
+    assert steward["metadata"]["labels"]["nodehook.io/steward"] == "true"
+    budget = find(objects, "PodDisruptionBudget", "nodehook-steward")
+    assert budget["spec"] == {"maxUnavailable": 1, "selector": {
+        "matchLabels": find(objects, "Deployment", "nodehook-steward")["spec"]["selector"]["matchLabels"]}}
     assert [v["configMap"]["name"] for v in steward["spec"]["volumes"]] == \
         [configmap_of_volume(objects, "config")["metadata"]["name"]]
     (container,) = steward["spec"]["containers"]

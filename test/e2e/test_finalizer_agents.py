@@ -10,7 +10,7 @@ pod is still bound (an agent that crash-loops) keeps them."""
 import pytest
 
 from conftest import wait_until
-from kube import create_agent_pod, create_node, delete_pod
+from kube import create_agent_pod, create_node, delete_pod, set_node_ready
 from test_finalizer_nodes import create_everywhere, delete_node, finalizers, no_finalizer_warnings
 
 FINALIZER_MODE = {"finalizer": True}
@@ -55,13 +55,6 @@ def start_agents(make_agent, agent_nodes, widgets, count):
         found = wait_until(lambda: agent.log_events("agent pods found"), f"{agent.node} to find its agent pods")
         assert found[0]["selector"] == "app.kubernetes.io/name=nodehook-e2e"
     return agents
-
-
-def set_node_ready(kube, node, status):
-    """The node controller's mark (the test server has none): the Node's Ready condition."""
-    kube.request("PATCH", f"/api/v1/nodes/{node}/status",
-                 {"status": {"conditions": [{"type": "Ready", "status": status, "reason": "e2e"}]}},
-                 "application/merge-patch+json")
 
 
 def released_events(cluster, ns):

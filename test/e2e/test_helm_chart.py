@@ -91,6 +91,8 @@ def normalized(obj):
                 v["configMap"]["name"] = "<name>"
     if kind == "NetworkPolicy":
         o["spec"]["podSelector"]["matchLabels"] = "<labels>"
+    if kind == "PodDisruptionBudget":  # the steward's
+        o["spec"]["selector"]["matchLabels"] = "<labels>"
     return o
 
 
@@ -166,6 +168,11 @@ def test_a_steward_config_renders_the_steward_overlay_apart_from_labels_and_name
     steward = next(o for o in charted if o["kind"] == "Deployment")
     pod = steward["spec"]["template"]
     assert "nodehook.io/agent" not in pod["metadata"]["labels"]
+    # Labels are not compared above: what a rollout's drain skips, and the budget over the replicas.
+    kustomized_pod = next(o for o in kustomized if o["kind"] == "Deployment")["spec"]["template"]
+    assert pod["metadata"]["labels"]["nodehook.io/steward"] == kustomized_pod["metadata"]["labels"]["nodehook.io/steward"]
+    budget = next(o for o in charted if o["kind"] == "PodDisruptionBudget")
+    assert budget["spec"]["selector"]["matchLabels"] == steward["spec"]["selector"]["matchLabels"]
     assert pod["spec"]["serviceAccountName"].endswith("-steward")
     # Its rights are the steward's alone; the agents' ClusterRole has none of them.
     roles = {o["metadata"]["name"]: o["rules"] for o in charted if o["kind"] == "ClusterRole" and not is_helm_hook(o)}
@@ -235,6 +242,18 @@ def test_a_rollout_config_gets_the_rollout_lease_role_and_its_binding(tmp_path):
     assert binding["subjects"][0]["name"] == next(o for o in rendered if o["kind"] == "ServiceAccount")["metadata"]["name"]
 
 
+def test_a_config_whose_hooks_publish_node_outputs_gets_the_own_pod_role(tmp_path):
+    # The agents read their own pod's tolerations: a hook's NoExecute taint they do not tolerate is refused.
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    values["config"]["resources"][0]["node_outputs"] = {"prefixes": ["widgets.example.com/"]}
+    documents = nodehook_rbac_documents(json.dumps(values["config"]), tmp_path)
+    assert printed_roles(documents)[("Role", "own-pod")] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
+    generated = tmp_path / "rbac.yaml"
+    generated.write_text("\n---\n".join(yaml.safe_dump(d) for d in documents))
+    rendered = template("--set-file", f"rbac.generated={generated}")
+    assert charted_roles(rendered) == printed_roles(documents)
+
+
 def charted_roles(rendered):
     """(kind, what the name says after the release name) -> rules, of the chart's agent roles."""
     return {(o["kind"], o["metadata"]["name"].split("nodehook-", 1)[-1] if o["kind"] == "Role" else ""): o["rules"]
@@ -258,7 +277,9 @@ def test_uninstall_runs_release_finalizers_as_a_pre_delete_hook():
     assert container["args"][stop + 1] == "nodehook/nodehook"
     assert container["args"][container["args"].index("--stop-timeout-seconds") + 1] == "180"
     (role,) = [o for o in hooks if o["kind"] == "ClusterRole"]
-    assert role["rules"] == [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list", "patch"]}]
+    # Nodes are read to tell an agent pod stuck on a dead node, which is not waited for.
+    assert role["rules"] == [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list", "patch"]},
+                             {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}]
     (local,) = [o for o in hooks if o["kind"] == "Role"]
     assert local["metadata"]["namespace"] == "nodehook"
     assert local["rules"] == [
@@ -276,8 +297,8 @@ def test_the_uninstall_job_may_give_back_nodes_only_when_a_rollout_cordons(tmp_p
             {"group": "example.com", "version": "v1", "plural": "widgets", "hooks": {"create": {"argv": ["/x"]}},
              "rollout": rollout}]}}))
         hooks = {o["kind"]: o for o in template("-f", str(values)) if is_helm_hook(o)}
-        nodes = {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]}
-        assert (nodes in hooks["ClusterRole"]["rules"]) == cordons, rollout
+        (nodes,) = [r for r in hooks["ClusterRole"]["rules"] if r["resources"] == ["nodes"]]
+        assert nodes["verbs"] == (["get", "list", "patch"] if cordons else ["get"]), rollout
     hooks = {o["kind"]: o for o in template("-f", str(values), "--set", "uncordonFailedNodesOnUninstall=true")
              if is_helm_hook(o)}
     assert hooks["Job"]["spec"]["template"]["spec"]["containers"][0]["args"][-1] == "--uncordon-failed"
@@ -302,7 +323,8 @@ def test_with_an_existing_configmap_the_uninstall_jobs_rights_follow_the_generat
          "hooks": {"delete": {"argv": ["/x"]}}},
         {"group": "", "version": "v1", "plural": "configmaps", "hooks": {"create": {"argv": ["/x"]}}}]) == [
         {"apiGroups": ["example.com"], "resources": ["gadgets"], "verbs": ["get", "list", "patch"]},
-        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "patch"]}]
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "patch"]},
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}]
     # A config whose rollout drains: the agents patch their Node, and the Job may give it back.
     assert job_rules([{"group": "example.com", "version": "v1", "plural": "gadgets",
                        "hooks": {"create": {"argv": ["/x"]}}, "rollout": {"max_nodes": 1, "drain": True}}]) == [

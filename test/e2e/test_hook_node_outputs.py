@@ -8,6 +8,7 @@ an Event."""
 import json
 
 from conftest import wait_until
+from kube import create_agent_pod
 from test_failure_events import core_events
 from test_node_outputs import node  # noqa: F401 (fixture)
 
@@ -101,6 +102,38 @@ def test_outputs_outside_the_prefixes_are_refused_with_a_log_line_and_an_event(c
     # Refused whole: nothing of it on the Node, and the hook's own outcome stands.
     assert agent.log_events("hook succeeded")
     assert get_node(cluster, node)["metadata"].get("labels", {}).get("kubernetes.io/hostname") != "evil"
+    assert ours(cluster, node)["labels"] == {}
+
+
+def test_a_noexecute_taint_the_agents_own_pod_does_not_tolerate_is_refused_whole(cluster, widgets, make_agent, node):
+    """It would evict the agent, and no agent would be left to take it off. The agent reads its own
+    pod's tolerations (POD_NAMESPACE, POD_NAME) at start."""
+    pod = f"agent-{node}"
+    tolerated = {"key": PREFIX + "tolerated", "operator": "Exists", "effect": "NoExecute"}
+    create_agent_pod(cluster.kube, widgets.namespace, pod, node, {"app": "nodehook-outputs"}, tolerations=[
+        tolerated, {"key": PREFIX + "for-a-while", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}])
+    agent = make_agent(node, resource_options={"node_outputs": OUTPUTS},
+                       env={"POD_NAMESPACE": widgets.namespace, "POD_NAME": pod})
+    agent.write_result("w1", "create", {"node": {"labels": {PREFIX + "w1": "ready"}, "taints": [
+        {"key": PREFIX + "for-a-while", "effect": "NoExecute"}]}})
+    agent.write_result("w2", "create", {"node": {"taints": [{"key": PREFIX + "tolerated", "effect": "NoExecute"}]}})
+    agent.start()
+    read = wait_until(lambda: agent.log_events("own tolerations read"), "the agent to read its own pod")
+    # The API server adds its own (DefaultTolerationSeconds: not-ready and unreachable, 300 s).
+    stored = cluster.kube.request("GET", f"/api/v1/namespaces/{widgets.namespace}/pods/{pod}")["spec"]["tolerations"]
+    assert read[0]["pod"] == f"{widgets.namespace}/{pod}" and read[0]["tolerations"] == str(len(stored)), read
+    widgets.create("w1", {"size": 1})
+    refused = wait_until(lambda: agent.log_events("node outputs refused"), "the refusal logged")
+    assert refused[0]["error"].startswith(
+        f'taints[0]: "{PREFIX}for-a-while" with effect NoExecute would evict this agent\'s own pod '
+        f'{widgets.namespace}/{pod}, which tolerates it for 60 s only (tolerationSeconds)'), refused
+    event = wait_until(lambda: [e for e in core_events(widgets, "w1") if e["reason"] == "NodeOutputsRefused"],
+                       "the NodeOutputsRefused Event")
+    assert f'taints[0]: "{PREFIX}for-a-while"' in event[0]["message"], event  # the Event's note is cut short
+    # One it tolerates for good is published.
+    widgets.create("w2", {"size": 1})
+    wait_until(lambda: ours(cluster, node)["taints"] == [PREFIX + "tolerated"], "the tolerated taint on the Node")
+    # Refused whole: w1's label never came.
     assert ours(cluster, node)["labels"] == {}
 
 

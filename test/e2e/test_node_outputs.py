@@ -93,7 +93,9 @@ def test_a_resource_that_stops_keeping_its_condition_takes_it_off_the_node(clust
     agent.config_file.write_text(json.dumps(config))
     agent.start()
     wait_until(lambda: CONDITION not in conditions(cluster, node), "the condition gone from the Node")
-    assert agent.log_events("node condition removed")[0]["manager"] == "nodehook-widgets.example.com"
+    # Logged after the writes: the Node may show it first.
+    removed = wait_until(lambda: agent.log_events("node condition removed"), "the removal logged")
+    assert removed[0]["manager"] == "nodehook-widgets.example.com"
     assert "Ready" in conditions(cluster, node)
 
 

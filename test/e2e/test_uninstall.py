@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REPO, _binary, wait_until
 from deploy_tools import kubectl_binary
-from kube import ApiError, create_namespace, create_node
+from kube import ApiError, create_namespace, create_node, set_node_ready
 
 GROUP, PLURAL = "uninstall.example.com", "gadgets"
 CRD_NAME = f"{PLURAL}.{GROUP}"
@@ -51,6 +51,8 @@ def gadget_crd(cluster):
     yield path
     if not missing(kube, path):
         kube.request("DELETE", path)
+    # Its objects go first, then the CRD: the next test creates it again only once it is gone.
+    wait_until(lambda: missing(kube, path), "the gadget CRD to be gone")
 
 
 def plugin_dir(tmp_path):
@@ -66,6 +68,32 @@ def release(cluster, plugins, config_file, *extra):
     env = dict(os.environ, PATH=f"{plugins}:{os.environ.get('PATH', '')}", KUBECONFIG=cluster.kubeconfig)
     return subprocess.run([str(kubectl_binary()), "nodehook", "release-finalizers", "--config", str(config_file),
                            *extra], capture_output=True, text=True, timeout=120, env=env)
+
+
+def stand_down_setup(kube, tmp_path, prefix, finalizer=False):
+    """A namespace with a config for its gadgets and a DaemonSet `agents` (no controller runs here:
+    it gets no pods of its own). Returns (namespace, config file, a function that adds a pod the
+    DaemonSet controls, given its name and extra pod spec)."""
+    namespace = f"{prefix}-{time.monotonic_ns()}"
+    create_namespace(kube, namespace)
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"state_file": str(tmp_path / "state.db"), "api": {"in_cluster": True},
+                                  "resources": [{"group": GROUP, "version": "v1", "plural": PLURAL,
+                                                 "namespace": namespace, "finalizer": finalizer,
+                                                 "hooks": {"delete": {"argv": ["/nowhere/hook"]}}}]}))
+    labels = {"app.kubernetes.io/name": "nodehook"}
+    container = {"name": "nodehook", "image": "nodehook:test"}
+    ds = kube.request("POST", f"/apis/apps/v1/namespaces/{namespace}/daemonsets", {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agents"},
+        "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+            "containers": [container]}}}})
+
+    def add_pod(name, **spec):
+        kube.request("POST", f"/api/v1/namespaces/{namespace}/pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": name, "labels": labels, "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agents", "uid": ds["metadata"]["uid"],
+                 "controller": True}]}, "spec": {"containers": [container], **spec}})
+    return namespace, config, add_pod
 
 
 def test_release_finalizers_lets_objects_namespace_and_crd_go_after_the_agents_are_gone(
@@ -153,23 +181,9 @@ def test_release_refuses_while_agent_pods_run_and_stop_agents_waits_until_they_a
     garbage collector would.)"""
     kube = cluster.kube
     plugins = plugin_dir(tmp_path)
-    namespace = f"stand-down-{time.monotonic_ns()}"
-    create_namespace(kube, namespace)
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps({"state_file": str(tmp_path / "state.db"), "api": {"in_cluster": True},
-                                  "resources": [{"group": GROUP, "version": "v1", "plural": PLURAL,
-                                                 "namespace": namespace,
-                                                 "hooks": {"delete": {"argv": ["/nowhere/hook"]}}}]}))
-    labels = {"app.kubernetes.io/name": "nodehook"}
-    ds = kube.request("POST", f"/apis/apps/v1/namespaces/{namespace}/daemonsets", {
-        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agents"},
-        "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
-            "containers": [{"name": "nodehook", "image": "nodehook:test"}]}}}})
+    namespace, config, add_pod = stand_down_setup(kube, tmp_path, "stand-down")
     pods = f"/api/v1/namespaces/{namespace}/pods"
-    kube.request("POST", pods, {"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": "agents-x1", "labels": labels, "ownerReferences": [
-            {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agents", "uid": ds["metadata"]["uid"],
-             "controller": True}]}, "spec": {"containers": [{"name": "nodehook", "image": "nodehook:test"}]}})
+    add_pod("agents-x1")
     base = f"/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}"
     kube.request("POST", base, {"apiVersion": f"{GROUP}/v1", "kind": "Gadget",
                                 "metadata": {"name": "g", "finalizers": ["nodehook.io/singleton"]}})
@@ -200,3 +214,56 @@ def test_release_refuses_while_agent_pods_run_and_stop_agents_waits_until_they_a
     assert "released 1 finalizer from 1 of 1 objects" in out, out
     assert kube.request("GET", f"{base}/g")["metadata"].get("finalizers", []) == []
     kube.request("DELETE", f"{base}/g")
+
+
+def test_stop_agents_does_not_wait_for_an_agent_pod_stuck_on_a_dead_node(cluster, gadget_crd, tmp_path):
+    """An agent pod on a node whose kubelet is gone never finishes terminating: the release stops
+    waiting for it once its grace period and a margin (30 s, dead_node_pods.h) are over, and
+    releases; a terminating pod on a live node is waited for. (No kubelet runs here: a deleted pod
+    bound to a node stays terminating until the test deletes it with gracePeriodSeconds=0.)"""
+    kube = cluster.kube
+    plugins = plugin_dir(tmp_path)
+    namespace, config, add_pod = stand_down_setup(kube, tmp_path, "dead-node", finalizer=True)
+    dead, live = f"{namespace}-dead", f"{namespace}-live"
+    create_node(kube, dead, {})
+    set_node_ready(kube, dead, "Unknown")  # its kubelet stopped reporting
+    create_node(kube, live, {})
+    set_node_ready(kube, live, "True")
+    pods = f"/api/v1/namespaces/{namespace}/pods"
+    for node in (dead, live):
+        add_pod(f"agents-{node}", nodeName=node, automountServiceAccountToken=False, terminationGracePeriodSeconds=1)
+        # What the garbage collector does once the DaemonSet is deleted: the pod terminates, and
+        # without a kubelet to confirm its end it stays.
+        kube.request("DELETE", f"{pods}/agents-{node}")
+    assert kube.request("GET", f"{pods}/agents-{dead}")["metadata"]["deletionTimestamp"]
+    base = f"/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}"
+    kube.request("POST", base, {"apiVersion": f"{GROUP}/v1", "kind": "Gadget",
+                                "metadata": {"name": "g", "finalizers": [f"nodehook.io/{dead}"]}})
+
+    env = dict(os.environ, PATH=f"{plugins}:{os.environ.get('PATH', '')}", KUBECONFIG=cluster.kubeconfig)
+    out_file = tmp_path / "release.out"  # a file, read while the command runs
+    with open(out_file, "w") as out:
+        stopping = subprocess.Popen([str(kubectl_binary()), "nodehook", "release-finalizers", "--config", str(config),
+                                     "--yes", "--stop-agents", f"{namespace}/agents"],
+                                    stdout=out, stderr=subprocess.PIPE, text=True, env=env)
+    dead_pod = f"{namespace}/agents-{dead} on {dead} (terminating)"
+    try:
+        wait_until(lambda: f"not waiting for {dead_pod}: its Node is not Ready" in out_file.read_text(),
+                   "the release to stop waiting for the dead node's pod", timeout=90)
+        # The live node's pod is still waited for: nothing is released while it is there.
+        assert stopping.poll() is None, (out_file.read_text(), stopping.communicate())
+        assert kube.request("GET", f"{base}/g")["metadata"]["finalizers"] == [f"nodehook.io/{dead}"]
+        kube.request("DELETE", f"{pods}/agents-{live}?gracePeriodSeconds=0")  # its kubelet confirmed it
+        _, err = stopping.communicate(timeout=60)
+    finally:
+        if stopping.poll() is None:
+            stopping.kill()
+    out = out_file.read_text()
+    assert stopping.returncode == 0, err
+    assert f"no agent pod of DaemonSet {namespace}/agents is left to wait for (not waited for: {dead_pod})" in out, out
+    assert "released 1 finalizer from 1 of 1 objects" in out, out
+    assert 'event="agent pod not waited for"' in err and f"pod={namespace}/agents-{dead}" in err, err
+    kube.request("DELETE", f"{base}/g")
+    kube.request("DELETE", f"{pods}/agents-{dead}?gracePeriodSeconds=0")
+    for node in (dead, live):
+        kube.request("DELETE", f"/api/v1/nodes/{node}")

@@ -38,6 +38,26 @@ std::vector<std::string> Lines(const std::vector<PolicyRule>& rules) {
   return lines;
 }
 
+// `nodehook rbac` for a config of one widgets resource with `resource_extra` (JSON members, each
+// followed by a comma) and an update hook.
+std::string RbacFor(const std::string& resource_extra) {
+  std::string path = "/tmp/nodehook-rbac-" + std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream config(path);
+    config << R"({"state_file":"/var/lib/nodehook/state.db","api":{"in_cluster":true},"resources":[{"group":)"
+              R"("example.com","version":"v1","plural":"widgets",)"
+           << resource_extra << R"("hooks":{"update":{"argv":["/bin/true"]}}}]})";
+  }
+  RbacCommandArgs args;
+  args.config_path = path;
+  std::ostringstream out, err;
+  const int code = RunRbacCommand(args, out, err);
+  std::remove(path.c_str());
+  REQUIRE(code == 0);
+  CHECK(err.str().empty());
+  return out.str();
+}
+
 }  // namespace
 
 TEST_CASE("a plain config gets list and watch on its resource and events create, nothing else") {
@@ -140,27 +160,22 @@ TEST_CASE("the rbac command prints the agent pods Role after the ClusterRole for
   std::remove(path.c_str());
 }
 
+TEST_CASE("hook-published node outputs add a Role to read the own pod (its tolerations), unless the agent pods Role "
+          "has that already") {
+  const std::string outputs = R"("node_outputs":{"prefixes":["widgets.example.com/"]},)";
+  CHECK(RbacFor(outputs).find("---\n" + OwnPodRoleYaml("nodehook")) != std::string::npos);
+  CHECK(OwnPodRoleYaml("nodehook").find(R"(verbs: ["get"])") != std::string::npos);
+  const std::string both = RbacFor(outputs + R"("finalizer":true,)");
+  CHECK(both.find(AgentPodsRoleYaml("nodehook")) != std::string::npos);
+  CHECK(both.find("-own-pod") == std::string::npos);
+  CHECK(RbacFor("").find("-own-pod") == std::string::npos);
+}
+
 TEST_CASE("a rollout policy adds a Role for the rollout Leases in the agent's namespace, and none without one") {
-  std::string path = "/tmp/nodehook-rbac-rollout-" + std::to_string(::getpid()) + ".json";
-  auto run = [&](const std::string& resource_extra) {
-    {
-      std::ofstream config(path);
-      config << R"({"state_file":"/var/lib/nodehook/state.db","api":{"in_cluster":true},"resources":[{"group":)"
-                R"("example.com","version":"v1","plural":"widgets",)"
-             << resource_extra << R"("hooks":{"update":{"argv":["/bin/true"]}}}]})";
-    }
-    RbacCommandArgs args;
-    args.config_path = path;
-    std::ostringstream out, err;
-    REQUIRE(RunRbacCommand(args, out, err) == 0);
-    CHECK(err.str().empty());
-    return out.str();
-  };
-  std::string with = run(R"("rollout":{"max_nodes":2},)");
+  std::string with = RbacFor(R"("rollout":{"max_nodes":2},)");
   CHECK(with.find("name: nodehook-rollout\n") != std::string::npos);
   CHECK(with.find(R"(verbs: ["get", "list", "watch", "create", "update"])") != std::string::npos);
-  CHECK(run("").find("-rollout") == std::string::npos);
-  std::remove(path.c_str());
+  CHECK(RbacFor("").find("-rollout") == std::string::npos);
 }
 
 TEST_CASE("--previous keeps get, list and patch on what left finalizer or singleton mode, and the pods for a singleton") {

@@ -2,6 +2,8 @@
 // before and stored; a refused one changes nothing stored and is logged and posted as an Event.
 #include <catch2/catch.hpp>
 
+#include <memory>
+
 #include "agent/outputs/outputs_recorder.h"
 #include "storage/sqlite_state_store.h"
 #include "test/fakes/captured_log.h"
@@ -87,6 +89,29 @@ TEST_CASE("outputs outside the prefixes, or malformed, are refused whole: logged
   f.resource.node_output_prefixes.clear();
   CHECK_FALSE(f.recorder.Record(f.resource, f.widget, "update", R"({"labels":{"widgets.example.com/v":"3"}})").ok());
   CHECK(f.Stored("u1") == R"({"labels":{"widgets.example.com/v":"1"}})");
+}
+
+TEST_CASE("a NoExecute taint the agent's own pod does not tolerate is refused with the rest of the publication") {
+  Fixture f;
+  auto own = std::make_shared<OwnTolerations>(
+      OwnTolerations{"nodehook/nodehook-x1", std::vector<Toleration>{{"widgets.example.com/drain", "Exists", "", "NoExecute",
+                                                                     std::nullopt}}, ""});
+  OutputsRecorder recorder{*f.store, f.events, f.clock, own};
+  CapturedLog log;
+  const std::string published = R"({"labels":{"widgets.example.com/v":"1"},"taints":[)"
+                                R"({"key":"widgets.example.com/drain","effect":"NoExecute"},)"
+                                R"({"key":"widgets.example.com/evict","effect":"NoExecute"}]})";
+  Status refused = recorder.Record(f.resource, f.widget, "create", published);
+  CHECK(refused.code() == StatusCode::kInvalid);
+  CHECK(f.Stored("u1") == "(none)");  // the label too: all or nothing
+  REQUIRE(f.events.refused.size() == 1);
+  CHECK(f.events.refused[0].find("ns/w1 create: node outputs refused: taints[1]: \"widgets.example.com/evict\" with "
+                                 "effect NoExecute would evict this agent's own pod nodehook/nodehook-x1") == 0);
+  CHECK(log.Count("node outputs refused") == 1);
+  // The one it tolerates is taken; so is any taint off a pod (no own tolerations to judge by).
+  CHECK(recorder.Record(f.resource, f.widget, "update",
+                        R"({"taints":[{"key":"widgets.example.com/drain","effect":"NoExecute"}]})").ok());
+  CHECK(f.recorder.Record(f.resource, f.widget, "update", published).ok());
 }
 
 }  // namespace
