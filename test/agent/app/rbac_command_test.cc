@@ -281,6 +281,8 @@ TEST_CASE("node steps add exactly what they use: the Node read, its patch for a 
   CHECK(Lines(LeastPrivilegeRules(c)) ==
         std::vector<std::string>{"example.com/widgets: list watch", "/nodes: get list watch patch", "/pods: list",
                                  "/pods/eviction: create", "events.k8s.io/events: create"});
+  // A steward coordinating the rollout counts the Nodes it keeps cordoned: it watches them.
+  CHECK(Lines(StewardRules(c)) == std::vector<std::string>{"/nodes: list watch", "events.k8s.io/events: create"});
 }
 
 TEST_CASE("with the steward, the node-bound rules let an agent cordon its own Node under its mark, nothing more") {
