@@ -47,6 +47,8 @@ RolloutCoordination::RolloutCoordination(const WatchedResource& resource, KubeCl
     MutexLock lock(&notes_mu_);
     record.standbys = standbys_;
     record.fleet_size = fleet_size_;
+    // An acquire writes the Lease it read: the predecessor's handover stays for this term to take up.
+    if (coordinating_) record.handover = handover_;
   });
 }
 
@@ -96,10 +98,21 @@ void RolloutCoordination::Coordinate(const CancelToken& stop, const std::functio
     coordinator_options.cordoned = [&] { return cordoned->Nodes(); };
   }
   RolloutCoordinator coordinator(resource_, client_, server_, events_, coordinator_options);
+  if (auto observed = elector_.Observed()) coordinator.TakeOver(observed->handover);
+  {
+    MutexLock lock(&notes_mu_);
+    coordinating_ = true;
+    handover_ = coordinator.Handover();
+  }
   TimePoint pick_standbys_at{};
   while (leading()) {
     if (board.listed() && (!cordoned || cordoned->listed())) {
       coordinator.Round(board);
+      std::string handover = coordinator.Handover();
+      {
+        MutexLock lock(&notes_mu_);
+        handover_ = std::move(handover);
+      }
       // The standbys and the fleet's size change only when nodes come and go: noted again every
       // few seconds, not every round (each copies the board).
       if (monotonic_.Now() >= pick_standbys_at) {
@@ -114,6 +127,10 @@ void RolloutCoordination::Coordinate(const CancelToken& stop, const std::functio
     std::unique_lock<std::mutex> lock(change_mu);
     change_cv.wait_for(lock, options_.round, [&] { return changed; });
     changed = false;
+  }
+  {
+    MutexLock lock(&notes_mu_);
+    coordinating_ = false;
   }
   term.Cancel();
   watch.join();

@@ -66,6 +66,9 @@ class RolloutCoordination final : public RolloutParticipant {
   mutable Mutex notes_mu_;
   std::string standbys_ GUARDED_BY(notes_mu_);  // as this agent last picked them as coordinator
   int fleet_size_ GUARDED_BY(notes_mu_) = 0;    // as it last counted them as coordinator
+  // Its coordinator's Handover() while it coordinates; otherwise the Lease's is kept as read.
+  bool coordinating_ GUARDED_BY(notes_mu_) = false;
+  std::string handover_ GUARDED_BY(notes_mu_);
 };
 
 inline constexpr size_t kStandbys = 3;

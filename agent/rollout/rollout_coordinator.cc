@@ -5,6 +5,11 @@
 #include <utility>
 #include <vector>
 
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "agent/base/json_text.h"
 #include "agent/base/log.h"
 #include "agent/base/utc_time.h"
 #include "agent/config/rollout_parser.h"
@@ -238,6 +243,62 @@ bool RolloutCoordinator::TakeGrantToken(int64_t now_ms) {
   if (grant_tokens_ < 1.0) return false;
   grant_tokens_ -= 1.0;
   return true;
+}
+
+std::string RolloutCoordinator::Handover() const {
+  if (tracked_.empty()) return "";
+  std::map<std::string, NodeRequest> states;
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  w.Key("halted");
+  w.StartArray();
+  for (const auto& [key, t] : tracked_) {
+    if (states.size() >= kMaxHandover) break;
+    states[key] = t.request;
+    if (t.halted_posted) w.String(key.c_str(), static_cast<rapidjson::SizeType>(key.size()));
+  }
+  w.EndArray();
+  w.Key("states");
+  const std::string encoded = EncodeNodeRequests(states);
+  w.RawValue(encoded.c_str(), encoded.size(), rapidjson::kObjectType);
+  w.EndObject();
+  return buf.GetString();
+}
+
+void RolloutCoordinator::TakeOver(const std::string& handover) {
+  if (handover.empty()) return;
+  rapidjson::Document doc;
+  doc.Parse(handover.c_str(), handover.size());
+  std::map<std::string, NodeRequest> states;
+  Status read = doc.IsObject() ? Status::Ok() : InvalidError("not a JSON object");
+  auto encoded = read.ok() ? doc.FindMember("states") : rapidjson::Value::MemberIterator{};
+  if (read.ok() && encoded != doc.MemberEnd() && encoded->value.IsObject()) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    encoded->value.Accept(w);
+    read = DecodeNodeRequests(buf.GetString(), &states);
+  }
+  if (!read.ok()) {
+    Log(LogLevel::kWarn, "rollout handover unreadable",
+        {{"resource", resource_.ref.Id()}, {"error", read.ToString()},
+         {"next", "report the outcomes of the states asked for from now on"}});
+    return;
+  }
+  std::set<std::string> halted;
+  auto list = doc.FindMember("halted");
+  if (list != doc.MemberEnd() && list->value.IsArray()) {
+    for (const auto& key : list->value.GetArray()) {
+      if (key.IsString()) halted.insert(key.GetString());
+    }
+  }
+  for (const auto& [key, request] : states) {
+    const std::string uid = key.substr(0, key.find('/'));
+    tracked_.try_emplace(key, Tracked{MetaOf(uid, request.object), request, halted.count(key) > 0});
+  }
+  Log(LogLevel::kInfo, "rollout handover taken",
+      {{"resource", resource_.ref.Id()}, {"states", static_cast<int64_t>(states.size())},
+       {"next", "post each state's halt or completion, once"}});
 }
 
 void RolloutCoordinator::PostOutcomes(const BoardView& view, int64_t now_ms) {

@@ -18,7 +18,11 @@
 // its node asked and then died, or is cut off. That node is granted nothing more for the object
 // until its node Lease changes (a live agent asks again when it sees its grant lapse; a restarted
 // one writes its Lease), so a dead asker does not take the slot again at every lease.
-// It also posts RolloutHalted and RolloutCompleted, once per object state it saw requested.
+// It also posts RolloutHalted and RolloutCompleted, once per object state it saw requested, and
+// through coordinator handovers: the states whose Events it still owes go to its successor
+// (Handover, written on the coordinator Lease; TakeOver), so a state whose last grants came
+// before a handover is still reported complete, once (the Event's name is derived from the
+// object, the reason and the state: a repeat within the Events' lifetime is refused as existing).
 // Not thread-safe: one thread calls Round (rollout_coordination.h). Borrows the client, clock and
 // events, which must outlive it.
 #pragma once
@@ -45,6 +49,8 @@ struct RolloutCoordinatorOptions {
   std::function<std::map<std::string, std::string>()> cordoned{};
 };
 
+inline constexpr size_t kMaxHandover = 200;
+
 class RolloutCoordinator {
  public:
   RolloutCoordinator(const WatchedResource& resource, KubeClient& client, const ServerClock& server,
@@ -53,6 +59,12 @@ class RolloutCoordinator {
   // One round on the board as it is now: grants for the requests the rules admit, then the
   // halts and completions to post. Returns the number of slots granted.
   int Round(const BoardReader& board);
+
+  // The object states whose outcome Events it still owes (at most kMaxHandover), for its
+  // successor: {"states": {"<uid>/<state>": request...}, "halted": ["<uid>/<state>", ...]}; "" when none.
+  std::string Handover() const;
+  // Takes up a predecessor's Handover(); an unreadable one is logged and left.
+  void TakeOver(const std::string& handover);
 
  private:
   // An object state some node asked for: what its Events need.

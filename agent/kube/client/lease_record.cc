@@ -19,6 +19,7 @@ Result<LeaseRecord> ParseLease(std::string_view json) {
   auto annotations = meta->value.FindMember("annotations");
   if (annotations != meta->value.MemberEnd() && annotations->value.IsObject()) {
     record.standbys = StringMember(annotations->value, kStandbysAnnotation);
+    record.handover = StringMember(annotations->value, kHandoverAnnotation);
     // A note, not part of the election: an unreadable one is taken as not said.
     const std::string fleet = StringMember(annotations->value, kFleetSizeAnnotation);
     record.fleet_size = fleet.empty() || fleet.size() > 9 ||
@@ -50,6 +51,7 @@ std::map<std::string, std::string> LeaseNotes(const LeaseRecord& record) {
   std::map<std::string, std::string> notes;
   if (!record.standbys.empty()) notes[kStandbysAnnotation] = record.standbys;
   if (record.fleet_size > 0) notes[kFleetSizeAnnotation] = std::to_string(record.fleet_size);
+  if (!record.handover.empty()) notes[kHandoverAnnotation] = record.handover;
   return notes;
 }
 

@@ -26,6 +26,10 @@ struct LeaseRecord {
   // 0: not said).
   std::string standbys{};
   int fleet_size{0};
+  // What the holder's successor takes up (kHandoverAnnotation): the rollout coordinator's object
+  // states whose outcome Events are still owed. Kept through an acquire, since the new holder
+  // writes the Lease it read.
+  std::string handover{};
 
   // Whether two reads show the same record (what client-go compares to notice a change).
   bool SameAs(const LeaseRecord& other) const {
@@ -37,6 +41,7 @@ struct LeaseRecord {
 
 inline constexpr const char* kStandbysAnnotation = "nodehook.io/standbys";
 inline constexpr const char* kFleetSizeAnnotation = "nodehook.io/fleet-size";
+inline constexpr const char* kHandoverAnnotation = "nodehook.io/handover";
 
 // The annotations that carry a record's notes (standbys, fleet size); none when it has none.
 std::map<std::string, std::string> LeaseNotes(const LeaseRecord& record);

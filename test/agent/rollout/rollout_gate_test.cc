@@ -1035,3 +1035,63 @@ TEST_CASE("the coordinator counts nodes the rollout keeps cordoned against max_n
 
 }  // namespace
 }  // namespace nodehook
+
+namespace nodehook {
+namespace {
+
+int Completions(const Fleet& fleet) {
+  return static_cast<int>(std::count_if(fleet.events.posted.begin(), fleet.events.posted.end(), [](const std::string& e) {
+    return e.rfind("RolloutCompleted", 0) == 0;
+  }));
+}
+
+TEST_CASE("RolloutCompleted is posted once per state across a coordinator handover after the last grant") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  REQUIRE(fleet.Coordinate() == 1);
+  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));  // inside: its ask is gone from its Lease
+  // The coordinator changes hands: the new one takes up what the old one still owes.
+  const std::string handover = fleet.coordinator->Handover();
+  CHECK(handover.find("\"u1/s1\"") != std::string::npos);
+  fleet.coordinator = std::make_unique<RolloutCoordinator>(fleet.resource, fleet.store, fleet.server, fleet.events,
+                                                           RolloutCoordinatorOptions{"nodehook", {}});
+  fleet.coordinator->TakeOver(handover);
+  a.Succeeded(fleet.resource.ref, Widget(), "s1", "ok");
+  fleet.Coordinate();
+  CHECK(Completions(fleet) == 1);
+  fleet.Coordinate();
+  CHECK(Completions(fleet) == 1);
+  // Nothing is owed any more: a later coordinator posts nothing again.
+  CHECK(fleet.coordinator->Handover().empty());
+  fleet.coordinator = std::make_unique<RolloutCoordinator>(fleet.resource, fleet.store, fleet.server, fleet.events,
+                                                           RolloutCoordinatorOptions{"nodehook", {}});
+  fleet.Coordinate();
+  CHECK(Completions(fleet) == 1);
+}
+
+TEST_CASE("a handover keeps whether a halt was posted, and an unreadable one is left") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  fleet.Node("b");
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  REQUIRE(fleet.Coordinate() == 1);
+  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  a.Failed(fleet.resource.ref, Widget(), "s1", 1, true, "broken");
+  fleet.Coordinate();
+  const auto halts = [&] {
+    return std::count_if(fleet.events.posted.begin(), fleet.events.posted.end(),
+                         [](const std::string& e) { return e.rfind("RolloutHalted", 0) == 0; });
+  };
+  REQUIRE(halts() == 1);
+  const std::string handover = fleet.coordinator->Handover();
+  fleet.coordinator = std::make_unique<RolloutCoordinator>(fleet.resource, fleet.store, fleet.server, fleet.events,
+                                                           RolloutCoordinatorOptions{"nodehook", {}});
+  fleet.coordinator->TakeOver("not json");
+  fleet.coordinator->TakeOver(handover);
+  fleet.Coordinate();
+  CHECK(halts() == 1);
+}
+
+}  // namespace
+}  // namespace nodehook
