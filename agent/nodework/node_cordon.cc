@@ -28,7 +28,7 @@ Result<CordonTaken> TakeCordon(NodeApi& api, const std::string& key, const std::
     const bool ours = node->marks.count(key) > 0;
     if (node->unschedulable && !ours && node->marks.empty()) return CordonTaken{false, true};
     if (node->unschedulable && ours && node->marks.at(key) == value) return CordonTaken{true, false};
-    CordonTaken taken{true, false};
+    CordonTaken taken{true, false, {}, node->Meta()};
     if (!node->unschedulable) {
       for (const auto& [mark, unused] : node->marks) {
         if (mark != key) taken.stale_marks.push_back(mark);

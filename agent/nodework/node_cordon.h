@@ -21,6 +21,7 @@ struct CordonTaken {
   bool ours = false;            // this rollout's mark is on the cordoned Node
   bool someone_elses = false;   // unschedulable before, without a nodehook mark: left alone
   std::vector<std::string> stale_marks{};  // marks found on the schedulable Node, removed
+  ObjectMeta node{};                       // the Node as read, for Events about it
 };
 // Cordons the Node for the rollout (mark `key` = `value`), unless someone else cordoned it.
 // A Node cordoned by another nodehook rollout gets this rollout's mark too. Marks on a

@@ -157,7 +157,7 @@ GateEntry NodeSteps::Cordon(NodeStepsRecord& rec, const ObjectMeta& object) {
   }
   rec.cordoned = taken->ours;
   rec.was_unschedulable = taken->someone_elses;
-  if (!taken->stale_marks.empty()) ReportStaleMarks(object, taken->stale_marks);
+  if (!taken->stale_marks.empty()) ReportStaleMarks(object, *taken);
   Status saved = Save(rec, next_step);
   if (taken->ours) {
     Log(LogLevel::kInfo, "node cordoned",
@@ -175,7 +175,8 @@ GateEntry NodeSteps::Cordon(NodeStepsRecord& rec, const ObjectMeta& object) {
   return GateEntry::Inside();
 }
 
-void NodeSteps::ReportStaleMarks(const ObjectMeta& object, const std::vector<std::string>& marks) {
+void NodeSteps::ReportStaleMarks(const ObjectMeta& object, const CordonTaken& taken) {
+  const std::vector<std::string>& marks = taken.stale_marks;
   const std::string note = "removed " + std::to_string(marks.size()) +
                            " stale cordon mark(s) left on the schedulable node (someone uncordoned it): " +
                            FirstNames(marks, 3);
@@ -183,8 +184,7 @@ void NodeSteps::ReportStaleMarks(const ObjectMeta& object, const std::vector<std
       {{"object", object.Key()}, {"uid", object.uid}, {"marks", FirstNames(marks, 3)},
        {"next", policy_.drain ? "drain the node" : "run the hook"}});
   events_.NodeStep(resource_.ref, object, "NodeStaleMarksRemoved", true, note);
-  Result<NodeState> node = api_.GetNode();
-  if (node.ok()) events_.NodeEvent(node->Meta(), "NodeStaleMarksRemoved", true, note);
+  events_.NodeEvent(taken.node, "NodeStaleMarksRemoved", true, note);
 }
 
 GateEntry NodeSteps::Fail(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state,

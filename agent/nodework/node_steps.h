@@ -33,6 +33,7 @@
 #include "agent/config/config.h"
 #include "agent/events/event_recorder.h"
 #include "agent/nodework/node_api.h"
+#include "agent/nodework/node_cordon.h"
 #include "agent/nodework/pod_drain.h"
 #include "agent/process/action_runner.h"
 #include "agent/reconcile/rollout_steps.h"
@@ -97,7 +98,7 @@ class NodeSteps final : public RolloutSteps {
  private:
   GateEntry Cordon(NodeStepsRecord& rec, const ObjectMeta& object);
   // Logs and posts (on the object and on the Node) the stale marks the cordon removed.
-  void ReportStaleMarks(const ObjectMeta& object, const std::vector<std::string>& marks);
+  void ReportStaleMarks(const ObjectMeta& object, const CordonTaken& taken);
   GateEntry Drain(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state);  // node_steps_drain.cc
   GateEntry CheckReboot(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& state);  // node_steps_reboot.cc
   // Holds the slot for `left`, records the start, runs the reboot command; each only after the

@@ -490,6 +490,14 @@ TEST_CASE("an object deleted while its cordon cannot be given back is recorded f
   REQUIRE(w.Step().empty());
 }
 
+// The object as its facts say when paused; `stop_nodes`: with the value that stops the nodes inside.
+ObjectFacts Paused(bool stop_nodes) {
+  ObjectFacts facts;
+  facts.rollout_paused = true;
+  facts.rollout_stop_nodes = stop_nodes;
+  return facts;
+}
+
 TEST_CASE("a pause during the drain stops no work under way: the node keeps its slot and finishes its steps") {
   World w;
   w.api.AddPod("default", "db-0", 0);
@@ -498,8 +506,7 @@ TEST_CASE("a pause during the drain stops no work under way: the node keeps its 
   REQUIRE(w.Step() == "draining");
   REQUIRE(w.gate.admits == 1);
   w.gate.stopped = true;  // paused (or held, halted, out of its windows)
-  ObjectFacts paused;
-  paused.rollout_paused = true;
+  const ObjectFacts paused = Paused(false);
   w.clock.Advance(seconds(1));
   REQUIRE(steps->Admit(w.object, "s1", &paused).kind == GateEntry::Kind::kWait);  // still draining
   REQUIRE(w.gate.go_ons == 1);
@@ -525,9 +532,7 @@ TEST_CASE("the operator's stop-nodes ends a drain under way: the cordon given ba
   REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
   REQUIRE(w.Ours());
   w.gate.stopped = true;
-  ObjectFacts stop;
-  stop.rollout_paused = true;
-  stop.rollout_stop_nodes = true;
+  const ObjectFacts stop = Paused(true);
   REQUIRE(steps->Admit(w.object, "s1", &stop).kind == GateEntry::Kind::kWait);
   REQUIRE(w.gate.go_ons == 0);  // asked as new work: the gate gives the slot up
   REQUIRE_FALSE(w.api.node().unschedulable);
@@ -548,9 +553,7 @@ TEST_CASE("stop-nodes leaves work past the hook to finish: a verify under way go
   REQUIRE(steps->AfterHook(w.object, "s1", false) == std::nullopt);
   REQUIRE(w.Step() == "verifying");
   w.gate.stopped = true;
-  ObjectFacts stop;
-  stop.rollout_paused = true;
-  stop.rollout_stop_nodes = true;
+  const ObjectFacts stop = Paused(true);
   GateEntry going_on = steps->Admit(w.object, "s1", &stop);
   REQUIRE(going_on.kind == GateEntry::Kind::kInside);
   REQUIRE(going_on.resume == ResumeAt::kVerify);
