@@ -112,7 +112,7 @@ pids+=($!)
 # PID 1 ask for). Records its PID 1 in NODE_DIR/pid, and the wrapper's PID.
 start_node() {
 	local i=$1 node_dir="$dir/nodes/node-$i" ns="$bridge-n$i" init=""
-	cat /proc/sys/kernel/random/uuid >"$node_dir/boot_id"
+	cat /proc/sys/kernel/random/uuid >"$node_dir/boot_id.new" && mv "$node_dir/boot_id.new" "$node_dir/boot_id"
 	nsenter --net="/run/netns/$ns" unshare --mount --propagation slave --pid --fork --mount-proc --uts --ipc \
 		--kill-child -- "$here/real-node-init.sh" "$node_dir" 2>>"$node_dir/init.log" &
 	node_wrapper[$i]=$!
@@ -123,7 +123,8 @@ start_node() {
 		sleep 0.05
 	done
 	[[ -n $init ]] || { log "node-$i did not start, see $node_dir/init.log"; exit 1; }
-	echo "$init" >"$node_dir/pid"
+	# Renamed into place: a reader never sees the file empty or half written.
+	echo "$init" >"$node_dir/pid.new" && mv "$node_dir/pid.new" "$node_dir/pid"
 	node_inits[i - 1]=$init
 }
 
