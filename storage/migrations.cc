@@ -163,6 +163,14 @@ CREATE TABLE node_steps (
 CREATE INDEX node_steps_by_resource ON node_steps (node, resource);
 )sql";
 
+// Version 8 (issue 41): a drain's or a reboot's timeout counts the time the step spent inside
+// its slot, not the time since it started (an agent away for a DaemonSet update adds nothing).
+constexpr const char* kSchemaV8 = R"sql(
+ALTER TABLE node_steps ADD COLUMN step_spent_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE node_steps ADD COLUMN step_seen_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE node_steps ADD COLUMN step_wait_ms INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 Result<int> ReadUserVersion(SqliteDb& db) {
   Result<std::string> text = db.QueryText("Migrate", "PRAGMA user_version");
   if (!text.ok()) return text.status();
@@ -193,6 +201,7 @@ const std::vector<Migration>& StateMigrations() {
       {5, kSchemaV5},
       {6, kSchemaV6},
       {7, kSchemaV7},
+      {8, kSchemaV8},
   };
   return kMigrations;
 }

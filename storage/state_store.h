@@ -70,6 +70,12 @@ struct NodeStepsRecord {
   bool reboot_started = false;    // "rebooting": the reboot command was started (never twice);
                                   // false: recorded, the command not run yet (the slot not held)
   int64_t step_started_ms = 0;
+  // A drain's or a reboot's timeout counts time inside the slot only (schema version 8): each
+  // look at the step adds the time since the last one, at most the wait that look asked for (and
+  // one poll of lateness), so an agent away or a node outside its slot adds nothing.
+  int64_t step_spent_ms = 0;      // counted against the step's timeout so far
+  int64_t step_seen_ms = 0;       // the last look (0: none yet)
+  int64_t step_wait_ms = 0;       // the wait the last look asked for
   std::string pods_left;          // "draining": the pods still to go, "namespace/name" per line
   int evictions = 0;              // "draining": Eviction calls made (refusals included)
   std::string message;            // the last word on the step, e.g. what blocks the drain

@@ -59,9 +59,30 @@ std::string NodeSteps::MarkValue(const ObjectMeta& object, const std::string& st
 int64_t NodeSteps::NowMs() const { return ToMillis(clock_.Now()); }
 
 Status NodeSteps::Save(NodeStepsRecord& rec, const std::string& step) {
-  if (rec.step != step) rec.step_started_ms = NowMs();
+  if (rec.step != step) {
+    rec.step_started_ms = NowMs();
+    rec.step_spent_ms = 0;
+    rec.step_seen_ms = rec.step_started_ms;
+    rec.step_wait_ms = 0;
+  }
   rec.step = step;
   return store_.PutNodeSteps(rec);
+}
+
+Duration NodeSteps::Look(NodeStepsRecord& rec) {
+  const int64_t now = NowMs();
+  if (rec.step_seen_ms > 0 && now > rec.step_seen_ms) {
+    const int64_t late = options_.poll.count();
+    rec.step_spent_ms += std::min(now - rec.step_seen_ms, rec.step_wait_ms + late);
+  }
+  rec.step_seen_ms = now;
+  return Duration(rec.step_spent_ms);
+}
+
+GateEntry NodeSteps::WaitFor(NodeStepsRecord& rec, Duration wait) {
+  rec.step_wait_ms = wait.count();
+  (void)store_.PutNodeSteps(rec);
+  return GateEntry::Wait(wait);
 }
 
 GateEntry NodeSteps::Admit(const ObjectMeta& object, const std::string& state, const ObjectFacts* facts) {

@@ -114,6 +114,12 @@ class NodeSteps final : public RolloutSteps {
   // Gives the cordon back when the record and the Node both say it is ours; false: try again.
   bool GiveBack(NodeStepsRecord& rec, const ObjectMeta& object, const char* why);
   Status Save(NodeStepsRecord& rec, const std::string& step);
+  // A look at a timed step (drain, reboot): adds the time since the last look, at most the wait
+  // that look asked for plus one poll, and returns the time counted against the step's timeout.
+  // Time the agent was away, or the node waited outside its slot, is not counted.
+  Duration Look(NodeStepsRecord& rec);
+  // The step waits `wait` before its next look: recorded (a lost write only counts less).
+  GateEntry WaitFor(NodeStepsRecord& rec, Duration wait);
   int64_t NowMs() const;
   // How long until the uncordon of a node soaking since the record's step began.
   Duration SoakLeft(const NodeStepsRecord& rec) const;

@@ -59,7 +59,7 @@ GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const
     ForgetDrain(object.uid);
     return Save(rec, kRunning).ok() ? GateEntry::Inside() : GateEntry::Wait(options_.poll);
   }
-  const Duration spent = Duration(NowMs() - rec.step_started_ms);
+  const Duration spent = Look(rec);
   const Duration timeout = policy_.drain->timeout;
   if (spent >= timeout) {
     std::string why = "drain timed out after " + SecondsText(timeout) + "; " + PodsLeftText(Lines(rec.pods_left));
@@ -71,12 +71,11 @@ GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const
     Log(LogLevel::kWarn, "node drain round failed",
         {{"object", object.Key()}, {"uid", object.uid}, {"error", round.status().ToString()},
          {"next", "try again in " + SecondsText(options_.poll)}});
-    return GateEntry::Wait(std::min(options_.poll, timeout - spent));
+    return WaitFor(rec, std::min(options_.poll, timeout - spent));
   }
   if (!round->newly_blocked.empty()) ReportBlocked(object, round->newly_blocked);
   std::string left;
   for (const std::string& pod : round->left) left += pod + "\n";
-  bool changed = left != rec.pods_left || round->evictions > 0 || round->blocked != rec.message;
   rec.pods_left = left;
   rec.evictions += round->evictions;
   rec.message = round->blocked;
@@ -86,7 +85,6 @@ GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const
       // Someone uncordoned the node during the drain: their call. Never cordoned again by us,
       // and the node is not ours to uncordon any more.
       rec.cordoned = false;
-      changed = true;
       Log(LogLevel::kWarn, "node cordon undone",
           {{"object", object.Key()}, {"uid", object.uid}, {"step", kDraining},
            {"next", "go on draining; leave the node's cordon to whoever undid ours"}});
@@ -105,11 +103,11 @@ GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const
     if (!saved.ok()) return GateEntry::Wait(options_.poll);
     return GateEntry::Inside();
   }
-  if (changed) (void)store_.PutNodeSteps(rec);  // a lost round is done again after a restart
   std::string detail = PodsLeftText(round->left);
   if (!round->blocked.empty()) detail += "; blocked: " + round->blocked;
   gate_.ShowStep(object, NodeStep::kDraining, detail, Duration{0});
-  return GateEntry::Wait(std::max(std::min(round->next, timeout - spent), Duration(std::chrono::milliseconds(100))));
+  // Recorded each round (a lost round is done again after a restart).
+  return WaitFor(rec, std::max(std::min(round->next, timeout - spent), Duration(std::chrono::milliseconds(100))));
 }
 
 void NodeSteps::ReportBlocked(const ObjectMeta& object, const std::vector<std::string>& blocked) {

@@ -87,7 +87,7 @@ GateEntry NodeSteps::CheckReboot(NodeStepsRecord& rec, const ObjectMeta& object,
          {"next", "verify, then give the node back"}});
     return Save(rec, kVerifying).ok() ? GateEntry::Inside(ResumeAt::kVerify) : GateEntry::Wait(options_.poll);
   }
-  const Duration spent = Duration(NowMs() - rec.step_started_ms);
+  const Duration spent = Look(rec);
   const Duration timeout = policy_.reboot->timeout;
   Result<std::string> boot = ReadBootId(options_.boot_id_file);
   if (boot.ok() && !rec.boot_id.empty() && *boot != rec.boot_id) {
@@ -121,7 +121,7 @@ GateEntry NodeSteps::CheckReboot(NodeStepsRecord& rec, const ObjectMeta& object,
   } else {
     gate_.ShowStep(object, NodeStep::kRebooting, "waiting for a new boot ID", timeout - spent);
   }
-  return GateEntry::Wait(std::min(options_.poll, timeout - spent));
+  return WaitFor(rec, std::min(options_.poll, timeout - spent));
 }
 
 }  // namespace nodehook

@@ -75,6 +75,30 @@ TEST_CASE("a version 1 file keeps its rows when migrated to the latest version a
   CHECK(*(*raw)->QueryText("test", "SELECT count(*) FROM retry_requests") == "0");
 }
 
+TEST_CASE("a version 7 file keeps its node steps at version 8, with nothing counted against their timeouts yet") {
+  TempDir dir;
+  std::string path = dir.File("state.db");
+  {
+    auto db = SqliteDb::Open(path);
+    REQUIRE(db.ok());
+    REQUIRE((*db)->Exec("v7", "PRAGMA journal_mode = WAL").ok());
+    for (int v = 0; v < 7; ++v) REQUIRE((*db)->Exec("v7", StateMigrations()[v].sql).ok());
+    REQUIRE((*db)->Exec("v7", "PRAGMA user_version = 7").ok());
+    REQUIRE((*db)->Exec("v7", "INSERT INTO node_steps VALUES ('u1', 'node-a', 'widgets.example.com/v1', 's1', "
+                              "'draining', 1, 0, '', 0, 5, 'default/db-0\n', 2, '')").ok());
+  }
+  auto store = OpenStore(path);
+  CHECK(*UserVersion(path) == std::to_string(LatestSchemaVersion()));
+  auto steps = store->GetNodeSteps("u1");
+  REQUIRE(steps.ok());
+  REQUIRE(steps->has_value());
+  CHECK((*steps)->step == "draining");
+  CHECK((*steps)->step_started_ms == 5);
+  CHECK((*steps)->pods_left == "default/db-0\n");
+  CHECK((*steps)->step_spent_ms == 0);
+  CHECK((*steps)->step_seen_ms == 0);
+}
+
 TEST_CASE("a new state file uses incremental vacuum") {
   TempDir dir;
   OpenStore(dir.File("state.db"));

@@ -43,5 +43,21 @@ TEST_CASE("node steps are listed for this node across resources, replaced whole 
   CHECK(Listed(*b).size() == 1);
 }
 
+TEST_CASE("the time a step counted against its timeout is kept with it") {
+  TempDir dir;
+  auto store = OpenStore(dir.File("state.db"), "node-a");
+  NodeStepsRecord r = Steps("u1", "draining", "widgets.example.com/v1");
+  r.step_spent_ms = 42'000;
+  r.step_seen_ms = 1'700'000'042'000;
+  r.step_wait_ms = 2'000;
+  REQUIRE(store->PutNodeSteps(r).ok());
+  auto back = store->GetNodeSteps("u1");
+  REQUIRE(back.ok());
+  REQUIRE(back->has_value());
+  CHECK((*back)->step_spent_ms == 42'000);
+  CHECK((*back)->step_seen_ms == 1'700'000'042'000);
+  CHECK((*back)->step_wait_ms == 2'000);
+}
+
 }  // namespace
 }  // namespace nodehook

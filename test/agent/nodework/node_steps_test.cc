@@ -119,11 +119,21 @@ struct World {
   std::unique_ptr<NodeSteps> FailedDrain() {
     api.AddPod("default", "db-0", 0);
     auto steps = Start();
-    REQUIRE(steps->Admit(object, "s1", nullptr).kind == GateEntry::Kind::kWait);
-    clock.Advance(seconds(61));
-    REQUIRE(steps->Admit(object, "s1", nullptr).kind == GateEntry::Kind::kFailed);
+    REQUIRE(Follow(*steps, "s1", seconds(61)).kind == GateEntry::Kind::kFailed);
     return steps;
   }
+  // Looks at the steps as the queue does, each look after the wait the one before asked for,
+  // until `span` of the clock's time has passed or a look ends the waiting; returns that look.
+  GateEntry Follow(NodeSteps& steps, const std::string& state, Duration span) {
+    const TimePoint end = clock.Now() + span;
+    GateEntry entry = steps.Admit(object, state, nullptr);
+    while (entry.kind == GateEntry::Kind::kWait && clock.Now() < end) {
+      clock.Advance(entry.wait);
+      entry = steps.Admit(object, state, nullptr);
+    }
+    return entry;
+  }
+  int64_t SpentMs() { return (*store->GetNodeSteps("u1"))->step_spent_ms; }
   std::string Step() {
     auto rec = store->GetNodeSteps("u1");
     return rec.ok() && *rec ? (*rec)->step : "";
@@ -234,9 +244,8 @@ TEST_CASE("a drain that times out fails the node; it stays cordoned, and the nex
   World w;
   w.api.AddPod("default", "db-0", 0);
   auto steps = w.Start();
-  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
-  w.clock.Advance(seconds(61));
-  GateEntry failed = steps->Admit(w.object, "s1", nullptr);
+  REQUIRE(w.Follow(*steps, "s1", seconds(55)).kind == GateEntry::Kind::kWait);
+  GateEntry failed = w.Follow(*steps, "s1", seconds(10));
   REQUIRE(failed.kind == GateEntry::Kind::kFailed);
   REQUIRE(failed.failure.find("drain timed out after 60.0s; 1 pod left: default/db-0") == 0);
   REQUIRE(failed.failure.find("disruption budget") != std::string::npos);
@@ -321,11 +330,12 @@ TEST_CASE("a reboot is recorded, run once, held in the slot, and proven by a new
   REQUIRE(rec->step == "rebooting");
   REQUIRE(rec->boot_id == "boot-1");
   // The agent restarts without a reboot (a crash): not taken for one, and not rebooted again.
+  // Of its 30 s away, the reboot's timeout counts one poll (2 s): the wait a look may be late.
   steps = w.Start();
   w.clock.Advance(seconds(30));
   REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
   REQUIRE(w.runner.call_count() == 1);
-  REQUIRE(w.gate.shown.back() == std::make_pair(NodeStep::kRebooting, Duration(seconds(270))));
+  REQUIRE(w.gate.shown.back() == std::make_pair(NodeStep::kRebooting, Duration(seconds(298))));
   // The node came back with a new boot ID; the kubelet has not reported it yet.
   w.SetBootId("boot-2");
   steps = w.Start();
@@ -353,12 +363,13 @@ TEST_CASE("no reboot runs before the slot is held through it; a restart then run
   w.clock.Advance(seconds(10));
   REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
   REQUIRE(w.runner.call_count() == 0);
-  // The agent restarts; the slot can be held now: the reboot starts, held for what is left.
+  // The agent restarts; the slot can be held now: the reboot starts, held for what is left. Each
+  // 10 s gap counted what the look before asked for, plus a poll: 0 + 2 s, then 2 + 2 s.
   steps = w.Start();
   w.clock.Advance(seconds(10));
   REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
   REQUIRE(w.runner.call_count() == 1);
-  REQUIRE(w.gate.shown.back() == std::make_pair(NodeStep::kRebooting, Duration(seconds(280))));
+  REQUIRE(w.gate.shown.back() == std::make_pair(NodeStep::kRebooting, Duration(seconds(294))));
   REQUIRE((*w.store->GetNodeSteps("u1"))->reboot_started);
   steps = w.Start();
   w.clock.Advance(seconds(10));
@@ -371,14 +382,58 @@ TEST_CASE("a reboot that never happens fails the node at the reboot's timeout") 
   auto steps = w.Start();
   REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
   REQUIRE(steps->AfterHook(w.object, "s1", true).has_value());
-  w.clock.Advance(seconds(299));
-  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
-  w.clock.Advance(seconds(1));
-  GateEntry failed = steps->Admit(w.object, "s1", nullptr);
+  w.clock.Advance(seconds(2));  // the wait AfterHook asked for
+  REQUIRE(w.Follow(*steps, "s1", seconds(296)).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.SpentMs() == 298'000);
+  GateEntry failed = w.Follow(*steps, "s1", seconds(2));
   REQUIRE(failed.kind == GateEntry::Kind::kFailed);
   REQUIRE(failed.failure == "no reboot within 300.0s: the boot ID is still boot-1");
   REQUIRE(w.gate.calls == std::vector<std::string>{"failed s1 permanent"});
   REQUIRE(w.Ours());
+}
+
+TEST_CASE("a drain's timeout counts time inside the slot only: an agent away or a node outside its slot adds "
+          "one wait at most") {
+  World w;
+  w.api.AddPod("default", "db-0", 0);  // its budget allows nothing: the drain waits
+  auto steps = w.Start();
+  REQUIRE(w.Follow(*steps, "s1", seconds(20)).kind == GateEntry::Kind::kWait);
+  const int64_t before = w.SpentMs();
+  REQUIRE(before >= 20'000);
+  REQUIRE(before < 32'000);
+  // The agent is away for 10 minutes (a DaemonSet update of nodehook itself); it comes back to
+  // the drain with the time it had left, less the one wait it had asked for (and a poll).
+  steps = w.Start();
+  w.clock.Advance(std::chrono::minutes(10));
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.SpentMs() <= before + 12'000);
+  // The node loses its slot for 10 minutes (GoOn waits outside it): nothing more is counted.
+  w.gate.inside = false;
+  const int64_t outside = w.SpentMs();
+  REQUIRE(w.Follow(*steps, "s1", std::chrono::minutes(10)).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.SpentMs() == outside);
+  w.gate.inside = true;
+  GateEntry failed = w.Follow(*steps, "s1", seconds(60));
+  REQUIRE(failed.kind == GateEntry::Kind::kFailed);
+  REQUIRE(failed.failure.find("drain timed out after 60.0s") == 0);
+}
+
+TEST_CASE("a reboot's timeout does not count an agent away while the node did not reboot") {
+  World w;
+  auto steps = w.Start();
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kInside);
+  REQUIRE(steps->AfterHook(w.object, "s1", true).has_value());
+  REQUIRE(w.runner.call_count() == 1);
+  // The reboot command did nothing, and the agent's pod is replaced after an hour away.
+  steps = w.Start();
+  w.clock.Advance(std::chrono::hours(1));
+  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  REQUIRE(w.SpentMs() == 2'000);
+  REQUIRE(w.runner.call_count() == 1);  // never run twice
+  REQUIRE(w.Follow(*steps, "s1", seconds(290)).kind == GateEntry::Kind::kWait);
+  GateEntry failed = w.Follow(*steps, "s1", seconds(10));
+  REQUIRE(failed.kind == GateEntry::Kind::kFailed);
+  REQUIRE(failed.failure == "no reboot within 300.0s: the boot ID is still boot-1");
 }
 
 TEST_CASE("an agent killed between the hook and the uncordon resumes at the uncordon") {
