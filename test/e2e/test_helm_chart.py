@@ -22,11 +22,11 @@ from test_rbac import kubeconfig_with_token
 CHART = REPO / "deploy" / "helm" / "nodehook"
 
 
-def helm(*args, check=True):
+def helm(*args, check=True, timeout=120):
     binary = _binary("NODEHOOK_HELM", REPO / "build" / "cache" / "helm")
     env = dict(os.environ, HELM_CACHE_HOME="/tmp/nodehook-helm-cache", HELM_CONFIG_HOME="/tmp/nodehook-helm-config",
                HELM_DATA_HOME="/tmp/nodehook-helm-data")
-    result = subprocess.run([str(binary), *args], capture_output=True, text=True, env=env, timeout=120)
+    result = subprocess.run([str(binary), *args], capture_output=True, text=True, env=env, timeout=timeout)
     if check:
         assert result.returncode == 0, f"helm {' '.join(args)}: {result.stderr}"
     return result

@@ -897,8 +897,14 @@ def steps_config(**steps):
     return config
 
 
-def web_deployment(real, name, replicas, min_available):
-    """`replicas` pause pods spread over the nodes, and a budget keeping `min_available` of them."""
+# What many operators and CNI components tolerate: the cordon itself.
+CORDON_TOLERATION = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def web_deployment(real, name, replicas, min_available, tolerate_cordon=False):
+    """`replicas` pause pods spread over the nodes, and a budget keeping `min_available` of them.
+    With `tolerate_cordon`, the pods tolerate the cordon and must stay spread (maxSkew 1,
+    DoNotSchedule): an evicted pod's replacement comes back to its cordoned node."""
     image = subprocess.run([str(REPO / "test" / "image" / "build-image.sh"), "pause"], capture_output=True, text=True,
                            check=True).stdout.splitlines()[-1].split()[0].split("=", 1)[1]
     labels = {"app": name}
@@ -910,10 +916,11 @@ def web_deployment(real, name, replicas, min_available):
         "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
                  "template": {"metadata": {"labels": labels},
                               "spec": {"containers": [container], "terminationGracePeriodSeconds": 0,
-                                       "tolerations": SYSTEM_TAINTS,
+                                       "tolerations": SYSTEM_TAINTS + ([CORDON_TOLERATION] if tolerate_cordon else []),
                                        "topologySpreadConstraints": [{
                                            "maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
-                                           "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": labels}}]}}}})
+                                           "whenUnsatisfiable": "DoNotSchedule" if tolerate_cordon else "ScheduleAnyway",
+                                           "labelSelector": {"matchLabels": labels}}]}}}})
     real.kube.request("POST", f"/apis/policy/v1/namespaces/{WIDGET_NS}/poddisruptionbudgets", {
         "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name},
         "spec": {"minAvailable": min_available, "selector": {"matchLabels": labels}}})
@@ -1023,7 +1030,7 @@ def widget_events(real, name, reason):
 
 def test_a_budget_that_never_allows_fails_the_node_across_a_kill_and_someone_elses_cordon_is_kept(real, tmp_path):
     """node-2 was cordoned by someone else. The budget allows no eviction: the first node to drain
-    times out (counted from the recorded start, across a SIGKILL of its agent), fails, stays
+    times out (counted across a SIGKILL of its agent: the restart adds one wait at most), fails, stays
     cordoned, and the rollout halts. Then the budget is gone and the object changes: the new state
     drains both nodes, uncordons the one it cordoned, and leaves node-2 cordoned."""
     install(real, tmp_path, "restricted", config=steps_config(drain={"timeout_seconds": 40}))
@@ -1036,7 +1043,7 @@ def test_a_budget_that_never_allows_fails_the_node_across_a_kill_and_someone_els
                              timeout=120)
         first = blocked[0]
         # Kill point: the agent SIGKILLed in the drain; the kubelet restarts it, and it goes on
-        # draining (not cordoning again) against the same deadline.
+        # draining (not cordoning again) with the time its drain had left.
         pid = agent_on(real, first)
         os.kill(pid, signal.SIGKILL)
         wait_until(lambda: agent_on(real, first) not in (None, pid), f"the agent on {first} restarted", timeout=120)
@@ -1057,6 +1064,112 @@ def test_a_budget_that_never_allows_fails_the_node_across_a_kill_and_someone_els
             wait_until(lambda: agent_events(real, f"node-{i}", "rollout node done"), f"node-{i} done", timeout=120)
         assert not unschedulable(real, "node-1") and not cordon_marks(real, "node-1")
         assert unschedulable(real, "node-2") and not cordon_marks(real, "node-2"), "someone else's cordon was undone"
+    finally:
+        remove_web(real, "db")
+        back_to_the_overlay(real, tmp_path)
+
+
+class CordonWatch:
+    """Samples every Node's cordon every 0.1 s while the block runs: `most` is the most nodes
+    seen cordoned at once (the figure a rollout's max_nodes promises)."""
+
+    def __init__(self, real):
+        self.real, self.most, self._stop = real, 0, threading.Event()
+        self._thread = threading.Thread(target=self._run)
+
+    def _run(self):
+        while not self._stop.wait(0.1):
+            cordoned = sum(unschedulable(self.real, f"node-{i}") for i in range(1, NODES + 1))
+            self.most = max(self.most, cordoned)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def test_a_drain_leaves_the_replacements_that_tolerate_the_cordon_as_kubectl_drain_does(real, tmp_path):
+    """Pods that tolerate the cordon (many operators and CNI components do) come back to the
+    cordoned node: the drain evicts the pods that were there when it started, waits for those by
+    uid, and leaves their replacements running there, as `kubectl drain` does. (Evicting the
+    replacements too, the drain would never finish.)"""
+    install(real, tmp_path, "restricted", config=steps_config(drain={"timeout_seconds": 120}))
+    wait_rolled_out(real)
+    web_deployment(real, "tolerant", 2, 1, tolerate_cordon=True)
+    try:
+        at_start = {p[1] for p in web_pods(real, "tolerant")}
+        replacements = {}
+        with CordonWatch(real) as watch:
+            create_widget(real, "tolerated", 1)
+            for i in range(1, NODES + 1):
+                node = f"node-{i}"
+                wait_until(lambda: agent_events(real, node, "rollout node done"), f"{node} done", timeout=240)
+                (drained,) = agent_events(real, node, "node drained")
+                # The pod there at the start is gone; its replacement came back and was left running.
+                here = [p[1] for p in web_pods(real, "tolerant") if p[0] == node and not p[3]]
+                assert len(here) == 1 and here[0] not in at_start, (node, web_pods(real, "tolerant"))
+                replacements[node] = here[0]
+                assert not unschedulable(real, node) and not cordon_marks(real, node), node
+                print(f"{node}: drained with {drained['evictions']} Eviction calls")
+        assert watch.most == 1, f"{watch.most} nodes cordoned at once; max_nodes is 1"
+        # Never evicted afterwards either: the same replacements, Ready.
+        wait_until(lambda: sorted(p[1] for p in web_pods(real, "tolerant") if p[2] and not p[3]) ==
+                   sorted(replacements.values()), "the replacements Ready where they came back")
+    finally:
+        remove_web(real, "tolerant")
+        back_to_the_overlay(real, tmp_path)
+
+
+def slow_start(real):
+    """A DaemonSet update of the agents whose new pods take a minute to start (an init container
+    standing for a slow image pull): each node's agent is away for longer than a slot lease."""
+    ds = real.kube.request("GET", f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets/nodehook")
+    agent = next(c for c in ds["spec"]["template"]["spec"]["containers"] if c["name"] == "nodehook")
+    init = {"name": "slow-start", "image": agent["image"], "imagePullPolicy": "Never", "command": ["sleep", "60"],
+            "securityContext": agent.get("securityContext", {})}
+    real.kube.request("PATCH", f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets/nodehook",
+                      {"spec": {"template": {"spec": {"initContainers": [init]}}}},
+                      "application/strategic-merge-patch+json")
+
+
+def test_the_agents_own_daemonset_updated_mid_drain_resumes_the_drain_and_cordons_no_second_node(real, tmp_path):
+    """The budget holds the first node's drain; then the agents' DaemonSet is updated, and each new
+    agent takes a minute to start, longer than the drain's timeout (45 s) and the slot lease (30 s).
+    The node stays cordoned and counts against max_nodes meanwhile, so the other node is not
+    cordoned; the new agent resumes the drain (no second cordon) with the time the drain had left,
+    not failed for the time it was away; once the budget goes, the rollout goes on."""
+    install(real, tmp_path, "restricted", config=steps_config(drain={"timeout_seconds": 45}))
+    wait_rolled_out(real)
+    web_deployment(real, "db", 2, 2)
+    try:
+        with CordonWatch(real) as watch:
+            create_widget(real, "updated", 1)
+            first = wait_until(lambda: nodes_that_logged(real, "node drain blocked"), "a drain blocked by the budget",
+                               timeout=120)[0]
+            old_pod = next(p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == first)
+            t0 = time.monotonic()
+            slow_start(real)
+            wait_until(lambda: any(p["spec"]["nodeName"] == first and p["metadata"]["name"] != old_pod
+                                   for p in pods(real)), f"the new agent pod on {first}", timeout=180)
+            resumed = wait_until(lambda: agent_events(real, first, "node drain blocked"),
+                                 f"the new agent on {first} resuming the drain", timeout=180)
+            away = time.monotonic() - t0
+            assert not agent_events(real, first, "node step failed"), "failed for the time the agent was away"
+            assert not agent_events(real, first, "node cordoned"), "cordoned again"
+            assert unschedulable(real, first) and cordon_marks(real, first)
+            real.kube.request("DELETE", f"/apis/policy/v1/namespaces/{WIDGET_NS}/poddisruptionbudgets/db")
+            wait_until(lambda: agent_events(real, first, "node drained"), f"{first} drained", timeout=60)
+            moved = time.monotonic() - t0
+            for i in range(1, NODES + 1):
+                wait_until(lambda: agent_events(real, f"node-{i}", "rollout node done"), f"node-{i} done",
+                           timeout=240)
+                assert widget_file(real, f"node-{i}", "updated").exists()
+        assert watch.most == 1, f"{watch.most} nodes cordoned at once; max_nodes is 1"
+        print(json.dumps({"agent_away_seconds": round(away, 1), "drain_resumed_at": resumed[0]["ts"],
+                          "update_to_drained_seconds": round(moved, 1), "most_cordoned": watch.most}))
     finally:
         remove_web(real, "db")
         back_to_the_overlay(real, tmp_path)
@@ -1467,6 +1580,53 @@ def steward_log(real):
                          check=False)
         out.append(result.stdout if result.returncode == 0 else "")
     return "\n".join(out)
+
+
+def node_ready(real, node):
+    conditions = real.kube.request("GET", f"/api/v1/nodes/{node}")["status"].get("conditions") or []
+    return next((c["status"] for c in conditions if c["type"] == "Ready"), None)
+
+
+def test_helm_uninstall_with_a_node_cut_off_releases_without_waiting_for_its_agent_pod(real, tmp_path):
+    """node-2 is cut off the network (its kubelet and agent cannot reach the API server), so its
+    agent pod, deleted with the DaemonSet, stays terminating: no kubelet confirms its end. The
+    uninstall's Job stops waiting for it once its grace period (10 s here) and 30 s more are over
+    and its Node is not Ready (docs/install.md), and releases every finalizer. When node-2 comes
+    back, its kubelet stops that agent, which puts no finalizer back."""
+    release = "nodehook-cutoff"
+    values = helm_values(real, 2, tmp_path, port=HELM_PORT + 6, state_dir="/var/lib/nodehook-cutoff")
+    values["terminationGracePeriodSeconds"] = 10
+    (tmp_path / "values.json").write_text(json.dumps(values))
+    helm("install", release, str(CHART), "--namespace", release, "--create-namespace", "--kubeconfig",
+         real.kubeconfig, "-f", str(tmp_path / "values.json"))
+    wait_rolled_out(real, namespace=release, daemonset=release)
+    base = f"/apis/example.com/v1/namespaces/{WIDGET_NS}/widgets"
+    create_widget(real, "w-cutoff", 3)
+    every_node = {f"nodehook.io/node-{i}" for i in range(1, NODES + 1)}
+    wait_until(lambda: every_node <= set(real.kube.request("GET", f"{base}/w-cutoff")["metadata"].get("finalizers")
+                                         or []), "both nodes' finalizers on w-cutoff", timeout=120)
+    link = f"{real.prefix}-2"  # node-2's end of the bridge
+    subprocess.run(["ip", "link", "set", link, "down"], check=True)
+    try:
+        wait_until(lambda: node_ready(real, "node-2") == "Unknown", "node-2 Ready Unknown (its kubelet silent)",
+                   timeout=120)
+        t0 = time.monotonic()
+        helm("uninstall", release, "--namespace", release, "--kubeconfig", real.kubeconfig, timeout=300)
+        uninstall_seconds = time.monotonic() - t0
+        # Released while node-2's agent pod is still terminating: not waited for.
+        stuck = [p for p in pods(real, release) if p["spec"]["nodeName"] == "node-2"]
+        assert stuck and stuck[0]["metadata"].get("deletionTimestamp"), pods(real, release)
+        assert nodehook_finalizers_held(real) == {}
+    finally:
+        subprocess.run(["ip", "link", "set", link, "up"], check=True)
+    wait_until(lambda: node_ready(real, "node-2") == "True", "node-2 Ready again", timeout=120)
+    wait_until(lambda: not pods(real, release), "node-2's kubelet to stop the deleted agent pod", timeout=120)
+    real.kube.request("DELETE", f"{base}/w-cutoff")
+    wait_until(lambda: widget_gone(real, "w-cutoff"), "w-cutoff deleted: no finalizer came back", timeout=30)
+    print(json.dumps({"helm_uninstall_with_a_node_cut_off_seconds": round(uninstall_seconds, 1)}))
+    kubectl("delete", "namespace", release, "--wait=false", kubeconfig=real.kubeconfig)
+    # The kustomize install's agent on node-2 is back at work too.
+    wait_rolled_out(real)
 
 
 def test_a_lost_node_of_confined_agents_has_its_finalizer_removed_by_the_steward(real, tmp_path):
