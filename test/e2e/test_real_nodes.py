@@ -1123,21 +1123,38 @@ def test_a_drain_leaves_the_replacements_that_tolerate_the_cordon_as_kubectl_dra
         back_to_the_overlay(real, tmp_path)
 
 
-def slow_start(real):
+def rollout_story(real):
+    """For a failure message: each node's current agent's rollout and node-step log lines."""
+    lines = []
+    for i in range(1, NODES + 1):
+        pod = next((p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == f"node-{i}"), None)
+        logs = kubectl("-n", NAMESPACE, "logs", pod, "-c", "nodehook", kubeconfig=real.kubeconfig,
+                       check=False).stdout if pod else ""
+        lines += [f"node-{i} {line}" for line in logs.splitlines()
+                  if re.search(r'event="?(rollout|node |coordinator)', line)]
+    return "\n".join(lines)
+
+
+def slow_start(real, node):
     """A DaemonSet update of the agents whose new pods take a minute to start (an init container
-    standing for a slow image pull): each node's agent is away for longer than a slot lease."""
+    standing for a slow image pull), rolled out as many operators do, node by node (OnDelete):
+    `node`'s agent pod is deleted, and its agent is away for longer than a slot lease."""
     ds = real.kube.request("GET", f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets/nodehook")
     agent = next(c for c in ds["spec"]["template"]["spec"]["containers"] if c["name"] == "nodehook")
     init = {"name": "slow-start", "image": agent["image"], "imagePullPolicy": "Never", "command": ["sleep", "60"],
             "securityContext": agent.get("securityContext", {})}
     real.kube.request("PATCH", f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets/nodehook",
-                      {"spec": {"template": {"spec": {"initContainers": [init]}}}},
+                      {"spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": None},
+                                "template": {"spec": {"initContainers": [init]}}}},
                       "application/strategic-merge-patch+json")
+    old = next(p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == node)
+    real.kube.request("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods/{old}")
+    return old
 
 
 def test_the_agents_own_daemonset_updated_mid_drain_resumes_the_drain_and_cordons_no_second_node(real, tmp_path):
-    """The budget holds the first node's drain; then the agents' DaemonSet is updated, and each new
-    agent takes a minute to start, longer than the drain's timeout (45 s) and the slot lease (30 s).
+    """The budget holds the first node's drain; then the agents' DaemonSet is updated there, and the
+    new agent takes a minute to start, longer than the drain's timeout (45 s) and the slot lease (30 s).
     The node stays cordoned and counts against max_nodes meanwhile, so the other node is not
     cordoned; the new agent resumes the drain (no second cordon) with the time the drain had left,
     not failed for the time it was away; once the budget goes, the rollout goes on."""
@@ -1149,13 +1166,15 @@ def test_the_agents_own_daemonset_updated_mid_drain_resumes_the_drain_and_cordon
             create_widget(real, "updated", 1)
             first = wait_until(lambda: nodes_that_logged(real, "node drain blocked"), "a drain blocked by the budget",
                                timeout=120)[0]
-            old_pod = next(p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == first)
             t0 = time.monotonic()
-            slow_start(real)
+            old_pod = slow_start(real, first)
             wait_until(lambda: any(p["spec"]["nodeName"] == first and p["metadata"]["name"] != old_pod
                                    for p in pods(real)), f"the new agent pod on {first}", timeout=180)
-            resumed = wait_until(lambda: agent_events(real, first, "node drain blocked"),
-                                 f"the new agent on {first} resuming the drain", timeout=180)
+            try:
+                resumed = wait_until(lambda: agent_events(real, first, "node drain blocked"),
+                                     f"the new agent on {first} resuming the drain", timeout=180)
+            except pytest.fail.Exception as e:
+                pytest.fail(f"{e}\n{rollout_story(real)}")
             away = time.monotonic() - t0
             assert not agent_events(real, first, "node step failed"), "failed for the time the agent was away"
             assert not agent_events(real, first, "node cordoned"), "cordoned again"
