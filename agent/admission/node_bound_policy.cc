@@ -314,6 +314,27 @@ void AddNodeMetadataRules(Policy& p, const std::function<std::string(const std::
        "", refusal + "the rest of its spec'"});
 }
 
+// The API server stores what a write through nodes/status sends in metadata (labels included:
+// the kubelet relies on it) and in every status field. So through /status the metadata stays as it
+// was, and in every write the status keeps all but its conditions (the addresses, allocatable,
+// volumes and nodeInfo.bootID, which the reboot proof reads, are the kubelet's).
+void AddNodeStatusRules(Policy& p, const std::string& names) {
+  p.variables.emplace_back("status_before", "oldObject != null && has(oldObject.status) ? oldObject.status : {}");
+  p.variables.emplace_back("status_after", "object != null && has(object.status) ? object.status : {}");
+  p.validations.push_back(
+      {"variables.status_after.all(k, k == 'conditions' || (k in variables.status_before && "
+       "variables.status_after[k] == variables.status_before[k])) && "
+       "variables.status_before.all(k, k == 'conditions' || k in variables.status_after)",
+       "", "'node ' + variables.node + ' may change only the conditions its config keeps (" + names +
+               ") in its Node\\'s status, not the kubelet\\'s other status fields'"});
+  const std::string moving = "['managedFields', 'resourceVersion', 'generation']";
+  p.validations.push_back(
+      {"variables.subresource != 'status' || (object.metadata.all(k, k in " + moving +
+           " || (k in oldObject.metadata && object.metadata[k] == oldObject.metadata[k])) && "
+           "oldObject.metadata.all(k, k in " + moving + " || k in object.metadata))",
+       "", "'node ' + variables.node + ' may not change its Node\\'s metadata through nodes/status'"});
+}
+
 // Node outputs (outputs/node_outputs_writer.h): the agents write their own Node only. Its status:
 // only the conditions their config keeps (derived ones, and those under its prefixes). With
 // prefixes, the Node itself too: only the labels, annotations and taints under the prefixes; the
@@ -376,6 +397,7 @@ Policy NodesPolicy(const std::vector<const WatchedResource*>& resources, const P
   p.validations.push_back({"variables.others_before == variables.others_after", "",
                            "'node ' + variables.node + ' may change only the conditions its config keeps (" + names +
                                "), not those of the kubelet or others'"});
+  AddNodeStatusRules(p, names);
   if (metadata) AddNodeMetadataRules(p, ours, ours_annotation, prefix_names, cordons);
   return p;
 }

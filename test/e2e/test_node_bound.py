@@ -245,6 +245,17 @@ def attack_table(fleet, refused_before=()):
         ("taint its own Node outside the config's prefixes", attacker, "PATCH", f"/api/v1/nodes/{a}",
          {"spec": {"taints": [{"key": "example.org/x", "effect": "NoExecute"}]}}, MERGE),
         ("cordon its own Node", attacker, "PATCH", f"/api/v1/nodes/{a}", {"spec": {"unschedulable": True}}, MERGE),
+        # The API server stores the metadata a write through /status sends, and all of status.
+        ("label its own Node through nodes/status", attacker, "PATCH", f"/api/v1/nodes/{a}/status",
+         {"metadata": {"labels": {"node-role.kubernetes.io/control-plane": ""}}}, MERGE),
+        ("label its own Node under the config's prefixes through nodes/status", attacker, "PATCH",
+         f"/api/v1/nodes/{a}/status", {"metadata": {"labels": {"widgets.example.com/sneaky": "yes"}}}, MERGE),
+        ("forge its own Node's boot ID (the reboot proof)", attacker, "PATCH", f"/api/v1/nodes/{a}/status",
+         {"status": {"nodeInfo": {"bootID": "forged"}}}, MERGE),
+        ("change its own Node's allocatable", attacker, "PATCH", f"/api/v1/nodes/{a}/status",
+         {"status": {"allocatable": {"cpu": "1000"}}}, MERGE),
+        ("change its own Node's addresses", attacker, "PATCH", f"/api/v1/nodes/{a}/status",
+         {"status": {"addresses": [{"type": "InternalIP", "address": "10.0.0.66"}]}}, STRATEGIC),
         ("any write with a token naming no node", actors["agent@none"], "PATCH", f"{w}/held",
          {"metadata": {"finalizers": [fb, fa]}}, MERGE),
     ]
@@ -323,6 +334,12 @@ def attack_table(fleet, refused_before=()):
         "widgets.example.com/*), not other labels" in refused["label its own Node outside the config's prefixes"]
     assert "not other taints" in refused["taint its own Node outside the config's prefixes"]
     assert "not the rest of its spec" in refused["cordon its own Node"]
+    for what in ("label its own Node through nodes/status",
+                 "label its own Node under the config's prefixes through nodes/status"):
+        assert "may not change its Node's metadata through nodes/status" in refused[what], refused[what]
+    for what in ("forge its own Node's boot ID (the reboot proof)", "change its own Node's allocatable",
+                 "change its own Node's addresses"):
+        assert "not the kubelet's other status fields" in refused[what], refused[what]
     for (what, *_, expected), now in zip(own, own_results):
         assert (now == "allowed") == expected, (what, now)
     assert "may add or remove only its own finalizer" in own_results[1]

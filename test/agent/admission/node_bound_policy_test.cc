@@ -111,6 +111,13 @@ TEST_CASE("node outputs are guarded: the own Node's status only, and only the co
   // Without prefixes the Node itself is not theirs to update.
   CHECK(Has(yaml, "request.operation == 'UPDATE' && (variables.subresource == 'status')"));
   CHECK_FALSE(Has(yaml, "taints_before"));
+  // Through /status: no metadata (the API server would store labels sent there), and no status
+  // field but the conditions (nodeInfo.bootID, addresses, allocatable are the kubelet's).
+  CHECK(Has(yaml, "variables.subresource != 'status' || (object.metadata.all(k, k in ['managedFields', "
+                  "'resourceVersion', 'generation']"));
+  CHECK(Has(yaml, "may not change its Node\\\\'s metadata through nodes/status"));
+  CHECK(Has(yaml, "variables.status_after.all(k, k == 'conditions' || (k in variables.status_before"));
+  CHECK(Has(yaml, "not the kubelet\\\\'s other status fields"));
 }
 
 TEST_CASE("with prefixes the own Node may change, but only in the labels, annotations and taints under them") {
