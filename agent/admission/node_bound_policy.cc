@@ -127,8 +127,9 @@ std::string ResourceRule(const std::string& group, const std::string& plural, co
 }
 
 // Everything but metadata.finalizers (and, for singleton resources, the singleton-handled
-// annotation) stays as it was: the top-level fields but metadata and status, labels, annotations
-// and owners.
+// annotation) stays as it was: every top-level field but metadata, labels, annotations and owners.
+// The status too: a write to the main resource of a CRD without a status subresource stores it
+// (with one, the API server keeps the old status and this holds trivially).
 std::vector<Validation> OnlyFinalizersChange(const std::string& free_annotation) {
   std::string annotations =
       "variables.annotations_after.all(k, k == '" + free_annotation +
@@ -138,8 +139,8 @@ std::vector<Validation> OnlyFinalizersChange(const std::string& free_annotation)
       {"request.operation == 'UPDATE' && variables.subresource == ''", "",
        "'nodehook agents may only change the finalizers of an object, not ' + request.operation + ' ' + "
        "request.resource.resource + (variables.subresource != '' ? '/' + variables.subresource : '')"},
-      {"object.all(k, k == 'metadata' || k == 'status' || (k in oldObject && object[k] == oldObject[k])) && "
-       "oldObject.all(k, k == 'metadata' || k == 'status' || k in object)",
+      {"object.all(k, k == 'metadata' || (k in oldObject && object[k] == oldObject[k])) && "
+       "oldObject.all(k, k == 'metadata' || k in object)",
        "nodehook agents may change only metadata.finalizers of this object, not its content", ""},
       {"(has(object.metadata.labels) ? object.metadata.labels : {}) == "
        "(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}) && "

@@ -169,6 +169,58 @@ def test_an_agent_token_can_act_only_for_its_own_node(fleet):
     attack_table(fleet)
 
 
+def test_the_status_of_a_crd_without_a_status_subresource_is_held_like_the_rest(cluster, tmp_path):
+    """Without a status subresource, a write to the main resource stores the status: node A's token
+    may add its own finalizer to such an object, but not change its status with it."""
+    admin = cluster.kube
+    suffix = f"{os.getpid()}-plain"
+    ns, plural = f"nb-{suffix}", f"plain{os.getpid()}s"
+    crd = yaml.safe_load((REPO / "config" / "examples" / "widget-crd.yaml").read_text())
+    crd["metadata"]["name"] = f"{plural}.example.com"
+    crd["spec"]["names"] = {"kind": f"Plain{os.getpid()}", "plural": plural, "singular": plural[:-1]}
+    for version in crd["spec"]["versions"]:
+        version.pop("subresources", None)
+    admin.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    admin.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    node = f"nb-plain-{os.getpid()}"
+    admin.request("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
+    role = f"nb-plain-{suffix}"
+    admin.request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": "agent"}})
+    admin.request("POST", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles", {
+        "metadata": {"name": role}, "rules": [{"apiGroups": ["example.com"], "resources": [plural], "verbs": ["*"]}]})
+    admin.request("POST", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings", {
+        "metadata": {"name": role}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": "agent", "namespace": ns}]})
+    base = f"/apis/example.com/v1/namespaces/{ns}/{plural}"
+    def served():
+        try:
+            return admin.request("GET", base) is not None
+        except ApiError as e:  # 404, then 429 while the new resource's storage starts
+            if e.status in (404, 429):
+                return False
+            raise
+    wait_until(served, f"{plural} served", timeout=30)
+    admin.request("POST", base, {"apiVersion": "example.com/v1", "kind": f"Plain{os.getpid()}",
+                                 "metadata": {"name": "p"}, "spec": {"size": 1}, "status": {"ready": False}})
+    attacker = Actor(admin, ns, "agent", node)
+    forged = {"status": {"ready": True}}
+    assert attacker.write("PATCH", f"{base}/p", forged, MERGE, dry_run=True) == "allowed"  # the hole
+    config = widgets_config(ns, finalizer=True)
+    config["resources"][0]["plural"] = plural
+    apply_policies(rbac_output(config, tmp_path, role, ns, "agent"), tmp_path, role, cluster.kubeconfig)
+    wait_until(lambda: attacker.write("PATCH", f"{base}/p", forged, MERGE, dry_run=True) != "allowed",
+               "the rules to be in force")
+    refused = attacker.write("PATCH", f"{base}/p", forged, MERGE)
+    assert "may change only metadata.finalizers of this object, not its content" in refused, refused
+    own = {"metadata": {"finalizers": [f"nodehook.io/{node}"]}}
+    assert attacker.write("PATCH", f"{base}/p", own, MERGE) == "allowed"
+    assert admin.request("GET", f"{base}/p")["status"] == {"ready": False}
+    admin.request("PATCH", f"{base}/p", {"metadata": {"finalizers": None}}, MERGE)
+    admin.request("DELETE", f"/api/v1/namespaces/{ns}")
+    admin.request("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{plural}.example.com")
+    admin.request("DELETE", f"/api/v1/nodes/{node}")
+
+
 def attack_table(fleet, refused_before=()):
     """Node A's tokens (agent@a, solo@a) try every write for node B or the cluster, first as dry runs
     before fleet["apply"]() puts the rules in force, then for real; node B's tokens then do their own

@@ -49,6 +49,10 @@ TEST_CASE("finalizer resources are guarded in every version, with their subresou
   CHECK(Has(yaml, R"({apiGroups: ["example.com"], apiVersions: ["*"], resources: ["widgets", "widgets/*"], )"));
   CHECK_FALSE(Has(yaml, "\"gadgets\""));  // it is never written
   CHECK(Has(yaml, "matchPolicy: Equivalent\n"));
+  // The status is held like the rest (a CRD without a status subresource stores it from the main
+  // resource).
+  CHECK(Has(yaml, "object.all(k, k == 'metadata' || (k in oldObject && object[k] == oldObject[k]))"));
+  CHECK_FALSE(Has(yaml, "k == 'status'"));
 }
 
 TEST_CASE("a singleton resource is bound to the singleton Lease as its parameter") {
