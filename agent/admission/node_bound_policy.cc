@@ -5,6 +5,8 @@
 #include <sstream>
 #include <vector>
 
+#include "agent/rollout/rollout_leases.h"
+
 namespace nodehook {
 namespace {
 
@@ -207,51 +209,112 @@ Policy SingletonPolicy(const std::vector<const WatchedResource*>& resources, con
   return p;
 }
 
-Policy LeasesPolicy(const Config& config, const PolicySubject& subject) {
-  Policy p;
-  p.name = subject.name + "-node-bound-leases";
-  p.comment =
-      "Leases: the singleton Lease taken only when free, kept and released by its holder; node Leases (rollouts', "
-      "ready conditions' records) in the own node's name; slots only renewed or released by the node they were "
-      "granted to.";
-  p.namespace_name = LeaseNamespaceFor(config, subject);
-  p.resource_rules.emplace_back(
-      "{apiGroups: [\"coordination.k8s.io\"], apiVersions: [\"*\"], resources: [\"leases\"], operations: [\"*\"]}");
-  p.variables = {
-      {"lease", "request.operation == 'DELETE' ? oldObject : object"},
-      {"kind",
-       "has(variables.lease.metadata.labels) && 'nodehook.io/rollout-kind' in variables.lease.metadata.labels ? "
-       "variables.lease.metadata.labels['nodehook.io/rollout-kind'] : ''"},
-      {"old_holder", "oldObject != null && has(oldObject.spec.holderIdentity) ? oldObject.spec.holderIdentity : ''"},
-      {"new_holder", "object != null && has(object.spec.holderIdentity) ? object.spec.holderIdentity : ''"},
-      {"labels_kept",
-       "request.operation != 'UPDATE' || (has(object.metadata.labels) ? object.metadata.labels : {}) == "
-       "(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})"},
-  };
-  const std::string old_mine = "(variables.old_holder != '' && " + CelNamesNode("variables.old_holder") + ")";
-  const std::string new_mine = "(variables.new_holder != '' && " + CelNamesNode("variables.new_holder") + ")";
-  const std::string election = "variables.lease.metadata.name == '" + config.tuning.lease_name + "'";
-  const int max_slot = MaxSlotLeaseSeconds(config);
-  p.validations.push_back({"variables.labels_kept", "nodehook agents may not change a Lease's labels", ""});
+// The Lease names an agent may write, from the config: its own node Leases, named after the node
+// (rollout/rollout_leases.h), and the slots of its rollouts.
+struct LeaseNames {
+  std::string own_prefixes;   // CEL list: 'nodehook-rollout-<rid>-node-', 'nodehook-ready-<rid>-node-'
+  std::string slot_pattern;   // RE2: ^nodehook-rollout-(<rid>|...)-slot-[0-9]+$
+  std::string example;        // the first own name, for people
+};
+
+LeaseNames LeaseNamesOf(const Config& config) {
+  LeaseNames names;
+  std::string rids;
+  for (const auto& r : config.resources) {
+    const std::string rid = RolloutIdOf(r.ref);
+    std::vector<std::string> families;
+    if (r.rollout) families.emplace_back("rollout");
+    if (!r.ready_condition.empty()) families.emplace_back("ready");
+    for (const std::string& family : families) {
+      const std::string prefix = NodeLeaseNameIn(family, rid, "");
+      if (names.own_prefixes.find("'" + prefix + "'") != std::string::npos) continue;
+      names.own_prefixes += (names.own_prefixes.empty() ? "'" : ", '") + prefix + "'";
+      if (names.example.empty()) names.example = prefix + "<node>";
+    }
+    if (r.rollout && rids.find(rid) == std::string::npos) rids += (rids.empty() ? "" : "|") + rid;
+  }
+  names.own_prefixes = "[" + names.own_prefixes + "]";
+  names.slot_pattern = rids.empty() ? "^$" : "^nodehook-rollout-(" + rids + ")-slot-[0-9]+$";
+  return names;
+}
+
+// The singleton Lease: taken only when free, kept and released by its holder, for a bounded time.
+void AddSingletonLeaseRules(Policy& p, const Config& config, const std::string& old_mine, const std::string& new_mine) {
   p.validations.push_back(
-      {election + " || variables.kind == 'node' || variables.kind == 'slot'", "",
-       "'nodehook agents write no Lease but the singleton Lease and their own rollout Leases, not ' + "
-       "variables.lease.metadata.name + ' (rollout coordinators run in the steward)'"});
-  p.validations.push_back(
-      {"!(" + election + ") || (request.operation == 'CREATE' && " + new_mine +
+      {"variables.kind != 'singleton' || (request.operation == 'CREATE' && " + new_mine +
            ") || (request.operation == 'UPDATE' && (" + new_mine + " ? (" + old_mine +
            " || variables.old_holder == '') : (variables.new_holder == '' && " + old_mine + ")))",
        "",
        "'node ' + variables.node + ' may take the singleton Lease only when it is free (it is held by ' + "
        "variables.old_holder + '; the steward frees it once it expired), and keep or release it only while it "
        "holds it'"});
+  const int bound = std::max(config.tuning.lease_duration_seconds, 1);
   p.validations.push_back(
-      {"variables.kind != 'node' || ((request.operation == 'CREATE' || " + old_mine +
-           ") && (request.operation == 'DELETE' || variables.new_holder == variables.node))",
+      {"variables.kind != 'singleton' || request.operation == 'DELETE' || variables.duration <= " +
+           std::to_string(bound),
+       "nodehook agents may hold the singleton Lease for at most " + std::to_string(bound) +
+           " seconds at a time (tuning.lease_duration_seconds)",
+       ""});
+}
+
+// Each Lease's kind comes from its name, never from a label the writer chose: the singleton
+// Lease; the own node Leases (named after the token's node); other node Leases (another node's,
+// or an earlier version's hashed name); the rollouts' slots; nothing else.
+Policy LeasesPolicy(const Config& config, const PolicySubject& subject) {
+  Policy p;
+  p.name = subject.name + "-node-bound-leases";
+  p.comment =
+      "Leases, each judged by its name: the singleton Lease taken only when free, kept and released by its holder, "
+      "for a bounded duration; node Leases (rollouts', ready conditions' records) only in the own node's name; "
+      "slots only renewed or released by the node they were granted to.";
+  p.namespace_name = LeaseNamespaceFor(config, subject);
+  p.resource_rules.emplace_back(
+      "{apiGroups: [\"coordination.k8s.io\"], apiVersions: [\"*\"], resources: [\"leases\"], operations: [\"*\"]}");
+  const LeaseNames names = LeaseNamesOf(config);
+  const bool singleton = std::any_of(config.resources.begin(), config.resources.end(),
+                                     [](const WatchedResource& r) { return r.singleton; });
+  const std::string election =
+      singleton ? "variables.name == '" + config.tuning.lease_name + "'" : std::string("false");
+  p.variables = {
+      {"lease", "request.operation == 'DELETE' ? oldObject : object"},
+      {"name", "variables.lease.metadata.name"},
+      {"own_names", names.own_prefixes + ".map(p, p + variables.node)"},
+      {"kind", election + " ? 'singleton' : variables.name in variables.own_names ? 'own' : " + names.own_prefixes +
+                   ".exists(p, variables.name.startsWith(p)) ? 'node' : variables.name.matches('" + names.slot_pattern +
+                   "') ? 'slot' : ''"},
+      {"old_holder", "oldObject != null && has(oldObject.spec.holderIdentity) ? oldObject.spec.holderIdentity : ''"},
+      {"new_holder", "object != null && has(object.spec.holderIdentity) ? object.spec.holderIdentity : ''"},
+      {"duration", "object != null && has(object.spec.leaseDurationSeconds) ? object.spec.leaseDurationSeconds : 0"},
+      {"labels_kept",
+       "request.operation != 'UPDATE' || (has(object.metadata.labels) ? object.metadata.labels : {}) == "
+       "(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})"},
+  };
+  const std::string old_mine = "(variables.old_holder != '' && " + CelNamesNode("variables.old_holder") + ")";
+  const std::string new_mine = "(variables.new_holder != '' && " + CelNamesNode("variables.new_holder") + ")";
+  const int max_slot = std::max(MaxSlotLeaseSeconds(config), 1);
+  const std::string own_example = names.example.empty() ? std::string("none in this config") : names.example;
+  p.validations.push_back({"variables.labels_kept", "nodehook agents may not change a Lease's labels", ""});
+  p.validations.push_back(
+      {"variables.kind != ''", "",
+       "'nodehook agents write no Lease but " +
+           (singleton ? "the singleton Lease " + config.tuning.lease_name + ", " : std::string()) +
+           "their own node Leases (" + own_example +
+           ") and the rollout slots granted to them, not ' + variables.name + ' (rollout coordinators run in the "
+           "steward)'"});
+  if (singleton) AddSingletonLeaseRules(p, config, old_mine, new_mine);
+  p.validations.push_back(
+      {"variables.kind != 'own' || request.operation == 'DELETE' || "
+       "(variables.new_holder == variables.node && variables.duration <= 86400)",
        "",
-       "'node ' + variables.node + ' may write only its own node Lease (of a rollout or a ready condition), not "
-       "one held by ' + "
-           "(request.operation == 'CREATE' ? variables.new_holder : variables.old_holder)"});
+       "'node ' + variables.node + ' may write its own node Lease only as its holder, for at most a day, not for ' + "
+       "variables.new_holder"});
+  p.validations.push_back(
+      {"variables.kind != 'node' || (request.operation != 'CREATE' && " + old_mine +
+           " && (request.operation == 'DELETE' || (variables.new_holder == variables.node && "
+           "variables.duration <= 86400)))",
+       "",
+       "'node ' + variables.node + ' may write only its own node Lease (' + variables.own_names.join(', ') + "
+       "'), not ' + variables.name + (variables.old_holder == '' ? '' : ' (held by ' + variables.old_holder + ')')"});
   p.validations.push_back(
       {"variables.kind != 'slot' || (request.operation == 'UPDATE' && " + old_mine + " && (" + new_mine +
            " || variables.new_holder == ''))",
@@ -259,10 +322,9 @@ Policy LeasesPolicy(const Config& config, const PolicySubject& subject) {
        "'node ' + variables.node + ' may only renew or release a rollout slot granted to it (this one is held by ' "
        "+ (variables.old_holder == '' ? 'nobody' : variables.old_holder) + '); the steward grants slots'"});
   p.validations.push_back(
-      {"variables.kind != 'slot' || request.operation != 'UPDATE' || !has(object.spec.leaseDurationSeconds) || "
-       "object.spec.leaseDurationSeconds <= " +
-           std::to_string(std::max(max_slot, 1)),
-       "nodehook agents may hold a rollout slot for at most " + std::to_string(std::max(max_slot, 1)) +
+      {"variables.kind != 'slot' || request.operation != 'UPDATE' || variables.duration <= " +
+           std::to_string(max_slot),
+       "nodehook agents may hold a rollout slot for at most " + std::to_string(max_slot) +
            " seconds at a time (the config's longest slot lease or soak)",
        ""});
   return p;

@@ -259,10 +259,11 @@ std::string RolloutRoleYaml(const std::string& name) {
     << "metadata:\n"
     << "  name: " << name << "-rollout\n"
     << "rules:\n"
-    << "  # Their names depend on the resource, the slot count and the node: not listable here.\n"
+    << "  # Their names depend on the resource, the slot count and the node: not listable here. delete:\n"
+    << "  # a node's own Lease under an earlier version's (hashed) name, once moved to the node's name.\n"
     << "  - apiGroups: [\"coordination.k8s.io\"]\n"
     << "    resources: [\"leases\"]\n"
-    << "    verbs: [\"get\", \"list\", \"watch\", \"create\", \"update\"]\n";
+    << "    verbs: [\"get\", \"list\", \"watch\", \"create\", \"update\", \"delete\"]\n";
   return y.str();
 }
 

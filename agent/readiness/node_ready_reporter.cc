@@ -49,6 +49,9 @@ Status NodeReadyReporter::Round() {
     } else if (stored.status().code() != StatusCode::kNotFound) {
       NoteOutcome(stored.status());
       return stored.status();
+    } else if (Status found = LoadHashed(); !found.ok()) {
+      NoteOutcome(found);
+      return found;
     }
     loaded_ = true;
   }
@@ -74,7 +77,32 @@ Status NodeReadyReporter::Round() {
   if (!wanted) return Status::Ok();
   Status written = Write(*wanted);
   NoteOutcome(written);
+  if (written.ok() && !hashed_left_.empty()) {
+    Status deleted = client_.Delete(ObjectRef{KubeLeaseClient::LeasesResource(), options_.namespace_name, hashed_left_});
+    Log(LogLevel::kInfo, "ready record renamed",
+        {{"resource", resource_.ref.Id()}, {"from", hashed_left_}, {"to", name_},
+         {"next", deleted.ok() || deleted.code() == StatusCode::kNotFound
+                      ? std::string("old record deleted")
+                      : "old record left (" + deleted.ToString() + "); its Node's deletion takes it"}});
+    hashed_left_.clear();
+  }
   return written;
+}
+
+Status NodeReadyReporter::LoadHashed() {
+  const std::string hashed = HashedNodeLeaseName("ready", rid_, options_.node);
+  if (hashed == name_) return Status::Ok();
+  auto stored = client_.Get(ObjectRef{KubeLeaseClient::LeasesResource(), options_.namespace_name, hashed});
+  if (!stored.ok()) return stored.status().code() == StatusCode::kNotFound ? Status::Ok() : stored.status();
+  auto parsed = ParseRolloutLease(stored->json);
+  if (!parsed.ok() || parsed->holder != options_.node) return Status::Ok();
+  // An earlier version's record: its results move to the new name (written as new), then it goes.
+  written_ = std::move(*parsed);
+  written_.name = name_;
+  written_.resource_version.clear();
+  written_.kind = "moved";  // not "node": the first round writes it under the new name
+  hashed_left_ = hashed;
+  return Status::Ok();
 }
 
 std::optional<RolloutLease> NodeReadyReporter::Wanted(const ReadyReport& report, const NodePresence& presence) const {

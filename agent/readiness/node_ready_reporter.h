@@ -62,6 +62,8 @@ class NodeReadyReporter {
   // The record as it should be now; nullopt when nothing changed since it was written.
   std::optional<RolloutLease> Wanted(const ReadyReport& report, const NodePresence& presence) const;
   Status Write(RolloutLease& record);
+  // No record under its name: takes the one an earlier version wrote under the hashed name.
+  Status LoadHashed();
   void NoteOutcome(const Status& written);
 
   const WatchedResource& resource_;
@@ -72,6 +74,7 @@ class NodeReadyReporter {
   const ServerClock& server_;
   const NodeReadyReporterOptions options_;
   bool loaded_ = false;     // the record was read once
+  std::string hashed_left_;  // the record under its hashed name (an earlier version's), deleted once moved
   RolloutLease written_;    // as this node last wrote or read it (kind "" when there is none)
   bool failing_ = false;    // the last write failed (logged once per streak)
   bool synced_once_ = false;  // a round after the first list ran (a record found as it was is logged)

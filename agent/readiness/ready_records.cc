@@ -3,8 +3,7 @@
 namespace nodehook {
 
 std::string ReadyRecordName(const std::string& rid, const std::string& node) {
-  // Node names may be 253 characters: the name holds a hash, the Lease's holder the node itself.
-  return "nodehook-ready-" + rid + "-node-" + RolloutForValue(node);
+  return NodeLeaseNameIn("ready", rid, node);
 }
 
 std::string ReadyRecordJson(const std::string& namespace_name, const std::string& rid, const RolloutLease& record) {

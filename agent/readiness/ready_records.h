@@ -1,5 +1,5 @@
 // Where each node's results for a resource with a ready_condition live: one Lease per node,
-//   nodehook-ready-<rid>-node-<hash of the node>
+//   nodehook-ready-<rid>-node-<node> (rollout/rollout_leases.h: NodeLeaseNameIn)
 // in the agents' Lease namespace, in the rollout's node Lease form (rollout/rollout_leases.h): the
 // holder is the node, its Node owns it (the garbage collector deletes it with the Node), its
 // annotations carry the node's labels (whom an object's node selector targets) and its result

@@ -74,6 +74,24 @@ Status RolloutGate::Register() {
   const std::string name = NodeLeaseName(rid_, options_.node);
   RolloutLease seen = board_.Lease(name);
   std::string policy = SharedPolicyJson(resource_);
+  const std::string hashed = HashedNodeLeaseName("rollout", rid_, options_.node);
+  if (seen.kind.empty() && hashed != name) {
+    // Written under the hashed name by an earlier version: its results move to the new name,
+    // then the old Lease goes (two Leases of one holder would both count on the board).
+    RolloutLease old = board_.Lease(hashed);
+    if (old.kind == "node" && old.holder == options_.node && !board_.Deleted(hashed)) {
+      for (auto& [uid, result] : old.results) results_.emplace(uid, result);
+      Status moved = WriteResult("", NodeResult{});
+      if (!moved.ok()) return moved;
+      Status deleted = client_.Delete(ObjectRef{KubeLeaseClient::LeasesResource(), options_.namespace_name, hashed});
+      Log(LogLevel::kInfo, "rollout node lease renamed",
+          {{"resource", resource_.ref.Id()}, {"from", hashed}, {"to", name}, {"results", results_.size()},
+           {"next", deleted.ok() || deleted.code() == StatusCode::kNotFound
+                        ? std::string("old Lease deleted")
+                        : "old Lease left (" + deleted.ToString() + "): it expires unrenewed"}});
+      return Status::Ok();
+    }
+  }
   if (!seen.kind.empty()) {
     // Results written before a restart stay: they are what the fleet knows of this node.
     for (auto& [uid, result] : seen.results) results_.emplace(uid, result);

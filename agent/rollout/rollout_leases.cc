@@ -126,8 +126,16 @@ std::string SlotLeaseName(const std::string& rid, int slot) {
 }
 
 std::string NodeLeaseName(const std::string& rid, const std::string& node) {
-  // Node names may be 253 characters: the name holds a hash, the Lease's holder the node itself.
-  return "nodehook-rollout-" + rid + "-node-" + RolloutForValue(node);
+  return NodeLeaseNameIn("rollout", rid, node);
+}
+
+std::string NodeLeaseNameIn(const std::string& family, const std::string& rid, const std::string& node) {
+  std::string name = "nodehook-" + family + "-" + rid + "-node-" + node;
+  return name.size() <= 253 ? name : HashedNodeLeaseName(family, rid, node);
+}
+
+std::string HashedNodeLeaseName(const std::string& family, const std::string& rid, const std::string& node) {
+  return "nodehook-" + family + "-" + rid + "-node-" + RolloutForValue(node);
 }
 
 std::string RolloutForValue(const std::string& node) { return EssenceDigest(node).substr(0, 12); }

@@ -87,7 +87,14 @@ std::string RolloutId(const std::string& resource_id);
 // The rollout of a config entry: RolloutId of its resource id, and of its namespace when it has one.
 std::string RolloutIdOf(const ResourceRef& entry);
 std::string SlotLeaseName(const std::string& rid, int slot);
+// A node's Lease in a family ("rollout", "ready"): nodehook-<family>-<rid>-node-<node>, named
+// after the node itself so that the node-bound rules can tell whose name it is (no CEL can hash).
+// A node name too long for that (over 253 characters in all) gets the hashed name, which the
+// rules refuse: such a node's agent needs cross_node_writes "agents".
 std::string NodeLeaseName(const std::string& rid, const std::string& node);
+std::string NodeLeaseNameIn(const std::string& family, const std::string& rid, const std::string& node);
+// The name before issue 42 (a hash of the node): an agent moves its results from it, then deletes it.
+std::string HashedNodeLeaseName(const std::string& family, const std::string& rid, const std::string& node);
 // The value of kRolloutForLabel for a node (a label value holds 63 characters, a node name 253).
 std::string RolloutForValue(const std::string& node);
 

@@ -52,9 +52,23 @@ def widgets_config(ns, **options):
             "tuning": {"cross_node_writes": "steward", "lease_namespace": ns, "lease_name": "solo-lease"}}
 
 
-# The agents' config of the table: finalizer mode, a rollout and a node condition.
+# The agents' config of the table: finalizer mode, a rollout, a ready condition and a node condition.
 AGENT_OPTIONS = {"finalizer": True, "rollout": {"slot_lease_seconds": 20, "soak_seconds": 60},
+                 "ready_condition": "Ready",
                  "node_outputs": {"condition": "WidgetsReady", "prefixes": ["widgets.example.com/"]}}
+
+
+def fnv64(text):
+    """object/essence.cc's EssenceDigest: FNV-1a 64, in 16 hex digits."""
+    h = 1469598103934665603
+    for c in text.encode():
+        h = ((h ^ c) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def rollout_id(ns):
+    """The rid of widgets_config(ns)'s entry (rollout/rollout_leases.h: RolloutIdOf)."""
+    return fnv64(f"widgets.example.com/v1 in {ns}")[:10]
 
 
 def node_condition(node, status):
@@ -242,13 +256,27 @@ def attack_table(fleet, refused_before=()):
     widgets.delete("leaving")
     widgets.create("solo", {"size": 1})
     widgets.set_finalizers("solo", ["nodehook.io/singleton"])
+    # The Leases by their real names (rollout/rollout_leases.h): node Leases named after the node,
+    # node B's also under an earlier version's hashed name.
+    rid = rollout_id(ns)
+    c = f"{b}-joining"  # a node that has no Lease yet
+
+    def node_lease(node, family="rollout"):
+        return f"nodehook-{family}-{rid}-node-{node}"
+
+    def hashed(node):
+        return f"nodehook-rollout-{rid}-node-{fnv64(node)[:12]}"
+
+    def slot(n):
+        return f"nodehook-rollout-{rid}-slot-{n}"
     admin.request("POST", leases, lease("solo-lease", f"{b}_uid-b"))
-    admin.request("POST", leases, lease("nodehook-rollout-r0-node-b", b, "node"))
-    ready_record = lease("nodehook-ready-r0-node-b", b, "node")
-    ready_record["metadata"]["labels"] = {"nodehook.io/ready": "r0", "nodehook.io/rollout-kind": "node"}
+    admin.request("POST", leases, lease(node_lease(b), b, "node"))
+    admin.request("POST", leases, lease(hashed(b), b, "node"))
+    ready_record = lease(node_lease(b, "ready"), b, "node")
+    ready_record["metadata"]["labels"] = {"nodehook.io/ready": rid, "nodehook.io/rollout-kind": "node"}
     admin.request("POST", leases, ready_record)
-    admin.request("POST", leases, lease("nodehook-rollout-r0-slot-0", b, "slot"))
-    admin.request("POST", leases, lease("nodehook-rollout-r0-slot-1", "", "slot"))
+    admin.request("POST", leases, lease(slot(0), b, "slot"))
+    admin.request("POST", leases, lease(slot(1), "", "slot"))
 
     attacker, attacker_solo, victim, victim_solo = (actors[k] for k in ("agent@a", "solo@a", "agent@b", "solo@b"))
     forged_result = {"metadata": {"annotations": {"nodehook.io/results": "{\"forged\":true}"}}}
@@ -266,19 +294,28 @@ def attack_table(fleet, refused_before=()):
          {"metadata": {"annotations": {"nodehook.io/singleton-handled": "forged"}}}, MERGE),
         ("take over the singleton Lease", attacker, "PATCH", f"{leases}/solo-lease",
          {"spec": {"holderIdentity": a}}, MERGE),
-        ("forge node B's rollout result", attacker, "PATCH", f"{leases}/nodehook-rollout-r0-node-b",
+        ("forge node B's rollout result", attacker, "PATCH", f"{leases}/{node_lease(b)}", forged_result, MERGE),
+        ("forge node B's rollout result under its earlier hashed name", attacker, "PATCH", f"{leases}/{hashed(b)}",
          forged_result, MERGE),
-        ("forge node B's ready record (ready_condition)", attacker, "PATCH", f"{leases}/nodehook-ready-r0-node-b",
+        ("forge node B's ready record (ready_condition)", attacker, "PATCH", f"{leases}/{node_lease(b, 'ready')}",
          {"metadata": {"annotations": {"nodehook.io/rollout-results": "{}"}}}, MERGE),
         ("create a rollout node Lease for node B", attacker, "POST", leases,
-         lease("nodehook-rollout-r0-node-b2", b, "node"), "application/json"),
-        ("take a free slot", attacker, "PATCH", f"{leases}/nodehook-rollout-r0-slot-1",
-         {"spec": {"holderIdentity": a}}, MERGE),
-        ("renew node B's slot", attacker, "PATCH", f"{leases}/nodehook-rollout-r0-slot-0",
-         {"spec": {"leaseDurationSeconds": 15}}, MERGE),
-        ("create an extra slot", attacker, "POST", leases, lease("nodehook-rollout-r0-slot-9", a, "slot"),
+         lease(node_lease(b) + "x", b, "node"), "application/json"),
+        ("squat a joining node C's node Lease name, holding it", attacker, "POST", leases,
+         lease(node_lease(c), a, "node"), "application/json"),
+        ("squat node C's ready record name, holding it", attacker, "POST", leases,
+         lease(node_lease(c, "ready"), a, "node"), "application/json"),
+        ("squat node C's earlier hashed node Lease name, holding it", attacker, "POST", leases,
+         lease(hashed(c), a, "node"), "application/json"),
+        ("squat a slot not created yet, labelled a node Lease", attacker, "POST", leases, lease(slot(5), a, "node"),
          "application/json"),
-        ("create a coordinator Lease", attacker, "POST", leases, lease("nodehook-rollout-r0-coordinator", a),
+        ("squat the coordinator Lease, labelled a node Lease", attacker, "POST", leases,
+         lease(f"nodehook-rollout-{rid}-coordinator", a, "node"), "application/json"),
+        ("take a free slot", attacker, "PATCH", f"{leases}/{slot(1)}", {"spec": {"holderIdentity": a}}, MERGE),
+        ("renew node B's slot", attacker, "PATCH", f"{leases}/{slot(0)}", {"spec": {"leaseDurationSeconds": 15}},
+         MERGE),
+        ("create an extra slot", attacker, "POST", leases, lease(slot(9), a, "slot"), "application/json"),
+        ("create a coordinator Lease", attacker, "POST", leases, lease(f"nodehook-rollout-{rid}-coordinator", a),
          "application/json"),
         ("post an Event as node B", attacker, "POST", events,
          event(f"forged-b-{ns}", b, {"apiVersion": "v1", "kind": "Node", "name": b}), "application/json"),
@@ -336,14 +373,14 @@ def attack_table(fleet, refused_before=()):
          {"metadata": {"finalizers": [fb, fb + "x"]}}, MERGE, False),
         ("node B removes its own finalizer (a deleting object)", victim, "PATCH", f"{w}/leaving",
          {"metadata": {"finalizers": ["example.com/keep"]}}, MERGE, True),
-        ("node B writes its rollout result", victim, "PATCH", f"{leases}/nodehook-rollout-r0-node-b",
-         forged_result, MERGE, True),
-        ("node B renews its slot", victim, "PATCH", f"{leases}/nodehook-rollout-r0-slot-0",
-         {"spec": {"leaseDurationSeconds": 20}}, MERGE, True),
-        ("node B holds its slot longer than any soak", victim, "PATCH", f"{leases}/nodehook-rollout-r0-slot-0",
+        ("node B writes its rollout result", victim, "PATCH", f"{leases}/{node_lease(b)}", forged_result, MERGE,
+         True),
+        ("node B renews its slot", victim, "PATCH", f"{leases}/{slot(0)}", {"spec": {"leaseDurationSeconds": 20}},
+         MERGE, True),
+        ("node B holds its slot longer than any soak", victim, "PATCH", f"{leases}/{slot(0)}",
          {"spec": {"leaseDurationSeconds": 86400}}, MERGE, False),
-        ("node B releases its slot", victim, "PATCH", f"{leases}/nodehook-rollout-r0-slot-0",
-         {"spec": {"holderIdentity": ""}}, MERGE, True),
+        ("node B releases its slot", victim, "PATCH", f"{leases}/{slot(0)}", {"spec": {"holderIdentity": ""}}, MERGE,
+         True),
         ("node B sets its own condition", victim, "PATCH", f"/api/v1/nodes/{b}/status{OUTPUTS_MANAGER}",
          node_condition(b, "True"), APPLY, True),
         ("node B labels and taints its own Node under the config's prefixes", victim, "PATCH", f"/api/v1/nodes/{b}",
@@ -355,6 +392,14 @@ def attack_table(fleet, refused_before=()):
          {"metadata": {"annotations": {"nodehook.io/singleton-handled": "digest"}}}, MERGE, True),
         ("node B, leading, removes the singleton finalizer", victim_solo, "PATCH", f"{w}/solo",
          {"metadata": {"finalizers": []}}, MERGE, True),
+        ("node B, leading, holds the singleton Lease for a year", victim_solo, "PATCH", f"{leases}/solo-lease",
+         {"spec": {"leaseDurationSeconds": 31536000}}, MERGE, False),
+        ("node B deletes its node Lease of an earlier version (hashed name)", victim, "DELETE",
+         f"{leases}/{hashed(b)}", None, MERGE, True),
+        ("node A creates its own node Lease, named after it", attacker, "POST", leases,
+         lease(node_lease(a), a, "node"), "application/json", True),
+        ("node A creates its own ready record, named after it", attacker, "POST", leases,
+         lease(node_lease(a, "ready"), a, "node"), "application/json", True),
     ]
     own_results = [actor.write(method, path, body, ctype) for _, actor, method, path, body, ctype, _ in own]
     # Node B as it was: on the real nodes the next tests schedule pods there.
@@ -396,3 +441,13 @@ def attack_table(fleet, refused_before=()):
         assert (now == "allowed") == expected, (what, now)
     assert "may add or remove only its own finalizer" in own_results[1]
     assert "at most 60 seconds" in own_results[5], own_results[5]
+    own_refused = {what: now for (what, *_), now in zip(own, own_results)}
+    assert "may hold the singleton Lease for at most 15 seconds" in \
+        own_refused["node B, leading, holds the singleton Lease for a year"]
+    for what in ("squat a joining node C's node Lease name, holding it", "squat node C's ready record name, holding it",
+                 "squat node C's earlier hashed node Lease name, holding it", "create a rollout node Lease for node B"):
+        assert f"may write only its own node Lease (nodehook-rollout-{rid}-node-{a}, " \
+               f"nodehook-ready-{rid}-node-{a})" in refused[what], (what, refused[what])
+    for what in ("squat a slot not created yet, labelled a node Lease", "take a free slot"):
+        assert "may only renew or release a rollout slot granted to it" in refused[what], (what, refused[what])
+    assert "write no Lease but" in refused["squat the coordinator Lease, labelled a node Lease"]

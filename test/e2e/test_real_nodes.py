@@ -1180,7 +1180,10 @@ def test_the_agents_own_daemonset_updated_mid_drain_resumes_the_drain_and_cordon
             assert not agent_events(real, first, "node cordoned"), "cordoned again"
             assert unschedulable(real, first) and cordon_marks(real, first)
             real.kube.request("DELETE", f"/apis/policy/v1/namespaces/{WIDGET_NS}/poddisruptionbudgets/db")
-            wait_until(lambda: agent_events(real, first, "node drained"), f"{first} drained", timeout=60)
+            try:
+                wait_until(lambda: agent_events(real, first, "node drained"), f"{first} drained", timeout=60)
+            except pytest.fail.Exception as e:
+                pytest.fail(f"{e}\n{rollout_story(real)}\n{web_pods(real, 'db')}")
             moved = time.monotonic() - t0
             for i in range(1, NODES + 1):
                 wait_until(lambda: agent_events(real, f"node-{i}", "rollout node done"), f"node-{i} done",

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "agent/admission/node_bound_policy.h"
+#include "agent/rollout/rollout_leases.h"
 
 using namespace nodehook;
 
@@ -79,7 +80,29 @@ TEST_CASE("a slot is held at most for the longest slot lease or soak of the conf
   CHECK(MaxSlotLeaseSeconds(Steward({a})) == 30);
   CHECK(MaxSlotLeaseSeconds(Steward({a, b})) == 600);
   CHECK(MaxSlotLeaseSeconds(Steward({Watched("x")})) == 0);
-  CHECK(Has(NodeBoundPolicyYaml(Steward({a, b}), PolicySubject{}), "object.spec.leaseDurationSeconds <= 600"));
+  CHECK(Has(NodeBoundPolicyYaml(Steward({a, b}), PolicySubject{}), "variables.duration <= 600"));
+}
+
+TEST_CASE("a Lease's kind comes from its name: the own node Leases are named after the token's node") {
+  WatchedResource w = Watched("widgets"), g = Watched("gadgets"), s = Watched("solos");
+  w.rollout = RolloutPolicy{};
+  g.ready_condition = "Ready";
+  s.singleton = true;
+  Config c = Steward({w, g, s});
+  c.tuning.lease_name = "the-lease";
+  c.tuning.lease_duration_seconds = 20;
+  const std::string yaml = NodeBoundPolicyYaml(c, PolicySubject{});
+  const std::string rw = RolloutIdOf(w.ref), rg = RolloutIdOf(g.ref);
+  const std::string own = "['nodehook-rollout-" + rw + "-node-', 'nodehook-ready-" + rg + "-node-']";
+  CHECK(Has(yaml, own + ".map(p, p + variables.node)"));
+  CHECK(Has(yaml, "variables.name.matches('^nodehook-rollout-(" + rw + ")-slot-[0-9]+$') ? 'slot'"));
+  CHECK(Has(yaml, "variables.name == 'the-lease' ? 'singleton'"));
+  CHECK_FALSE(Has(yaml, "rollout-kind"));  // no label the writer chose decides anything
+  CHECK(Has(yaml, "the singleton Lease for at most 20 seconds"));
+  // Another node's name, or an earlier version's hashed one: never created, kept only by its holder.
+  CHECK(Has(yaml, "variables.kind != 'node' || (request.operation != 'CREATE' && "));
+  // Without a singleton resource the singleton Lease is no Lease of theirs.
+  CHECK(Has(NodeBoundPolicyYaml(Steward({w}), PolicySubject{}), "expression: \"false ? 'singleton'"));
 }
 
 TEST_CASE("agents that write across nodes themselves get no rules: the rules would refuse that work") {

@@ -174,7 +174,7 @@ TEST_CASE("hook-published node outputs add a Role to read the own pod (its toler
 TEST_CASE("a rollout policy adds a Role for the rollout Leases in the agent's namespace, and none without one") {
   std::string with = RbacFor(R"("rollout":{"max_nodes":2},)");
   CHECK(with.find("name: nodehook-rollout\n") != std::string::npos);
-  CHECK(with.find(R"(verbs: ["get", "list", "watch", "create", "update"])") != std::string::npos);
+  CHECK(with.find(R"(verbs: ["get", "list", "watch", "create", "update", "delete"])") != std::string::npos);
   CHECK(RbacFor("").find("-rollout") == std::string::npos);
 }
 
@@ -297,5 +297,5 @@ TEST_CASE("with the steward, the node-bound rules let an agent cordon its own No
   CHECK(yaml.find("'nodehook.io/cordoned-'") != std::string::npos);
   CHECK(yaml.find("['taints', 'unschedulable']") != std::string::npos);
   // A slot held through a reboot is within the rules: the reboot's timeout and a lease.
-  CHECK(yaml.find("object.spec.leaseDurationSeconds <= 615") != std::string::npos);
+  CHECK(yaml.find("variables.duration <= 615") != std::string::npos);
 }

@@ -45,6 +45,15 @@ class LeaseObjects final : public KubeClient {
     Keep(o.name, body);
     return objects[o.name];
   }
+  Status Delete(const ObjectRef& o) override {
+    if (!fail.ok()) return fail;
+    return objects.erase(o.name) > 0 ? Status::Ok() : NotFoundError(o.name);
+  }
+  // An object as someone else wrote it (counted as no write of the code under test).
+  void Seed(const std::string& name, const std::string& body) {
+    Keep(name, body);
+    --writes;
+  }
   Status Patch(const ObjectRef& o, PatchType, const std::string& body) override {
     patches.emplace_back(o.name + (o.subresource.empty() ? "" : "/" + o.subresource), body);
     if (patch_results.empty()) return Status::Ok();

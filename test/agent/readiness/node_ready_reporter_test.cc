@@ -106,6 +106,27 @@ TEST_CASE("a restarted agent finds its record as it was and writes nothing") {
   CHECK(n.client.writes == 1);
 }
 
+TEST_CASE("a record an earlier version wrote under the hashed name moves to the node's name, and goes") {
+  Node n;
+  const std::string rid = RolloutIdOf(n.resource.ref);
+  CHECK(ReadyRecordName(rid, "n1") == "nodehook-ready-" + rid + "-node-n1");
+  RolloutLease old;
+  old.name = HashedNodeLeaseName("ready", rid, "n1");
+  old.kind = "node";
+  old.holder = "n1";
+  old.lease_duration_seconds = 86400;
+  old.owner_uid = "node-uid";
+  old.labels = LabelMap{{"zone", "a"}};
+  old.results = {{"u1", NodeResult{"s1", false, 500, "", false}}};
+  n.client.Seed(old.name, ReadyRecordJson("nodehook", rid, old));
+  n.report.known = {"u1"};
+  n.report.results = {{"u1", Done("s1")}};
+  REQUIRE(n.Reporter().Round().ok());
+  CHECK(n.client.writes == 1);  // the record under its new name; the old one deleted
+  CHECK(n.Record().results.at("u1").at_ms == 500);  // settled then, not now
+  CHECK(n.client.objects.count(old.name) == 0);
+}
+
 TEST_CASE("a node registers before its first list, and writes no results until it has one") {
   Node n;
   n.report.synced = false;

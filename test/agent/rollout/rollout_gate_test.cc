@@ -84,6 +84,13 @@ class LeaseStore final : public KubeClient {
     lease.state = state;
     Store("nodehook", lease);
   }
+  Status Delete(const ObjectRef& o) override {
+    if (!objects_.count(o.name)) return NotFoundError("lease " + o.name);
+    Remove(o.name);
+    return Status::Ok();
+  }
+  // A Lease as someone wrote it before this test (an earlier version, another writer).
+  void Seed(const RolloutLease& lease) { Store("nodehook", lease); }
   // Someone else's delete.
   void Remove(const std::string& name) {
     auto last = std::make_shared<const KubeObject>(objects_.at(name));
@@ -620,6 +627,26 @@ TEST_CASE("a node Lease deleted by hand keeps the node in the fleet and is writt
   a.RenewDue();
   REQUIRE(fleet.store.Has(lease));
   CHECK(fleet.store.Lease(lease).results.count("u1") == 1);
+}
+
+TEST_CASE("a node Lease is named after its node; one under the hashed name of an earlier version moves, "
+          "results kept, and goes") {
+  Fleet fleet(MaxNodes(1));
+  const std::string rid = RolloutIdOf(fleet.resource.ref);
+  CHECK(NodeLeaseName(rid, "a") == "nodehook-rollout-" + rid + "-node-a");
+  CHECK(NodeLeaseName(rid, std::string(240, 'n')) == HashedNodeLeaseName("rollout", rid, std::string(240, 'n')));
+  RolloutLease old;
+  old.name = HashedNodeLeaseName("rollout", rid, "a");
+  old.kind = "node";
+  old.holder = "a";
+  old.lease_duration_seconds = 60;
+  old.results["u9"] = NodeResult{"s9", false, 5, "done"};
+  fleet.store.Seed(old);
+  fleet.Node("a");  // registers
+  REQUIRE(fleet.store.Has(NodeLeaseName(rid, "a")));
+  CHECK(fleet.store.Lease(NodeLeaseName(rid, "a")).results.at("u9").state == "s9");
+  CHECK_FALSE(fleet.store.Has(old.name));
+  CHECK(fleet.CoordinatorBoard().View().nodes.at("a").count("u9") == 1);
 }
 
 TEST_CASE("two entries for one plural in two namespaces are two rollouts, each with its own slots") {
