@@ -16,6 +16,7 @@ import yaml
 
 from conftest import REPO, _binary, wait_until
 from deploy_tools import kubectl
+from attack_matrix import Target, run as run_matrix
 from kube import ApiError
 
 import subprocess
@@ -183,6 +184,29 @@ def test_an_agent_token_can_act_only_for_its_own_node(fleet):
     attack_table(fleet)
 
 
+def test_the_attack_matrix_generated_from_the_policies_holds(fleet, tmp_path):
+    """attack_matrix.py: every form of every write the roles grant on what the rules guard, in the
+    own node's name, another node's and none; before the rules (RBAC alone allows every row), then
+    with them: only the designed own work allowed."""
+    ns, admin = fleet["ns"], fleet["admin"]
+    seed_fleet(fleet)
+    agent_docs = rbac_output(widgets_config(ns, **AGENT_OPTIONS), tmp_path, "matrix-agent", ns, "agent")
+    solo_docs = rbac_output(widgets_config(ns, singleton=True), tmp_path, "matrix-solo", ns, "solo")
+    targets = matrix_targets(fleet, agent_docs, solo_docs)
+    before = run_matrix(targets, admin)
+    fleet["apply"]()
+    wait_until(lambda: all(r[5] == "refused" for r in run_matrix(targets, admin) if r[3] == "none"),
+               "the rules to be in force")
+    after = run_matrix(targets, admin)
+    print_matrix(after)
+    print(f"before the rules: rows {len(before)}, allowed {sum(1 for r in before if r[5] == 'allowed')}")
+    assert all(r[5] == "allowed" for r in before), [r for r in before if r[5] != "allowed"]
+    wrong = [r for r in after if r[4] != r[5]]
+    assert not wrong, "\n".join(" | ".join(r) for r in wrong)
+    # Every policy's resources appear, each with rows in all three names.
+    assert {r[0] for r in after} == {t.name for t in targets}
+
+
 def test_the_status_of_a_crd_without_a_status_subresource_is_held_like_the_rest(cluster, tmp_path):
     """Without a status subresource, a write to the main resource stores the status: node A's token
     may add its own finalizer to such an object, but not change its status with it."""
@@ -235,6 +259,115 @@ def test_the_status_of_a_crd_without_a_status_subresource_is_held_like_the_rest(
     admin.request("DELETE", f"/api/v1/nodes/{node}")
 
 
+def lease_names(ns):
+    """The rid of widgets_config(ns)'s entry, and its Lease names (rollout/rollout_leases.h): node
+    Leases named after the node, an earlier version's under a hash of it, the slots."""
+    rid = rollout_id(ns)
+
+    def node_lease(node, family="rollout"):
+        return f"nodehook-{family}-{rid}-node-{node}"
+
+    def hashed(node):
+        return f"nodehook-rollout-{rid}-node-{fnv64(node)[:12]}"
+
+    def slot(n):
+        return f"nodehook-rollout-{rid}-slot-{n}"
+    return rid, node_lease, hashed, slot
+
+
+def seed_fleet(fleet):
+    """What the fleet looks like: node B works on widgets, leads the singleton, holds a slot, and
+    has its node Lease under its name and an earlier version's hashed one."""
+    ns, nodes, admin, widgets = (fleet[k] for k in ("ns", "nodes", "admin", "widgets"))
+    b = nodes["b"]
+    fb = f"nodehook.io/{b}"
+    leases = LEASES.format(ns=ns)
+    rid, node_lease, hashed, slot = lease_names(ns)
+    widgets.create("fresh", {"size": 1})
+    widgets.create("held", {"size": 1})
+    widgets.set_finalizers("held", [fb])
+    widgets.create("leaving", {"size": 1})
+    widgets.set_finalizers("leaving", [fb, "example.com/keep"])
+    widgets.delete("leaving")
+    widgets.create("solo", {"size": 1})
+    widgets.set_finalizers("solo", ["nodehook.io/singleton"])
+    admin.request("POST", leases, lease("solo-lease", f"{b}_uid-b"))
+    admin.request("POST", leases, lease(node_lease(b), b, "node"))
+    admin.request("POST", leases, lease(hashed(b), b, "node"))
+    ready_record = lease(node_lease(b, "ready"), b, "node")
+    ready_record["metadata"]["labels"] = {"nodehook.io/ready": rid, "nodehook.io/rollout-kind": "node"}
+    admin.request("POST", leases, ready_record)
+    admin.request("POST", leases, lease(slot(0), b, "slot"))
+    admin.request("POST", leases, lease(slot(1), "", "slot"))
+
+
+def matrix_targets(fleet, agent_docs, solo_docs):
+    """What the matrix writes to (attack_matrix.py), in the fleet seed_fleet makes: node A's agent
+    (agent@a) acts in its own name and in node B's; node B leads the singleton (solo@b), node A
+    does not (solo@a)."""
+    ns, nodes, actors, admin = (fleet[k] for k in ("ns", "nodes", "actors", "admin"))
+    a, b = nodes["a"], nodes["b"]
+    name = {"own": a, "other": b}
+    rid, node_lease, _, slot = lease_names(ns)
+    leases, events = LEASES.format(ns=ns), EVENTS.format(ns="default")
+    w = f"/apis/example.com/v1/namespaces/{ns}/widgets"
+    agent = {"own": actors["agent@a"], "other": actors["agent@a"], "none": actors["agent@none"]}
+    solo = {"own": actors["solo@b"], "other": actors["solo@a"],
+            "none": actors.get("solo@none") or Actor(admin, ns, "solo", None)}
+    condition = {"type": "WidgetsReady", "status": "True", "reason": "Matrix", "message": "m"}
+    label = "widgets.example.com/matrix"
+    handled = "nodehook.io/singleton-handled"
+    for made in (lease(node_lease(a), a, "node"), lease(slot(2), a, "slot")):
+        try:
+            admin.request("POST", leases, made)
+        except ApiError as e:
+            if e.status != 409:  # made already (by attack_table's own rows)
+                raise
+
+    def widget(who_name, meta):
+        return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": dict(name=who_name, **meta)}
+    return [
+        Target("finalizer", "example.com", "widgets", lambda who: f"{w}/fresh",
+               lambda who: {"metadata": {"finalizers": [f"nodehook.io/{name[who]}"]}}, agent, agent_docs,
+               full=lambda who: widget("fresh", {"finalizers": [f"nodehook.io/{name[who]}"]}), crd=True),
+        Target("singleton", "example.com", "widgets", lambda who: f"{w}/solo",
+               lambda who: {"metadata": {"annotations": {handled: "matrix"}}}, solo, solo_docs,
+               full=lambda who: widget("solo", {"annotations": {handled: "matrix"}}), crd=True),
+        Target("node labels", "", "nodes", lambda who: f"/api/v1/nodes/{name[who]}",
+               lambda who: {"metadata": {"labels": {label: "1"}}}, agent, agent_docs,
+               full=lambda who: {"apiVersion": "v1", "kind": "Node",
+                                 "metadata": {"name": name[who], "labels": {label: "1"}}}),
+        Target("node condition", "", "nodes/status", lambda who: f"/api/v1/nodes/{name[who]}/status",
+               lambda who: {"status": {"conditions": [condition]}}, agent, agent_docs,
+               full=lambda who: {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name[who]},
+                                 "status": {"conditions": [condition]}}),
+        Target("event", "events.k8s.io", "events", None, lambda who: {}, agent, agent_docs,
+               full=lambda who: event(f"matrix-{who}-{ns}", name[who],
+                                      {"apiVersion": "v1", "kind": "Node", "name": name[who]}),
+               collection=events),
+        # Created in its own name (absent yet), and in node B's, held by node A (a squat).
+        Target("node Lease", "coordination.k8s.io", "leases", lambda who: f"{leases}/{node_lease(name[who])}",
+               lambda who: {"metadata": {"annotations": {"nodehook.io/results": "{}"}}}, agent, agent_docs,
+               full=lambda who: lease(node_lease(name[who], "ready"), a), collection=leases),
+        Target("slot", "coordination.k8s.io", "leases", lambda who: f"{leases}/{slot(2 if who == 'own' else 0)}",
+               lambda who: {"spec": {"leaseDurationSeconds": 20}}, agent, agent_docs,
+               full=lambda who: lease(slot(3 if who == "own" else 4), a), collection=leases),
+        # Its create is no row: any node may take the singleton Lease while it is free (leading is
+        # what the singleton is), and here it is held.
+        Target("singleton Lease", "coordination.k8s.io", "leases", lambda who: f"{leases}/solo-lease",
+               lambda who: {"spec": {"leaseDurationSeconds": 15} if who == "own" else {"holderIdentity": a}},
+               solo, solo_docs, skip=("create",)),
+    ]
+
+
+def print_matrix(table):
+    print("\ntarget | resource | form | who | expected | outcome")
+    for row in table:
+        print(" | ".join(row))
+    print(f"rows {len(table)}, refused {sum(1 for r in table if r[5] == 'refused')}, "
+          f"allowed as designed {sum(1 for r in table if r[4] == r[5] == 'allowed')}")
+
+
 def attack_table(fleet, refused_before=()):
     """Node A's tokens (agent@a, solo@a) try every write for node B or the cluster, first as dry runs
     before fleet["apply"]() puts the rules in force, then for real; node B's tokens then do their own
@@ -247,36 +380,9 @@ def attack_table(fleet, refused_before=()):
     # Events about a Node (cluster-scoped) live in "default", as the agents post them.
     leases, events = LEASES.format(ns=ns), EVENTS.format(ns="default")
     w = f"/apis/example.com/v1/namespaces/{ns}/widgets"
-    # What the fleet looks like: node B works on widgets, leads the singleton, holds a slot.
-    widgets.create("fresh", {"size": 1})
-    widgets.create("held", {"size": 1})
-    widgets.set_finalizers("held", [fb])
-    widgets.create("leaving", {"size": 1})
-    widgets.set_finalizers("leaving", [fb, "example.com/keep"])
-    widgets.delete("leaving")
-    widgets.create("solo", {"size": 1})
-    widgets.set_finalizers("solo", ["nodehook.io/singleton"])
-    # The Leases by their real names (rollout/rollout_leases.h): node Leases named after the node,
-    # node B's also under an earlier version's hashed name.
-    rid = rollout_id(ns)
+    seed_fleet(fleet)
+    rid, node_lease, hashed, slot = lease_names(ns)
     c = f"{b}-joining"  # a node that has no Lease yet
-
-    def node_lease(node, family="rollout"):
-        return f"nodehook-{family}-{rid}-node-{node}"
-
-    def hashed(node):
-        return f"nodehook-rollout-{rid}-node-{fnv64(node)[:12]}"
-
-    def slot(n):
-        return f"nodehook-rollout-{rid}-slot-{n}"
-    admin.request("POST", leases, lease("solo-lease", f"{b}_uid-b"))
-    admin.request("POST", leases, lease(node_lease(b), b, "node"))
-    admin.request("POST", leases, lease(hashed(b), b, "node"))
-    ready_record = lease(node_lease(b, "ready"), b, "node")
-    ready_record["metadata"]["labels"] = {"nodehook.io/ready": rid, "nodehook.io/rollout-kind": "node"}
-    admin.request("POST", leases, ready_record)
-    admin.request("POST", leases, lease(slot(0), b, "slot"))
-    admin.request("POST", leases, lease(slot(1), "", "slot"))
 
     attacker, attacker_solo, victim, victim_solo = (actors[k] for k in ("agent@a", "solo@a", "agent@b", "solo@b"))
     forged_result = {"metadata": {"annotations": {"nodehook.io/results": "{\"forged\":true}"}}}

@@ -640,7 +640,9 @@ def test_a_hostile_pod_on_one_node_with_the_agents_token_is_refused_every_write_
     for node-2 or the cluster, before and after the node-bound rules `nodehook rbac` prints for a
     finalizer, rollout and singleton config are in force; node-2's does its own work
     (test_node_bound.attack_table prints the table)."""
-    from test_node_bound import AGENT_OPTIONS, BROAD_RULES, Actor, apply_policies, attack_table, rbac_output, widgets_config
+    from test_node_bound import (AGENT_OPTIONS, BROAD_RULES, Actor, apply_policies, attack_table, matrix_targets,
+                                 print_matrix, rbac_output, widgets_config)
+    from attack_matrix import run as run_matrix
     from kube import Widgets
     ns = "hostile"
     admin = real.kube
@@ -672,28 +674,36 @@ def test_a_hostile_pod_on_one_node_with_the_agents_token_is_refused_every_write_
             actor.kube = copy.copy(admin)
             actor.kube.token = log.splitlines()[0]
             actors[f"{'agent' if account == 'nodehook' else 'solo'}@{short}"] = actor
-    none = Actor.__new__(Actor)
-    none.node = None
-    none.kube = copy.copy(admin)
-    none.kube.token = admin.request("POST", f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/nodehook/token", {
-        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-        "spec": {"expirationSeconds": 3600}})["status"]["token"]
-    actors["agent@none"] = none
-    applied = []
+    # Tokens that name no node (a TokenRequest without a pod), of each account.
+    for account, key in (("nodehook", "agent@none"), ("nodehook-solo", "solo@none")):
+        actors[key] = Actor.__new__(Actor)
+        actors[key].node = None
+        actors[key].kube = copy.copy(admin)
+        actors[key].kube.token = admin.request(
+            "POST", f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{account}/token",
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+             "spec": {"expirationSeconds": 3600}})["status"]["token"]
+    applied, docs = [], {}
 
     def apply():
         for account, options, name in (("nodehook", AGENT_OPTIONS, "hostile"),
                                         ("nodehook-solo", {"singleton": True}, "hostile-solo")):
             config = widgets_config(ns, **options)
             config["tuning"]["lease_namespace"] = ns
-            docs = rbac_output(config, tmp_path, name, NAMESPACE, account)
-            apply_policies(docs, tmp_path, name, real.kubeconfig)
+            docs[name] = rbac_output(config, tmp_path, name, NAMESPACE, account)
+            apply_policies(docs[name], tmp_path, name, real.kubeconfig)
             applied.append(tmp_path / f"{name}-policies.yaml")
     try:
-        attack_table({"ns": ns, "nodes": {"a": "node-1", "b": "node-2"}, "actors": actors, "admin": admin,
-                      "widgets": Widgets(admin, ns), "apply": apply},
+        fleet = {"ns": ns, "nodes": {"a": "node-1", "b": "node-2"}, "actors": actors, "admin": admin,
+                 "widgets": Widgets(admin, ns), "apply": apply}
+        attack_table(fleet,
                      # The install's own rules (deploy/base/node-bound-policy.yaml) already refuse these.
                      refused_before=("post an Event as node B", "post an Event about node B's Node"))
+        # The matrix generated from the rules, with the real kubelets' tokens, labels and conditions.
+        table = run_matrix(matrix_targets(fleet, docs["hostile"], docs["hostile-solo"]), admin)
+        print_matrix(table)
+        wrong = [r for r in table if r[4] != r[5]]
+        assert not wrong, "\n".join(" | ".join(r) for r in wrong)
     finally:
         # The real agents run other configs in later tests: these rules must not outlive this one.
         for path in applied:
