@@ -66,6 +66,7 @@ def widget_cluster():
         line = cluster.stdout.readline()
         if not line.startswith("ready "):
             sys.exit(f"API server failed to start; see {work / 'cluster.log'}")
+        (work / "apiserver.pid").write_text(str(cluster.pid))  # for benches that read its CPU time
         yield work, dict(f.split("=", 1) for f in line.split()[1:])["kubeconfig"]
     finally:
         cluster.send_signal(signal.SIGTERM)
