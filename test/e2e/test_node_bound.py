@@ -308,6 +308,10 @@ def matrix_targets(fleet, agent_docs, solo_docs):
     ns, nodes, actors, admin = (fleet[k] for k in ("ns", "nodes", "actors", "admin"))
     a, b = nodes["a"], nodes["b"]
     name = {"own": a, "other": b}
+    # Where agents run on node B and handle the widgets (the real nodes), B's finalizer is on
+    # "fresh" already, and writing it there changes nothing of B's: another node's finalizer is
+    # then one of a node no agent handles the widgets on.
+    finalizer_of = {"own": a, "other": fleet.get("finalizer_other", b)}
     rid, node_lease, _, slot = lease_names(ns)
     leases, events = LEASES.format(ns=ns), EVENTS.format(ns="default")
     w = f"/apis/example.com/v1/namespaces/{ns}/widgets"
@@ -328,8 +332,8 @@ def matrix_targets(fleet, agent_docs, solo_docs):
         return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": dict(name=who_name, **meta)}
     return [
         Target("finalizer", "example.com", "widgets", lambda who: f"{w}/fresh",
-               lambda who: {"metadata": {"finalizers": [f"nodehook.io/{name[who]}"]}}, agent, agent_docs,
-               full=lambda who: widget("fresh", {"finalizers": [f"nodehook.io/{name[who]}"]}), crd=True),
+               lambda who: {"metadata": {"finalizers": [f"nodehook.io/{finalizer_of[who]}"]}}, agent, agent_docs,
+               full=lambda who: widget("fresh", {"finalizers": [f"nodehook.io/{finalizer_of[who]}"]}), crd=True),
         Target("singleton", "example.com", "widgets", lambda who: f"{w}/solo",
                lambda who: {"metadata": {"annotations": {handled: "matrix"}}}, solo, solo_docs,
                full=lambda who: widget("solo", {"annotations": {handled: "matrix"}}), crd=True),

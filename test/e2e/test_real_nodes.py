@@ -176,7 +176,25 @@ def wait_rolled_out(real, timeout=180, namespace=NAMESPACE, daemonset="nodehook"
                    and s.get("numberAvailable") == NODES)
         current = pods(real, namespace)
         return settled and len(current) == NODES and all(ready(p) for p in current) and current
-    return wait_until(done, "the DaemonSet's pods Ready on every node", timeout=timeout)
+    try:
+        return wait_until(done, "the DaemonSet's pods Ready on every node", timeout=timeout)
+    except pytest.fail.Exception as e:
+        pytest.fail(f"{e}\n{pods_story(real, namespace)}")
+
+
+def pods_story(real, namespace=NAMESPACE):
+    """For a failure message: each agent pod's phase and container states, and its log's last lines."""
+    lines = []
+    for p in pods(real, namespace):
+        name = p["metadata"]["name"]
+        states = {c["name"]: c.get("state") for c in (p["status"].get("initContainerStatuses") or []) +
+                  (p["status"].get("containerStatuses") or [])}
+        lines.append(f"{name} on {p['spec'].get('nodeName')}: {p['status'].get('phase')} "
+                     f"deleting={bool(p['metadata'].get('deletionTimestamp'))} {json.dumps(states)}")
+        logs = kubectl("-n", namespace, "logs", name, "-c", "nodehook", "--tail=15", kubeconfig=real.kubeconfig,
+                       check=False).stdout
+        lines += [f"  {line}" for line in logs.splitlines()]
+    return "\n".join(lines)
 
 
 def watch_rollout(real, before, timeout=180, namespace=NAMESPACE):
@@ -694,7 +712,9 @@ def test_a_hostile_pod_on_one_node_with_the_agents_token_is_refused_every_write_
             apply_policies(docs[name], tmp_path, name, real.kubeconfig)
             applied.append(tmp_path / f"{name}-policies.yaml")
     try:
+        # The agents of the DaemonSet handle these widgets too (node-2's finalizer comes on them).
         fleet = {"ns": ns, "nodes": {"a": "node-1", "b": "node-2"}, "actors": actors, "admin": admin,
+                 "finalizer_other": "node-9",
                  "widgets": Widgets(admin, ns), "apply": apply}
         attack_table(fleet,
                      # The install's own rules (deploy/base/node-bound-policy.yaml) already refuse these.
@@ -982,9 +1002,17 @@ def back_to_the_overlay(real, tmp_path):
     wait_rolled_out(real)
 
 
+def current_agent_pod(real, node):
+    """The name of `node`'s current agent pod: the one not being deleted, while a replaced one
+    still terminates there (its log is the old agent's); else the terminating one; else None."""
+    here = sorted((bool(p["metadata"].get("deletionTimestamp")), p["metadata"]["name"])
+                  for p in pods(real) if p["spec"].get("nodeName") == node)
+    return here[0][1] if here else None
+
+
 def agent_events(real, node, event):
     """`event` lines of the current agent container on `node`; none while its kubelet is away."""
-    pod = next((p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == node), None)
+    pod = current_agent_pod(real, node)
     if pod is None:
         return []
     logs = kubectl("-n", NAMESPACE, "logs", pod, "-c", "nodehook", kubeconfig=real.kubeconfig, check=False)
@@ -1137,7 +1165,7 @@ def rollout_story(real):
     """For a failure message: each node's current agent's rollout and node-step log lines."""
     lines = []
     for i in range(1, NODES + 1):
-        pod = next((p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == f"node-{i}"), None)
+        pod = current_agent_pod(real, f"node-{i}")
         logs = kubectl("-n", NAMESPACE, "logs", pod, "-c", "nodehook", kubeconfig=real.kubeconfig,
                        check=False).stdout if pod else ""
         lines += [f"node-{i} {line}" for line in logs.splitlines()
@@ -1160,6 +1188,14 @@ def slow_start(real, node):
     old = next(p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == node)
     real.kube.request("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods/{old}")
     return old
+
+
+def no_slow_start(real):
+    """slow_start undone: its init container goes (an apply of the overlay would keep it, as it
+    was never applied); the overlay's apply brings the update strategy back."""
+    real.kube.request("PATCH", f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets/nodehook",
+                      {"spec": {"template": {"spec": {"initContainers": [{"name": "slow-start", "$patch": "delete"}]}}}},
+                      "application/strategic-merge-patch+json")
 
 
 def test_the_agents_own_daemonset_updated_mid_drain_resumes_the_drain_and_cordons_no_second_node(real, tmp_path):
@@ -1204,6 +1240,7 @@ def test_the_agents_own_daemonset_updated_mid_drain_resumes_the_drain_and_cordon
                           "update_to_drained_seconds": round(moved, 1), "most_cordoned": watch.most}))
     finally:
         remove_web(real, "db")
+        no_slow_start(real)
         back_to_the_overlay(real, tmp_path)
 
 
