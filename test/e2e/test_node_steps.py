@@ -10,7 +10,7 @@ import json
 import os
 import signal
 import subprocess
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from conftest import REPO, _binary, wait_until
@@ -354,6 +354,20 @@ def test_a_stale_mark_left_by_kubectl_uncordon_is_removed_and_never_keeps_a_node
     wait_until(lambda: node_events(s, a, "NodeStaleMarksRemoved"), "a NodeStaleMarksRemoved Event on the Node")
 
 
+def now_ts():
+    """Now, as the agents' log lines write it."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def print_figures(case, most, since, moved):
+    """The issue's figures for a case, printed (pytest -s shows them): the most nodes cordoned at
+    once (max_nodes is 1), and the seconds from `since` (the disruption lifted) to `moved` (the log
+    line of the fleet's next move)."""
+    print(json.dumps({"case": case, "most_cordoned": most.most if most else None,
+                      "fleet_moves_again_seconds": round(seconds_between(since, moved["time"]), 2),
+                      "by": moved["event"]}))
+
+
 class MostCordoned:
     """The most nodes seen cordoned at once, sampled at each call (returns False for wait_until)."""
 
@@ -396,17 +410,21 @@ def test_a_pause_during_a_drain_lets_it_finish_and_starts_no_other_node(cluster,
     assert not s.agents[first].log_events("rollout slot given up"), "the pause took the slot of work under way"
     assert not s.cordoned(other) and not s.agents[other].records("kernel")
     assert "paused" in rollout_status(s, cluster)[other]
+    resumed = now_ts()
     annotate(widgets, "kernel", {"nodehook.io/rollout-paused": None})
     budget = OneAtATime(s, "db", "db")
     wait_until(lambda: most() or budget.step() or s.done("kernel") == set(s.nodes), "the rollout done after the pause")
     assert most.most == 1, f"{most.most} nodes cordoned at once with max_nodes 1"
+    print_figures("pause during a drain", most, resumed, s.agents[other].log_events("node cordoned")[0])
 
 
 def test_stop_nodes_ends_a_drain_under_way_and_gives_its_cordon_back(cluster, widgets, make_agent, tmp_path):
     s = blocked_drains(cluster, widgets, make_agent, tmp_path, {"drain": {"timeout_seconds": 600}})
-    first = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("node drain blocked")],
+    most = MostCordoned(s)
+    first = wait_until(lambda: most() or [n for n, ag in s.agents.items() if ag.log_events("node drain blocked")],
                        "a drain blocked by the budget")[0]
     assert s.cordoned(first)
+    stopped = now_ts()
     annotate(widgets, "kernel", {"nodehook.io/rollout-paused": "stop-nodes"})
     ended = wait_until(lambda: s.agents[first].log_events("node steps ended"), f"{first}'s steps ended")
     assert ended[0]["step"] == "draining" and "stop-nodes" in ended[0]["reason"], ended
@@ -414,9 +432,15 @@ def test_stop_nodes_ends_a_drain_under_way_and_gives_its_cordon_back(cluster, wi
     wait_until(lambda: s.slot() is None, "the slot given back")
     assert not any(s.cordoned(n) for n in s.nodes) and not any(a.records("kernel") for a in s.agents.values())
     wait_until(lambda: s.events("NodeStepsEnded"), "a NodeStepsEnded Event")
+    print_figures("stop-nodes during a drain (to the cordon given back)", None, stopped,
+                  s.agents[first].log_events("node steps ended")[0])
+    resumed = now_ts()
     annotate(widgets, "kernel", {"nodehook.io/rollout-paused": None})
     budget = OneAtATime(s, "db", "db")
-    wait_until(lambda: budget.step() or s.done("kernel") == set(s.nodes), "the rollout done once resumed")
+    wait_until(lambda: most() or budget.step() or s.done("kernel") == set(s.nodes), "the rollout done once resumed")
+    assert most.most == 1, f"{most.most} nodes cordoned at once with max_nodes 1"
+    print_figures("stop-nodes, resumed", most, resumed,
+                  min((a.log_events("node cordoned")[-1] for a in s.agents.values()), key=lambda e: e["time"]))
 
 
 def test_an_agent_away_mid_drain_keeps_its_place_and_no_other_node_starts(cluster, widgets, make_agent, tmp_path):
@@ -435,8 +459,11 @@ def test_an_agent_away_mid_drain_keeps_its_place_and_no_other_node_starts(cluste
     assert f"cordoned by the rollout: {first}" in status[other], status
     assert f"cordoned by the rollout ({widgets.namespace}/kernel), outside any slot" in status[first], status
     assert s.slot() is None or s.slot()["spec"]["holderIdentity"] == first
+    back = now_ts()
     s.agents[first].start()
     wait_until(lambda: most() or s.slot() and s.slot()["spec"]["holderIdentity"] == first, f"{first} back in its slot")
+    print_figures("agent away mid-drain (to its drain going on)", most, back,
+                  wait_until(lambda: s.agents[first].log_events("node drain blocked"), f"{first} draining again")[0])
     budget = OneAtATime(s, "db", "db")
     wait_until(lambda: most() or budget.step() or s.done("kernel") == set(s.nodes), "the rollout done")
     assert most.most == 1, f"{most.most} nodes cordoned at once with max_nodes 1"
@@ -445,21 +472,27 @@ def test_an_agent_away_mid_drain_keeps_its_place_and_no_other_node_starts(cluste
 
 def test_an_object_changed_during_a_soak_is_uncordoned_at_the_soaks_end(cluster, widgets, make_agent, tmp_path):
     s = Steps(cluster, widgets, make_agent, tmp_path, {"cordon": True}, policy={"soak_seconds": 4})
+    most = MostCordoned(s)
     s.start()
     widgets.create("kernel", {"version": 1})
-    first = wait_until(lambda: [n for n, ag in s.agents.items() if ag.log_events("rollout node done")],
+    first = wait_until(lambda: most() or [n for n, ag in s.agents.items() if ag.log_events("rollout node done")],
                        "a node soaking")[0]
     assert s.cordoned(first)
+    changed = now_ts()
     widgets.patch_spec("kernel", {"version": 2})  # during the soak
     ended = wait_until(lambda: s.agents[first].log_events("node steps ended"), "the old state's steps ended")
     assert ended[0]["step"] == "soaking" and "soaked an older state" in ended[0]["reason"], ended
     other = [n for n in s.nodes if n != first][0]
     # Version 2 runs on both: on the first node a second time (its steps start over), on the other
     # for the first time.
-    wait_until(lambda: len(s.agents[first].records("kernel")) == 2 and len(s.agents[other].records("kernel")) == 1
-               and s.done("kernel") == set(s.nodes), "version 2 handled on both nodes", timeout=120)
+    wait_until(lambda: most() or len(s.agents[first].records("kernel")) == 2
+               and len(s.agents[other].records("kernel")) == 1 and s.done("kernel") == set(s.nodes),
+               "version 2 handled on both nodes", timeout=120)
     for node in s.nodes:
-        wait_until(lambda: not s.cordoned(node) and not s.marks(node), f"{node} uncordoned at the end")
+        wait_until(lambda: most() or not s.cordoned(node) and not s.marks(node), f"{node} uncordoned at the end")
+    assert most.most == 1, f"{most.most} nodes cordoned at once with max_nodes 1"
+    print_figures("object changed during a soak", most, changed,
+                  min((a.log_events("node cordoned")[-1] for a in s.agents.values()), key=lambda e: e["time"]))
 
 
 def test_a_node_that_asked_and_died_is_granted_once_and_asks_again_when_back(cluster, widgets, make_agent,
@@ -478,9 +511,12 @@ def test_a_node_that_asked_and_died_is_granted_once_and_asks_again_when_back(clu
     s.agents[asker].kill()
     (s.agents[inside].control_dir / "hold-verify").unlink()
     wait_until(lambda: inside in s.done("kernel"), f"{inside} done")
+    freed = s.agents[inside].log_events("rollout node done")[0]["time"]
     withdrawn = wait_until(lambda: [line for a in s.agents.values() for line in a.log_events("rollout grant withdrawn")],
                            f"the grant to the dead {asker} withdrawn")
     assert withdrawn[0]["node"] == asker, withdrawn
+    # The slot free for another node again (here none asks: the fleet is two nodes).
+    print_figures("asker killed for good (slot freed to grant withdrawn)", None, freed, withdrawn[0])
     assert not s.cordoned(asker)
     (s.agents[asker].control_dir / "hold-verify").unlink()
     s.agents[asker].start()
