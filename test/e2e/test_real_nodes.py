@@ -179,22 +179,10 @@ def wait_rolled_out(real, timeout=180, namespace=NAMESPACE, daemonset="nodehook"
     try:
         return wait_until(done, "the DaemonSet's pods Ready on every node", timeout=timeout)
     except pytest.fail.Exception as e:
-        pytest.fail(f"{e}\n{pods_story(real, namespace)}")
-
-
-def pods_story(real, namespace=NAMESPACE):
-    """For a failure message: each agent pod's phase and container states, and its log's last lines."""
-    lines = []
-    for p in pods(real, namespace):
-        name = p["metadata"]["name"]
-        states = {c["name"]: c.get("state") for c in (p["status"].get("initContainerStatuses") or []) +
-                  (p["status"].get("containerStatuses") or [])}
-        lines.append(f"{name} on {p['spec'].get('nodeName')}: {p['status'].get('phase')} "
-                     f"deleting={bool(p['metadata'].get('deletionTimestamp'))} {json.dumps(states)}")
-        logs = kubectl("-n", namespace, "logs", name, "-c", "nodehook", "--tail=15", kubeconfig=real.kubeconfig,
-                       check=False).stdout
-        lines += [f"  {line}" for line in logs.splitlines()]
-    return "\n".join(lines)
+        names = [p["metadata"]["name"] for p in pods(real, namespace)]
+        tails = [f"{name}: " + kubectl("-n", namespace, "logs", name, "-c", "nodehook", "--tail=15",
+                                       kubeconfig=real.kubeconfig, check=False).stdout for name in names]
+        pytest.fail("\n".join([str(e), namespace_story(real, namespace)] + tails))
 
 
 def watch_rollout(real, before, timeout=180, namespace=NAMESPACE):
@@ -1380,9 +1368,12 @@ def namespace_story(real, namespace):
     container states, then the namespace's Events in time order."""
     lines = []
     for pod in real.kube.request("GET", f"/api/v1/namespaces/{namespace}/pods")["items"]:
-        states = [(c["name"], c.get("restartCount"), c.get("state")) for c in pod["status"].get("containerStatuses") or []]
-        lines.append(f"pod {pod['metadata']['name']} on {pod['spec'].get('nodeName')}: {pod['status'].get('phase')} "
-                     f"{states}")
+        states = [(c["name"], c.get("restartCount"), c.get("state"))
+                  for c in (pod["status"].get("initContainerStatuses") or []) +
+                  (pod["status"].get("containerStatuses") or [])]
+        deleting = " (deleting)" if pod["metadata"].get("deletionTimestamp") else ""
+        lines.append(f"pod {pod['metadata']['name']} on {pod['spec'].get('nodeName')}: {pod['status'].get('phase')}"
+                     f"{deleting} {states}")
     events = real.kube.request("GET", f"/api/v1/namespaces/{namespace}/events")["items"]
     for e in sorted(events, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or ""):
         lines.append(f"event {e.get('lastTimestamp') or e.get('eventTime')} {e['involvedObject']['kind']}/"
