@@ -93,7 +93,7 @@ void ChildLedger::SetOnUntrack(std::function<void()> callback) {
   on_untrack_ = std::move(callback);
 }
 
-std::vector<ReapedChild> ChildLedger::ReapUntracked() {
+std::vector<ReapedChild> ChildLedger::ReapUntracked(Behind behind) {
   std::unique_lock<std::shared_mutex> window(spawn_window_);  // no fork is between fork() and Track()
   std::vector<ReapedChild> reaped;
   while (true) {
@@ -103,6 +103,7 @@ std::vector<ReapedChild> ChildLedger::ReapUntracked() {
     if (IsTracked(info.si_pid)) break;
     if (!ReapIfExited(info.si_pid, &reaped)) return reaped;
   }
+  if (behind == Behind::kWait) return reaped;
   // waitid reports the first zombie only, and that one is a hook leader: look past it, child by child.
   for (pid_t pid : ListChildren()) {
     if (!IsTracked(pid)) ReapIfExited(pid, &reaped);

@@ -35,8 +35,13 @@ class ChildLedger {
   void Untrack(pid_t pid);
   bool IsTracked(pid_t pid) const;
 
-  // Reaps every exited child that is not tracked, without blocking.
-  std::vector<ReapedChild> ReapUntracked();
+  // Reaps exited children that are not tracked, without blocking. When the first zombie waitid
+  // reports is a tracked hook leader, the ones behind it are reached by listing every child
+  // (`Behind::kList`), or left for the next call (`Behind::kWait`): its runner reaps it soon and
+  // untracks it, which wakes the reaper again. Listing after every hook's exit cost a hundredth
+  // of the agent's CPU per change.
+  enum class Behind { kList, kWait };
+  std::vector<ReapedChild> ReapUntracked(Behind behind = Behind::kList);
 
   // Called (with the ledger's lock held: keep it short) on every Untrack; nullptr to stop.
   void SetOnUntrack(std::function<void()> callback);

@@ -1,42 +1,69 @@
 #include "agent/process/exec_plan.h"
 
+#include <algorithm>
 #include <optional>
-#include <unordered_map>
 
 namespace nodehook {
 namespace {
 
 std::string_view KeyOf(std::string_view entry) { return entry.substr(0, entry.find('=')); }
 
-std::optional<std::string> ValueOf(const std::vector<std::string>& env, std::string_view key) {
-  for (const std::string& entry : env) {
-    if (KeyOf(entry) == key && entry.size() > key.size()) return entry.substr(key.size() + 1);
-  }
-  return std::nullopt;
+std::vector<std::string> EntriesOf(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::vector<std::string> entries;
+  entries.reserve(pairs.size());
+  for (const auto& [key, value] : pairs) entries.push_back(key + "=" + value);
+  return entries;
 }
 
 }  // namespace
 
+BaseEnvironment::BaseEnvironment(const char* const* env) {
+  std::unordered_map<std::string_view, bool> seen;
+  for (const char* const* entry = env; entry && *entry; ++entry) {
+    if (seen.emplace(KeyOf(*entry), true).second) entries_.emplace_back(*entry);
+  }
+  // Views only once entries_ no longer grows (a moved short string changes its address).
+  for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(KeyOf(entries_[i]), i);
+}
+
+std::vector<char*> BaseEnvironment::Envp(const std::vector<std::string>& overrides) const {
+  std::vector<char*> envp;
+  envp.reserve(entries_.size() + overrides.size() + 1);
+  for (const std::string& entry : entries_) envp.push_back(const_cast<char*>(entry.c_str()));
+  const size_t base_size = envp.size();
+  for (const std::string& entry : overrides) {
+    const std::string_view key = KeyOf(entry);
+    char* text = const_cast<char*>(entry.c_str());
+    if (auto it = index_.find(key); it != index_.end()) {
+      envp[it->second] = text;
+      continue;
+    }
+    // A key the base lacks, repeated in `overrides` (rare, and there are few): the last wins.
+    auto appended = std::find_if(envp.begin() + static_cast<std::ptrdiff_t>(base_size), envp.end(),
+                                 [&](const char* e) { return KeyOf(e) == key; });
+    if (appended != envp.end()) {
+      *appended = text;
+    } else {
+      envp.push_back(text);
+    }
+  }
+  envp.push_back(nullptr);
+  return envp;
+}
+
+std::optional<std::string> BaseEnvironment::Get(std::string_view key) const {
+  auto it = index_.find(key);
+  if (it == index_.end() || entries_[it->second].size() <= key.size()) return std::nullopt;  // "KEY" without '='
+  return entries_[it->second].substr(key.size() + 1);
+}
+
 std::vector<std::string> MergeEnvironment(const char* const* base_env,
                                           const std::vector<std::pair<std::string, std::string>>& overrides) {
+  const BaseEnvironment base(base_env);
+  const std::vector<std::string> entries = EntriesOf(overrides);
   std::vector<std::string> env;
-  std::unordered_map<std::string, size_t> index_of_key;
-  for (const char* const* entry = base_env; entry && *entry; ++entry) {
-    std::string text(*entry);
-    std::string key(KeyOf(text));
-    if (index_of_key.count(key)) continue;  // getenv() sees the first duplicate; so does the hook
-    index_of_key.emplace(std::move(key), env.size());
-    env.push_back(std::move(text));
-  }
-  for (const auto& [key, value] : overrides) {
-    std::string text = key + "=" + value;
-    auto it = index_of_key.find(key);
-    if (it != index_of_key.end()) {
-      env[it->second] = std::move(text);
-    } else {
-      index_of_key.emplace(key, env.size());
-      env.push_back(std::move(text));
-    }
+  for (const char* entry : base.Envp(entries)) {
+    if (entry != nullptr) env.emplace_back(entry);
   }
   return env;
 }
@@ -57,12 +84,17 @@ std::vector<std::string> ProgramCandidates(std::string_view program, const std::
   return candidates;
 }
 
-ExecPlan MakeExecPlan(const ActionRequest& request, const char* const* base_env) {
+ExecPlan MakeExecPlan(const ActionRequest& request, std::shared_ptr<const BaseEnvironment> base) {
   ExecPlan plan;
   plan.argv = request.argv;
-  plan.envp = MergeEnvironment(base_env, request.env);
+  plan.base = std::move(base);
+  plan.env = EntriesOf(request.env);
   // Like execvp, but with the hook's PATH (the agent's unless the request overrides it).
-  if (!plan.argv.empty()) plan.candidates = ProgramCandidates(plan.argv[0], ValueOf(plan.envp, "PATH"));
+  std::optional<std::string> path = plan.base->Get("PATH");
+  for (const auto& [key, value] : request.env) {
+    if (key == "PATH") path = value;
+  }
+  if (!plan.argv.empty()) plan.candidates = ProgramCandidates(plan.argv[0], path);
   return plan;
 }
 

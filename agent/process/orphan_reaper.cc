@@ -66,8 +66,18 @@ void OrphanReaper::Loop() {
   const auto secs = std::chrono::duration_cast<std::chrono::seconds>(backstop_);
   const timespec backstop{static_cast<time_t>(secs.count()),
                           static_cast<long>(std::chrono::nanoseconds(backstop_ - secs).count())};
+  // A SIGCHLD usually announces a hook leader, which its runner reaps and untracks (waking this
+  // thread again). Every child is listed at most once per backstop, so an orphan behind leaders
+  // that keep coming (hooks back to back on every worker) is still reaped within it.
+  auto last_listed = std::chrono::steady_clock::now();
   while (!stop_.load()) {
-    for (const ReapedChild& child : ChildLedger::Instance().ReapUntracked()) {
+    const auto now = std::chrono::steady_clock::now();
+    ChildLedger::Behind behind = ChildLedger::Behind::kWait;
+    if (now - last_listed >= backstop_) {
+      behind = ChildLedger::Behind::kList;
+      last_listed = now;
+    }
+    for (const ReapedChild& child : ChildLedger::Instance().ReapUntracked(behind)) {
       reaped_.fetch_add(1);
       Log(LogLevel::kDebug, "orphan reaped",
           {{"pid", child.pid}, {"outcome", HowItEnded(child)}, {"next", "wait for the next one"}});

@@ -102,6 +102,9 @@ void DebugSpawned(const ActionRequest& request, pid_t pid) {
 
 }  // namespace
 
+ProcessRunner::ProcessRunner(ProcessRunnerOptions options)
+    : options_(options), environment_(std::make_shared<BaseEnvironment>(environ)) {}
+
 ActionResult ProcessRunner::Run(const ActionRequest& request, const CancelToken& cancel) {
   const SteadyTime start = Now();
   auto finished = [start](ActionResult result) {
@@ -111,7 +114,7 @@ ActionResult ProcessRunner::Run(const ActionRequest& request, const CancelToken&
   if (cancel.cancelled()) return finished(CancelledBeforeStart());
 
   ScopedSigpipeBlock no_sigpipe;  // outlives `hook`, which writes the stdin pipe
-  Result<SpawnedChild> child = SpawnChild(MakeExecPlan(request, environ));
+  Result<SpawnedChild> child = SpawnChild(MakeExecPlan(request, environment_));
   if (!child.ok()) return finished(FailedToStart(child.status().message()));
   DebugSpawned(request, child->pid);
 

@@ -11,8 +11,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 
 #include "agent/process/action_runner.h"
+#include "agent/process/exec_plan.h"
 #include "agent/process/hook_groups.h"
 
 namespace nodehook {
@@ -28,7 +30,7 @@ class ProcessRunner final : public ActionRunner {
  public:
   // Not `= default`: clang deletes that for a class with a const member of aggregate type.
   ProcessRunner() : ProcessRunner(ProcessRunnerOptions{}) {}
-  explicit ProcessRunner(ProcessRunnerOptions options) : options_(options) {}
+  explicit ProcessRunner(ProcessRunnerOptions options);
 
   ActionResult Run(const ActionRequest& request, const CancelToken& cancel) override;
 
@@ -38,6 +40,8 @@ class ProcessRunner final : public ActionRunner {
 
  private:
   const ProcessRunnerOptions options_;
+  // The agent's environment as it was when the runner was made: what every hook inherits.
+  const std::shared_ptr<const BaseEnvironment> environment_;
   HookGroups groups_;
 };
 

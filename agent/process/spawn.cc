@@ -182,7 +182,7 @@ std::string ErrnoText(int err) { return std::generic_category().message(err); }
 Result<SpawnedChild> SpawnChild(const ExecPlan& plan) {
   if (plan.argv.empty()) return InvalidError("exec: empty argv");
   std::vector<char*> argv = NullTerminated(plan.argv);
-  std::vector<char*> envp = NullTerminated(plan.envp);
+  std::vector<char*> envp = plan.Envp();
   std::vector<const char*> candidates;
   for (const std::string& c : plan.candidates) candidates.push_back(c.c_str());
 

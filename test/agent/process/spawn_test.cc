@@ -30,7 +30,7 @@ std::atomic<int> forks{0};
 SpawnedChild SpawnWaitingHook() {
   ActionRequest request;
   request.argv = {"/bin/sh", "-c", "read line; exit 0"};
-  auto child = SpawnChild(MakeExecPlan(request, environ));
+  auto child = SpawnChild(MakeExecPlan(request, std::make_shared<nodehook::BaseEnvironment>(environ)));
   REQUIRE(child.ok());
   return std::move(*child);
 }
@@ -88,7 +88,7 @@ TEST_CASE("a spawned hook leads its own process group, holds only stdin, stdout 
 TEST_CASE("a program that cannot be executed is reported by the spawn, and no child is left behind") {
   ActionRequest request;
   request.argv = {"/nonexistent/hook"};
-  auto child = SpawnChild(MakeExecPlan(request, environ));
+  auto child = SpawnChild(MakeExecPlan(request, std::make_shared<nodehook::BaseEnvironment>(environ)));
   REQUIRE_FALSE(child.ok());
   REQUIRE(child.status().message() == "exec /nonexistent/hook: No such file or directory");
   errno = 0;
