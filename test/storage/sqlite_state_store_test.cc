@@ -124,6 +124,20 @@ TEST_CASE("listing objects returns only those of the asked resource") {
   CHECK((*gadgets)[0].uid == "g1");
 }
 
+TEST_CASE("an object handled again under another resource id is listed under that one only") {
+  auto store = OpenStore(":memory:");
+  REQUIRE(store->RecordHandled(SampleObject("w1", "widgets.example.com/v1"), "create").ok());
+  ObjectRecord moved = SampleObject("w1", "widgets.example.com/v2");
+  moved.essence = R"({"spec":{"moved":true}})";
+  REQUIRE(store->RecordHandled(moved, "update").ok());
+
+  CHECK(store->ListObjects("widgets.example.com/v1")->empty());
+  auto v2 = store->ListObjects("widgets.example.com/v2");
+  REQUIRE(v2->size() == 1);
+  RequireSameObject((*v2)[0], moved);
+  RequireSameObject(**store->GetObject("w1"), moved);
+}
+
 TEST_CASE("all handlers are listed earliest next attempt first") {
   auto store = OpenStore(":memory:");
   HandlerRecord late = SampleHandler("u1", "create");
