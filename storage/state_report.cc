@@ -4,7 +4,9 @@
 #include <cstdlib>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -123,28 +125,38 @@ Result<std::vector<ObjectView>> CollectObjectViews(StateStore& store, bool diffb
   if (!objects.ok()) return objects.status();
   Result<std::vector<HandlerRecord>> handlers = store.ListAllHandlers();
   if (!handlers.ok()) return handlers.status();
-  std::map<std::string, ObjectView> views;
+  // Built in place (the agent does this for every object on a timer): one vector of the final
+  // size, the handlers attached through an index by uid, no second copy of each view.
+  std::vector<ObjectView> out;
+  out.reserve(objects->size());
+  std::unordered_map<std::string_view, size_t> index_of;  // uid -> position in `out`
+  index_of.reserve(objects->size());
   for (ObjectRecord& o : *objects) {
-    ObjectView& view = ViewFor(views, o.uid);
+    ObjectView& view = out.emplace_back();
+    view.uid = o.uid;
     view.resource = o.resource;
     view.namespace_name = o.namespace_name;
     view.name = o.name;
     view.diffbase = std::move(o);
   }
+  for (size_t i = 0; i < out.size(); ++i) index_of.emplace(out[i].uid, i);
+  std::map<std::string, ObjectView> progress_views;
   for (HandlerRecord& h : *handlers) {
-    ObjectView& view = ViewFor(views, h.uid);
-    if (!view.diffbase) {  // identity from progress when nothing was handled yet
-      view.resource = h.resource;
-      view.namespace_name = h.namespace_name;
-      view.name = h.name;
+    auto it = index_of.find(h.uid);
+    ObjectView* view = it != index_of.end() ? &out[it->second] : nullptr;
+    if (view == nullptr) {  // identity from progress when nothing was handled yet
+      view = &ViewFor(progress_views, h.uid);
+      view->resource = h.resource;
+      view->namespace_name = h.namespace_name;
+      view->name = h.name;
     }
-    view.handlers.push_back(std::move(h));
+    view->handlers.push_back(std::move(h));
   }
-  std::vector<ObjectView> out;
-  for (auto& [uid, view] : views) {
+  index_of.clear();  // views into `out`, which grows next
+  for (auto& [uid, view] : progress_views) out.push_back(std::move(view));
+  for (ObjectView& view : out) {
     std::sort(view.handlers.begin(), view.handlers.end(),
               [](const HandlerRecord& a, const HandlerRecord& b) { return a.handler < b.handler; });
-    out.push_back(std::move(view));
   }
   std::sort(out.begin(), out.end(), [](const ObjectView& a, const ObjectView& b) {
     return std::tie(a.resource, a.namespace_name, a.name, a.uid) < std::tie(b.resource, b.namespace_name, b.name, b.uid);
@@ -170,7 +182,7 @@ Result<ObjectView> CollectObjectView(StateStore& store, const std::string& uid) 
   view.handlers = std::move(*handlers);
   Result<std::optional<NodeStepsRecord>> steps = store.GetNodeSteps(uid);
   if (!steps.ok()) return steps.status();
-  view.node_steps = std::move(*steps);
+  if (*steps) view.node_steps = std::make_shared<const NodeStepsRecord>(std::move(**steps));
   return view;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,8 +23,9 @@ struct ObjectView {
   std::optional<ObjectRecord> diffbase;
   std::vector<HandlerRecord> handlers;  // by handler name
   // Its rollout's node steps on this node (cordon, drain, reboot), when under way or kept after a
-  // failure; only FindObjectView fills it (`nodehook state show`).
-  std::optional<NodeStepsRecord> node_steps;
+  // failure; only FindObjectView fills it (`nodehook state show`). A pointer: the agent keeps a
+  // view of every object in memory, and an empty record inline would be 40 % of each.
+  std::shared_ptr<const NodeStepsRecord> node_steps;
   // Only in the agent's /v1/objects snapshot: the resourceVersion of the latest object state this
   // node reconciled to "nothing left to do" since it started; "" when none.
   std::string settled_resource_version;

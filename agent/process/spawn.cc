@@ -86,9 +86,9 @@ Status MakePipe(UniqueFd* read_end, UniqueFd* write_end) {
   return Status::Ok();
 }
 
+// For a pipe end just made: it has no other status flag to keep, so no F_GETFL first.
 Status SetNonBlocking(int fd) {
-  int flags = fcntl(fd, F_GETFL);
-  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return InternalError("fcntl: " + ErrnoText(errno));
+  if (fcntl(fd, F_SETFL, O_NONBLOCK) != 0) return InternalError("fcntl: " + ErrnoText(errno));
   return Status::Ok();
 }
 
