@@ -30,7 +30,7 @@ from compare_client import Api  # noqa: E402
 from compare_fleet import BenchError, Fleet  # noqa: E402
 from compare_phases import backlog_drains, change_rates, idle_memory_and_restart  # noqa: E402
 from compare_report import latency_plot, memory_plot, replace_section, section  # noqa: E402
-from compare_systems import KopfNode, NodehookNode  # noqa: E402
+from compare_systems import HOOK, KopfNode, NodehookNode  # noqa: E402
 
 FULL = {"drain": 3000, "levels": [1000, 2000, 5000, 10000], "rates": [20, 100, 200], "rate_seconds": 10}
 SMOKE = {"drain": 50, "levels": [20, 50], "rates": [20, 50], "rate_seconds": 1}
@@ -86,6 +86,24 @@ def run_system(api, work, kubeconfig, system, make_node, params):
     return result
 
 
+def spawn_ceiling(program, runs):
+    """Hook runs per second one core can start and wait for (test/bench/spawn_ceiling.cc): the best
+    of three loops of the benchmark's hook; None when the program was not built."""
+    if not program.is_file():
+        _say(f"spawn ceiling: {program} not built, not measured")
+        return None
+    best = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, BENCH_RECORD_FILE=str(Path(tmp) / "record"), NODEHOOK_REASON="create",
+                   NODEHOOK_NAME="ceiling")
+        for _ in range(3):
+            out = subprocess.run([str(program), "--runs", str(runs), str(HOOK)], env=env, check=True,
+                                 capture_output=True, text=True).stdout
+            best = max(best, float(dict(f.split("=") for f in out.split())["per_second"]))
+    _say(f"spawn ceiling: {best:.0f} hook runs/s on one core")
+    return best
+
+
 def measure(args, out):
     """Runs both systems through every phase on one fresh API server; returns the results."""
     nodehook = Path(os.environ.get("NODEHOOK_BIN", REPO / "build/agent/app/nodehook"))
@@ -100,6 +118,8 @@ def measure(args, out):
         results = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                    "command": " ".join(["test/bench/compare.sh", *sys.argv[1:]]),
                    "machine": machine(), "versions": versions(api, nodehook), "params": params, "systems": {}}
+        results["spawn_ceiling"] = spawn_ceiling(Path(os.environ.get("NODEHOOK_SPAWN_CEILING", "")),
+                                                 200 if args.smoke else 2000)
         makers = {"nodehook": lambda *a: NodehookNode(*a, binary=nodehook), "kopf": lambda *a: KopfNode(*a, kopf=kopf)}
         try:
             for system, make_node in makers.items():

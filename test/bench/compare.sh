@@ -23,6 +23,8 @@ if [ "$(cat "$venv/requirements" 2>/dev/null)" != "$requirements" ]; then
   echo "$requirements" >"$venv/requirements"
 fi
 export NODEHOOK_BIN=${NODEHOOK_BIN:-$build/agent/app/nodehook}
+# The backlog drain is set against how fast one core can start the hook at all (built with the tests).
+export NODEHOOK_SPAWN_CEILING=${NODEHOOK_SPAWN_CEILING:-$build/test/bench/spawn_ceiling}
 export NODEHOOK_TESTCLUSTER=${NODEHOOK_TESTCLUSTER:-$("$repo/test/cluster/build.sh" | tail -n 1)}
 [ -x "$NODEHOOK_BIN" ] || { echo "compare: $NODEHOOK_BIN is missing: build first (test/build.sh)" >&2; exit 2; }
 exec "$venv/bin/python" "$repo/test/bench/compare.py" "$@"

@@ -41,6 +41,14 @@ def _rows(results):
     rows.append(("backlog drain, hooks/s per node (creates / updates)",
                  *(f"{drain(r, 'create'):.0f} / {drain(r, 'update'):.0f}" for r in (nh, kp)),
                  " / ".join(_advantage(drain(nh, k), drain(kp, k), True) for k in ("create", "update"))))
+    ceiling = results.get("spawn_ceiling")
+    if ceiling:
+        def share(r):
+            return [100 * drain(r, k) / ceiling for k in ("create", "update")]
+        rows.append((f"backlog drain per node as a share of the spawn ceiling (the same hook started and waited "
+                     f"for in a loop on one core: {ceiling:.0f}/s), creates / updates",
+                     *(" / ".join(f"{v:.0f} %" for v in share(r)) for r in (nh, kp)),
+                     " / ".join(_advantage(a, b, True) for a, b in zip(share(nh), share(kp)))))
     mid_rate = sorted(nh["rates"], key=float)[len(nh["rates"]) // 2]
 
     def cpu(r):
