@@ -737,7 +737,7 @@ def test_a_hostile_pod_on_one_node_with_the_agents_token_is_refused_every_write_
 
 def test_a_killed_agent_is_restarted_by_the_kubelet_and_runs_nothing_twice(real):
     node = "node-1"
-    pod = next(p for p in pods(real) if p["spec"]["nodeName"] == node)
+    pod = next(p for p in pods(real) if p["spec"].get("nodeName") == node)
     name = pod["metadata"]["name"]
     restarts = pod["status"]["containerStatuses"][0]["restartCount"]
     os.kill(agent_on(real, node), signal.SIGKILL)
@@ -790,7 +790,7 @@ def test_host_overlay_rolls_out_one_node_at_a_time_and_its_hook_acts_on_the_node
         f = real.host_path(node, f"/run/nodehook-widgets/{WIDGET_NS}_w-host.json")
         wait_until(f.exists, f"the host hook's file on {node}")
         assert json.loads(f.read_text())["spec"] == {"size": 3}
-        pod = next(p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == node)
+        pod = next(p["metadata"]["name"] for p in pods(real) if p["spec"].get("nodeName") == node)
         log = pod_log(real, pod)
         # The new pods found w1 handled in the node's state file: no create ran again.
         assert hook_runs(log, f"{WIDGET_NS}/w1") == [], log
@@ -1035,7 +1035,7 @@ def test_a_drain_moves_a_deployments_pods_one_at_a_time_under_its_budget_and_unc
             print(f"{node}: drained in {slot_to_drained:.1f} s after the slot, {drained[0]['evictions']} Eviction calls "
                   f"({len(agent_events(real, node, 'node drain blocked'))} pods refused at least once)")
             assert len(hook_runs(pod_log(real, next(p["metadata"]["name"] for p in pods(real)
-                                                    if p["spec"]["nodeName"] == node)), f"{WIDGET_NS}/drained")) == 1
+                                                    if p["spec"].get("nodeName") == node)), f"{WIDGET_NS}/drained")) == 1
         # The budget held: at least two web pods Ready throughout is the API server's to enforce;
         # here, all three are back and Ready.
         wait_until(lambda: len([p for p in web_pods(real, "web") if p[2] and not p[3]]) == 3, "three web pods Ready")
@@ -1173,7 +1173,7 @@ def slow_start(real, node):
                       {"spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": None},
                                 "template": {"spec": {"initContainers": [init]}}}},
                       "application/strategic-merge-patch+json")
-    old = next(p["metadata"]["name"] for p in pods(real) if p["spec"]["nodeName"] == node)
+    old = next(p["metadata"]["name"] for p in pods(real) if p["spec"].get("nodeName") == node)
     real.kube.request("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods/{old}")
     return old
 
@@ -1202,7 +1202,7 @@ def test_the_agents_own_daemonset_updated_mid_drain_resumes_the_drain_and_cordon
                                timeout=120)[0]
             t0 = time.monotonic()
             old_pod = slow_start(real, first)
-            wait_until(lambda: any(p["spec"]["nodeName"] == first and p["metadata"]["name"] != old_pod
+            wait_until(lambda: any(p["spec"].get("nodeName") == first and p["metadata"]["name"] != old_pod
                                    for p in pods(real)), f"the new agent pod on {first}", timeout=180)
             try:
                 resumed = wait_until(lambda: agent_events(real, first, "node drain blocked"),
