@@ -38,8 +38,8 @@ class ChildLedger {
   // Reaps exited children that are not tracked, without blocking. When the first zombie waitid
   // reports is a tracked hook leader, the ones behind it are reached by listing every child
   // (`Behind::kList`), or left for the next call (`Behind::kWait`): its runner reaps it soon and
-  // untracks it, which wakes the reaper again. Listing after every hook's exit cost a hundredth
-  // of the agent's CPU per change.
+  // untracks it, which wakes the reaper again. Listing after every hook's exit was about 3 % of
+  // the agent's CPU per change.
   enum class Behind { kList, kWait };
   std::vector<ReapedChild> ReapUntracked(Behind behind = Behind::kList);
 
