@@ -73,13 +73,17 @@ void Watcher::MarkActivity() {
   consecutive_failures_.store(0);
 }
 
-int Watcher::NextWatchTimeout() {
+int Watcher::NextWatchTimeout(bool streaming_list) {
   int base = options_.watch_timeout_seconds;
   int timeout = std::uniform_int_distribution<int>(base, 2 * base - 1)(rng_);
   if (options_.resync_interval > Duration::zero()) {
-    // End the watch when the next resync is due rather than overshooting it.
-    auto until_resync = std::chrono::duration_cast<std::chrono::seconds>(last_list_ + options_.resync_interval -
-                                                                         clock_.Now());
+    // End the watch when the next resync is due rather than overshooting it. A streaming list is
+    // the list itself: its resync is due a whole interval from now (counted from the last list,
+    // it was long overdue, and the server ended the stream after a second, before the initial
+    // events of a large resource were through).
+    TimePoint listed = streaming_list ? clock_.Now() : last_list_;
+    auto until_resync =
+        std::chrono::duration_cast<std::chrono::seconds>(listed + options_.resync_interval - clock_.Now());
     timeout = std::max<int>(1, std::min<int>(timeout, static_cast<int>(until_resync.count())));
   }
   return timeout;
@@ -100,7 +104,7 @@ void Watcher::Run(const CancelToken& stop) {
     if (state() == State::kEmpty && list_strategy_ == ListStrategy::kStreaming) {
       WatchStep(stop, /*streaming_list=*/true);
     } else if (state() == State::kEmpty) {
-      ListStep();
+      ListStep(list_strategy_);
       if (state() == State::kEmpty && !stop.cancelled()) WaitBackoff(stop, last_error_, "list");
     } else if (ResyncDue()) {
       Log(LogLevel::kInfo, "periodic resync",
@@ -122,8 +126,8 @@ void Watcher::SetProblem(std::string problem) {
   problem_ = std::move(problem);
 }
 
-void Watcher::ListStep() {
-  auto list = ListWith(client_, resource_, list_strategy_, options_.page_size);
+void Watcher::ListStep(ListStrategy strategy) {
+  auto list = ListWith(client_, resource_, strategy, options_.page_size);
   if (!list.ok()) {
     last_error_ = ListError(list.status());
     return;
@@ -132,7 +136,7 @@ void Watcher::ListStep() {
   items.reserve(list->items.size());
   for (auto& item : list->items) items.push_back(std::make_shared<const KubeObject>(std::move(item)));
   list->items = {};  // the moved-from shells: freed before the sink builds its state
-  Listed(items, list->quarantined, list->resource_version);
+  Listed(items, list->quarantined, list->resource_version, strategy);
 }
 
 Status Watcher::ListError(const Status& st) {
@@ -156,7 +160,7 @@ Status Watcher::ListError(const Status& st) {
 }
 
 void Watcher::Listed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined,
-                     const std::string& resource_version) {
+                     const std::string& resource_version, ListStrategy strategy) {
   SetProblem("");
   if (!served_) {
     served_ = true;
@@ -165,7 +169,7 @@ void Watcher::Listed(const std::vector<ObjectPtr>& items, const std::vector<BadO
   }
   Log(LogLevel::kInfo, "listed",
       {{"resource", resource_id_}, {"objects", items.size()},
-       {"strategy", ListStrategyName(list_strategy_)}, {"resource_version", resource_version}, {"next", "watch"}});
+       {"strategy", ListStrategyName(strategy)}, {"resource_version", resource_version}, {"next", "watch"}});
   if (synced_.load()) metrics_.Relisted();
   sink_.OnListed(items, quarantined);
   resource_version_ = resource_version;
@@ -188,8 +192,14 @@ void Watcher::StreamingListFailed(const CancelToken& stop, const Status& st, boo
                      ? Status(StatusCode::kGone, "streaming list expired (410) before its initial-events-end bookmark")
                  : st.ok() ? UnavailableError("streaming list ended before its initial-events-end bookmark")
                            : ListError(st);
-  last_error_ = cause;
-  WaitBackoff(stop, cause, "streaming list");
+  // As client-go's reflector does: a paginated list now rather than a backoff and another
+  // stream. A server under load fails a consistent streaming list when its watch cache does not
+  // catch up within its wait (where it serves a list from etcd instead), and every agent that
+  // started with it would otherwise back off and try the same again. The next relist streams.
+  Log(LogLevel::kWarn, "streaming list failed",
+      {{"resource", resource_id_}, {"error", cause.ToString()}, {"next", "paginated list now"}});
+  ListStep(ListStrategy::kPaginated);
+  if (state() == State::kEmpty && !stop.cancelled()) WaitBackoff(stop, last_error_, "list");
 }
 
 // One watch's state, shared by its event callback and what follows the watch's end.
@@ -211,7 +221,7 @@ void Watcher::WatchStep(const CancelToken& stop, bool streaming_list) {
   WatchOptions watch_options;
   watch_options.resource_version = streaming_list ? "" : resource_version_;  // "": the latest state, read consistently
   watch_options.send_initial_events = streaming_list;
-  watch_options.timeout_seconds = NextWatchTimeout();
+  watch_options.timeout_seconds = NextWatchTimeout(streaming_list);
   TimePoint started = clock_.Now();
   Status st = client_.Watch(resource_, watch_options, on_event, stop);
   if (stop.cancelled()) return;
@@ -257,7 +267,7 @@ void Watcher::OnWatchEvent(WatchRound& round, WatchEvent ev) {
 void Watcher::OnInitialEvent(WatchRound& round, WatchEvent ev) {
   if (ev.type == WatchEventType::kBookmark && ev.initial_events_end) {
     round.listing = false;
-    Listed(round.initial, round.initial_bad, ev.object.meta.resource_version);
+    Listed(round.initial, round.initial_bad, ev.object.meta.resource_version, ListStrategy::kStreaming);
     round.initial = {};
     round.initial_bad = {};
     SetState(State::kWatching);

@@ -3,7 +3,8 @@
 //   kEmpty --list--> kListed --watch--> kWatching
 //   kEmpty --streaming list: a watch whose initial events end at the initial-events-end
 //            bookmark--> kListed, and the same stream goes on as kWatching
-//   streaming list ends before that bookmark -> kEmpty (wait, then list again)
+//   streaming list ends before that bookmark (an error, a 410, the stream closed) -> one
+//            paginated list at once (as client-go's reflector); the next relist streams again
 //   streaming list refused (HTTP 4xx or an unusable answer) -> paginated lists from then on
 //   clean end of stream        -> kListed (watch again from the last resourceVersion)
 //   410 (in-stream or HTTP)    -> kEmpty  (full relist)
@@ -87,13 +88,13 @@ class Watcher {
   std::string problem() const;
 
  private:
-  void ListStep();
+  void ListStep(ListStrategy strategy);
   // A failed list's error; a 404 also sets problem() to a hint about the CRD and counts as
   // activity (the server answered), logged once until the resource is served.
   Status ListError(const Status& st);
   // Hands a complete list to the sink and moves to kListed.
   void Listed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>& quarantined,
-              const std::string& resource_version);
+              const std::string& resource_version, ListStrategy strategy);
   // Watches from resource_version_; with `streaming_list`, first reads the state as initial events.
   void WatchStep(const CancelToken& stop, bool streaming_list);
   struct WatchRound;  // one watch's events so far
@@ -102,13 +103,14 @@ class Watcher {
   void OnInitialEvent(WatchRound& round, WatchEvent ev);
   // What follows the end of a watch (not of a streaming list's initial state).
   void WatchEnded(const CancelToken& stop, const WatchRound& round, const Status& st, TimePoint started);
-  // After a streaming list ended before its initial-events-end bookmark.
+  // After a streaming list ended before its initial-events-end bookmark: refused for good, or
+  // a paginated list this once.
   void StreamingListFailed(const CancelToken& stop, const Status& st, bool expired);
   void WaitBackoff(const CancelToken& stop, const Status& cause, const char* during);
   void SetProblem(std::string problem);
   void SetState(State s);
   void MarkActivity();
-  int NextWatchTimeout();
+  int NextWatchTimeout(bool streaming_list);
   bool ResyncDue() const;
 
   KubeClient& client_;

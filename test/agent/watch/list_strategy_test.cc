@@ -67,11 +67,12 @@ struct Fixture {
     server.PutObject(kWidgets, Widget("a"));
     server.PutObject(kWidgets, Widget("b"));
   }
-  void Start(ListStrategy strategy) {
+  void Start(ListStrategy strategy, int watch_timeout_seconds = 1, Duration resync = Duration::zero()) {
     WatcherOptions o;
     o.seed = 7;
     o.list_strategy = strategy;
-    o.watch_timeout_seconds = 1;
+    o.watch_timeout_seconds = watch_timeout_seconds;
+    o.resync_interval = resync;
     o.backoff.initial = Duration(20);
     o.backoff.max = Duration(50);
     watcher = std::make_unique<Watcher>(*client, ResourceRef{"example.com", "v1", "widgets", "", ""}, sink,
@@ -147,28 +148,80 @@ TEST_CASE("streaming: the initial events up to the bookmark are the list, and th
   CHECK(f.watcher->synced());
 }
 
-TEST_CASE("streaming: a stream that ends before the initial-events-end bookmark is not taken for a list") {
+TEST_CASE("streaming: the streaming list asks for a whole watch timeout, however long since the last list") {
+  // With a resync interval, a watch ends when the next resync is due. A streaming list is that
+  // list: asking for the time left since the last one (none yet: long overdue) gave the server
+  // timeoutSeconds=1, and a large resource's initial events never got through in a second.
+  Fixture f;
+  f.Start(ListStrategy::kStreaming, /*watch_timeout_seconds=*/30, /*resync=*/std::chrono::hours(1));
+  REQUIRE(f.sink.WaitFor("listed a b"));
+  auto watches = f.Queries(true);
+  REQUIRE(watches.size() == 1);
+  auto at = watches[0].find("timeoutSeconds=");
+  REQUIRE(at != std::string::npos);
+  int timeout = std::stoi(watches[0].substr(at + std::string("timeoutSeconds=").size()));
+  CHECK(timeout >= 30);
+  CHECK(timeout < 60);
+}
+
+// A failed streaming list is followed at once by one paginated list, as client-go's reflector
+// falls back to LIST; the watch after it is a plain one from that list's resourceVersion.
+void ExpectPaginatedFallback(Fixture& f) {
+  REQUIRE(f.sink.WaitFor("listed a b"));
+  REQUIRE(f.server.WaitForOpenWatches(1, kGenerous));
+  CHECK(f.ListedCount() == 1);  // the failed stream's events were never taken for a list
+  auto lists = f.Queries(false);
+  REQUIRE(lists.size() == 1);
+  CHECK(Has(lists[0], "limit=500"));
+  auto watches = f.Queries(true);
+  REQUIRE(watches.size() == 2);
+  CHECK(Has(watches[0], "sendInitialEvents=true"));
+  CHECK_FALSE(Has(watches[1], "sendInitialEvents=true"));
+  // The stream goes on from the paginated list.
+  f.server.PutObject(kWidgets, Widget("c"));
+  REQUIRE(f.sink.WaitFor("object c"));
+}
+
+TEST_CASE("streaming: a stream that ends before the initial-events-end bookmark is followed by a paginated list") {
   Fixture f;
   f.server.InjectFault(FakeFault::OnWatch(FakeFault::Kind::kNoInitialEventsEnd));
   f.Start(ListStrategy::kStreaming);
-  REQUIRE(f.sink.WaitFor("listed a b"));
-  // The first stream brought a and b but no end: only the second, complete one became a list.
-  CHECK(f.ListedCount() == 1);
-  auto watches = f.Queries(true);
-  REQUIRE(watches.size() == 2);
-  CHECK(Has(watches[1], "sendInitialEvents=true"));
-  CHECK(f.Queries(false).empty());
+  ExpectPaginatedFallback(f);
 }
 
-TEST_CASE("streaming: a 410 in the stream before the bookmark streams the list again") {
+TEST_CASE("streaming: a 410 in the stream before the bookmark is followed by a paginated list") {
   Fixture f;
   f.server.InjectFault(FakeFault::OnWatch(FakeFault::Kind::kGoneInStream));
   f.Start(ListStrategy::kStreaming);
-  REQUIRE(f.sink.WaitFor("listed a b"));
-  CHECK(f.ListedCount() == 1);
+  ExpectPaginatedFallback(f);
+}
+
+TEST_CASE("streaming: a server error on the streaming list is followed by a paginated list; the next relist streams") {
+  Fixture f;
+  f.server.InjectFault(FakeFault::Http(504, 0, FakeFault::Target::kWatch));
+  f.Start(ListStrategy::kStreaming);
+  ExpectPaginatedFallback(f);
+  // A 410 on a later watch: the relist is a streaming list again, not a paginated one.
+  f.server.InjectFault(FakeFault::OnWatch(FakeFault::Kind::kGoneInStream));
+  f.server.PutObject(kWidgets, Widget("d"));
+  REQUIRE(f.sink.WaitFor("listed a b c d"));
   auto watches = f.Queries(true);
-  REQUIRE(watches.size() == 2);
-  CHECK(Has(watches[1], "sendInitialEvents=true"));
+  REQUIRE(watches.size() >= 4);
+  CHECK(Has(watches[3], "sendInitialEvents=true"));
+  CHECK(f.Queries(false).size() == 1);
+}
+
+TEST_CASE("streaming: when the paginated list fails too, the watcher backs off and streams again") {
+  Fixture f;
+  f.server.InjectFault(FakeFault::Http(503, 0, FakeFault::Target::kWatch));
+  f.server.InjectFault(FakeFault::Http(503, 0, FakeFault::Target::kList));
+  f.Start(ListStrategy::kStreaming);
+  REQUIRE(f.sink.WaitFor("listed a b"));
+  auto watches = f.Queries(true);
+  REQUIRE(watches.size() >= 2);
+  CHECK(Has(watches[0], "sendInitialEvents=true"));
+  CHECK(Has(watches[1], "sendInitialEvents=true"));  // the list after the backoff streamed
+  CHECK(f.Queries(false).size() == 1);               // the one paginated list, which failed
 }
 
 TEST_CASE("streaming: a 410 on a later watch relists with a new streaming list") {
