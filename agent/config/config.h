@@ -173,7 +173,7 @@ struct Tuning {
   int reconnect_max_ms = 30'000;            // cap of the jittered exponential reconnect delay
   int stall_seconds = 90;                   // a watch silent this long (no byte, no bookmark) is reopened
   int resync_seconds = 1800;                // full relist this often; 0 = never
-  std::string list_strategy = "paginated";  // paginated, watch_cache or streaming (list_strategy.h)
+  std::string list_strategy = "streaming";  // streaming, paginated or watch_cache (list_strategy.h)
   std::string health_address = ":8090";          // /healthz, /readyz, /metrics (every interface); "" = off
   std::string admin_address = "127.0.0.1:8091";  // POST /v1/retry; loopback unless admin_token_file; "" = off
   std::string admin_token_file = "";             // bearer token the admin endpoint requires; "" = none

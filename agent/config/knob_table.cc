@@ -110,8 +110,9 @@ std::vector<KnobBinding> WatchKnobs() {
         "reopen a watch that sent nothing (not even a bookmark) for this long"),
     Int("tuning.resync_seconds", &Tuning::resync_seconds, 0, kWeek, "full relist interval; 0 = never"),
     Text("tuning.list_strategy", &Tuning::list_strategy,
-         "how lists are read: paginated (consistent, from etcd); watch_cache (resourceVersion=0, from the API "
-         "server's watch cache); streaming (a watch with sendInitialEvents, falls back to paginated if refused)")
+         "how lists are read: streaming (a watch with sendInitialEvents; a paginated list when it fails, and "
+         "from then on if the server refuses it); paginated (consistent, 500 a page); watch_cache "
+         "(resourceVersion=0, from the API server's watch cache)")
         .OneOf({"paginated", "watch_cache", "streaming"}),
   };
 }

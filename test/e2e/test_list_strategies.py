@@ -28,6 +28,21 @@ def test_each_list_strategy_notices_an_object_deleted_while_the_agent_was_down(m
     assert not agent.log_events("streaming list refused")
 
 
+def test_an_agent_without_the_knob_reads_its_lists_as_streams(make_agent, widgets):
+    """The default is a streaming list; one that fails (a loaded server's watch cache that does
+    not catch up in time) is followed by a paginated list and says so, never a backoff first."""
+    widgets.create("present", {"size": 1})
+    agent = make_agent("node-a").start()
+    agent.wait_for("present", "create")
+    events = [e for e in agent.log_events() if e.get("event") in ("listed", "streaming list failed", "list failed")]
+    assert events, "the agent logged no list"
+    if events[0]["event"] == "listed":
+        assert events[0]["strategy"] == "streaming", events
+    else:
+        assert events[0]["event"] == "streaming list failed" and events[0]["next"] == "paginated list now", events
+    assert not agent.log_events("streaming list refused")
+
+
 def test_a_node_selector_template_shards_objects_between_agents(make_agent, widgets):
     shard = {"label_selector": NODE_LABEL + " in ({node},all)"}
     node_a = make_agent("node-a", resource_options=shard).start()
