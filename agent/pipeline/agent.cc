@@ -202,7 +202,7 @@ std::vector<WatchHealth> Agent::HealthSnapshot() const {
 void Agent::Run(const CancelToken& stop) {
   Log(LogLevel::kInfo, "agent started",
       {{"node", config_.node_name}, {"resources", pipelines_.size()},
-       {"workers", config_.tuning.workers}, {"next", "list and watch"}});
+       {"workers", config_.tuning.workers}, {"allocator", HeapAllocatorName()}, {"next", "list and watch"}});
   CancelRegistration shut_down(stop, [this] {
     queue_.ShutDown();
     periodic_->ShutDown();

@@ -57,6 +57,8 @@ def test_json_logs_are_json_from_the_first_line_with_typed_numbers(make_agent, w
     assert parsed[0]["event"] == "orphan reaper started"
     started = next(p for p in parsed if p["event"] == "agent started")
     assert started["resources"] == 1 and started["workers"] == 1
+    # The agent runs on jemalloc (agent/base/heap.h); a sanitizer build is the only one on glibc's.
+    assert started["allocator"] == "jemalloc"
     chosen = next(p for p in parsed if p["event"] == "hook work directory chosen")
     assert isinstance(chosen["in_memory"], bool)
     listening = next(p for p in parsed if p["event"] == "health endpoints listening")
