@@ -6,7 +6,7 @@
 # API server once (cached), the image and the real-node binaries (cached), then the end-to-end
 # tests (pytest, the real-node suite included); last, the smoke runs of the
 # fleet simulation (5 agents on one API server), of the fleet rollout cost (5 agents, 2 gated
-# objects) and of the nodehook vs kopf benchmark (test/bench/compare.sh --smoke); they fail only
+# objects), of the fleet at start and at rest (5 agents) and of the nodehook vs kopf benchmark (test/bench/compare.sh --smoke); they fail only
 # when something is broken, never on timing.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -76,5 +76,7 @@ phase "fleet simulation, smoke (test/bench/fleet_sim.py --smoke)"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" test/bench/fleet_sim.py --smoke
 phase "fleet rollout cost, smoke (test/bench/fleet_rollout.py --smoke)"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" test/bench/fleet_rollout.py --smoke
+phase "the fleet at start and at rest, smoke (test/bench/fleet_start_rest.py --smoke)"
+NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" test/bench/fleet_start_rest.py --smoke
 phase "nodehook vs kopf benchmark, smoke (kopf in a venv under the build directory)"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" test/bench/compare.sh --smoke
