@@ -5,7 +5,9 @@ from conftest import RECORD_HOOK, wait_until
 
 
 def test_a_debug_level_agent_logs_requests_queue_decisions_and_hook_spawns(make_agent, widgets):
-    node = make_agent("node-a", reasons=("create",), log_level="debug").start()
+    # Paginated: a list request and its answer are logged at once (a streaming list is a watch,
+    # whose answer is logged when the stream ends).
+    node = make_agent("node-a", reasons=("create",), log_level="debug", list_strategy="paginated").start()
     uid = widgets.create("w1", {"size": 1})["metadata"]["uid"]
     node.wait_for("w1", "create")
     spawned = wait_until(lambda: [e for e in node.log_events("hook spawned") if e.get("uid") == uid],

@@ -120,7 +120,9 @@ def test_hook_runs_are_counted_by_outcome_and_pending_handlers_are_gauged(make_a
 
 def test_watch_relists_and_restarts_are_counted(make_agent, widgets):
     widgets.create("ok-w", {"size": 1})
-    agent = metrics_agent(make_agent, "node-a", resync_seconds=3, watch_timeout_seconds=60).start()
+    # Paginated lists, so each relist is a list request (a streaming relist is a watch).
+    agent = metrics_agent(make_agent, "node-a", resync_seconds=3, watch_timeout_seconds=60,
+                          list_strategy="paginated").start()
     first = eventually(agent, lambda s: s.value("nodehook_watch_state", resource=RESOURCE, state="watching") == 1,
                        "watching")
     assert first.value("nodehook_watch_state", resource=RESOURCE, state="empty") == 0
