@@ -46,7 +46,7 @@ def parse_args(argv):
     p.add_argument("--rate", type=float, default=50.0, help="changes per second")
     p.add_argument("--duration", type=float, default=300.0, help="seconds of changes")
     p.add_argument("--rest", type=float, default=60.0, help="seconds of rest measured at the end (0: none)")
-    p.add_argument("--list-strategy", default="paginated", choices=STRATEGIES,
+    p.add_argument("--list-strategy", default="streaming", choices=STRATEGIES,
                    help="passed to every agent as NODEHOOK_LIST_STRATEGY")
     p.add_argument("--sharded", action="store_true",
                    help="label each object with one node; each agent selects only its own")
