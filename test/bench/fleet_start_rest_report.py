@@ -37,35 +37,38 @@ def model(rows, value):
     return a, b, a + b * MODEL_NODES
 
 
+def table(columns, cells):
+    """A markdown table: `columns` as (title, alignment) pairs, `cells` one list of texts a row."""
+    head = "| " + " | ".join(title for title, _ in columns) + " |"
+    rule = "| " + " | ".join(align for _, align in columns) + " |"
+    return "\n".join([head, rule] + ["| " + " | ".join(row) + " |" for row in cells])
+
+
 def start_table(rows):
-    out = ["| agents | every agent ready (median) | API-server CPU | requests ended (by verb) | watches opened | "
-           "writes | HTTP 429 | response MiB | watch MiB | agents exited |",
-           "| ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for r in rows:
-        s = r["start"]
-        out.append(f"| {r['agents']} | {s['all_ready_s']:.1f} s ({s['median_ready_s']:.1f} s) | {s['apiserver_cpu_s']:.1f} s | "
-                   f"{verbs_text(by_verb(s['requests']))} | {s.get('agent_requests', {}).get('watch', 0):,.0f} | "
-                   f"{s['writes']:,.0f} | {s['http_429']:,.0f} | "
-                   f"{s['response_bytes'] / MIB:,.1f} | {s['watch_bytes'] / MIB:,.1f} | {s['agents_exited']} |")
-    return "\n".join(out)
-
-
-def per_hour(s, key):
-    return s[key] * 3600.0 / s["seconds"]
+    columns = [("agents", "---:"), ("every agent ready (median)", "---:"), ("API-server CPU", "---:"),
+               ("requests ended (by verb)", "---"), ("watches opened", "---:"), ("writes", "---:"),
+               ("HTTP 429", "---:"), ("response MiB", "---:"), ("watch MiB", "---:"), ("agents exited", "---:")]
+    cells = [[str(r["agents"]), f"{s['all_ready_s']:.1f} s ({s['median_ready_s']:.1f} s)", f"{s['apiserver_cpu_s']:.1f} s",
+              verbs_text(by_verb(s["requests"])), f"{s.get('agent_requests', {}).get('watch', 0):,.0f}",
+              f"{s['writes']:,.0f}", f"{s['http_429']:,.0f}", f"{s['response_bytes'] / MIB:,.1f}",
+              f"{s['watch_bytes'] / MIB:,.1f}", str(s["agents_exited"])]
+             for r, s in ((r, r["start"]) for r in rows)]
+    return table(columns, cells)
 
 
 def rest_table(rows):
-    out = ["| agents | API-server CPU (cores) | requests per hour (by verb) | writes per hour (per s) | "
-           "response + watch MiB per hour | agents' CPU (cores, sum) | agents' RSS MiB (sum) |",
-           "| ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
+    columns = [("agents", "---:"), ("API-server CPU (cores)", "---:"), ("requests per hour (by verb)", "---"),
+               ("writes per hour (per s)", "---:"), ("response + watch MiB per hour", "---:"),
+               ("agents' CPU (cores, sum)", "---:"), ("agents' RSS MiB (sum)", "---:")]
+    cells = []
     for r in rows:
         s = r["rest"]
         scale = 3600.0 / s["seconds"]
-        out.append(f"| {r['agents']} | {s['apiserver_cpu_s'] / s['seconds']:.3f} | {verbs_text(by_verb(s['requests']), scale)} | "
-                   f"{per_hour(s, 'writes'):,.0f} ({s['writes'] / s['seconds']:.2f}) | "
-                   f"{(s['response_bytes'] + s['watch_bytes']) * scale / MIB:,.1f} | "
-                   f"{s['agents_cpu_s'] / s['seconds']:.3f} | {s['agents_rss_mib']:,.0f} |")
-    return "\n".join(out)
+        cells.append([str(r["agents"]), f"{s['apiserver_cpu_s'] / s['seconds']:.3f}", verbs_text(by_verb(s["requests"]), scale),
+                      f"{s['writes'] * scale:,.0f} ({s['writes'] / s['seconds']:.2f})",
+                      f"{(s['response_bytes'] + s['watch_bytes']) * scale / MIB:,.1f}",
+                      f"{s['agents_cpu_s'] / s['seconds']:.3f}", f"{s['agents_rss_mib']:,.0f}"])
+    return table(columns, cells)
 
 
 def rest_detail(row, floor=100.0):
@@ -94,11 +97,12 @@ def model_table(rows):
         ("rest: response + watch KiB per s",
          lambda r: (r["rest"]["response_bytes"] + r["rest"]["watch_bytes"]) / r["rest"]["seconds"] / 1024.0, "{:,.1f}"),
     ]
-    out = [f"| figure | fixed (a) | per agent (b) | {MODEL_NODES:,} nodes |", "| --- | ---: | ---: | ---: |"]
+    columns = [("figure", "---"), ("fixed (a)", "---:"), ("per agent (b)", "---:"), (f"{MODEL_NODES:,} nodes", "---:")]
+    cells = []
     for name, value, form in figures:
         a, b, at = model(rows, value)
-        out.append(f"| {name} | {form.format(a)} | {b:,.4g} | {form.format(at)} |")
-    return "\n".join(out)
+        cells.append([name, form.format(a), f"{b:,.4g}", form.format(at)])
+    return table(columns, cells)
 
 
 def markdown(rows, args):
