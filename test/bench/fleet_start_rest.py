@@ -122,7 +122,6 @@ def agent_config(agent, objects_hook):
         {**base, "namespace": ROLLOUT_NS, "hooks": {"create": hook}, "rollout": {"max_nodes": "10%"}},
         {**base, "namespace": SINGLE_NS, "hooks": {"create": hook}, "singleton": True},
     ]
-    config["tuning"]["lease_namespace"] = LEASE_NS
     agent.config_file.write_text(json.dumps(config, indent=2))
 
 

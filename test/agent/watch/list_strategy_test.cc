@@ -173,10 +173,12 @@ void ExpectPaginatedFallback(Fixture& f) {
   auto lists = f.Queries(false);
   REQUIRE(lists.size() == 1);
   CHECK(Has(lists[0], "limit=500"));
+  // The failed stream, then plain watches from the list (more than one when a slow machine
+  // let the 1-2 s watch end already; none of them streams, since nothing expired).
   auto watches = f.Queries(true);
-  REQUIRE(watches.size() == 2);
+  REQUIRE(watches.size() >= 2);
   CHECK(Has(watches[0], "sendInitialEvents=true"));
-  CHECK_FALSE(Has(watches[1], "sendInitialEvents=true"));
+  for (size_t i = 1; i < watches.size(); ++i) CHECK_FALSE(Has(watches[i], "sendInitialEvents=true"));
   // The stream goes on from the paginated list.
   f.server.PutObject(kWidgets, Widget("c"));
   REQUIRE(f.sink.WaitFor("object c"));
@@ -206,8 +208,12 @@ TEST_CASE("streaming: a server error on the streaming list is followed by a pagi
   f.server.PutObject(kWidgets, Widget("d"));
   REQUIRE(f.sink.WaitFor("listed a b c d"));
   auto watches = f.Queries(true);
+  // After the failed stream and the plain watches that followed the paginated list, one more
+  // streaming list, and still the one paginated list.
   REQUIRE(watches.size() >= 4);
-  CHECK(Has(watches[3], "sendInitialEvents=true"));
+  size_t streams = 0;
+  for (const auto& w : watches) streams += Has(w, "sendInitialEvents=true") ? 1 : 0;
+  CHECK(streams == 2);
   CHECK(f.Queries(false).size() == 1);
 }
 
