@@ -1,9 +1,13 @@
 // Mutex and MutexLock: std::mutex and std::lock_guard with clang thread-safety annotations
 // (agent/base/thread_annotations.h), so fields marked GUARDED_BY(mu_) are checked at compile time.
-// Mutex is thread-safe (it is the lock); MutexLock is a scoped, single-thread object.
+// MutexUnlock releases a held Mutex for a scope; SharedMutex with ReaderMutexLock and
+// WriterMutexLock is std::shared_mutex the same way. This is the only file that may use the
+// standard lock types (test/layout/check_locking.py checks that).
+// The mutexes are thread-safe (they are the locks); the scoped objects are single-thread objects.
 #pragma once
 
 #include <mutex>
+#include <shared_mutex>
 
 #include "agent/base/thread_annotations.h"
 
@@ -45,6 +49,58 @@ class SCOPED_CAPABILITY MutexLock {
 
  private:
   Mutex* const mu_;
+};
+
+// The reverse of MutexLock: releases the held `mu` for its scope and takes it again at the end
+// (also when the scope is left by an exception), for a call that must run outside the lock in the
+// middle of a locked section.
+class SCOPED_CAPABILITY MutexUnlock {
+ public:
+  explicit MutexUnlock(Mutex* mu) RELEASE(mu) : mu_(mu) { mu_->Unlock(); }
+  ~MutexUnlock() RELEASE() { mu_->Lock(); }
+  MutexUnlock(const MutexUnlock&) = delete;
+  MutexUnlock& operator=(const MutexUnlock&) = delete;
+
+ private:
+  Mutex* const mu_;
+};
+
+// std::shared_mutex: held by many readers (ReaderMutexLock) or one writer (WriterMutexLock).
+class CAPABILITY("mutex") SharedMutex {
+ public:
+  SharedMutex() = default;
+  SharedMutex(const SharedMutex&) = delete;
+  SharedMutex& operator=(const SharedMutex&) = delete;
+
+  void Lock() ACQUIRE() { mu_.lock(); }
+  void Unlock() RELEASE() { mu_.unlock(); }
+  void LockShared() ACQUIRE_SHARED() { mu_.lock_shared(); }
+  void UnlockShared() RELEASE_SHARED() { mu_.unlock_shared(); }
+
+ private:
+  std::shared_mutex mu_;
+};
+
+class SCOPED_CAPABILITY ReaderMutexLock {
+ public:
+  explicit ReaderMutexLock(SharedMutex* mu) ACQUIRE_SHARED(mu) : mu_(mu) { mu_->LockShared(); }
+  ~ReaderMutexLock() RELEASE() { mu_->UnlockShared(); }
+  ReaderMutexLock(const ReaderMutexLock&) = delete;
+  ReaderMutexLock& operator=(const ReaderMutexLock&) = delete;
+
+ private:
+  SharedMutex* const mu_;
+};
+
+class SCOPED_CAPABILITY WriterMutexLock {
+ public:
+  explicit WriterMutexLock(SharedMutex* mu) ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
+  ~WriterMutexLock() RELEASE() { mu_->Unlock(); }
+  WriterMutexLock(const WriterMutexLock&) = delete;
+  WriterMutexLock& operator=(const WriterMutexLock&) = delete;
+
+ private:
+  SharedMutex* const mu_;
 };
 
 }  // namespace nodehook

@@ -20,4 +20,6 @@
 #define SCOPED_CAPABILITY NODEHOOK_THREAD_ANNOTATION(scoped_lockable)
 #define ACQUIRE(...) NODEHOOK_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define RELEASE(...) NODEHOOK_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+#define ACQUIRE_SHARED(...) NODEHOOK_THREAD_ANNOTATION(acquire_shared_capability(__VA_ARGS__))
+#define RELEASE_SHARED(...) NODEHOOK_THREAD_ANNOTATION(release_shared_capability(__VA_ARGS__))
 #define ASSERT_CAPABILITY(x) NODEHOOK_THREAD_ANNOTATION(assert_capability(x))
