@@ -40,16 +40,19 @@ class CAPABILITY("mutex") Mutex {
   std::mutex mu_;
 };
 
-class SCOPED_CAPABILITY MutexLock {
+// Holds `mu` exclusively for its scope: MutexLock for a Mutex, WriterMutexLock for a SharedMutex.
+template <typename M>
+class SCOPED_CAPABILITY ExclusiveLock {
  public:
-  explicit MutexLock(Mutex* mu) ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
-  ~MutexLock() RELEASE() { mu_->Unlock(); }
-  MutexLock(const MutexLock&) = delete;
-  MutexLock& operator=(const MutexLock&) = delete;
+  explicit ExclusiveLock(M* mu) ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
+  ~ExclusiveLock() RELEASE() { mu_->Unlock(); }
+  ExclusiveLock(const ExclusiveLock&) = delete;
+  ExclusiveLock& operator=(const ExclusiveLock&) = delete;
 
  private:
-  Mutex* const mu_;
+  M* const mu_;
 };
+using MutexLock = ExclusiveLock<Mutex>;
 
 // The reverse of MutexLock: releases the held `mu` for its scope and takes it again at the end
 // (also when the scope is left by an exception), for a call that must run outside the lock in the
@@ -92,15 +95,6 @@ class SCOPED_CAPABILITY ReaderMutexLock {
   SharedMutex* const mu_;
 };
 
-class SCOPED_CAPABILITY WriterMutexLock {
- public:
-  explicit WriterMutexLock(SharedMutex* mu) ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
-  ~WriterMutexLock() RELEASE() { mu_->Unlock(); }
-  WriterMutexLock(const WriterMutexLock&) = delete;
-  WriterMutexLock& operator=(const WriterMutexLock&) = delete;
-
- private:
-  SharedMutex* const mu_;
-};
+using WriterMutexLock = ExclusiveLock<SharedMutex>;
 
 }  // namespace nodehook
