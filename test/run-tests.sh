@@ -58,7 +58,7 @@ kubectl_bin=$(test/cluster/build.sh kubectl | tail -n 1)
 phase "helm (lints and renders deploy/helm/nodehook; built after kubectl, whose packages it shares; cached)"
 helm_bin=$(test/cluster/build.sh helm | tail -n 1)
 phase "real nodes: the image from the Dockerfile, the pod sandbox image, kubelet + controller-manager + scheduler"
-echo "   (each cached; test/e2e/test_real_nodes.py runs them on test/cluster/real-node.sh's two nodes)"
+echo "   (each cached; the tests in test/e2e/real_nodes/ run them on test/cluster/real-node.sh's two nodes)"
 test/image/build-image.sh | tail -n 1
 test/image/build-image.sh pause | tail -n 1
 test/cluster/build.sh nodes | tail -n 1
