@@ -16,7 +16,7 @@ started again). Per run:
             (work in progress), `nodehook fleet release-finalizers --yes` gives them back: its
             wall time, and the Nodes uncordoned
 The times are of the agent's log lines (its own clock). A real kubelet's pod termination and a
-real scheduler add their own time: test_real_nodes.py prints those on real nodes.
+real scheduler add their own time: test/e2e/real_nodes/test_4_node_steps.py prints those on real nodes.
 
 usage: NODEHOOK_BIN=build/agent/app/nodehook test/bench/node_steps.py [--pods 20] [--runs 3] [--nodes 100]
 """
