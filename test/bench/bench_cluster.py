@@ -71,3 +71,21 @@ def widget_cluster():
     finally:
         cluster.send_signal(signal.SIGTERM)
         cluster.wait(timeout=60)
+
+
+@contextlib.contextmanager
+def widget_namespace(namespace):
+    """widget_cluster with `namespace` made: yields (work directory, kubeconfig path, the admin's
+    kube.Kube). Needs test/e2e on sys.path, as the benches that use it set."""
+    from kube import Kube
+    with widget_cluster() as (work, kubeconfig):
+        admin = Kube(kubeconfig)
+        admin.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+        yield work, kubeconfig, admin
+
+
+def executable(path, text):
+    """`text` written to `path` as an executable script (a hook, a reboot command); returns `path`."""
+    path.write_text(text)
+    path.chmod(0o755)
+    return path

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from bench_cluster import widget_cluster  # noqa: E402
-from kube import ApiError, Kube  # noqa: E402
+from bench_cluster import widget_namespace  # noqa: E402
+from kube import ApiError  # noqa: E402
 
 NS = "bench"
 
@@ -36,9 +36,7 @@ def main():
     parser.add_argument("--pods", type=int, default=200)
     parser.add_argument("--clients", type=int, default=4)
     args = parser.parse_args()
-    with widget_cluster() as (_, kubeconfig):
-        admin = Kube(kubeconfig)
-        admin.request("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
+    with widget_namespace(NS) as (_, kubeconfig, admin):
         for node in ("node-a", "node-b"):
             admin.request("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
         admin.request("POST", f"/api/v1/namespaces/{NS}/serviceaccounts", {"metadata": {"name": "agent"}})

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from bench_cluster import REPO, widget_cluster  # noqa: E402
-from kube import ApiError, Kube  # noqa: E402
+from bench_cluster import REPO, widget_namespace  # noqa: E402
+from kube import ApiError  # noqa: E402
 
 NS = "bench"
 MERGE = "application/merge-patch+json"
@@ -54,9 +54,7 @@ def main():
     parser.add_argument("--writes", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    with widget_cluster() as (work, kubeconfig):
-        admin = Kube(kubeconfig)
-        admin.request("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
+    with widget_namespace(NS) as (work, kubeconfig, admin):
         admin.request("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"}})
         admin.request("POST", f"/api/v1/namespaces/{NS}/serviceaccounts", {"metadata": {"name": "agent"}})
         admin.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {

@@ -23,8 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from bench_cluster import LoggedAgent, stop_agent, wait, widget_cluster  # noqa: E402
-from kube import Kube  # noqa: E402
+from bench_cluster import LoggedAgent, executable, stop_agent, wait, widget_namespace  # noqa: E402
 
 NS = "bench"
 CONDITION = "WidgetsReady"
@@ -74,12 +73,8 @@ def main():
     parser.add_argument("--agents", type=int, default=6)
     parser.add_argument("--settle", type=float, default=12, help="seconds after each phase (> unknown_after, 10 s)")
     args = parser.parse_args()
-    with widget_cluster() as (work, kubeconfig):
-        admin = Kube(kubeconfig)
-        admin.request("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
-        hook = work / "hook"
-        hook.write_text(HOOK)
-        hook.chmod(0o755)
+    with widget_namespace(NS) as (work, kubeconfig, admin):
+        hook = executable(work / "hook", HOOK)
         control = work / "control"
         control.mkdir()
         nodes = [Node(work, kubeconfig, f"node-{i}", hook, control) for i in range(args.agents)]

@@ -31,8 +31,7 @@ from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from bench_cluster import LoggedAgent, stop_agent, wait, widget_cluster  # noqa: E402
-from kube import Kube  # noqa: E402
+from bench_cluster import LoggedAgent, executable, stop_agent, wait, widget_namespace  # noqa: E402
 
 NS = "bench"
 HOOK = """#!/bin/sh
@@ -83,16 +82,10 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--nodes", type=int, default=100)
     args = parser.parse_args()
-    with widget_cluster() as (work, kubeconfig):
-        admin = Kube(kubeconfig)
-        admin.request("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
+    with widget_namespace(NS) as (work, kubeconfig, admin):
         admin.request("POST", f"/api/v1/namespaces/{NS}/serviceaccounts", {"metadata": {"name": "default"}})
-        hook = work / "hook"
-        hook.write_text(HOOK)
-        hook.chmod(0o755)
-        reboot = work / "reboot"
-        reboot.write_text("#!/bin/sh\nexit 0\n")
-        reboot.chmod(0o755)
+        hook = executable(work / "hook", HOOK)
+        reboot = executable(work / "reboot", "#!/bin/sh\nexit 0\n")
         node = Node(work, kubeconfig, "node-0", hook, reboot)
         admin.request("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node.name}})
         set_boot_id(admin, node.name, "boot-1")

@@ -29,8 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from bench_cluster import REPO, LoggedAgent, stop_agent, wait, widget_cluster  # noqa: E402
-from kube import Kube  # noqa: E402
+from bench_cluster import REPO, LoggedAgent, executable, stop_agent, wait, widget_namespace  # noqa: E402
 
 NS = "bench"
 WIDGETS = 50
@@ -65,12 +64,8 @@ def main():
     parser.add_argument("--settle", type=float, default=6, help="seconds after each phase")
     args = parser.parse_args()
     kubectl = os.environ.get("NODEHOOK_KUBECTL", str(REPO / "build/cache/kubectl"))
-    with widget_cluster() as (work, kubeconfig):
-        admin = Kube(kubeconfig)
-        admin.request("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
-        hook = work / "hook"
-        hook.write_text(HOOK)
-        hook.chmod(0o755)
+    with widget_namespace(NS) as (work, kubeconfig, admin):
+        hook = executable(work / "hook", HOOK)
         nodes = [Node(work, kubeconfig, f"node-{i}", hook) for i in range(args.agents)]
         try:
             measure(args, admin, nodes, kubeconfig, kubectl, work)
