@@ -46,10 +46,14 @@ class Api:
                 if attempt == 2:
                     raise
         if resp.status >= 300:
-            raise ApiError(resp.status, payload.decode(errors="replace"))
+            self.refused(method, path, resp.status, payload)
         if raw:
             return payload.decode()
         return json.loads(payload) if payload else None
+
+    def refused(self, method, path, status, payload):
+        """Raises for an answer of 300 or more: ApiError."""
+        raise ApiError(status, payload.decode(errors="replace"))
 
     def create_namespace(self, name):
         self.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})

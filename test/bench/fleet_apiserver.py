@@ -8,10 +8,7 @@ Writer sends creates, patches and deletes over one kept-alive TLS connection per
 driver's load on the server is requests, not handshakes. Both are used from the driver's main
 thread, Writer also from a small pool (one connection per thread)."""
 
-import http.client
-import json
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -21,44 +18,18 @@ E2E = Path(__file__).resolve().parents[1] / "e2e"
 if str(E2E) not in sys.path:
     sys.path.insert(0, str(E2E))
 
+from compare_client import Api  # noqa: E402
 from conftest import Cluster  # noqa: E402
-from kube import Kube  # noqa: E402
 
 RESOURCE = "widgets"
 
 
-class Writer:
-    """Requests to the API server as the admin user, one kept-alive connection per thread."""
+class Writer(Api):
+    """Requests to the API server as the admin user, one kept-alive connection per thread (compare_client's
+    Api); an answer of 300 or more raised as RuntimeError, naming the request."""
 
-    def __init__(self, kubeconfig):
-        self.kube = Kube(kubeconfig)
-        host, port = self.kube.server.split("://", 1)[1].rsplit(":", 1)
-        self.host, self.port = host, int(port)
-        self.local = threading.local()
-
-    def request(self, method, path, body=None, content_type="application/json", raw=False):
-        data = json.dumps(body).encode() if body is not None else None
-        headers = {"Authorization": f"Bearer {self.kube.token}", "Accept": "application/json"}
-        if data is not None:
-            headers["Content-Type"] = content_type
-        for attempt in (1, 2):  # a kept-alive connection the server closed is reopened once
-            conn = getattr(self.local, "conn", None)
-            if conn is None:
-                conn = self.local.conn = http.client.HTTPSConnection(self.host, self.port, context=self.kube.ssl,
-                                                                     timeout=60)
-            try:
-                conn.request(method, path, body=data, headers=headers)
-                resp = conn.getresponse()
-                payload = resp.read()
-            except (OSError, http.client.HTTPException):
-                conn.close()
-                self.local.conn = None
-                if attempt == 2:
-                    raise
-                continue
-            if resp.status >= 300:
-                raise RuntimeError(f"{method} {path}: HTTP {resp.status}: {payload[:300]!r}")
-            return payload.decode() if raw else (json.loads(payload) if payload else None)
+    def refused(self, method, path, status, payload):
+        raise RuntimeError(f"{method} {path}: HTTP {status}: {payload[:300]!r}")
 
     def widgets(self, namespace):
         return f"/apis/example.com/v1/namespaces/{namespace}/widgets"
