@@ -74,6 +74,30 @@ def widget_cluster():
 
 
 @contextlib.contextmanager
+def e2e_cluster(prefix, namespace, names):
+    """The e2e tests' Cluster (test/e2e/conftest.py) in a fresh work directory (WORK/cluster), with
+    `namespace` and a widget of each of `names` (spec size: its index). Yields (work, cluster, its
+    kube.Widgets, agents): a list for the caller's conftest.Agent objects, each stopped on exit,
+    then the cluster. Needs test/e2e on sys.path."""
+    from conftest import Cluster
+    from kube import Widgets, create_namespace
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    (work / "cluster").mkdir()
+    cluster = Cluster(work / "cluster")
+    agents = []
+    try:
+        create_namespace(cluster.kube, namespace)
+        widgets = Widgets(cluster.kube, namespace)
+        for i, name in enumerate(names):
+            widgets.create(name, {"size": i})
+        yield work, cluster, widgets, agents
+    finally:
+        for agent in agents:
+            agent.stop()
+        cluster.stop()
+
+
+@contextlib.contextmanager
 def widget_namespace(namespace):
     """widget_cluster with `namespace` made: yields (work directory, kubeconfig path, the admin's
     kube.Kube). Needs test/e2e on sys.path, as the benches that use it set."""

@@ -23,7 +23,6 @@ import collections
 import json
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,8 +30,8 @@ E2E = Path(__file__).resolve().parents[1] / "e2e"
 if str(E2E) not in sys.path:
     sys.path.insert(0, str(E2E))
 
-from conftest import Agent, Cluster, wait_until  # noqa: E402
-from kube import Widgets, create_namespace  # noqa: E402
+from bench_cluster import e2e_cluster  # noqa: E402
+from conftest import Agent, wait_until  # noqa: E402
 
 NAMESPACE = "checks"
 HOOK = E2E / "hooks" / "check-record-hook"
@@ -63,15 +62,8 @@ def main():
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
-    work = Path(tempfile.mkdtemp(prefix="nodehook-checks-"))
-    (work / "cluster").mkdir()
-    cluster = Cluster(work / "cluster")
-    agents = []
-    try:
-        create_namespace(cluster.kube, NAMESPACE)
-        widgets = Widgets(cluster.kube, NAMESPACE)
-        for i in range(args.objects):
-            widgets.create(f"w{i:02d}", {"size": i})
+    names = [f"w{i:02d}" for i in range(args.objects)]
+    with e2e_cluster("nodehook-checks-", NAMESPACE, names) as (work, cluster, _, agents):
         hook = {"argv": [str(HOOK)], "timeout_seconds": 20}
         hooks = {reason: dict(hook) for reason in ("create", "update", "delete")}
         hooks["check"] = dict(hook, interval_seconds=args.interval, jitter_percent=10)
@@ -127,10 +119,6 @@ def main():
         if args.json:
             args.json.write_text(json.dumps(result, indent=2))
         print(f"logs: {work}")
-    finally:
-        for agent in agents:
-            agent.stop()
-        cluster.stop()
 
 
 if __name__ == "__main__":

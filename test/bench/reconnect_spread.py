@@ -25,7 +25,6 @@ import argparse
 import json
 import statistics
 import sys
-import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -34,8 +33,8 @@ E2E = Path(__file__).resolve().parents[1] / "e2e"
 if str(E2E) not in sys.path:
     sys.path.insert(0, str(E2E))
 
-from conftest import Agent, Cluster, wait_until  # noqa: E402
-from kube import Widgets, create_namespace  # noqa: E402
+from bench_cluster import e2e_cluster  # noqa: E402
+from conftest import Agent, wait_until  # noqa: E402
 
 NAMESPACE = "spread"
 BUCKET = 0.25  # seconds per histogram bucket
@@ -120,15 +119,8 @@ def main():
     parser.add_argument("--json", type=Path, help="also write the figures (and per-agent outcomes) here")
     args = parser.parse_args()
 
-    work = Path(tempfile.mkdtemp(prefix="nodehook-spread-"))
-    (work / "cluster").mkdir()
-    cluster = Cluster(work / "cluster")
-    agents = []
-    try:
-        create_namespace(cluster.kube, NAMESPACE)
-        widgets = Widgets(cluster.kube, NAMESPACE)
-        for i in range(args.objects):
-            widgets.create(f"w{i}", {"size": i})
+    names = [f"w{i}" for i in range(args.objects)]
+    with e2e_cluster("nodehook-spread-", NAMESPACE, names) as (work, cluster, widgets, agents):
         for i in range(args.agents):
             node = f"node-{i:02d}"
             agents.append(Agent(node, work / node, cluster, NAMESPACE, ("create", "update", "delete"), {},
@@ -156,10 +148,6 @@ def main():
         if args.json:
             args.json.write_text(json.dumps(result, indent=2))
         print(f"logs: {work}")
-    finally:
-        for agent in agents:
-            agent.stop()
-        cluster.stop()
 
 
 if __name__ == "__main__":
