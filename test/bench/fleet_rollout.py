@@ -52,13 +52,21 @@ def parse_args(argv):
                    help="the rollout's max_grants_per_second (default: the agent's). N agents with "
                         "N/5000 of the default emulate 5,000 nodes' load shape at N/5000 of its size")
     p.add_argument("--idle", type=float, default=15.0, help="seconds the idle fleet's cost is measured")
-    p.add_argument("--smoke", action="store_true", help="5 agents, 2 objects")
-    p.add_argument("--timeout", type=float, default=3600.0, help="seconds a rollout may take")
+    return fleet_args(p, argv, {"agents": "5", "objects": 2, "idle": 2.0}, "5 agents, 2 objects",
+                      3600.0, "seconds a rollout may take")
+
+
+def fleet_args(p, argv, smoke, smoke_help, timeout, timeout_help):
+    """The options the fleet benches end with (--smoke, --timeout, --keep, --json), then `p`'s parse
+    of `argv`: --smoke sets the options in `smoke`, and args.sizes is --agents as numbers."""
+    p.add_argument("--smoke", action="store_true", help=smoke_help)
+    p.add_argument("--timeout", type=float, default=timeout, help=timeout_help)
     p.add_argument("--keep", action="store_true", help="keep the work directory (logs, state files)")
     p.add_argument("--json", type=Path, help="also write every figure here")
     args = p.parse_args(argv)
     if args.smoke:
-        args.agents, args.objects, args.idle = "5", 2, 2.0
+        for option, value in smoke.items():
+            setattr(args, option, value)
     args.sizes = [int(n) for n in args.agents.split(",")]
     return args
 

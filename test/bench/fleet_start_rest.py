@@ -43,7 +43,7 @@ from pathlib import Path
 from fleet_apiserver import ApiServer
 from fleet_nodes import Fleet
 from fleet_probe import parse_prometheus
-from fleet_rollout import binary, done_count, wait
+from fleet_rollout import binary, done_count, fleet_args, wait
 import fleet_start_rest_report as report
 
 LEASE_NS = "nodehook-fleet"
@@ -58,15 +58,8 @@ def parse_args(argv):
     p.add_argument("--objects", type=int, default=1000, help="widgets with a ready condition every agent handles")
     p.add_argument("--rest", type=float, default=600.0, help="seconds of rest measured")
     p.add_argument("--settle", type=float, default=20.0, help="seconds after the last agent is ready still counted as start")
-    p.add_argument("--smoke", action="store_true", help="5 agents, 50 objects, 20 s rest")
-    p.add_argument("--timeout", type=float, default=1800.0, help="seconds the fleet may take to get ready or settle")
-    p.add_argument("--keep", action="store_true", help="keep the work directory (logs, state files)")
-    p.add_argument("--json", type=Path, help="also write every figure here")
-    args = p.parse_args(argv)
-    if args.smoke:
-        args.agents, args.objects, args.rest, args.settle = "5", 50, 20.0, 5.0
-    args.sizes = [int(n) for n in args.agents.split(",")]
-    return args
+    return fleet_args(p, argv, {"agents": "5", "objects": 50, "rest": 20.0, "settle": 5.0},
+                      "5 agents, 50 objects, 20 s rest", 1800.0, "seconds the fleet may take to get ready or settle")
 
 
 def snapshot(server):
