@@ -64,14 +64,14 @@ void CancelToken::RemoveCallback(uint64_t id) const {
 }
 
 bool SleepUnlessCancelled(Clock& clock, Duration d, const CancelToken& stop) {
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable cv;
   CancelRegistration wake(stop, [&] {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     cv.notify_all();
   });
-  std::unique_lock<std::mutex> lock(mu);
-  clock.WaitUntil(cv, lock, clock.Now() + d, [&] { return stop.cancelled(); });
+  MutexLock lock(&mu);
+  WaitUntil(clock, cv, mu, clock.Now() + d, [&] { return stop.cancelled(); });
   return !stop.cancelled();
 }
 

@@ -41,4 +41,10 @@ Clock& MonotonicClock::Instance() {
   return clock;
 }
 
+bool WaitUntil(Clock& clock, std::condition_variable& cv, Mutex& mu, TimePoint deadline,
+               const std::function<bool()>& pred) {
+  return mu.WaitWith(
+      [&](std::unique_lock<std::mutex>& held) { return clock.WaitUntil(cv, held, deadline, pred); });
+}
+
 }  // namespace nodehook

@@ -9,6 +9,8 @@
 #include <functional>
 #include <mutex>
 
+#include "agent/base/mutex.h"
+
 namespace nodehook {
 
 using Duration = std::chrono::milliseconds;
@@ -43,6 +45,12 @@ class MonotonicClock final : public Clock {
                  const std::function<bool()>& pred) override;
   static Clock& Instance();
 };
+
+// clock.WaitUntil with the held `mu` (Mutex::WaitWith); `mu` is held again when it returns.
+// `pred` runs with `mu` held, which the analysis cannot see: a `pred` that reads fields guarded by
+// `mu` begins with mu.AssertHeld().
+bool WaitUntil(Clock& clock, std::condition_variable& cv, Mutex& mu, TimePoint deadline,
+               const std::function<bool()>& pred) REQUIRES(mu);
 
 inline int64_t ToMillis(TimePoint t) { return t.time_since_epoch().count(); }
 inline TimePoint FromMillis(int64_t ms) { return TimePoint(Duration(ms)); }

@@ -3,9 +3,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 #include "agent/base/utc_time.h"
 
 namespace nodehook {
@@ -13,8 +13,8 @@ namespace {
 
 std::atomic<int> g_min_level{static_cast<int>(LogLevel::kInfo)};
 std::atomic<int> g_format{static_cast<int>(LogFormat::kLogfmt)};
-std::mutex g_sink_mu;
-std::function<void(const std::string&)> g_sink;  // guarded by g_sink_mu
+Mutex g_sink_mu;
+std::function<void(const std::string&)> g_sink GUARDED_BY(g_sink_mu);
 
 const char* LevelName(LogLevel level) {
   switch (level) {
@@ -152,7 +152,7 @@ std::string FormatLogLine(LogLevel level, std::string_view event, std::initializ
 namespace {
 
 void Write(std::string line) {
-  std::lock_guard<std::mutex> lock(g_sink_mu);
+  MutexLock lock(&g_sink_mu);
   if (g_sink) {
     g_sink(line);
   } else {
@@ -202,7 +202,7 @@ bool ParseLogFormat(std::string_view text, LogFormat* out) {
 void SetLogFormat(LogFormat format) { g_format.store(static_cast<int>(format)); }
 
 void SetLogSink(std::function<void(const std::string&)> sink) {
-  std::lock_guard<std::mutex> lock(g_sink_mu);
+  MutexLock lock(&g_sink_mu);
   g_sink = std::move(sink);
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "agent/base/log.h"
+#include "agent/base/mutex.h"
 
 namespace nodehook {
 namespace {
@@ -112,7 +113,7 @@ Metrics::Family* Metrics::FamilyFor(const std::string& name, const std::string& 
 }
 
 Counter& Metrics::GetCounter(const std::string& name, const std::string& help, const MetricLabels& labels) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Family* family = FamilyFor(PrometheusName(name), help, Kind::kCounter);
   if (!family) return *detached_counters_.emplace_back(std::make_unique<Counter>());
   auto& slot = family->counters[PrometheusLabels(labels)];
@@ -121,7 +122,7 @@ Counter& Metrics::GetCounter(const std::string& name, const std::string& help, c
 }
 
 Gauge& Metrics::GetGauge(const std::string& name, const std::string& help, const MetricLabels& labels) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Family* family = FamilyFor(PrometheusName(name), help, Kind::kGauge);
   if (!family) return *detached_gauges_.emplace_back(std::make_unique<Gauge>());
   auto& slot = family->gauges[PrometheusLabels(labels)];
@@ -130,7 +131,7 @@ Gauge& Metrics::GetGauge(const std::string& name, const std::string& help, const
 }
 
 Gauge& Metrics::GetDerivedCounter(const std::string& name, const std::string& help, const MetricLabels& labels) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Family* family = FamilyFor(PrometheusName(name), help, Kind::kCounter);
   if (!family) return *detached_gauges_.emplace_back(std::make_unique<Gauge>());
   auto& slot = family->gauges[PrometheusLabels(labels)];
@@ -140,7 +141,7 @@ Gauge& Metrics::GetDerivedCounter(const std::string& name, const std::string& he
 
 Histogram& Metrics::GetHistogram(const std::string& name, const std::string& help, const MetricLabels& labels,
                                   const std::vector<double>& bounds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Family* family = FamilyFor(PrometheusName(name), help, Kind::kHistogram);
   if (!family) return *detached_histograms_.emplace_back(std::make_unique<Histogram>(bounds));
   if (family->bounds.empty()) {
@@ -168,24 +169,24 @@ void Metrics::RenderHistogram(const std::string& name, const std::string& labels
 }
 
 Metrics::CollectorId Metrics::AddCollector(std::function<void(Metrics&)> collector) {
-  std::lock_guard<std::mutex> lock(collectors_mu_);
+  MutexLock lock(&collectors_mu_);
   CollectorId id = next_collector_++;
   collectors_.emplace(id, std::move(collector));
   return id;
 }
 
 void Metrics::RemoveCollector(CollectorId id) {
-  std::lock_guard<std::mutex> lock(collectors_mu_);
+  MutexLock lock(&collectors_mu_);
   collectors_.erase(id);
 }
 
 std::string Metrics::Render() {
   {
     // Collectors record through GetGauge(), which takes mu_: run them before taking it.
-    std::lock_guard<std::mutex> lock(collectors_mu_);
+    MutexLock lock(&collectors_mu_);
     for (const auto& [id, collect] : collectors_) collect(*this);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::string out;
   for (const auto& [name, family] : families_) {
     static const char* const kTypeNames[] = {" counter\n", " gauge\n", " histogram\n"};

@@ -13,10 +13,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "agent/base/mutex.h"
 
 namespace nodehook {
 
@@ -102,16 +103,16 @@ class Metrics {
   };
   static void RenderHistogram(const std::string& name, const std::string& labels, const Histogram& h,
                               std::string* out);
-  Family* FamilyFor(const std::string& name, const std::string& help, Kind kind);  // mu_ held
+  Family* FamilyFor(const std::string& name, const std::string& help, Kind kind) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::map<std::string, Family> families_;           // guarded by mu_; key: full name
-  std::vector<std::unique_ptr<Counter>> detached_counters_;  // guarded by mu_
-  std::vector<std::unique_ptr<Gauge>> detached_gauges_;      // guarded by mu_
-  std::vector<std::unique_ptr<Histogram>> detached_histograms_;  // guarded by mu_
-  std::mutex collectors_mu_;
-  std::map<CollectorId, std::function<void(Metrics&)>> collectors_;  // guarded by collectors_mu_
-  CollectorId next_collector_ = 1;                                  // guarded by collectors_mu_
+  mutable Mutex mu_;
+  std::map<std::string, Family> families_ GUARDED_BY(mu_);  // key: full name
+  std::vector<std::unique_ptr<Counter>> detached_counters_ GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Gauge>> detached_gauges_ GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Histogram>> detached_histograms_ GUARDED_BY(mu_);
+  Mutex collectors_mu_;
+  std::map<CollectorId, std::function<void(Metrics&)>> collectors_ GUARDED_BY(collectors_mu_);
+  CollectorId next_collector_ GUARDED_BY(collectors_mu_) = 1;
 };
 
 // The process-wide registry the agent's modules record into and /metrics renders.

@@ -6,6 +6,7 @@
 // The mutexes are thread-safe (they are the locks); the scoped objects are single-thread objects.
 #pragma once
 
+#include <condition_variable>
 #include <mutex>
 #include <shared_mutex>
 
@@ -34,6 +35,14 @@ class CAPABILITY("mutex") Mutex {
       ~KeepLocked() { lock.release(); }
     } keep{lock};
     return wait(lock);
+  }
+
+  // cv.wait(lock, pred) with this mutex held; it is held again when it returns. `pred` runs with
+  // it held, which the analysis cannot see: a `pred` that reads guarded fields begins with
+  // AssertHeld().
+  template <typename Pred>
+  void Wait(std::condition_variable& cv, Pred pred) REQUIRES(this) {
+    WaitWith([&](std::unique_lock<std::mutex>& held) { cv.wait(held, pred); });
   }
 
  private:
