@@ -12,7 +12,7 @@ void RetryInbox::MergeLocked(const RetryAsk& ask) {
 Status RetryInbox::Offer(const std::string& uid, const std::string& handler) {
   std::function<void()> wake;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (waiting_.count(uid) == 0 && waiting_.size() >= options_.capacity) {
       return Status(StatusCode::kTooManyRequests,
                     "retry inbox full: " + std::to_string(options_.capacity) + " objects are waiting");
@@ -25,7 +25,7 @@ Status RetryInbox::Offer(const std::string& uid, const std::string& handler) {
 }
 
 std::vector<RetryAsk> RetryInbox::TakeDue(TimePoint* next_due) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   TimePoint now = clock_.Now();
   // Forget objects whose interval is over, so the map stays as small as the recent traffic.
   for (auto it = last_taken_.begin(); it != last_taken_.end();) {
@@ -48,12 +48,12 @@ std::vector<RetryAsk> RetryInbox::TakeDue(TimePoint* next_due) {
 }
 
 void RetryInbox::PutBack(const RetryAsk& ask) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   MergeLocked(ask);
 }
 
 void RetryInbox::SetWaker(std::function<void()> waker) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   waker_ = std::move(waker);
 }
 

@@ -13,12 +13,12 @@
 
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 #include "agent/base/status.h"
 
 namespace nodehook {
@@ -49,14 +49,14 @@ class RetryInbox {
   void SetWaker(std::function<void()> waker);
 
  private:
-  void MergeLocked(const RetryAsk& ask);
+  void MergeLocked(const RetryAsk& ask) REQUIRES(mu_);
 
   Clock& clock_;
   const RetryInboxOptions options_;
-  std::mutex mu_;
-  std::map<std::string, std::set<std::string>> waiting_;  // uid -> handlers; guarded by mu_
-  std::map<std::string, TimePoint> last_taken_;           // uid -> when last handed out; guarded by mu_
-  std::function<void()> waker_;                           // guarded by mu_
+  Mutex mu_;
+  std::map<std::string, std::set<std::string>> waiting_ GUARDED_BY(mu_);  // uid -> handlers
+  std::map<std::string, TimePoint> last_taken_ GUARDED_BY(mu_);  // uid -> when last handed out
+  std::function<void()> waker_ GUARDED_BY(mu_);
 };
 
 }  // namespace nodehook

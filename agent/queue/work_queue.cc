@@ -21,7 +21,7 @@ void Decided(const char* event, const Key& key, const char* next, Duration in = 
 template <typename Key, typename Hash>
 BasicWorkQueue<Key, Hash>::BasicWorkQueue(Clock& clock, QueueOptions options) : clock_(clock), options_(options), metrics_(options_.metrics) {
   metrics_.WatchInFlight([this] {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     TimePoint now = clock_.Now();
     double sum = 0, longest = 0;
     for (const auto& [key, since] : processing_) {
@@ -35,7 +35,7 @@ BasicWorkQueue<Key, Hash>::BasicWorkQueue(Clock& clock, QueueOptions options) : 
 
 template <typename Key, typename Hash>
 void BasicWorkQueue<Key, Hash>::AddNow(const Key& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   metrics_.Added();
   changed_at_.try_emplace(key, clock_.Now());
   waiting_.erase(key);  // its heap entry turns stale
@@ -46,7 +46,7 @@ void BasicWorkQueue<Key, Hash>::AddNow(const Key& key) {
 
 template <typename Key, typename Hash>
 void BasicWorkQueue<Key, Hash>::Add(const Key& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   metrics_.Added();
   TimePoint now = clock_.Now();
   changed_at_.try_emplace(key, now);
@@ -77,7 +77,7 @@ void BasicWorkQueue<Key, Hash>::AddAfter(const Key& key, Duration delay) {
     AddNow(key);
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   metrics_.Retried();
   if (queued_.count(key)) {  // already due now
     Decided("queue: retry merged into ready", key, "hand to a worker");
@@ -161,7 +161,7 @@ TimePoint BasicWorkQueue<Key, Hash>::NextDeadlineLocked() {
 
 template <typename Key, typename Hash>
 std::optional<Key> BasicWorkQueue<Key, Hash>::Get() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
     if (shut_down_) return std::nullopt;
     PromoteDueLocked();
@@ -181,7 +181,8 @@ std::optional<Key> BasicWorkQueue<Key, Hash>::Get() {
     }
     metrics_.Depth(ready_.size(), waiting_.size(), processing_.size());
     TimePoint deadline = NextDeadlineLocked();
-    clock_.WaitUntil(cv_, lock, deadline, [&] {
+    WaitUntil(clock_, cv_, mu_, deadline, [&] {
+      mu_.AssertHeld();
       return shut_down_ || !ready_.empty() || (!heap_.empty() && heap_.top().when < deadline);
     });
   }
@@ -189,7 +190,7 @@ std::optional<Key> BasicWorkQueue<Key, Hash>::Get() {
 
 template <typename Key, typename Hash>
 bool BasicWorkQueue<Key, Hash>::TryClaim(const Key& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (shut_down_ || processing_.count(key) || queued_.count(key)) return false;
   processing_.emplace(key, clock_.Now());
   return true;
@@ -197,7 +198,7 @@ bool BasicWorkQueue<Key, Hash>::TryClaim(const Key& key) {
 
 template <typename Key, typename Hash>
 void BasicWorkQueue<Key, Hash>::Done(const Key& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   TimePoint now = clock_.Now();
   auto it = processing_.find(key);
   if (it != processing_.end()) {
@@ -223,20 +224,20 @@ void BasicWorkQueue<Key, Hash>::Done(const Key& key) {
 
 template <typename Key, typename Hash>
 void BasicWorkQueue<Key, Hash>::ShutDown() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   shut_down_ = true;
   cv_.notify_all();
 }
 
 template <typename Key, typename Hash>
 size_t BasicWorkQueue<Key, Hash>::ReadyCount() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return ready_.size();
 }
 
 template <typename Key, typename Hash>
 size_t BasicWorkQueue<Key, Hash>::DelayedCount() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return waiting_.size();
 }
 

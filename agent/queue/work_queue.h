@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 #include "agent/queue/queue_key.h"
 #include "agent/queue/work_queue_metrics.h"
 
@@ -71,34 +72,34 @@ class BasicWorkQueue {
     bool operator>(const Due& o) const { return when != o.when ? when > o.when : seq > o.seq; }
   };
 
-  void MakeReadyLocked(const Key& key);
-  void ScheduleLocked(const Key& key, TimePoint when);
-  void PromoteDueLocked();
-  TimePoint NextDeadlineLocked();
+  void MakeReadyLocked(const Key& key) REQUIRES(mu_);
+  void ScheduleLocked(const Key& key, TimePoint when) REQUIRES(mu_);
+  void PromoteDueLocked() REQUIRES(mu_);
+  TimePoint NextDeadlineLocked() REQUIRES(mu_);
   Duration Cooldown() const;
   // When a key handled less than a cooldown ago finished; nullopt when it is idle.
-  std::optional<TimePoint> HotSinceLocked(const Key& key, TimePoint now);
-  void ForgetColdLocked(TimePoint now);
+  std::optional<TimePoint> HotSinceLocked(const Key& key, TimePoint now) REQUIRES(mu_);
+  void ForgetColdLocked(TimePoint now) REQUIRES(mu_);
 
   Clock& clock_;
   const QueueOptions options_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  std::deque<Key> ready_;                       // FIFO of keys waiting for a worker
-  std::unordered_set<Key, Hash> queued_;              // the keys in ready_
-  std::unordered_map<Key, TimePoint, Hash> processing_;  // handed out -> since when
-  std::unordered_set<Key, Hash> dirty_;               // re-added while processing
+  std::deque<Key> ready_ GUARDED_BY(mu_);                       // FIFO of keys waiting for a worker
+  std::unordered_set<Key, Hash> queued_ GUARDED_BY(mu_);              // the keys in ready_
+  std::unordered_map<Key, TimePoint, Hash> processing_ GUARDED_BY(mu_);  // handed out -> since when
+  std::unordered_set<Key, Hash> dirty_ GUARDED_BY(mu_);               // re-added while processing
   // Waiting keys: the earliest due time per key, and a heap of (due, key) entries; entries whose
   // time no longer matches waiting_ are stale and skipped.
-  std::unordered_map<Key, TimePoint, Hash> waiting_;
-  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> heap_;
-  uint64_t seq_ = 0;
+  std::unordered_map<Key, TimePoint, Hash> waiting_ GUARDED_BY(mu_);
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> heap_ GUARDED_BY(mu_);
+  uint64_t seq_ GUARDED_BY(mu_) = 0;
   // Batching: when each recently handled key finished, and the same oldest first for pruning.
-  std::unordered_map<Key, TimePoint, Hash> last_done_;
-  std::deque<std::pair<TimePoint, Key>> done_order_;
+  std::unordered_map<Key, TimePoint, Hash> last_done_ GUARDED_BY(mu_);
+  std::deque<std::pair<TimePoint, Key>> done_order_ GUARDED_BY(mu_);
   // When a change of each key was first seen since it was last handed out: queue latency.
-  std::unordered_map<Key, TimePoint, Hash> changed_at_;
-  bool shut_down_ = false;
+  std::unordered_map<Key, TimePoint, Hash> changed_at_ GUARDED_BY(mu_);
+  bool shut_down_ GUARDED_BY(mu_) = false;
   // Last: its scrape-time probe reads mu_ and processing_, so it must be unregistered (destroyed)
   // before they are.
   QueueMetrics metrics_;
