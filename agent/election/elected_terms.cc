@@ -4,15 +4,17 @@
 #include <mutex>
 #include <thread>
 
+#include "agent/base/mutex.h"
+
 namespace nodehook {
 
 void RunElectedTerms(LeaderElector& elector, const CancelToken& stop, const ElectedTerm& term) {
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable cv;
   bool leading = false;
   elector.SetOnChange([&](bool now) {
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       leading = now;
     }
     cv.notify_all();
@@ -21,20 +23,19 @@ void RunElectedTerms(LeaderElector& elector, const CancelToken& stop, const Elec
   std::thread election([&elector, &election_stop] { elector.Run(election_stop); });
   {
     CancelRegistration wake(stop, [&] {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       cv.notify_all();
     });
     auto is_leading = [&] {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       return leading && !stop.cancelled();
     };
-    std::unique_lock<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     while (!stop.cancelled()) {
-      cv.wait(lock, [&] { return leading || stop.cancelled(); });
+      mu.Wait(cv, [&] { return leading || stop.cancelled(); });
       if (stop.cancelled()) break;
-      lock.unlock();
+      MutexUnlock unlock(&mu);
       term(is_leading);
-      lock.lock();
     }
   }
   election_stop.Cancel();

@@ -25,12 +25,12 @@ LeaderElector::LeaderElector(LeaseClient& lease, Clock& clock, LeaderElectionOpt
 }
 
 void LeaderElector::SetOnChange(std::function<void(bool)> on_change) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   on_change_ = std::move(on_change);
 }
 
 void LeaderElector::SetOnStopBy(std::function<void(TimePoint)> on_stop_by) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   on_stop_by_ = std::move(on_stop_by);
 }
 
@@ -43,17 +43,17 @@ void LeaderElector::Note(LeaseRecord& record) const {
 }
 
 std::optional<LeaseRecord> LeaderElector::Observed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return observed_;
 }
 
 bool LeaderElector::IsLeader() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return leading_;
 }
 
 std::shared_ptr<const CancelToken> LeaderElector::TermIfMayStart() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // Checked against the clock, not only the flag: after a SIGSTOP the fence thread may not
   // have run yet, but the time since the last renew is already too long.
   if (!leading_ || clock_.Now() >= renewed_at_ + options_.renew_deadline) return nullptr;
@@ -61,7 +61,7 @@ std::shared_ptr<const CancelToken> LeaderElector::TermIfMayStart() const {
 }
 
 void LeaderElector::Observe(const LeaseRecord& record) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!observed_ || !observed_->SameAs(record)) {
     observed_ = record;
     observed_at_ = clock_.Now();
@@ -72,7 +72,7 @@ bool LeaderElector::WaitsOutDeletedLease() {
   // A deleted Lease is no proof that its holder stopped: the holder may be in its term still (it
   // recreates the Lease at its next renew). Another agent creates it only once the last record
   // it saw of another holder is older than that record's duration, as for a Lease still held.
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!observed_ || observed_->holder.empty() || observed_->holder == options_.identity) return false;
   Duration held_for = std::chrono::seconds(observed_->lease_duration_seconds);
   if (clock_.Now() >= observed_at_ + held_for) return false;
@@ -109,7 +109,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   Observe(*current);
   bool mine = current->holder == options_.identity;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     Duration held_for = std::chrono::seconds(current->lease_duration_seconds);
     if (!mine && !current->holder.empty() && (!options_.takes_over || clock_.Now() < observed_at_ + held_for)) {
       return false;
@@ -140,7 +140,7 @@ bool LeaderElector::TryAcquireOrRenew() {
 void LeaderElector::StartTerm(TimePoint renew_sent, const LeaseRecord& stored, bool takeover) {
   std::function<void(bool)> notify;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     observed_ = stored;
     observed_at_ = renew_sent;
     renewed_at_ = renew_sent;
@@ -162,7 +162,7 @@ void LeaderElector::EndTerm(const char* why) {
   std::function<void(bool)> notify;
   std::shared_ptr<CancelToken> term;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!leading_) return;
     leading_ = false;
     if (on_stop_by_) on_stop_by_(TimePoint{});
@@ -181,7 +181,7 @@ void LeaderElector::EndTerm(const char* why) {
 TimePoint LeaderElector::EnforceRenewDeadline() {
   TimePoint deadline;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!leading_) return TimePoint::max();
     deadline = renewed_at_ + options_.renew_deadline;
     if (clock_.Now() < deadline) return deadline;
@@ -190,22 +190,26 @@ TimePoint LeaderElector::EnforceRenewDeadline() {
   return TimePoint::max();
 }
 
-void LeaderElector::FenceLoop(const bool& done) {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!done) {
-    lock.unlock();
-    TimePoint next = EnforceRenewDeadline();
-    lock.lock();
-    if (done) break;
+void LeaderElector::FenceLoop() {
+  MutexLock lock(&mu_);
+  while (!fence_done_) {
+    TimePoint next;
+    {
+      MutexUnlock unlock(&mu_);
+      next = EnforceRenewDeadline();
+    }
+    if (fence_done_) break;
     TimePoint renewed = renewed_at_;
     bool leading = leading_;
-    clock_.WaitUntil(cv_, lock, next,
-                     [&] { return done || renewed_at_ != renewed || leading_ != leading; });
+    WaitUntil(clock_, cv_, mu_, next, [&] {
+      mu_.AssertHeld();
+      return fence_done_ || renewed_at_ != renewed || leading_ != leading;
+    });
   }
 }
 
 Duration LeaderElector::AcquireWait() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   double factor = std::uniform_real_distribution<double>(1.0, 1.0 + kAcquireJitter)(rng_);
   // A Lease that names no standbys yet (a leader that has just started, or an election without
   // them) is watched closely by everyone: the others slow down only once they know who stands by.
@@ -216,12 +220,15 @@ Duration LeaderElector::AcquireWait() {
 }
 
 void LeaderElector::Run(const CancelToken& stop) {
-  bool done = false;  // guarded by mu_
-  std::thread fence([this, &done] { FenceLoop(done); });
-  std::mutex wait_mu;
+  {
+    MutexLock lock(&mu_);
+    fence_done_ = false;
+  }
+  std::thread fence([this] { FenceLoop(); });
+  Mutex wait_mu;
   std::condition_variable wait_cv;
   CancelRegistration wake(stop, [&] {
-    std::lock_guard<std::mutex> lock(wait_mu);
+    MutexLock lock(&wait_mu);
     wait_cv.notify_all();
   });
   Log(LogLevel::kInfo, "leader election started",
@@ -229,12 +236,12 @@ void LeaderElector::Run(const CancelToken& stop) {
   while (!stop.cancelled()) {
     bool leading = TryAcquireOrRenew();
     Duration wait = leading ? options_.retry_period : AcquireWait();
-    std::unique_lock<std::mutex> lock(wait_mu);
-    clock_.WaitUntil(wait_cv, lock, clock_.Now() + wait, [&] { return stop.cancelled(); });
+    MutexLock lock(&wait_mu);
+    WaitUntil(clock_, wait_cv, wait_mu, clock_.Now() + wait, [&] { return stop.cancelled(); });
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    done = true;
+    MutexLock lock(&mu_);
+    fence_done_ = true;
     cv_.notify_all();
   }
   fence.join();
@@ -245,7 +252,7 @@ void LeaderElector::Run(const CancelToken& stop) {
 void LeaderElector::Release() {
   LeaseRecord released;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!observed_ || observed_->holder != options_.identity) return;
     released = *observed_;
   }

@@ -25,13 +25,13 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
 
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 #include "agent/election/leadership.h"
 #include "agent/kube/client/lease_client.h"
 
@@ -105,24 +105,26 @@ class LeaderElector final : public Leadership {
   void Observe(const LeaseRecord& record);
   // True when the Lease was found deleted while another agent may still be in its term.
   bool WaitsOutDeletedLease();
-  void FenceLoop(const bool& done);
+  // Until Run ends (fence_done_), ends the term once the renew deadline passes without a renew.
+  void FenceLoop() EXCLUDES(mu_);
   void Note(LeaseRecord& record) const;
 
   LeaseClient& lease_;
   Clock& clock_;
   const LeaderElectionOptions options_;
-  std::function<void(bool)> on_change_;
-  std::function<void(TimePoint)> on_stop_by_;
+  std::function<void(bool)> on_change_ GUARDED_BY(mu_);
+  std::function<void(TimePoint)> on_stop_by_ GUARDED_BY(mu_);
   std::function<void(LeaseRecord&)> notes_;  // set before Run
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;  // wakes the fence thread when the term or deadline changes
-  std::optional<LeaseRecord> observed_;  // guarded by mu_: the record as last read or written
-  TimePoint observed_at_{};              // guarded by mu_: local time the record last changed
-  bool leading_ = false;                 // guarded by mu_
-  TimePoint renewed_at_{};               // guarded by mu_: when the last successful write was sent
-  std::shared_ptr<CancelToken> term_;    // guarded by mu_; cancelled when the term ends
-  std::mt19937_64 rng_;                  // guarded by mu_
+  std::optional<LeaseRecord> observed_ GUARDED_BY(mu_);  // the record as last read or written
+  TimePoint observed_at_ GUARDED_BY(mu_){};  // local time the record last changed
+  bool leading_ GUARDED_BY(mu_) = false;
+  TimePoint renewed_at_ GUARDED_BY(mu_){};  // when the last successful write was sent
+  std::shared_ptr<CancelToken> term_ GUARDED_BY(mu_);  // cancelled when the term ends
+  std::mt19937_64 rng_ GUARDED_BY(mu_);
+  bool fence_done_ GUARDED_BY(mu_) = false;  // Run is ending: the fence thread stops
 };
 
 }  // namespace nodehook

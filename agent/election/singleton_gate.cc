@@ -53,7 +53,7 @@ std::optional<Duration> SingletonGate::AwaitHolder(ObjectCache& cache, const std
   TimePoint now = clock_.Now();
   TimePoint forget_at;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     forget_at = gone_since_.emplace(uid, now).first->second + options_.delete_window;
   }
   if (now < forget_at) return forget_at - now;
@@ -66,7 +66,7 @@ std::optional<Duration> SingletonGate::AwaitHolder(ObjectCache& cache, const std
 }
 
 void SingletonGate::Forgotten(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   gone_since_.erase(uid);
 }
 

@@ -12,10 +12,10 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "agent/base/mutex.h"
 #include "agent/base/thread_annotations.h"
 #include "agent/election/leadership.h"
 #include "agent/hooks/hook_gate.h"
@@ -51,8 +51,8 @@ class SingletonGate final : public HookGate {
   StateStore& store_;
   Clock& clock_;
   const SingletonGateOptions options_;
-  std::mutex mu_;
-  std::map<std::string, TimePoint> gone_since_;  // guarded by mu_: when a non-leader first saw it gone
+  Mutex mu_;
+  std::map<std::string, TimePoint> gone_since_ GUARDED_BY(mu_);  // when a non-leader first saw it gone
 };
 
 }  // namespace nodehook
