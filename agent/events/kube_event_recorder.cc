@@ -102,7 +102,7 @@ KubeEventRecorder::KubeEventRecorder(KubeClient& client, Clock& clock, EventReco
 KubeEventRecorder::~KubeEventRecorder() {
   size_t dropped = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
     dropped = queue_.size();
     queue_.clear();
@@ -195,15 +195,18 @@ void KubeEventRecorder::RolloutReached(const ResourceRef& resource, const Object
 }
 
 void KubeEventRecorder::WaitIdle() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return stopping_ || (queue_.empty() && !posting_); });
+  MutexLock lock(&mu_);
+  mu_.Wait(cv_, [&] {
+    mu_.AssertHeld();
+    return stopping_ || (queue_.empty() && !posting_);
+  });
 }
 
 void KubeEventRecorder::Enqueue(EventSpec event) {
   std::string key = event.object.uid + "\n" + event.handler + "\n" + event.reason + (event.warning ? "W" : "N") +
                     (event.once ? "\n" + event.name : "");  // once per state, not once per interval
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return;
     auto last = last_posted_.find(key);
     if (last != last_posted_.end() && event.time - last->second < options_.min_interval) {
@@ -226,6 +229,7 @@ void KubeEventRecorder::RememberLocked(const std::string& key, TimePoint now) {
   // Entries past the interval limit nothing any more; beyond the bound the oldest go first. A key
   // posted again has a newer entry further back, so its stale one only leaves the deque.
   auto forgettable = [&] {
+    mu_.AssertHeld();
     return now - posted_order_.front().first >= options_.min_interval ||
            last_posted_.size() > options_.max_remembered;
   };
@@ -238,16 +242,20 @@ void KubeEventRecorder::RememberLocked(const std::string& key, TimePoint now) {
 }
 
 void KubeEventRecorder::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
-    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    mu_.Wait(cv_, [&] {
+      mu_.AssertHeld();
+      return stopping_ || !queue_.empty();
+    });
     if (stopping_) return;
     EventSpec event = std::move(queue_.front());
     queue_.pop_front();
     posting_ = true;
-    lock.unlock();
-    Post(event);
-    lock.lock();
+    {
+      MutexUnlock unlock(&mu_);
+      Post(event);
+    }
     posting_ = false;
     cv_.notify_all();
   }

@@ -29,7 +29,6 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -38,6 +37,7 @@
 
 #include "agent/base/clock.h"
 #include "agent/base/metrics.h"
+#include "agent/base/mutex.h"
 #include "agent/events/event_recorder.h"
 #include "agent/kube/client/kube_client.h"
 #include "agent/kube/transport/log_limiter.h"
@@ -120,7 +120,7 @@ class KubeEventRecorder final : public EventRecorder {
 
  private:
   void Enqueue(EventSpec event);
-  void RememberLocked(const std::string& key, TimePoint now);  // mu_ held
+  void RememberLocked(const std::string& key, TimePoint now) REQUIRES(mu_);
   void Run();
   void Post(EventSpec& event);  // poster thread only
   std::string KindOf(const EventSpec& event);  // poster thread only
@@ -135,13 +135,13 @@ class KubeEventRecorder final : public EventRecorder {
   Counter& post_failed_;
   LogLimiter error_log_;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<EventSpec> queue_;                                  // guarded by mu_
-  bool posting_ = false;                                         // guarded by mu_
-  bool stopping_ = false;                                        // guarded by mu_
-  std::unordered_map<std::string, TimePoint> last_posted_;       // guarded by mu_; key -> when
-  std::deque<std::pair<TimePoint, std::string>> posted_order_;   // guarded by mu_; oldest first
+  std::deque<EventSpec> queue_ GUARDED_BY(mu_);
+  bool posting_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::unordered_map<std::string, TimePoint> last_posted_ GUARDED_BY(mu_);  // key -> when
+  std::deque<std::pair<TimePoint, std::string>> posted_order_ GUARDED_BY(mu_);  // oldest first
   std::map<std::string, std::string> kinds_;                     // poster thread only; by ResourceRef::Id()
   std::mt19937_64 name_rng_{std::random_device{}()};            // poster thread only
   std::thread poster_;                                           // last: started after the rest
