@@ -72,29 +72,29 @@ ChildLedger& ChildLedger::Instance() {
 }
 
 void ChildLedger::Track(pid_t pid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ++tracked_[pid];
 }
 
 void ChildLedger::Untrack(pid_t pid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = tracked_.find(pid);
   if (it != tracked_.end() && --it->second == 0) tracked_.erase(it);
   if (on_untrack_) on_untrack_();
 }
 
 bool ChildLedger::IsTracked(pid_t pid) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return tracked_.count(pid) > 0;
 }
 
 void ChildLedger::SetOnUntrack(std::function<void()> callback) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   on_untrack_ = std::move(callback);
 }
 
 std::vector<ReapedChild> ChildLedger::ReapUntracked(Behind behind) {
-  std::unique_lock<std::shared_mutex> window(spawn_window_);  // no fork is between fork() and Track()
+  WriterMutexLock window(&spawn_window_);  // no fork is between fork() and Track()
   std::vector<ReapedChild> reaped;
   while (true) {
     siginfo_t info{};

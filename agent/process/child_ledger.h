@@ -11,10 +11,10 @@
 #include <sys/types.h>
 
 #include <functional>
-#include <mutex>
-#include <shared_mutex>
 #include <unordered_map>
 #include <vector>
+
+#include "agent/base/mutex.h"
 
 namespace nodehook {
 
@@ -28,8 +28,8 @@ class ChildLedger {
  public:
   static ChildLedger& Instance();
 
-  // Hold from before the child is started until Track(pid).
-  std::shared_lock<std::shared_mutex> OpenSpawnWindow() { return std::shared_lock<std::shared_mutex>(spawn_window_); }
+  // Hold shared (ReaderMutexLock) from before the child is started until Track(pid).
+  SharedMutex& spawn_window() { return spawn_window_; }
   void Track(pid_t pid);
   // After reaping `pid`. Calls the untrack callback: a tracked zombie may have hidden others.
   void Untrack(pid_t pid);
@@ -43,14 +43,14 @@ class ChildLedger {
   enum class Behind { kList, kWait };
   std::vector<ReapedChild> ReapUntracked(Behind behind = Behind::kList);
 
-  // Called (with the ledger's lock held: keep it short) on every Untrack; nullptr to stop.
+  // Called with the ledger's lock held (keep it short) on every Untrack; nullptr to stop.
   void SetOnUntrack(std::function<void()> callback);
 
  private:
-  std::shared_mutex spawn_window_;
-  mutable std::mutex mu_;
-  std::unordered_map<pid_t, int> tracked_;  // guarded by mu_
-  std::function<void()> on_untrack_;        // guarded by mu_
+  SharedMutex spawn_window_;
+  mutable Mutex mu_;
+  std::unordered_map<pid_t, int> tracked_ GUARDED_BY(mu_);
+  std::function<void()> on_untrack_ GUARDED_BY(mu_);
 };
 
 }  // namespace nodehook

@@ -5,7 +5,7 @@
 namespace nodehook {
 
 void HookGroups::Add(pid_t group) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (killing_) {
     kill(-group, SIGKILL);
     return;
@@ -14,12 +14,12 @@ void HookGroups::Add(pid_t group) {
 }
 
 void HookGroups::Remove(pid_t group) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   groups_.erase(group);
 }
 
 void HookGroups::KillAll() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   killing_ = true;
   for (pid_t group : groups_) kill(-group, SIGKILL);
 }

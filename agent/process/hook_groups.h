@@ -8,8 +8,9 @@
 
 #include <sys/types.h>
 
-#include <mutex>
 #include <set>
+
+#include "agent/base/mutex.h"
 
 namespace nodehook {
 
@@ -35,9 +36,9 @@ class HookGroups {
   };
 
  private:
-  std::mutex mu_;
-  std::set<pid_t> groups_;  // guarded by mu_
-  bool killing_ = false;    // guarded by mu_
+  Mutex mu_;
+  std::set<pid_t> groups_ GUARDED_BY(mu_);
+  bool killing_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace nodehook

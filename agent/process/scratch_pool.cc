@@ -4,7 +4,7 @@ namespace nodehook {
 
 Result<ScratchDir> ScratchPool::Acquire() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!idle_.empty()) {
       ScratchDir dir = std::move(idle_.back());
       idle_.pop_back();
@@ -16,7 +16,7 @@ Result<ScratchDir> ScratchPool::Acquire() {
 
 Status ScratchPool::Release(ScratchDir dir) {
   if (dir.ClearForReuse()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (idle_.size() < kMaxIdle) {
       idle_.push_back(std::move(dir));
       return Status::Ok();
@@ -26,7 +26,7 @@ Status ScratchPool::Release(ScratchDir dir) {
 }
 
 size_t ScratchPool::IdleCount() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return idle_.size();
 }
 

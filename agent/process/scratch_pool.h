@@ -9,10 +9,10 @@
 #pragma once
 
 #include <cstddef>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "agent/base/mutex.h"
 #include "agent/process/scratch_dir.h"
 #include "agent/base/status.h"
 
@@ -36,8 +36,8 @@ class ScratchPool {
 
  private:
   const std::string work_dir_;
-  std::mutex mu_;
-  std::vector<ScratchDir> idle_;  // guarded by mu_
+  Mutex mu_;
+  std::vector<ScratchDir> idle_ GUARDED_BY(mu_);
 };
 
 }  // namespace nodehook

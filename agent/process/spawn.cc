@@ -203,7 +203,6 @@ Result<SpawnedChild> SpawnChild(const ExecPlan& plan) {
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   ChildLedger& ledger = ChildLedger::Instance();
-  std::shared_lock<std::shared_mutex> spawn_window = ledger.OpenSpawnWindow();
   // clone(CLONE_VM | CLONE_VFORK), as glibc's posix_spawn does it: fork() of a process with many
   // threads and mappings copies every page table (most of the agent's CPU per hook), while this
   // child borrows the agent's memory and this thread sleeps until it has exec'd or exited.
@@ -211,12 +210,14 @@ Result<SpawnedChild> SpawnChild(const ExecPlan& plan) {
   char* stack_top = child_stack.Top();
   pid_t pid = -1;
   int start_errno = errno;
-  if (stack_top != nullptr) {
-    pid = clone(ChildEntry, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, const_cast<ChildSetup*>(&setup));
-    start_errno = errno;
+  {
+    ReaderMutexLock spawn_window(&ledger.spawn_window());
+    if (stack_top != nullptr) {
+      pid = clone(ChildEntry, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, const_cast<ChildSetup*>(&setup));
+      start_errno = errno;
+    }
+    if (pid > 0) ledger.Track(pid);  // before an orphan reaper may look: this exit status is ours
   }
-  if (pid > 0) ledger.Track(pid);  // before an orphan reaper may look: this exit status is ours
-  spawn_window.unlock();
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 
   stdin_read.Reset();
