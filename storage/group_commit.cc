@@ -6,10 +6,13 @@ Status GroupCommit::Submit(const char* operation, const Write& write) {
   Writer self;
   self.operation = operation;
   self.write = &write;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   queue_.push_back(&self);
   // A leader ahead of us may take our write into its group; else we lead once at the front.
-  self.cv.wait(lock, [&] { return self.done || queue_.front() == &self; });
+  mu_.Wait(self.cv, [&] {
+    mu_.AssertHeld();
+    return self.done || queue_.front() == &self;
+  });
   if (self.done) return self.status;
 
   std::vector<Writer*> group;
@@ -23,10 +26,12 @@ Status GroupCommit::Submit(const char* operation, const Write& write) {
       operations += operations.empty() ? w->operation : std::string("+") + w->operation;
     }
   }
-  lock.unlock();
-  // Writers that queue from now on wait for the next group: the one being written is closed.
-  Status status = run_batch_(writes, operations);
-  lock.lock();
+  Status status;
+  {
+    MutexUnlock unlock(&mu_);
+    // Writers that queue from now on wait for the next group: the one being written is closed.
+    status = run_batch_(writes, operations);
+  }
   for (Writer* w : group) {
     queue_.pop_front();  // the group is the queue's head, in order
     w->status = status;
@@ -38,7 +43,7 @@ Status GroupCommit::Submit(const char* operation, const Write& write) {
 }
 
 size_t GroupCommit::QueuedForTesting() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return queue_.size();
 }
 

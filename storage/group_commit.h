@@ -15,10 +15,10 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "agent/base/mutex.h"
 #include "agent/base/status.h"
 
 namespace nodehook {
@@ -56,8 +56,8 @@ class GroupCommit {
   };
 
   const BatchRunner run_batch_;
-  std::mutex mu_;
-  std::deque<Writer*> queue_;  // guarded by mu_; the front is the leader or the next one
+  Mutex mu_;
+  std::deque<Writer*> queue_ GUARDED_BY(mu_);  // the front is the leader or the next one
 };
 
 }  // namespace nodehook

@@ -27,7 +27,7 @@ EventRecord ReadEvent(const Statement& st) {
 }  // namespace
 
 Status SqliteStateStore::AppendEvent(const EventRecord& e) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "AppendEvent",
       "INSERT INTO events (node, uid, resource, namespace, name, type, object, observed_at_ms) "
@@ -39,7 +39,7 @@ Status SqliteStateStore::AppendEvent(const EventRecord& e) {
 }
 
 Result<std::vector<EventRecord>> SqliteStateStore::PendingEvents(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "PendingEvents",
       std::string("SELECT ") + kEventColumns + " FROM events WHERE node = ?1 AND uid = ?2 ORDER BY seq");
@@ -50,7 +50,7 @@ Result<std::vector<EventRecord>> SqliteStateStore::PendingEvents(const std::stri
 
 Status SqliteStateStore::RecordEventAttempt(int64_t seq, int retries, int64_t next_attempt_ms,
                                             const std::string& message) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "RecordEventAttempt",
       "UPDATE events SET retries = ?1, next_attempt_ms = ?2, last_message = ?3 WHERE seq = ?4 AND node = ?5");
@@ -61,7 +61,7 @@ Status SqliteStateStore::RecordEventAttempt(int64_t seq, int retries, int64_t ne
 }
 
 Status SqliteStateStore::CompleteEvent(int64_t seq) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare("CompleteEvent", "DELETE FROM events WHERE seq = ?1 AND node = ?2");
   if (!st.ok()) return st.status();
   st->Bind(1, seq).Bind(2, node_name_);
@@ -69,7 +69,7 @@ Status SqliteStateStore::CompleteEvent(int64_t seq) {
 }
 
 Result<std::vector<std::string>> SqliteStateStore::UidsWithPendingEvents(const std::string& resource) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "UidsWithPendingEvents", "SELECT DISTINCT uid FROM events WHERE node = ?1 AND resource = ?2 ORDER BY uid");
   if (!st.ok()) return st.status();

@@ -14,7 +14,7 @@ NodeOutputsRecord ReadRecord(const Statement& row) {
 }  // namespace
 
 Result<std::optional<NodeOutputsRecord>> SqliteStateStore::GetNodeOutputs(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "GetNodeOutputs", std::string("SELECT ") + kColumns + " FROM node_outputs WHERE uid = ?1 AND node = ?2");
   if (!st.ok()) return st.status();
@@ -26,7 +26,7 @@ Result<std::optional<NodeOutputsRecord>> SqliteStateStore::GetNodeOutputs(const 
 }
 
 Result<std::vector<NodeOutputsRecord>> SqliteStateStore::ListNodeOutputs(const std::string& resource) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare("ListNodeOutputs", std::string("SELECT ") + kColumns +
                                                              " FROM node_outputs WHERE node = ?1 AND resource = ?2"
                                                              " ORDER BY namespace, name, uid");
@@ -36,7 +36,7 @@ Result<std::vector<NodeOutputsRecord>> SqliteStateStore::ListNodeOutputs(const s
 }
 
 Status SqliteStateStore::PutNodeOutputs(const NodeOutputsRecord& r) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (r.outputs.empty()) {
     Result<Statement> st = db_->Prepare("PutNodeOutputs", "DELETE FROM node_outputs WHERE uid = ?1 AND node = ?2");
     if (!st.ok()) return st.status();

@@ -32,7 +32,7 @@ NodeStepsRecord ReadRecord(const Statement& row) {
 }  // namespace
 
 Result<std::optional<NodeStepsRecord>> SqliteStateStore::GetNodeSteps(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "GetNodeSteps", std::string("SELECT ") + kColumns + " FROM node_steps WHERE uid = ?1 AND node = ?2");
   if (!st.ok()) return st.status();
@@ -44,7 +44,7 @@ Result<std::optional<NodeStepsRecord>> SqliteStateStore::GetNodeSteps(const std:
 }
 
 Result<std::vector<NodeStepsRecord>> SqliteStateStore::ListNodeSteps() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "ListNodeSteps", std::string("SELECT ") + kColumns + " FROM node_steps WHERE node = ?1 ORDER BY uid");
   if (!st.ok()) return st.status();
@@ -53,7 +53,7 @@ Result<std::vector<NodeStepsRecord>> SqliteStateStore::ListNodeSteps() {
 }
 
 Status SqliteStateStore::PutNodeSteps(const NodeStepsRecord& r) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "PutNodeSteps",
       "INSERT INTO node_steps (uid, node, resource, state, step, cordoned, was_unschedulable, boot_id, reboot_started, "
@@ -75,7 +75,7 @@ Status SqliteStateStore::PutNodeSteps(const NodeStepsRecord& r) {
 }
 
 Status SqliteStateStore::DropNodeSteps(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare("DropNodeSteps", "DELETE FROM node_steps WHERE uid = ?1 AND node = ?2");
   if (!st.ok()) return st.status();
   st->Bind(1, uid).Bind(2, node_name_);

@@ -5,7 +5,7 @@
 namespace nodehook {
 
 Result<std::map<std::string, int64_t>> SqliteStateStore::CheckSchedule(const std::string& resource) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st =
       db_->Prepare("CheckSchedule", "SELECT uid, due_ms FROM check_schedule WHERE node = ?1 AND resource = ?2");
   if (!st.ok()) return st.status();
@@ -20,7 +20,7 @@ Result<std::map<std::string, int64_t>> SqliteStateStore::CheckSchedule(const std
 }
 
 Status SqliteStateStore::SetCheckDue(const std::string& uid, const std::string& resource, int64_t due_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "SetCheckDue",
       "INSERT INTO check_schedule (uid, node, resource, due_ms) VALUES (?1, ?2, ?3, ?4) "
@@ -31,7 +31,7 @@ Status SqliteStateStore::SetCheckDue(const std::string& uid, const std::string& 
 }
 
 Status SqliteStateStore::DropCheck(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare("DropCheck", "DELETE FROM check_schedule WHERE uid = ?1 AND node = ?2");
   if (!st.ok()) return st.status();
   st->Bind(1, uid).Bind(2, node_name_);
@@ -39,7 +39,7 @@ Status SqliteStateStore::DropCheck(const std::string& uid) {
 }
 
 Result<std::optional<SnapshotRecord>> SqliteStateStore::GetSnapshot(const std::string& resource) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "GetSnapshot",
       "SELECT done_digest, target, retries, first_start_ms, next_attempt_ms, last_outcome, last_message "
@@ -62,7 +62,7 @@ Result<std::optional<SnapshotRecord>> SqliteStateStore::GetSnapshot(const std::s
 }
 
 Status SqliteStateStore::PutSnapshot(const SnapshotRecord& r) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "PutSnapshot",
       "INSERT OR REPLACE INTO snapshots (node, resource, done_digest, target, retries, first_start_ms, "

@@ -153,7 +153,7 @@ Result<std::unique_ptr<SqliteStateStore>> SqliteStateStore::Open(const std::stri
 }
 
 Result<std::optional<ObjectRecord>> SqliteStateStore::GetObject(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "GetObject",
       std::string("SELECT ") + kObjectColumns + " FROM objects WHERE uid = ?1 AND node = ?2");
@@ -163,7 +163,7 @@ Result<std::optional<ObjectRecord>> SqliteStateStore::GetObject(const std::strin
 }
 
 Result<std::vector<ObjectRecord>> SqliteStateStore::ListObjects(const std::string& resource) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "ListObjects", std::string("SELECT ") + kObjectColumns +
                          " FROM objects WHERE node = ?1 AND resource = ?2 ORDER BY namespace, name, uid");
@@ -174,7 +174,7 @@ Result<std::vector<ObjectRecord>> SqliteStateStore::ListObjects(const std::strin
 
 Result<std::optional<HandlerRecord>> SqliteStateStore::GetHandler(const std::string& uid,
                                                                   const std::string& handler) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "GetHandler", std::string("SELECT ") + kHandlerColumns +
                         " FROM handlers WHERE uid = ?1 AND node = ?2 AND handler = ?3");
@@ -184,7 +184,7 @@ Result<std::optional<HandlerRecord>> SqliteStateStore::GetHandler(const std::str
 }
 
 Result<std::vector<HandlerRecord>> SqliteStateStore::ListHandlers(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "ListHandlers", std::string("SELECT ") + kHandlerColumns +
                           " FROM handlers WHERE uid = ?1 AND node = ?2 ORDER BY handler");
@@ -194,7 +194,7 @@ Result<std::vector<HandlerRecord>> SqliteStateStore::ListHandlers(const std::str
 }
 
 Result<std::vector<HandlerRecord>> SqliteStateStore::ListAllHandlers() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "ListAllHandlers", std::string("SELECT ") + kHandlerColumns +
                              " FROM handlers WHERE node = ?1 ORDER BY next_attempt_ms, uid, handler");
@@ -204,7 +204,7 @@ Result<std::vector<HandlerRecord>> SqliteStateStore::ListAllHandlers() {
 }
 
 Status SqliteStateStore::RunGroup(const std::vector<const GroupCommit::Write*>& writes, const std::string& operation) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction tx(*db_, operation);
   NODEHOOK_RETURN_IF_ERROR(tx.Begin());
   for (const GroupCommit::Write* write : writes) NODEHOOK_RETURN_IF_ERROR((*write)());
@@ -212,11 +212,17 @@ Status SqliteStateStore::RunGroup(const std::vector<const GroupCommit::Write*>& 
 }
 
 Status SqliteStateStore::RecordAttempt(const HandlerRecord& r) {
-  return group_.Submit("RecordAttempt", [&] { return WriteAttempt(r); });
+  return group_.Submit("RecordAttempt", [&] {
+    mu_.AssertHeld();  // RunGroup runs the writes
+    return WriteAttempt(r);
+  });
 }
 
 Status SqliteStateStore::RecordHandled(const ObjectRecord& o, const std::string& handler) {
-  return group_.Submit("RecordHandled", [&] { return WriteHandled(o, handler); });
+  return group_.Submit("RecordHandled", [&] {
+    mu_.AssertHeld();  // RunGroup runs the writes
+    return WriteHandled(o, handler);
+  });
 }
 
 Status SqliteStateStore::WriteAttempt(const HandlerRecord& r) {
@@ -278,7 +284,7 @@ Status SqliteStateStore::WriteHandled(const ObjectRecord& o, const std::string& 
 }
 
 Status SqliteStateStore::Forget(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction tx(*db_, "Forget");
   NODEHOOK_RETURN_IF_ERROR(tx.Begin());
   for (const char* sql : {"DELETE FROM objects WHERE uid = ?1 AND node = ?2",
@@ -292,7 +298,7 @@ Status SqliteStateStore::Forget(const std::string& uid) {
 }
 
 Result<std::vector<ObjectRecord>> SqliteStateStore::ListAllObjects() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "ListAllObjects", std::string("SELECT ") + kObjectColumns +
                             " FROM objects WHERE node = ?1 ORDER BY resource, namespace, name, uid");
@@ -302,7 +308,7 @@ Result<std::vector<ObjectRecord>> SqliteStateStore::ListAllObjects() {
 }
 
 Result<std::vector<ObjectRecord>> SqliteStateStore::ListObjectSummaries() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // The same columns with the two large ones left out ('{}' passes ReadObject's check, then goes).
   Result<Statement> st = db_->Prepare(
       "ListObjectSummaries",

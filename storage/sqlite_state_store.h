@@ -6,8 +6,9 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
+
+#include "agent/base/mutex.h"
 
 #include "storage/group_commit.h"
 #include "storage/sqlite_db.h"
@@ -93,14 +94,15 @@ class SqliteStateStore final : public StateStore, public ScheduleStore {
  private:
   SqliteStateStore(std::unique_ptr<SqliteDb> db, std::string node_name);
 
-  // One transaction for a group of writes (GroupCommit's batch runner); takes mu_.
-  Status RunGroup(const std::vector<const GroupCommit::Write*>& writes, const std::string& operation);
+  // One transaction for a group of writes (GroupCommit's batch runner).
+  Status RunGroup(const std::vector<const GroupCommit::Write*>& writes, const std::string& operation)
+      EXCLUDES(mu_);
   // The statements of RecordAttempt / RecordHandled; run inside RunGroup's transaction.
-  Status WriteAttempt(const HandlerRecord& record);
-  Status WriteHandled(const ObjectRecord& object, const std::string& handler);
+  Status WriteAttempt(const HandlerRecord& record) REQUIRES(mu_);
+  Status WriteHandled(const ObjectRecord& object, const std::string& handler) REQUIRES(mu_);
 
-  std::mutex mu_;
-  std::unique_ptr<SqliteDb> db_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<SqliteDb> db_ GUARDED_BY(mu_);
   const std::string node_name_;
   GroupCommit group_;
 };

@@ -47,7 +47,7 @@ int64_t EarliestNonZero(int64_t a, int64_t b) {
 }  // namespace
 
 Result<StoreSummary> SqliteStateStore::Summarize() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   StoreSummary summary;
   // A read transaction: every count comes from the same snapshot of the file.
   NODEHOOK_RETURN_IF_ERROR(db_->Exec("Summarize", "BEGIN"));

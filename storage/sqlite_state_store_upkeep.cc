@@ -31,7 +31,7 @@ Result<int64_t> DeleteGarbage(SqliteDb& db, const std::string& table, const std:
 }  // namespace
 
 Status SqliteStateStore::MarkGone(const std::string& uid, int64_t gone_at_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "MarkGone", "INSERT INTO gone (uid, node, gone_at_ms) VALUES (?1, ?2, ?3) "
                   "ON CONFLICT (uid, node) DO UPDATE SET gone_at_ms = min(gone_at_ms, excluded.gone_at_ms)");
@@ -41,7 +41,7 @@ Status SqliteStateStore::MarkGone(const std::string& uid, int64_t gone_at_ms) {
 }
 
 Result<GarbageStats> SqliteStateStore::CollectGarbage(int64_t now_ms, int64_t ttl_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   GarbageStats stats;
   {
     Transaction tx(*db_, "CollectGarbage");
@@ -75,7 +75,7 @@ Result<GarbageStats> SqliteStateStore::CollectGarbage(int64_t now_ms, int64_t tt
 }
 
 Result<std::vector<std::string>> SqliteStateStore::ExpireTombstones(int64_t now_ms, int64_t ttl_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction tx(*db_, "ExpireTombstones");
   NODEHOOK_RETURN_IF_ERROR(tx.Begin());
   Result<Statement> select = db_->Prepare(
@@ -101,7 +101,7 @@ Result<std::vector<std::string>> SqliteStateStore::ExpireTombstones(int64_t now_
 }
 
 Result<bool> SqliteStateStore::AdoptExistingPending() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare("AdoptExistingPending",
                                       "SELECT value FROM metadata WHERE node = ?1 AND key = ?2");
   if (!st.ok()) return st.status();
@@ -112,7 +112,7 @@ Result<bool> SqliteStateStore::AdoptExistingPending() {
 }
 
 Status SqliteStateStore::SetAdoptExisting(bool pending) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "SetAdoptExisting", pending ? "INSERT OR REPLACE INTO metadata (node, key, value) VALUES (?1, ?2, '1')"
                                   : "DELETE FROM metadata WHERE node = ?1 AND key = ?2");
@@ -122,7 +122,7 @@ Status SqliteStateStore::SetAdoptExisting(bool pending) {
 }
 
 Result<std::optional<std::string>> SqliteStateStore::ReadNote(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare("ReadNote", "SELECT value FROM metadata WHERE node = ?1 AND key = ?2");
   if (!st.ok()) return st.status();
   st->Bind(1, node_name_).Bind(2, key);
@@ -133,7 +133,7 @@ Result<std::optional<std::string>> SqliteStateStore::ReadNote(const std::string&
 }
 
 Status SqliteStateStore::WriteNote(const std::string& key, const std::string& value) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st =
       db_->Prepare("WriteNote", "INSERT OR REPLACE INTO metadata (node, key, value) VALUES (?1, ?2, ?3)");
   if (!st.ok()) return st.status();
@@ -143,7 +143,7 @@ Status SqliteStateStore::WriteNote(const std::string& key, const std::string& va
 
 Result<std::vector<RetriedHandler>> SqliteStateStore::RequestRetry(const std::string& uid, const std::string& handler,
                                                                    int64_t now_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction tx(*db_, "RequestRetry");
   NODEHOOK_RETURN_IF_ERROR(tx.Begin());
   // Rows of an object the agent saw vanish would never run again, except its delete: left alone.
@@ -188,7 +188,7 @@ Result<std::vector<RetriedHandler>> SqliteStateStore::RequestRetry(const std::st
 }
 
 Result<std::vector<RetryRequest>> SqliteStateStore::TakeRetryRequests() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction tx(*db_, "TakeRetryRequests");
   NODEHOOK_RETURN_IF_ERROR(tx.Begin());
   std::vector<RetryRequest> requests;
@@ -215,7 +215,7 @@ Result<std::vector<RetryRequest>> SqliteStateStore::TakeRetryRequests() {
 }
 
 Result<std::vector<std::string>> SqliteStateStore::NodesInFile() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Result<Statement> st = db_->Prepare(
       "NodesInFile", "SELECT node FROM objects UNION SELECT node FROM handlers UNION SELECT node FROM events "
                      "UNION SELECT node FROM gone UNION SELECT node FROM retry_requests ORDER BY 1");
@@ -230,7 +230,7 @@ Result<std::vector<std::string>> SqliteStateStore::NodesInFile() {
 }
 
 Status SqliteStateStore::SetMaxPageCountForTesting(int64_t pages) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // max_page_count cannot go below the current size; 0 asks for the largest allowed.
   std::string value = pages > 0 ? std::to_string(pages) : "4294967294";
   Result<std::string> set = db_->QueryText("SetMaxPageCountForTesting", "PRAGMA max_page_count = " + value);

@@ -11,6 +11,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "agent/base/mutex.h"
 #include "agent/base/private_file.h"
 
 namespace nodehook {
@@ -78,11 +79,11 @@ Result<std::optional<StateLock>> StateLock::TryAcquire(const std::string& state_
 Result<StateLock> StateLock::Acquire(const std::string& state_file, const CancelToken& cancel,
                                      const std::function<void(const std::string& holder)>& on_waiting,
                                      std::chrono::milliseconds poll) {
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable cv;
   // Wakes the poll wait below at once when cancelled.
   CancelRegistration wake(cancel, [&] {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     cv.notify_all();
   });
   bool told = false;
@@ -94,8 +95,10 @@ Result<StateLock> StateLock::Acquire(const std::string& state_file, const Cancel
       told = true;
       if (on_waiting) on_waiting(DescribeHolder(state_file));
     }
-    std::unique_lock<std::mutex> lock(mu);
-    if (cv.wait_for(lock, poll, [&] { return cancel.cancelled(); })) {
+    MutexLock lock(&mu);
+    if (mu.WaitWith([&](std::unique_lock<std::mutex>& held) {
+          return cv.wait_for(held, poll, [&] { return cancel.cancelled(); });
+        })) {
       return Status(StatusCode::kCancelled, "stopped while waiting for the lock on " + LockPathFor(state_file));
     }
   }
