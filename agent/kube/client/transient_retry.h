@@ -12,6 +12,7 @@
 
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 #include "agent/base/status.h"
 
 namespace nodehook {
@@ -26,10 +27,10 @@ inline bool TransientApiError(StatusCode code) {
 template <typename T>
 Result<T> RetryWhileTransient(const std::function<Result<T>()>& attempt, Clock& clock, const CancelToken& stop,
                               const std::function<void(const Status&, Duration)>& on_retry) {
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable cv;
   CancelRegistration wake(stop, [&] {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     cv.notify_all();
   });
   Duration wait = std::chrono::seconds(1);
@@ -37,8 +38,8 @@ Result<T> RetryWhileTransient(const std::function<Result<T>()>& attempt, Clock& 
     Result<T> result = attempt();
     if (result.ok() || !TransientApiError(result.status().code())) return result;
     on_retry(result.status(), wait);
-    std::unique_lock<std::mutex> lock(mu);
-    clock.WaitUntil(cv, lock, clock.Now() + wait, [&] { return stop.cancelled(); });
+    MutexLock lock(&mu);
+    WaitUntil(clock, cv, mu, clock.Now() + wait, [&] { return stop.cancelled(); });
     if (stop.cancelled()) return Status(StatusCode::kCancelled, "stopped while waiting for the API server");
     wait = std::min<Duration>(wait * 2, std::chrono::seconds(30));
   }

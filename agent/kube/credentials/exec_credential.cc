@@ -98,13 +98,13 @@ Result<ExecCredential> ParseExecCredential(const std::string& stdout_text, const
 }
 
 Result<std::string> ExecCredentialSource::Token() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (cached_ && (!cached_->expires || clock_.Now() < *cached_->expires)) return cached_->token;
   return RunLocked();
 }
 
 Result<std::string> ExecCredentialSource::Refresh(const std::string& rejected) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (cached_ && cached_->token != rejected) return cached_->token;
   return RunLocked();
 }

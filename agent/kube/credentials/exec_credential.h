@@ -6,13 +6,13 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 #include "agent/base/status.h"
 
 namespace nodehook {
@@ -66,12 +66,12 @@ class ExecCredentialSource {
   Result<std::string> Refresh(const std::string& rejected);
 
  private:
-  Result<std::string> RunLocked();
+  Result<std::string> RunLocked() REQUIRES(mu_);
 
   const ExecPluginConfig config_;
   Clock& clock_;
-  std::mutex mu_;                              // held while the plugin runs
-  std::optional<ExecCredential> cached_;       // guarded by mu_
+  Mutex mu_;                              // held while the plugin runs
+  std::optional<ExecCredential> cached_ GUARDED_BY(mu_);
 };
 
 }  // namespace nodehook

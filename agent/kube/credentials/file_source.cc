@@ -7,10 +7,10 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <sstream>
 
 #include "agent/base/log.h"
+#include "agent/base/mutex.h"
 #include "agent/kube/transport/log_limiter.h"
 
 namespace nodehook {
@@ -37,18 +37,16 @@ std::string TrimWhitespace(const std::string& text) {
 
 RotatingToken RotatingTokenSource(std::string path, std::string initial, Clock& clock, Duration refresh) {
   struct State {
-    std::mutex mu;
+    State(std::string p, std::string t, TimePoint now) : path(std::move(p)), token(std::move(t)), last_read(now) {}
+    Mutex mu;
     std::string path;
-    std::string token;     // guarded by mu
-    TimePoint last_read;   // guarded by mu
+    std::string token GUARDED_BY(mu);
+    TimePoint last_read GUARDED_BY(mu);
   };
-  auto state = std::make_shared<State>();
-  state->path = std::move(path);
-  state->token = std::move(initial);
-  state->last_read = clock.Now();
+  auto state = std::make_shared<State>(std::move(path), std::move(initial), clock.Now());
   Clock* clock_ptr = &clock;
-  // Re-reads with state->mu held.
   auto read_locked = [state, clock_ptr]() {
+    state->mu.AssertHeld();  // both callers hold it
     state->last_read = clock_ptr->Now();
     auto content = ReadWholeFile(state->path);
     if (!content.ok()) {
@@ -61,12 +59,12 @@ RotatingToken RotatingTokenSource(std::string path, std::string initial, Clock& 
   };
   RotatingToken source;
   source.current = [state, clock_ptr, refresh, read_locked]() {
-    std::lock_guard<std::mutex> lock(state->mu);
+    MutexLock lock(&state->mu);
     if (clock_ptr->Now() - state->last_read < refresh) return state->token;
     return read_locked();
   };
   source.reload = [state, read_locked](const std::string&) {
-    std::lock_guard<std::mutex> lock(state->mu);
+    MutexLock lock(&state->mu);
     return read_locked();
   };
   return source;
@@ -102,18 +100,16 @@ FileIdentity Identify(const std::string& path) {
 
 std::function<std::string()> WatchedFileContent(std::string path, std::string initial) {
   struct State {
-    std::mutex mu;
+    State(std::string p, std::string c) : path(std::move(p)), content(std::move(c)), identity(Identify(path)) {}
+    Mutex mu;
     std::string path;
-    std::string content;      // guarded by mu
-    FileIdentity identity;    // guarded by mu
+    std::string content GUARDED_BY(mu);
+    FileIdentity identity GUARDED_BY(mu);
     LogLimiter warnings{SystemClock::Instance()};
   };
-  auto state = std::make_shared<State>();
-  state->path = std::move(path);
-  state->content = std::move(initial);
-  state->identity = Identify(state->path);
+  auto state = std::make_shared<State>(std::move(path), std::move(initial));
   return [state]() {
-    std::lock_guard<std::mutex> lock(state->mu);
+    MutexLock lock(&state->mu);
     FileIdentity now = Identify(state->path);
     if (now == state->identity) return state->content;
     auto content = ReadWholeFile(state->path);

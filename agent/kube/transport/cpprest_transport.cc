@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "agent/base/log.h"
+#include "agent/base/mutex.h"
 #include "agent/base/utc_time.h"
 #include "agent/kube/transport/http_transport.h"
 #include "agent/kube/transport/log_limiter.h"
@@ -175,7 +176,7 @@ class CpprestTransport final : public HttpTransport {
   // The client to use now: rebuilt first if the CA file changed since the last request.
   std::shared_ptr<const ClientState> CurrentClient() {
     std::string ca = config_.ca_pem_source ? config_.ca_pem_source() : std::string();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (config_.ca_pem_source && ca != ca_in_use_) {
       ca_in_use_ = ca;
       TransportConfig changed = config_;
@@ -340,9 +341,9 @@ class CpprestTransport final : public HttpTransport {
   }
 
   const TransportConfig config_;
-  std::mutex mu_;
-  std::shared_ptr<const ClientState> state_;  // guarded by mu_; replaced when the CA changes
-  std::string ca_in_use_;                     // guarded by mu_
+  Mutex mu_;
+  std::shared_ptr<const ClientState> state_ GUARDED_BY(mu_);  // replaced when the CA changes
+  std::string ca_in_use_ GUARDED_BY(mu_);
   LogLimiter credential_warnings_;
   LogLimiter ca_warnings_;
 };

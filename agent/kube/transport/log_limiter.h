@@ -4,9 +4,9 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 
 namespace nodehook {
 
@@ -18,7 +18,7 @@ class LogLimiter {
   // True when a line may be written now. *suppressed receives the number of lines held back
   // since the last one let through (to be logged with it).
   bool Allow(int* suppressed) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     TimePoint now = clock_.Now();
     if (has_logged_ && now - last_ < interval_) {
       ++held_back_;
@@ -34,10 +34,10 @@ class LogLimiter {
  private:
   Clock& clock_;
   const Duration interval_;
-  std::mutex mu_;
-  bool has_logged_ = false;  // guarded by mu_
-  TimePoint last_;           // guarded by mu_
-  int held_back_ = 0;        // guarded by mu_
+  Mutex mu_;
+  bool has_logged_ GUARDED_BY(mu_) = false;
+  TimePoint last_ GUARDED_BY(mu_);
+  int held_back_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace nodehook

@@ -14,7 +14,7 @@ int64_t LocalMs() {
 }  // namespace
 
 void DateHeaderClock::Observe(int64_t server_ms, int64_t local_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   recent_[seen_ % kDateWindow] = server_ms + 500 - local_ms;
   ++seen_;
   const size_t count = std::min(seen_, kDateWindow);

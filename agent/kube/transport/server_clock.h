@@ -11,7 +11,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
+
+#include "agent/base/mutex.h"
 
 namespace nodehook {
 
@@ -32,9 +33,9 @@ class DateHeaderClock final : public ServerClock {
   int64_t offset_ms() const { return offset_ms_.load(std::memory_order_relaxed); }
 
  private:
-  std::mutex mu_;
-  std::array<int64_t, kDateWindow> recent_{};  // guarded by mu_: the last offsets, a ring
-  size_t seen_ = 0;                            // guarded by mu_: offsets observed in all
+  Mutex mu_;
+  std::array<int64_t, kDateWindow> recent_ GUARDED_BY(mu_){};  // the last offsets, a ring
+  size_t seen_ GUARDED_BY(mu_) = 0;  // offsets observed in all
   std::atomic<int64_t> offset_ms_{0};          // their median
 };
 
