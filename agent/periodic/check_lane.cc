@@ -37,7 +37,7 @@ void CheckLane::Track(size_t index, const std::string& uid) {
   QueueKey key{index, uid};
   std::optional<int64_t> stored;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!tracked_.insert(key).second) return;
     auto& known = StoredLocked(index);
     auto it = known.find(uid);
@@ -53,7 +53,7 @@ void CheckLane::Track(size_t index, const std::string& uid) {
 void CheckLane::RunSoon(size_t index, const std::string& uid) {
   QueueKey key{index, uid};
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!tracked_.count(key)) return;
   }
   due_.AddNow(key);
@@ -77,7 +77,7 @@ void CheckLane::ThreadLoop(const CancelToken& hooks) {
     if (next && !hooks.cancelled()) {
       due_.AddAfter(*key, *next);
     } else if (!next) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       tracked_.erase(*key);  // a later reconcile (the object back on this node) tracks it again
     }
     due_.Done(*key);

@@ -14,7 +14,6 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +21,7 @@
 
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 #include "agent/config/config.h"
 #include "agent/periodic/check_runner.h"
 #include "agent/watch/object_cache.h"
@@ -54,8 +54,9 @@ class CheckLane {
   void ShutDown() { due_.ShutDown(); }
 
  private:
-  // Due times stored for `index`'s resource, read once per process; guarded by mu_.
-  std::map<std::string, int64_t>& StoredLocked(size_t index);
+  // Due times stored for `index`'s resource, read once per process. The map is part of stored_:
+  // use it only while mu_ is held.
+  std::map<std::string, int64_t>& StoredLocked(size_t index) REQUIRES(mu_);
 
   const std::vector<WatchedResource>& resources_;
   const std::vector<ObjectCache*> caches_;
@@ -66,9 +67,9 @@ class CheckLane {
   const int max_concurrent_;
   bool enabled_ = false;
   WorkQueue due_;
-  std::mutex mu_;
-  std::set<QueueKey> tracked_;                               // guarded by mu_
-  std::map<size_t, std::map<std::string, int64_t>> stored_;  // guarded by mu_; dropped as uids join
+  Mutex mu_;
+  std::set<QueueKey> tracked_ GUARDED_BY(mu_);
+  std::map<size_t, std::map<std::string, int64_t>> stored_ GUARDED_BY(mu_);  // dropped as uids join
 };
 
 }  // namespace nodehook

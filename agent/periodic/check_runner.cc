@@ -28,7 +28,7 @@ CheckRunner::CheckRunner(StateStore& store, ScheduleStore& schedule, ActionRunne
       rng_(options_.seed != 0 ? options_.seed : std::random_device{}()) {}
 
 double CheckRunner::UnitRandom() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
 }
 

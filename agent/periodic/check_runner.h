@@ -14,11 +14,11 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
 
+#include "agent/base/mutex.h"
 #include "agent/process/action_runner.h"
 #include "agent/outputs/outputs_recorder.h"
 #include "agent/outputs/own_tolerations.h"
@@ -76,8 +76,8 @@ class CheckRunner {
   const NodeTargeting& targeting_;
   OutcomeReporter reporter_;
   OutputsRecorder outputs_;  // what checks publish for this node
-  std::mutex mu_;
-  std::mt19937_64 rng_;  // guarded by mu_
+  Mutex mu_;
+  std::mt19937_64 rng_ GUARDED_BY(mu_);
 };
 
 }  // namespace nodehook

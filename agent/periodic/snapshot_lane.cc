@@ -19,7 +19,7 @@ SnapshotLane::SnapshotLane(const std::vector<WatchedResource>& resources, std::v
 }
 
 void SnapshotLane::Changed(size_t index) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (index >= pending_.size() || !pending_[index].wanted) return;
   Pending& p = pending_[index];
   TimePoint now = clock_.Now();
@@ -47,12 +47,13 @@ std::optional<std::pair<size_t, TimePoint>> SnapshotLane::NextLocked() const {
 }
 
 void SnapshotLane::ThreadLoop(const CancelToken& hooks) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (!shut_down_) {
-    if (RunDueLocked(lock, hooks)) continue;
+    if (RunDueLocked(hooks)) continue;
     auto next = NextLocked();
     TimePoint deadline = next ? next->second : TimePoint::max();
-    clock_.WaitUntil(cv_, lock, deadline, [&] {
+    WaitUntil(clock_, cv_, mu_, deadline, [&] {
+      mu_.AssertHeld();
       auto now_next = NextLocked();
       return shut_down_ || (now_next && (!next || now_next->second < deadline));
     });
@@ -60,17 +61,17 @@ void SnapshotLane::ThreadLoop(const CancelToken& hooks) {
 }
 
 std::optional<TimePoint> SnapshotLane::NextDue() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto next = NextLocked();
   return next ? std::optional<TimePoint>(next->second) : std::nullopt;
 }
 
 bool SnapshotLane::RunDue(const CancelToken& hooks) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return RunDueLocked(lock, hooks);
+  MutexLock lock(&mu_);
+  return RunDueLocked(hooks);
 }
 
-bool SnapshotLane::RunDueLocked(std::unique_lock<std::mutex>& lock, const CancelToken& hooks) {
+bool SnapshotLane::RunDueLocked(const CancelToken& hooks) {
   auto next = NextLocked();
   if (!next || next->second > clock_.Now()) return false;
   size_t index = next->first;
@@ -81,15 +82,17 @@ bool SnapshotLane::RunDueLocked(std::unique_lock<std::mutex>& lock, const Cancel
   p.retry_due.reset();
   bool first = !p.ran_once;
   p.ran_once = true;
-  lock.unlock();
-  auto again = runner_.Run(resources_[index], *caches_[index], first, hooks);
-  lock.lock();
+  std::optional<Duration> again;
+  {
+    MutexUnlock unlock(&mu_);
+    again = runner_.Run(resources_[index], *caches_[index], first, hooks);
+  }
   if (again && !hooks.cancelled()) pending_[index].retry_due = clock_.Now() + *again;
   return true;
 }
 
 void SnapshotLane::ShutDown() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   shut_down_ = true;
   cv_.notify_all();
 }

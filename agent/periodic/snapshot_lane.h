@@ -17,6 +17,7 @@
 
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 #include "agent/config/config.h"
 #include "agent/watch/object_cache.h"
 #include "agent/periodic/snapshot_runner.h"
@@ -57,10 +58,11 @@ class SnapshotLane {
     std::optional<TimePoint> change_due;
     std::optional<TimePoint> retry_due;
   };
-  std::optional<TimePoint> DueLocked(const Pending& p) const;
+  std::optional<TimePoint> DueLocked(const Pending& p) const REQUIRES(mu_);
   // The resource due soonest, and when; nullopt when none is pending.
-  std::optional<std::pair<size_t, TimePoint>> NextLocked() const;
-  bool RunDueLocked(std::unique_lock<std::mutex>& lock, const CancelToken& hooks);
+  std::optional<std::pair<size_t, TimePoint>> NextLocked() const REQUIRES(mu_);
+  // Runs the resource due soonest if it is due, releasing mu_ while its hooks run.
+  bool RunDueLocked(const CancelToken& hooks) REQUIRES(mu_);
 
   const std::vector<WatchedResource>& resources_;
   const std::vector<const ObjectCache*> caches_;
@@ -68,10 +70,10 @@ class SnapshotLane {
   Clock& clock_;
   const SnapshotLaneOptions options_;
   bool enabled_ = false;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  std::vector<Pending> pending_;  // guarded by mu_
-  bool shut_down_ = false;        // guarded by mu_
+  std::vector<Pending> pending_ GUARDED_BY(mu_);
+  bool shut_down_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace nodehook
