@@ -229,9 +229,10 @@ void Agent::Run(const CancelToken& stop) {
   if (modes_.waits_for_node_labels()) {
     // Until this node's labels are known, no targeted object could match: acting then would
     // run delete hooks for objects this node does own. So workers wait for the Node's first list.
-    std::unique_lock<std::mutex> lock(housekeeping_mu_);
+    MutexLock lock(&housekeeping_mu_);
     while (!node_watcher->synced() && !stop.cancelled()) {
-      clock_.WaitUntil(housekeeping_cv_, lock, clock_.Now() + Duration(200), [&] { return stop.cancelled(); });
+      WaitUntil(clock_, housekeeping_cv_, housekeeping_mu_, clock_.Now() + Duration(200),
+                [&] { return stop.cancelled(); });
     }
   }
   // `stop` ends the watches and the workers' dequeuing; running hooks see only `hooks`, which
@@ -305,11 +306,11 @@ void Agent::EnqueueUid(const std::string& uid) {
 
 void Agent::HousekeepingLoop(const CancelToken& stop) {
   CancelRegistration wake(stop, [this] {
-    std::lock_guard<std::mutex> lock(housekeeping_mu_);
+    MutexLock lock(&housekeeping_mu_);
     housekeeping_cv_.notify_all();
   });
   retry_inbox_.SetWaker([this] {
-    std::lock_guard<std::mutex> lock(housekeeping_mu_);
+    MutexLock lock(&housekeeping_mu_);
     retry_offered_ = true;
     housekeeping_cv_.notify_all();
   });
@@ -357,8 +358,11 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
     }
     // After a big list, or once a backlog's bytes left the cache (object_cache.h).
     ReleaseFreeHeap(kReleasedHeapBytes);
-    std::unique_lock<std::mutex> lock(housekeeping_mu_);
-    clock_.WaitUntil(housekeeping_cv_, lock, wake_at, [&] { return stop.cancelled() || retry_offered_; });
+    MutexLock lock(&housekeeping_mu_);
+    WaitUntil(clock_, housekeeping_cv_, housekeeping_mu_, wake_at, [&] {
+      housekeeping_mu_.AssertHeld();
+      return stop.cancelled() || retry_offered_;
+    });
     retry_offered_ = false;
   }
   retry_inbox_.SetWaker(nullptr);

@@ -12,10 +12,10 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "agent/admission/node_bound_check.h"
+#include "agent/base/mutex.h"
 #include "agent/process/action_runner.h"
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
@@ -127,9 +127,9 @@ class Agent {
   FinalizerRetirement retirement_;
   NodeBoundCheck node_bound_;  // are this node's writes confined to it? (docs/security.md)
   std::vector<std::unique_ptr<ResourcePipeline>> pipelines_;  // in config order
-  std::mutex housekeeping_mu_;
+  Mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;
-  bool retry_offered_ = false;  // guarded by housekeeping_mu_
+  bool retry_offered_ GUARDED_BY(housekeeping_mu_) = false;
   RetryInbox retry_inbox_;
   StateMetrics state_metrics_;
   Metrics::CollectorId cache_collector_ = 0;  // reads pipelines_: removed in ~Agent

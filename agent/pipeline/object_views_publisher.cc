@@ -39,12 +39,12 @@ void ObjectViewsPublisher::RefreshIfDue() {
     if (o.diffbase) o.diffbase = ObjectRecord{"", "", "", "", "", "", o.diffbase->handled_at_ms};
     if (options_.settled_version) o.settled_resource_version = options_.settled_version(o.uid);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   latest_ = std::move(snapshot);
 }
 
 Result<ObjectViewsPtr> ObjectViewsPublisher::Latest() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!latest_) return UnavailableError("no snapshot of this node's state yet; the agent is starting");
   return latest_;
 }

@@ -18,9 +18,9 @@
 
 #include <atomic>
 #include <functional>
-#include <mutex>
 
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 #include "agent/base/status.h"
 #include "agent/http/objects_endpoint.h"
 #include "storage/state_store.h"
@@ -59,8 +59,8 @@ class ObjectViewsPublisher {
   bool read_once_ = false;    // only RefreshIfDue's thread
   TimePoint last_refresh_{};  // only RefreshIfDue's thread
   Duration interval_{};       // only RefreshIfDue's thread: min_interval, or more after a slow read
-  mutable std::mutex mu_;
-  ObjectViewsPtr latest_;  // guarded by mu_
+  mutable Mutex mu_;
+  ObjectViewsPtr latest_ GUARDED_BY(mu_);
 };
 
 }  // namespace nodehook

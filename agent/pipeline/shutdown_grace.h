@@ -8,11 +8,11 @@
 #pragma once
 
 #include <condition_variable>
-#include <mutex>
 #include <optional>
 
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 
 namespace nodehook {
 
@@ -29,10 +29,10 @@ class ShutdownGrace {
  private:
   Clock& clock_;
   const Duration grace_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::optional<TimePoint> deadline_;  // guarded by mu_; set when `stop` fires
-  bool workers_done_ = false;          // guarded by mu_
+  std::optional<TimePoint> deadline_ GUARDED_BY(mu_);  // set when `stop` fires
+  bool workers_done_ GUARDED_BY(mu_) = false;
   CancelRegistration on_stop_;         // last: may fire at once, with every other member ready
 };
 

@@ -27,7 +27,7 @@ StateMetrics::~StateMetrics() {
 }
 
 void StateMetrics::Refresh(StoreSummary summary) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   latest_ = std::move(summary);
 }
 
@@ -39,7 +39,7 @@ void StateMetrics::GarbageCollected(int64_t objects) {
 void StateMetrics::Collect(Metrics& m) {
   StoreSummary summary;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     summary = latest_;
   }
   int64_t oldest_ms = 0;

@@ -14,12 +14,12 @@
 // outlive it.
 #pragma once
 
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "agent/base/clock.h"
 #include "agent/base/metrics.h"
+#include "agent/base/mutex.h"
 #include "storage/state_store.h"
 
 namespace nodehook {
@@ -43,8 +43,8 @@ class StateMetrics {
   const std::string state_file_;
   const std::vector<std::string> resources_;
   Metrics::CollectorId collector_ = 0;
-  std::mutex mu_;
-  StoreSummary latest_;  // guarded by mu_
+  Mutex mu_;
+  StoreSummary latest_ GUARDED_BY(mu_);
 };
 
 }  // namespace nodehook
