@@ -37,7 +37,7 @@ bool KubeNodeTargeting::Matches(const WatchedResource& resource, const KubeObjec
 void KubeNodeTargeting::ReportInvalidOnce(const WatchedResource& resource, const KubeObject& object,
                                           const std::string& why) const {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (reported_uids_.size() >= kMaxReportedUids) reported_uids_.clear();
     if (!reported_uids_.insert(object.meta.uid).second) return;
   }

@@ -9,10 +9,10 @@
 // Thread-safe. Refers to a NodeLabels it does not own, which must outlive it.
 #pragma once
 
-#include <mutex>
 #include <string>
 #include <unordered_set>
 
+#include "agent/base/mutex.h"
 #include "agent/targeting/node_labels.h"
 #include "agent/targeting/node_targeting.h"
 
@@ -31,8 +31,8 @@ class KubeNodeTargeting final : public NodeTargeting {
   void ReportInvalidOnce(const WatchedResource& resource, const KubeObject& object, const std::string& why) const;
 
   const NodeLabels& labels_;
-  mutable std::mutex mu_;
-  mutable std::unordered_set<std::string> reported_uids_;  // guarded by mu_; bounded, see .cc
+  mutable Mutex mu_;
+  mutable std::unordered_set<std::string> reported_uids_ GUARDED_BY(mu_);  // bounded, see .cc
 };
 
 }  // namespace nodehook

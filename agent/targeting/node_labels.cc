@@ -9,51 +9,60 @@
 namespace nodehook {
 
 void NodeLabels::SetOnChange(std::function<void(uint64_t version)> on_change) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   on_change_ = std::move(on_change);
 }
 
 void NodeLabels::Set(LabelMap labels, std::string uid) {
-  std::unique_lock<std::mutex> lock(mu_);
-  uid_ = std::move(uid);
-  seen_ = true;
-  if (labels_ && *labels_ == labels) return;
-  labels_ = std::move(labels);
-  Changed(lock);
+  std::function<void()> notify;
+  {
+    MutexLock lock(&mu_);
+    uid_ = std::move(uid);
+    seen_ = true;
+    if (labels_ && *labels_ == labels) return;
+    labels_ = std::move(labels);
+    notify = ChangedLocked();
+  }
+  notify();
 }
 
 void NodeLabels::Clear() {
-  std::unique_lock<std::mutex> lock(mu_);
-  uid_.clear();
-  if (!labels_) return;
-  labels_.reset();
-  Changed(lock);
+  std::function<void()> notify;
+  {
+    MutexLock lock(&mu_);
+    uid_.clear();
+    if (!labels_) return;
+    labels_.reset();
+    notify = ChangedLocked();
+  }
+  notify();
 }
 
-void NodeLabels::Changed(std::unique_lock<std::mutex>& lock) {
+std::function<void()> NodeLabels::ChangedLocked() {
   uint64_t version = ++version_;
   auto on_change = on_change_;
-  lock.unlock();  // the callback may ask for the labels
-  if (on_change) on_change(version);
+  return [on_change, version] {
+    if (on_change) on_change(version);
+  };
 }
 
 std::optional<LabelMap> NodeLabels::Get() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return labels_;
 }
 
 NodeIdentity NodeLabels::Identity() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return NodeIdentity{uid_, seen_ && !labels_};
 }
 
 uint64_t NodeLabels::version() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return version_;
 }
 
 bool NodeLabels::Matches(const LabelMap& selector) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!labels_) return false;
   for (const auto& [key, value] : selector) {
     auto it = labels_->find(key);

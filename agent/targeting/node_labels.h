@@ -18,10 +18,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "agent/base/mutex.h"
 #include "agent/base/status.h"
 #include "agent/object/object_facts.h"  // LabelMap
 #include "agent/watch/watcher.h"
@@ -57,14 +57,16 @@ class NodeLabels {
   bool Matches(const LabelMap& selector) const;
 
  private:
-  void Changed(std::unique_lock<std::mutex>& lock);
+  // Counts a change; returns the call of the change callback, made once mu_ is released (the
+  // callback may ask for the labels).
+  std::function<void()> ChangedLocked() REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::optional<LabelMap> labels_;             // guarded by mu_
-  uint64_t version_ = 0;                       // guarded by mu_
-  std::string uid_;                            // guarded by mu_: "" while the Node is not known
-  bool seen_ = false;                          // guarded by mu_: the Node was known once
-  std::function<void(uint64_t)> on_change_;    // guarded by mu_
+  mutable Mutex mu_;
+  std::optional<LabelMap> labels_ GUARDED_BY(mu_);
+  uint64_t version_ GUARDED_BY(mu_) = 0;
+  std::string uid_ GUARDED_BY(mu_);  // "" while the Node is not known
+  bool seen_ GUARDED_BY(mu_) = false;  // the Node was known once
+  std::function<void(uint64_t)> on_change_ GUARDED_BY(mu_);
 };
 
 // metadata.labels of an object's JSON; an object without labels has none.
