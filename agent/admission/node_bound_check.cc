@@ -4,6 +4,7 @@
 
 #include "agent/admission/node_bound_policy.h"
 #include "agent/base/log.h"
+#include "agent/base/mutex.h"
 #include "agent/events/kube_event_recorder.h"
 
 namespace nodehook {
@@ -60,7 +61,7 @@ NodeBoundAnswer NodeBoundCheck::CheckOnce() {
       JudgeSelfCheck(client_.CreateDryRun(events, "default", SelfCheckEventJson(options_.node_name, clock_.Now())));
   bool changed;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     changed = !checked_ || latest_.answer != answer.answer;
     checked_ = true;
     latest_ = answer;
@@ -98,7 +99,7 @@ void NodeBoundCheck::Run(const CancelToken& stop) {
 }
 
 NodeBoundAnswer NodeBoundCheck::Latest() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return latest_;
 }
 

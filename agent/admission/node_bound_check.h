@@ -11,12 +11,12 @@
 // ("node isolation checked"). Run() on one thread; Latest() from any.
 #pragma once
 
-#include <mutex>
 #include <string>
 
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/base/metrics.h"
+#include "agent/base/mutex.h"
 #include "agent/kube/client/kube_client.h"
 
 namespace nodehook {
@@ -55,9 +55,9 @@ class NodeBoundCheck {
   Clock& clock_;
   const NodeBoundCheckOptions options_;
   Gauge* gauge_ = nullptr;
-  mutable std::mutex mu_;
-  NodeBoundAnswer latest_;  // guarded by mu_
-  bool checked_ = false;    // guarded by mu_
+  mutable Mutex mu_;
+  NodeBoundAnswer latest_ GUARDED_BY(mu_);
+  bool checked_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace nodehook

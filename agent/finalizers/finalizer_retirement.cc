@@ -188,14 +188,14 @@ std::optional<TimePoint> FinalizerRetirement::Step() {
 
 void FinalizerRetirement::Run(const CancelToken& stop) {
   CancelRegistration wake(stop, [this] {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     cv_.notify_all();
   });
   while (!stop.cancelled()) {
     std::optional<TimePoint> next = Step();
     if (!next) return;
-    std::unique_lock<std::mutex> lock(mu_);
-    clock_.WaitUntil(cv_, lock, *next, [&] { return stop.cancelled(); });
+    MutexLock lock(&mu_);
+    WaitUntil(clock_, cv_, mu_, *next, [&] { return stop.cancelled(); });
   }
 }
 

@@ -25,13 +25,13 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 #include "agent/finalizers/finalizer_domains.h"
 #include "agent/kube/client/kube_client.h"
 #include "storage/state_store.h"
@@ -88,7 +88,7 @@ class FinalizerRetirement {
   std::string note_;                       // the note as the state file has it ("" = none)
   std::vector<Retired> retired_;
   std::atomic<size_t> pending_{0};
-  std::mutex mu_;  // for the wait in Run
+  Mutex mu_;  // for the wait in Run
   std::condition_variable cv_;
 };
 

@@ -15,7 +15,7 @@ Duration BackoffRetryPolicy::RetryDelay(int retries) {
   for (int i = 1; i < retries && delay < max; ++i) delay *= options_.factor;
   delay = std::min(delay, max);
   if (options_.jitter > 0) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     delay *= std::uniform_real_distribution<double>(1 - options_.jitter, 1 + options_.jitter)(rng_);
   }
   return SaturatingMillis(std::max(delay, 0.0));  // never negative, never an overflowing cast

@@ -6,11 +6,11 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <random>
 #include <string>
 
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 #include "agent/config/config.h"
 #include "agent/hooks/hook_outcome.h"
 #include "storage/state_store.h"
@@ -60,8 +60,8 @@ class BackoffRetryPolicy final : public RetryPolicy {
  private:
   Clock& clock_;
   const RetryOptions options_;
-  std::mutex mu_;
-  std::mt19937_64 rng_;  // guarded by mu_
+  Mutex mu_;
+  std::mt19937_64 rng_ GUARDED_BY(mu_);
 };
 
 // What a run that did not finish means for its handler: the stored outcome, the failed attempts

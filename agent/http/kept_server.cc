@@ -38,18 +38,26 @@ Status KeptServer::Listen() {
   for (const std::string& b : server->listening()) bound += (bound.empty() ? "" : " ") + b;
   Log(LogLevel::kInfo, name_ + " listening",
       {{"address", address_}, {"bound", bound}, {"port", server->port()}, {"next", "serve requests"}});
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   server_ = std::move(server);
   return Status::Ok();
 }
 
 void KeptServer::KeepTrying() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (!stopping_) {
-    if (stop_cv_.wait_for(lock, std::chrono::seconds(2), [this] { return stopping_; })) return;
-    lock.unlock();
-    Status st = Listen();
-    lock.lock();
+    bool stopping = mu_.WaitWith([&](std::unique_lock<std::mutex>& held) {
+      return stop_cv_.wait_for(held, std::chrono::seconds(2), [this] {
+        mu_.AssertHeld();
+        return stopping_;
+      });
+    });
+    if (stopping) return;
+    Status st;
+    {
+      MutexUnlock unlock(&mu_);
+      st = Listen();
+    }
     if (st.ok()) return;
     if (st.code() == StatusCode::kInvalid) {
       Log(LogLevel::kError, name_ + " refused", {{"address", address_}, {"error", st.ToString()}, {"next", "stay off"}});
@@ -59,13 +67,13 @@ void KeptServer::KeepTrying() {
 }
 
 int KeptServer::port() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return server_ ? server_->port() : 0;
 }
 
 KeptServer::~KeptServer() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
   stop_cv_.notify_all();

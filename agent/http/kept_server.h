@@ -10,10 +10,10 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "agent/base/mutex.h"
 #include "agent/base/status.h"
 #include "agent/http/local_server.h"
 
@@ -45,10 +45,10 @@ class KeptServer {
   const LocalServerOptions options_;
   const Setup setup_;
   const Verify verify_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable stop_cv_;
-  bool stopping_ = false;                // guarded by mu_
-  std::unique_ptr<LocalServer> server_;  // guarded by mu_
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::unique_ptr<LocalServer> server_ GUARDED_BY(mu_);
   std::thread retry_thread_;
 };
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "agent/base/log.h"
+#include "agent/base/mutex.h"
 #include "agent/finalizers/agent_pod_roster.h"
 #include "agent/finalizers/agent_pods.h"
 #include "agent/kubectl/dead_node_pods.h"
@@ -90,7 +91,7 @@ Status StandDownAgents(KubeClient& client, const StandDownOptions& options, Cloc
   // Each line flushed: a person (or `kubectl logs` of the uninstall Job) follows the wait.
   out << (deleted.ok() ? "deleted DaemonSet " : "DaemonSet already gone: ") << daemonset << std::endl;
   const TimePoint deadline = clock.Now() + options.timeout;
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable never;
   bool said_waiting = false;
   std::vector<std::string> last;
@@ -146,8 +147,8 @@ Status StandDownAgents(KubeClient& client, const StandDownOptions& options, Cloc
                                               (last.empty() ? error : Join(last)) +
                                               (node_error.empty() ? "" : " (" + node_error + ")"));
     }
-    std::unique_lock<std::mutex> lock(mu);
-    clock.WaitUntil(never, lock, std::min(deadline, clock.Now() + options.poll), [] { return false; });
+    MutexLock lock(&mu);
+    WaitUntil(clock, never, mu, std::min(deadline, clock.Now() + options.poll), [] { return false; });
   }
 }
 

@@ -11,10 +11,11 @@
 
 #include <map>
 #include <optional>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "agent/base/mutex.h"
 
 #include "storage/state_store.h"
 
@@ -44,10 +45,10 @@ class ObjectMemory {
   void Adopted(const std::string& uid, StateStore& store);
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, Settled> seen_;  // uid -> settled resourceVersion and digest; guarded by mu_
-  std::set<std::string> adopt_;  // guarded by mu_
-  int adopt_lists_pending_ = 0;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<std::string, Settled> seen_ GUARDED_BY(mu_);  // uid -> settled resourceVersion and digest
+  std::set<std::string> adopt_ GUARDED_BY(mu_);
+  int adopt_lists_pending_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace nodehook

@@ -37,38 +37,38 @@ void DepartedSweeper::Keep(const ObjectPtr& object, TimePoint due) {
 }
 
 void DepartedSweeper::OnListed(const std::vector<ObjectPtr>& items, const std::vector<BadObject>&) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   kept_.clear();
   for (const auto& item : items) Keep(item, clock_.Now());
   cv_.notify_all();
 }
 
 void DepartedSweeper::OnObject(ObjectPtr object) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Keep(object, clock_.Now());
   cv_.notify_all();
 }
 
 void DepartedSweeper::OnDeleted(ObjectPtr last_state) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   kept_.erase(last_state->meta.uid);
 }
 
 void DepartedSweeper::Wake() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   woken_ = true;
   cv_.notify_all();
 }
 
 size_t DepartedSweeper::pending() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return kept_.size();
 }
 
 void DepartedSweeper::SweepDue() {
   std::vector<Kept> due;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     TimePoint now = clock_.Now();
     for (auto& [uid, kept] : kept_) {
       if (!woken_ && kept.due > now) continue;
@@ -92,15 +92,16 @@ void DepartedSweeper::SweepDue() {
 
 void DepartedSweeper::Run(const CancelToken& stop) {
   CancelRegistration wake(stop, [this] {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     cv_.notify_all();
   });
   while (!stop.cancelled()) {
     SweepDue();
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     TimePoint next = clock_.Now() + recheck_;
     for (const auto& [uid, kept] : kept_) next = std::min(next, kept.due);
-    clock_.WaitUntil(cv_, lock, next, [&] {
+    WaitUntil(clock_, cv_, mu_, next, [&] {
+      mu_.AssertHeld();
       if (stop.cancelled() || woken_) return true;
       TimePoint now = clock_.Now();
       return std::any_of(kept_.begin(), kept_.end(), [&](const auto& k) { return k.second.due <= now; });

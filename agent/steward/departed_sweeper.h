@@ -9,11 +9,11 @@
 
 #include <condition_variable>
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
 #include "agent/config/config.h"
 #include "agent/object/object_facts.h"
 #include "agent/reconcile/finalizer_steps.h"
@@ -44,18 +44,18 @@ class DepartedSweeper final : public WatchSink {
     FactsPtr facts;  // read once, when the object came
     TimePoint due;
   };
-  // Keeps or drops `object` (under mu_).
-  void Keep(const ObjectPtr& object, TimePoint due);
+  // Keeps or drops `object`.
+  void Keep(const ObjectPtr& object, TimePoint due) REQUIRES(mu_);
   void SweepDue();
 
   const WatchedResource& resource_;
   FinalizerSteps& finalizers_;
   Clock& clock_;
   const Duration recheck_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, Kept> kept_;  // by uid; guarded by mu_
-  bool woken_ = false;                // guarded by mu_
+  std::map<std::string, Kept> kept_ GUARDED_BY(mu_);  // by uid
+  bool woken_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace nodehook

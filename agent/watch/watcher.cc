@@ -97,7 +97,7 @@ void Watcher::Run(const CancelToken& stop) {
   // Silence is measured from the start, not from the epoch.
   last_activity_ms_.store(ToMillis(clock_.Now()));
   CancelRegistration wake(stop, [this] {
-    std::lock_guard<std::mutex> lock(wait_mu_);
+    MutexLock lock(&wait_mu_);
     wait_cv_.notify_all();
   });
   while (!stop.cancelled()) {
@@ -117,12 +117,12 @@ void Watcher::Run(const CancelToken& stop) {
 }
 
 std::string Watcher::problem() const {
-  std::lock_guard<std::mutex> lock(problem_mu_);
+  MutexLock lock(&problem_mu_);
   return problem_;
 }
 
 void Watcher::SetProblem(std::string problem) {
-  std::lock_guard<std::mutex> lock(problem_mu_);
+  MutexLock lock(&problem_mu_);
   problem_ = std::move(problem);
 }
 
@@ -323,8 +323,8 @@ void Watcher::WaitBackoff(const CancelToken& stop, const Status& cause, const ch
   Log(LogLevel::kWarn, std::string(during) + " failed",
       {{"resource", resource_id_}, {"error", cause.ToString()},
        {"next", std::string(state() == State::kEmpty ? "list" : "watch") + " again in " + FormatDelay(delay)}});
-  std::unique_lock<std::mutex> lock(wait_mu_);
-  clock_.WaitUntil(wait_cv_, lock, clock_.Now() + delay, [&] { return stop.cancelled(); });
+  MutexLock lock(&wait_mu_);
+  WaitUntil(clock_, wait_cv_, wait_mu_, clock_.Now() + delay, [&] { return stop.cancelled(); });
 }
 
 }  // namespace nodehook

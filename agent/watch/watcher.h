@@ -21,7 +21,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,6 +28,7 @@
 #include "agent/base/cancel.h"
 #include "agent/base/clock.h"
 #include "agent/base/metrics.h"
+#include "agent/base/mutex.h"
 #include "agent/config/config.h"
 #include "agent/watch/backoff.h"
 #include "agent/watch/list_strategy.h"
@@ -132,10 +132,10 @@ class Watcher {
   bool served_ = true;             // likewise; false from a 404 on the collection to the next list
   std::mt19937_64 rng_;            // likewise; picks watch timeouts
 
-  std::mutex wait_mu_;
+  Mutex wait_mu_;
   std::condition_variable wait_cv_;
-  mutable std::mutex problem_mu_;
-  std::string problem_;  // guarded by problem_mu_
+  mutable Mutex problem_mu_;
+  std::string problem_ GUARDED_BY(problem_mu_);
   // Last: its scrape-time probe reads the members above, so it must go first.
   WatchMetrics metrics_;
 };
