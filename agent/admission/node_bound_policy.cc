@@ -5,7 +5,7 @@
 #include <sstream>
 #include <vector>
 
-#include "agent/rollout/rollout_leases.h"
+#include "agent/rollout/rules/rollout_leases.h"
 
 namespace nodehook {
 namespace {
@@ -210,7 +210,7 @@ Policy SingletonPolicy(const std::vector<const WatchedResource*>& resources, con
 }
 
 // The Lease names an agent may write, from the config: its own node Leases, named after the node
-// (rollout/rollout_leases.h), and the slots of its rollouts.
+// (rollout/rules/rollout_leases.h), and the slots of its rollouts.
 struct LeaseNames {
   std::string own_prefixes;   // CEL list: 'nodehook-rollout-<rid>-node-', 'nodehook-ready-<rid>-node-'
   std::string slot_pattern;   // RE2: ^nodehook-rollout-(<rid>|...)-slot-[0-9]+$

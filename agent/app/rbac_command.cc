@@ -138,7 +138,7 @@ std::vector<PolicyRule> StewardRules(const Config& config) {
       GrantReadyWriter(r, rules);
     }
     // A rollout it coordinates that cordons counts the Nodes it keeps cordoned (a watch of the
-    // cordoned Nodes, rollout/cordoned_nodes.h).
+    // cordoned Nodes, rollout/coordinator/cordoned_nodes.h).
     cordoned = cordoned || (r.rollout && r.rollout->Cordons());
     if (!r.finalizer || r.singleton) continue;
     rules.Grant(r.ref.group, r.ref.plural, {"get", "list", "watch", "patch"});

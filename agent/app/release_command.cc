@@ -13,7 +13,7 @@
 #include "agent/kube/credentials/connection_config.h"
 #include "agent/kube/client/rest_kube_client.h"
 #include "agent/kube/transport/server_clock.h"
-#include "agent/rollout/rollout_leases.h"
+#include "agent/rollout/rules/rollout_leases.h"
 
 namespace nodehook {
 namespace {

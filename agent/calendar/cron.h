@@ -1,6 +1,6 @@
 // 5-field cron expressions (minute hour day-of-month month day-of-week), as Vixie cron reads them,
 // parsed once into bit sets and matched against civil (local) minutes. Zone-free: the caller
-// decides which zone's wall clock a minute is (agent/rollout/window.h).
+// decides which zone's wall clock a minute is (agent/rollout/rules/window.h).
 // Value types; thread-safe once built.
 #pragma once
 

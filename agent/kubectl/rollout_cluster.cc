@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "agent/kube/client/api_errors.h"
-#include "agent/rollout/cordoned_nodes.h"
+#include "agent/rollout/rules/rollout_cordons.h"
 
 namespace nodehook {
 namespace {

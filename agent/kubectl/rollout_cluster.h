@@ -13,7 +13,7 @@
 #include "agent/base/status.h"
 #include "agent/kube/transport/http_transport.h"
 #include "agent/kube/client/kube_client.h"
-#include "agent/rollout/rollout_leases.h"
+#include "agent/rollout/rules/rollout_leases.h"
 
 namespace nodehook {
 
@@ -28,7 +28,7 @@ class RolloutCluster {
   virtual Result<KubeObject> GetObject(const ObjectRef& ref) = 0;
   virtual Result<NodeLabelMap> NodeLabels() = 0;
   // The cordoned Nodes (spec.unschedulable=true): those a rollout keeps cordoned count against its
-  // max_nodes (cordoned_nodes.h).
+  // max_nodes (rollout/rules/rollout_cordons.h).
   virtual Result<std::vector<KubeObject>> CordonedNodes() = 0;
   // GET /apis/GROUP: its preferredVersion ("v1" for the core group "").
   virtual Result<std::string> PreferredVersion(const std::string& group) = 0;

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "agent/object/object_facts.h"
-#include "agent/rollout/cordoned_nodes.h"
-#include "agent/rollout/window.h"
+#include "agent/rollout/rules/rollout_cordons.h"
+#include "agent/rollout/rules/window.h"
 
 namespace nodehook {
 

@@ -1,11 +1,11 @@
 // RolloutView: one object's rollout as kubectl sees it, read from the API server alone (the
-// Leases, the object, the Nodes) and judged with the agents' own rules (rollout_judge.h), so what
+// Leases, the object, the Nodes) and judged with the agents' own rules (rollout/rules/rollout_judge.h), so what
 // `kubectl nodehook rollout status` says a node waits for is what that node's agent decides.
 //   - the resource: the Leases whose nodehook.io/rollout-resource annotation matches the spec
 //     (plural, group if given); its version comes from there;
 //   - the policy and the ignored paths: from the node Leases (SharedPolicyJson), since kubectl has
 //     no config; the object's state digest is computed with those ignored paths;
-//   - the board: BoardFromLeases (board_view.h), the agents' own board with its one rule for a
+//   - the board: BoardFromLeases (rollout/rules/board_view.h), the agents' own board with its one rule for a
 //     live slot, each Lease aged by the API server's clock;
 //   - holds: the Nodes that carry the policy's hold label.
 // Slot expiry, soaks and windows are judged at `server_now_ms()`, asked once the Leases are
@@ -20,12 +20,12 @@
 
 #include "agent/kubectl/object_spec.h"
 #include "agent/kubectl/rollout_cluster.h"
-#include "agent/rollout/rollout_judge.h"
+#include "agent/rollout/rules/rollout_judge.h"
 
 namespace nodehook {
 
 // The seam for maintenance windows: whether `windows` are open at `now_ms` (tests pass a fake).
-// KubectlWindowNow judges them with the agents' own rules (agent/rollout/window.h), in the zones
+// KubectlWindowNow judges them with the agents' own rules (agent/rollout/rules/window.h), in the zones
 // of this machine's zoneinfo (or $TZDIR).
 using WindowJudge = std::function<WindowNow(const std::vector<RolloutWindow>& windows, int64_t now_ms)>;
 WindowNow KubectlWindowNow(const std::vector<RolloutWindow>& windows, int64_t now_ms);

@@ -1,5 +1,5 @@
 // NodeSteps: a rollout's node steps around its gated hook, composed over the RolloutGate
-// (rollout_gate.h) for a resource whose policy cordons, drains or reboots (chosen once at start).
+// (rollout/node/rollout_gate.h) for a resource whose policy cordons, drains or reboots (chosen once at start).
 // Inside the gate, for each object state, in order:
 //   cordoning    the Node cordoned under this rollout's mark (node_cordon.h), unless someone else
 //                cordoned it: then it stays theirs, never uncordoned by us

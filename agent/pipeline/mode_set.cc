@@ -6,8 +6,8 @@
 #include "agent/election/lease_deadline_file.h"
 #include "agent/finalizers/finalizers.h"
 #include "agent/kube/transport/server_clock.h"
-#include "agent/rollout/coordinator_observer.h"
-#include "agent/rollout/window.h"
+#include "agent/rollout/coordinator/coordinator_observer.h"
+#include "agent/rollout/rules/window.h"
 #include "agent/pipeline/hook_work_dir.h"
 
 namespace nodehook {
@@ -183,7 +183,7 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, StateStore
     // "agents": a candidate that coordinates while elected. "steward": the steward coordinates
     // (grants are writes in other nodes' names); this agent only reads its Lease's fleet size, as
     // often as a candidate would. Either way each node spreads its first asks by its place in the
-    // order, over a time that grows with the fleet (rollout_gate.h): the asks do not all reach the
+    // order, over a time that grows with the fleet (rollout/node/rollout_gate.h): the asks do not all reach the
     // API server at once.
     if (config.tuning.cross_node_writes != "steward") {
       rollout.participant = std::make_unique<RolloutCoordination>(r, client, MonotonicClock::Instance(),

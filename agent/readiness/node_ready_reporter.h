@@ -23,8 +23,8 @@
 #include "agent/config/config.h"
 #include "agent/kube/client/kube_client.h"
 #include "agent/kube/transport/server_clock.h"
-#include "agent/rollout/rollout_gate.h"  // NodePresence
-#include "agent/rollout/rollout_leases.h"
+#include "agent/rollout/node/node_lease_writer.h"  // NodePresence
+#include "agent/rollout/rules/rollout_leases.h"
 
 namespace nodehook {
 

@@ -8,8 +8,8 @@
 #include "agent/readiness/ready_objects.h"
 #include "agent/readiness/ready_records.h"
 #include "agent/readiness/ready_writer.h"
-#include "agent/rollout/rollout_board.h"
-#include "agent/rollout/rollout_coordination.h"  // PickStandbys
+#include "agent/rollout/board/rollout_board.h"
+#include "agent/rollout/coordinator/rollout_coordination.h"  // PickStandbys
 
 namespace nodehook {
 

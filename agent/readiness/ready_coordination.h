@@ -3,7 +3,7 @@
 // take part in the election of nodehook-ready-<rid>-writer, held like the singleton's
 // (election/leader_election.h). Candidates try every acquire_period, but the writer names
 // kStandbys nodes of its records' board as standbys in its Lease, and they try every retry
-// period, as the rollout coordinator's do (rollout/rollout_coordination.h). The one that holds it watches the nodes' records
+// period, as the rollout coordinator's do (rollout/coordinator/rollout_coordination.h). The one that holds it watches the nodes' records
 // (ready_records.h) and the resource's objects, and runs ReadyWriter rounds at each change (at
 // most one per `round`: changes within it are one write per object) until its term ends. A
 // writer that dies is replaced within a lease and a retry period; the new one lists the

@@ -1,6 +1,6 @@
 // The condition a resource's ready_condition keeps on each object, from every node's record
-// (ready_records.h) as one board (rollout/board_view.h): the nodes that handle the object are
-// those with a record whose labels its node selector matches (rollout/rollout_judge.h's rule).
+// (ready_records.h) as one board (rollout/rules/board_view.h): the nodes that handle the object are
+// those with a record whose labels its node selector matches (rollout/rules/rollout_judge.h's rule).
 //   True   AllNodesHandled  every one of them handled the object's current state: "40/40 nodes"
 //   False  Failing          any of them failed it: "38/40 nodes; failing on node-x: <message>"
 //   False  InProgress       otherwise: "12/40 nodes; waiting for node-a, node-b, node-c and 25 more"
@@ -19,8 +19,8 @@
 #include <string>
 
 #include "agent/base/status.h"
-#include "agent/rollout/board_view.h"
-#include "agent/rollout/rollout_judge.h"
+#include "agent/rollout/rules/board_view.h"
+#include "agent/rollout/rules/rollout_judge.h"
 
 namespace nodehook {
 

@@ -1,6 +1,6 @@
 // Where each node's results for a resource with a ready_condition live: one Lease per node,
-//   nodehook-ready-<rid>-node-<node> (rollout/rollout_leases.h: NodeLeaseNameIn)
-// in the agents' Lease namespace, in the rollout's node Lease form (rollout/rollout_leases.h): the
+//   nodehook-ready-<rid>-node-<node> (rollout/rules/rollout_leases.h: NodeLeaseNameIn)
+// in the agents' Lease namespace, in the rollout's node Lease form (rollout/rules/rollout_leases.h): the
 // holder is the node, its Node owns it (the garbage collector deletes it with the Node), its
 // annotations carry the node's labels (whom an object's node selector targets) and its result
 // per object: the state (digest) it last handled, or failed with the message
@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "agent/rollout/rollout_leases.h"
+#include "agent/rollout/rules/rollout_leases.h"
 
 namespace nodehook {
 

@@ -19,7 +19,7 @@
 #include "agent/config/config.h"
 #include "agent/kube/client/kube_client.h"
 #include "agent/readiness/ready_objects.h"
-#include "agent/rollout/board_view.h"
+#include "agent/rollout/rules/board_view.h"
 
 namespace nodehook {
 

@@ -7,7 +7,7 @@
 #include "agent/election/election_setup.h"
 #include "agent/finalizers/agent_pods.h"
 #include "agent/kube/transport/server_clock.h"
-#include "agent/rollout/window.h"
+#include "agent/rollout/rules/window.h"
 
 namespace nodehook {
 Steward::Steward(const Config& config, KubeClient& client, StewardOptions options) : options_(std::move(options)) {

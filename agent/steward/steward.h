@@ -27,7 +27,7 @@
 #include "agent/kube/client/kube_client.h"
 #include "agent/kube/client/lease_client.h"
 #include "agent/readiness/ready_coordination.h"
-#include "agent/rollout/rollout_coordination.h"
+#include "agent/rollout/coordinator/rollout_coordination.h"
 #include "agent/steward/departed_sweeper.h"
 #include "agent/watch/watch_sink_tee.h"
 #include "agent/watch/watcher.h"

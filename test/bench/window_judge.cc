@@ -1,4 +1,4 @@
-// window_judge: the CPU cost of JudgeWindows (agent/rollout/window.h), which the rollout gate
+// window_judge: the CPU cost of JudgeWindows (agent/rollout/rules/window.h), which the rollout gate
 // calls for each gated decision. Times typical windows, a year-long search for a start that
 // does not come, and a set that is always open (the close is followed for 8 days).
 //
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/rollout/window.h"
+#include "agent/rollout/rules/window.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "agent/rollout/rollout_board.h"
+#include "agent/rollout/board/rollout_board.h"
 
 #include "agent/base/log.h"
 

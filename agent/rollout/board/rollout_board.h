@@ -20,8 +20,8 @@
 #include "agent/base/clock.h"
 #include "agent/base/mutex.h"
 #include "agent/base/thread_annotations.h"
-#include "agent/rollout/rollout_judge.h"
-#include "agent/rollout/rollout_leases.h"
+#include "agent/rollout/rules/rollout_judge.h"
+#include "agent/rollout/rules/rollout_leases.h"
 #include "agent/watch/watcher.h"
 
 namespace nodehook {

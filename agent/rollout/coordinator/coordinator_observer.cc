@@ -1,4 +1,4 @@
-#include "agent/rollout/coordinator_observer.h"
+#include "agent/rollout/coordinator/coordinator_observer.h"
 
 #include "agent/base/duration_math.h"
 #include "agent/base/log.h"

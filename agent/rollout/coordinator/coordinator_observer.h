@@ -1,6 +1,6 @@
 // CoordinatorObserver: a node that does not coordinate (tuning.cross_node_writes "steward", where
 // the steward does) still spreads its first asks over a time that grows with the fleet
-// (rollout_gate.h). It learns the fleet's size as every candidate does in "agents" mode: from the
+// (node/rollout_gate.h). It learns the fleet's size as every candidate does in "agents" mode: from the
 // note the coordinator keeps in its Lease, read at start and then every `period` (the candidates'
 // acquire period, four leases: one read per node per period, as before). It never writes.
 // Run() on one thread; FleetSize() from any.
@@ -10,7 +10,7 @@
 
 #include "agent/base/clock.h"
 #include "agent/kube/client/lease_client.h"
-#include "agent/rollout/rollout_participant.h"
+#include "agent/rollout/coordinator/rollout_participant.h"
 
 namespace nodehook {
 

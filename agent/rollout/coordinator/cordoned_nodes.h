@@ -1,37 +1,19 @@
-// CordonedNodes: the Nodes a rollout keeps cordoned, as the coordinator (rollout_coordination.h)
-// and kubectl count them against max_nodes (rollout_judge.h): a node the rollout cordoned is
-// disrupted whether or not it holds a slot (its agent away past a lease, a reboot past its hold,
-// a failed node kept cordoned), until it is uncordoned or a person takes the cordon over.
-// A Node counts when it is unschedulable and carries one of the rollout's cordon marks
-// (kCordonMarkPrefix + rid + "."; nodework/node_cordon.h). A mark on a schedulable Node is stale
-// (someone uncordoned it): it counts for nothing, and the next cordon removes it.
-// The coordinator feeds it from a watch of the cordoned Nodes only (fieldSelector
-// spec.unschedulable=true), so its cost follows the cordoned nodes, not the fleet; an uncordon
-// takes the Node out of that watch (DELETED).
+// CordonedNodes: the Nodes the rollout keeps cordoned (rules/rollout_cordons.h), as the
+// coordinator (rollout_coordination.h) counts them against max_nodes. The coordinator feeds it
+// from a watch of the cordoned Nodes only (CordonedNodesResource), so its cost follows the
+// cordoned nodes, not the fleet; an uncordon takes the Node out of that watch (DELETED).
 // Thread-safe: the watch's thread writes, the coordinator's reads.
 #pragma once
 
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/base/mutex.h"
 #include "agent/base/thread_annotations.h"
-#include "agent/kube/client/kube_types.h"
 #include "agent/watch/watcher.h"
 
 namespace nodehook {
-
-// The Nodes the watch lists: the cordoned ones.
-ResourceRef CordonedNodesResource();
-
-// The objects ("namespace/name, ...") that the rollout `rid`'s cordon marks on the Node name, when
-// it is cordoned and carries one; nullopt otherwise (a JSON that is no Node is none).
-std::optional<std::string> RolloutCordonOf(const std::string& rid, const std::string& node_json);
-
-// Every Node of `nodes` that the rollout keeps cordoned, with RolloutCordonOf's objects.
-std::map<std::string, std::string> RolloutCordons(const std::string& rid, const std::vector<KubeObject>& nodes);
 
 class CordonedNodes final : public WatchSink {
  public:

@@ -1,4 +1,4 @@
-#include "agent/rollout/rollout_coordination.h"
+#include "agent/rollout/coordinator/rollout_coordination.h"
 
 #include <condition_variable>
 #include <algorithm>
@@ -9,8 +9,9 @@
 
 #include "agent/base/log.h"
 #include "agent/election/elected_terms.h"
-#include "agent/rollout/cordoned_nodes.h"
-#include "agent/rollout/rollout_board.h"
+#include "agent/rollout/coordinator/cordoned_nodes.h"
+#include "agent/rollout/rules/rollout_cordons.h"
+#include "agent/rollout/board/rollout_board.h"
 
 namespace nodehook {
 

@@ -20,8 +20,8 @@
 #include "agent/election/leader_election.h"
 #include "agent/kube/client/kube_client.h"
 #include "agent/kube/client/lease_client.h"
-#include "agent/rollout/rollout_coordinator.h"
-#include "agent/rollout/rollout_participant.h"
+#include "agent/rollout/coordinator/rollout_coordinator.h"
+#include "agent/rollout/coordinator/rollout_participant.h"
 #include "agent/watch/watcher.h"
 
 namespace nodehook {

@@ -1,4 +1,4 @@
-#include "agent/rollout/rollout_coordinator.h"
+#include "agent/rollout/coordinator/rollout_coordinator.h"
 
 #include <algorithm>
 #include <set>

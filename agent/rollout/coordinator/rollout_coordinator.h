@@ -4,7 +4,7 @@
 // coordinator judges them with the same rules every reader uses (rollout_judge.h: canaries,
 // halts, targeting, holds, windows, max_nodes) on its board of every Lease of the rollout, and
 // grants a free slot by writing the slot Lease in the node's name. The node then renews the slot
-// as its own (rollout_gate.h), so a killed holder's slot still frees itself within its lease and
+// as its own (node/rollout_gate.h), so a killed holder's slot still frees itself within its lease and
 // the fence still stops its hook first.
 // Never more than max_nodes inside, whoever coordinates: a grant is a write of a free slot Lease
 // conditioned on the resourceVersion it judged, so two coordinators (an old one that has not yet
@@ -36,8 +36,8 @@
 #include "agent/events/event_recorder.h"
 #include "agent/kube/client/kube_client.h"
 #include "agent/kube/transport/server_clock.h"
-#include "agent/rollout/rollout_board.h"
-#include "agent/rollout/rollout_judge.h"
+#include "agent/rollout/board/rollout_board.h"
+#include "agent/rollout/rules/rollout_judge.h"
 
 namespace nodehook {
 

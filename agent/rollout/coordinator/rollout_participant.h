@@ -4,7 +4,7 @@
 //                        elected (rollout_coordination.h);
 //   CoordinatorObserver  "steward": the steward coordinates; the agent only reads the
 //                        coordinator's Lease for the fleet's size (coordinator_observer.h).
-// Either way the gate spreads its first asks by FleetSize() (rollout_gate.h).
+// Either way the gate spreads its first asks by FleetSize() (node/rollout_gate.h).
 #pragma once
 
 #include "agent/base/cancel.h"

@@ -1,8 +1,8 @@
 // RolloutGate: the RolloutSteps (reconcile/rollout_steps.h) of a resource with a rollout policy,
-// on one node. Its board (rollout_board.h) holds only the Leases labelled for this node: its node
+// on one node. Its board (board/rollout_board.h) holds only the Leases labelled for this node: its node
 // Lease and the slots that name it. Before a gated hook the node checks what it alone knows (the
 // object paused, the node held, the windows closed); then, unless it holds a slot for the object,
-// it asks the rollout's coordinator (rollout_coordinator.h) by writing the object state into its
+// it asks the rollout's coordinator (coordinator/rollout_coordinator.h) by writing the object state into its
 // node Lease's requests, and waits. The coordinator grants a slot by writing it in this node's
 // name; the node takes it as its own with a write conditioned on the version it saw. While its
 // hook or verify runs, a renewer thread renews the slot every third of slot_lease and moves the
@@ -18,13 +18,15 @@
 // API writes per node per gated change: 1 request, 1 take of the granted slot, 1 result, 1 soak
 // or release (+1 phase write with a verify), and a renewal every slot_lease/3 while the hook
 // runs; 0 for reading. Each reaches two watches: this node's and the coordinator's.
-// Thread-safe. Borrows the client, board, clocks and events, which must outlive it.
+// The gate decides; its two collaborators write: the node Lease (node_lease_writer.h: requests,
+// results) and the slot (slot_keeper.h: take, steps, renewals, soak or release, the fence).
+// Thread-safe: one lock over the gate and both collaborators. Borrows the client, board, clocks
+// and events, which must outlive it.
 #pragma once
 
 #include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -33,22 +35,18 @@
 
 #include "agent/base/clock.h"
 #include "agent/base/metrics.h"
+#include "agent/base/mutex.h"
+#include "agent/base/thread_annotations.h"
 #include "agent/config/config.h"
 #include "agent/kube/client/kube_client.h"
 #include "agent/kube/transport/server_clock.h"
 #include "agent/reconcile/rollout_steps.h"
-#include "agent/rollout/rollout_board.h"
-#include "agent/rollout/rollout_judge.h"
+#include "agent/rollout/board/rollout_board.h"
+#include "agent/rollout/node/node_lease_writer.h"
+#include "agent/rollout/node/slot_keeper.h"
+#include "agent/rollout/rules/rollout_judge.h"
 
 namespace nodehook {
-
-// This node's Node object: its uid and labels while it is there; `gone` once it was there and is
-// deleted.
-struct NodePresence {
-  std::string uid;
-  bool gone = false;
-  std::optional<LabelMap> labels{};
-};
 
 struct RolloutGateOptions {
   std::string node;
@@ -62,7 +60,7 @@ struct RolloutGateOptions {
   std::function<NodePresence()> presence;
   std::function<WindowNow(int64_t now_ms)> windows;  // whether a window is open; empty: always
   Duration poll{2000};             // how soon a waiting object asks again (±25%, per ask)
-  // How many nodes the rollout has, as its coordinator last said (rollout_coordination.h); 0 or
+  // How many nodes the rollout has, as its coordinator last said (coordinator/rollout_coordination.h); 0 or
   // empty: not known. A node delays its first ask for an object state by its place among the
   // nodes (AskPlace) times fleet_size / (kAsksPerGrant * max_grants_per_second) seconds (at most
   // kAskSpreadMax), and asks then for every object state due within kAskBatch in one write:
@@ -117,101 +115,52 @@ class RolloutGate final : public RolloutSteps {
   void RenewDue();
 
  private:
-  struct Slot {
-    int index = -1;
-    ObjectMeta object;  // for logs
-    std::string uid;
-    std::string state;
-    SlotPhase phase = SlotPhase::kRunning;
-    std::string resource_version;
-    TimePoint renewed_at;  // monotonic
-    bool lost = false;
-    bool canary = false;  // granted as a canary of its state
-    std::string detail{};  // how far its step got
-    Duration hold{0};      // kRebooting: held this long from renewed_at, not renewed
-  };
   // The board with this node's own knowledge laid over it; slots its watch saw leave are not its.
-  BoardView OwnView() const;  // requires mu_
+  BoardView OwnView() const REQUIRES(mu_);
   // The slot it holds, or was granted, for the object: taken as its own; nullopt when inside.
-  std::optional<Duration> TakeOwn(const ObjectMeta& object, const std::string& state, const Slot& mine,
-                                  const RolloutAdmission& admission);  // requires mu_
+  std::optional<Duration> TakeOwn(const ObjectMeta& object, const std::string& state, const HeldSlot& mine,
+                                  const RolloutAdmission& admission) REQUIRES(mu_);
   // Puts the object state in this node's requests (written at once when new, or `again`); says how it went.
-  std::string Ask(const ObjectMeta& object, const RolloutObject& target, bool again);  // requires mu_
+  std::string Ask(const ObjectMeta& object, const RolloutObject& target, bool again) REQUIRES(mu_);
   // Whether a slot granted to this node for the object state lapsed untaken (or held and lapsed)
   // since the node last asked again: the coordinator withdraws such a grant and grants that node
   // nothing more until its node Lease changes, so a node that asked and died does not stall the
   // rollout; a live one asks again, with a write (once per lapsed slot).
-  bool GrantLapsed(const BoardView& view, const std::string& uid, const std::string& state);  // requires mu_
+  bool GrantLapsed(const BoardView& view, const std::string& uid, const std::string& state) REQUIRES(mu_);
   static NodeRequest RequestOf(const ObjectMeta& object, const RolloutObject& target);
   // How long before this node asks for the object state (nullopt: now, or asked already).
-  std::optional<Duration> AskDue(const std::string& uid, const NodeRequest& request);  // requires mu_
-  // Takes the object out of its requests; written at once if its Lease still asks for it.
-  void Withdraw(const std::string& uid);  // requires mu_
-  std::optional<Duration> Wait(const ObjectMeta& object, const RolloutAdmission& admission,
-                               int64_t now_ms);  // requires mu_
-  bool PastFence(const Slot& slot) const;  // lost, or not renewed before the fence's deadline
-  Status WriteSlot(Slot& slot, const std::string& holder, int duration_seconds);  // requires mu_
-  // WriteSlot, and once more over an outside edit or deletion while the Lease is still this node's.
-  Status WriteOwnSlot(Slot& slot, const std::string& holder, int duration_seconds);  // requires mu_
-  // This node's slot for the object: held here, or on the board after a restart.
-  std::optional<Slot> OwnSlot(const BoardView& view, const std::string& uid) const;  // requires mu_
-  void GiveUpSlot(Slot mine, const std::string& why);  // requires mu_: released, and forgotten here
-  void CountWaits();  // requires mu_: the waiting and halted gauges from waiting_
-  // Puts the result in results_ and writes this node's Lease; a failed write is tried again at
-  // the renewal rounds, backing off.
-  Status WriteResult(const std::string& uid, const NodeResult& result);          // requires mu_
-  Status WriteNodeLease(RolloutLease& lease);                                    // requires mu_
-  // requires mu_: the results encoded for the node Lease; logs when results start or stop being left out.
-  std::string NoteResultsBudget();
-  NodePresence Presence() const;
-  // The object state as the rules take it, with the selector its last Enter saw.
-  RolloutObject Target(const std::string& uid, const std::string& state) const;  // requires mu_
-  // Logs when this node's Node goes or comes back; has its Lease written again to name a Node
-  // that became known after it was written.
-  void NoteNodePresence();  // requires mu_
-  void MoveFence(TimePoint deadline);
-  void NoteWait(const ObjectMeta& object, const RolloutAdmission& admission);           // requires mu_
-  Duration Jittered(Duration d);                                                          // requires mu_
-  void RenewLoop();
+  std::optional<Duration> AskDue(const std::string& uid, const NodeRequest& request) REQUIRES(mu_);
+  std::optional<Duration> Wait(const ObjectMeta& object, const RolloutAdmission& admission, int64_t now_ms)
+      REQUIRES(mu_);
+  // Released, and forgotten here; its request withdrawn first, else the coordinator grants it again.
+  void GiveUpSlot(const HeldSlot& mine, const std::string& why) REQUIRES(mu_);
+  void CountWaits() REQUIRES(mu_);  // the waiting and halted gauges from waiting_
+  void NoteWait(const ObjectMeta& object, const RolloutAdmission& admission) REQUIRES(mu_);
+  Duration Jittered(Duration d) REQUIRES(mu_);
+  void RenewLoop() EXCLUDES(mu_);
 
   const WatchedResource& resource_;
   const RolloutPolicy& policy_;
   const std::string rid_;
-  KubeClient& client_;
   const BoardReader& board_;
   Clock& monotonic_;
   const ServerClock& server_;
   const RolloutGateOptions options_;
-  std::minstd_rand rng_;  // guarded by mu_: spreads out the waits
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;                       // guarded by mu_
-  std::optional<Slot> slot_;                    // guarded by mu_: this node's slot
-  std::string node_version_;                    // guarded by mu_: its node Lease's resourceVersion
-  std::map<std::string, NodeResult> results_;   // guarded by mu_: what its node Lease says
-  std::map<std::string, NodeRequest> requests_; // guarded by mu_: the object states it asks for
-  // guarded by mu_: the requests its node Lease carries (a request left there after the node
-  // entered is harmless while it holds the slot, and withdrawn when it gives the slot up)
-  std::map<std::string, NodeRequest> requests_written_;
-  std::map<std::string, WaitReason> waiting_;   // guarded by mu_: objects waiting, by uid
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::minstd_rand rng_ GUARDED_BY(mu_);  // spreads out the waits
+  NodeLeaseWriter lease_ GUARDED_BY(mu_);
+  SlotKeeper slot_ GUARDED_BY(mu_);
+  std::map<std::string, WaitReason> waiting_ GUARDED_BY(mu_);  // objects waiting, by uid
   struct AskAt {
     NodeRequest request;
     TimePoint at;  // monotonic
   };
-  std::map<std::string, AskAt> ask_due_;        // guarded by mu_: first asks spread out, by uid
-  std::map<std::string, std::string> lapsed_;   // guarded by mu_: by uid, the lapsed slot's version asked again for
-  bool results_dirty_ = false;                  // guarded by mu_: results_ not yet written
-  int results_refusals_ = 0;                    // guarded by mu_: node Lease writes failed in a row
-  TimePoint results_retry_at_;                  // guarded by mu_: monotonic; the next try of a failed write
-  size_t results_left_out_ = 0;                 // guarded by mu_: done results over the budget
-  std::string owner_written_;                   // guarded by mu_: the Node uid its Lease names
-  std::optional<LabelMap> labels_written_;      // guarded by mu_: the labels its Lease carries
-  // guarded by mu_: each object's node selector as its last Enter saw it (erased when it is gone)
-  std::map<std::string, std::optional<LabelMap>> selectors_;
-  bool left_ = false;                           // guarded by mu_: its Node is gone (logged once)
-  int take_refusals_ = 0;                       // guarded by mu_: takes refused in a row, not by a race
-  Gauge& slots_held_;
+  std::map<std::string, AskAt> ask_due_ GUARDED_BY(mu_);       // first asks spread out, by uid
+  std::map<std::string, std::string> lapsed_ GUARDED_BY(mu_);  // by uid, the lapsed slot's version asked again for
+  int take_refusals_ GUARDED_BY(mu_) = 0;                      // takes refused in a row, not by a race
   std::map<WaitReason, Gauge*> waiting_gauges_;
   Gauge& halted_;
   std::thread renewer_;

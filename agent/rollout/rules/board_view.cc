@@ -1,4 +1,4 @@
-#include "agent/rollout/board_view.h"
+#include "agent/rollout/rules/board_view.h"
 
 #include "agent/base/utc_time.h"
 

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "agent/base/clock.h"
-#include "agent/rollout/rollout_leases.h"
+#include "agent/rollout/rules/rollout_leases.h"
 
 namespace nodehook {
 
@@ -55,7 +55,7 @@ struct BoardView {
   // The cordoned Nodes that carry this rollout's cordon marks, with the objects the marks name
   // ("namespace/name, ..."): disrupted by the rollout whether or not they hold a slot (a node whose
   // agent is away, a failed node kept cordoned). Known to the coordinator and kubectl, which read
-  // the Nodes (cordoned_nodes.h); empty on a node's own board.
+  // the Nodes (coordinator/cordoned_nodes.h); empty on a node's own board.
   std::map<std::string, std::string> cordoned{};
 };
 

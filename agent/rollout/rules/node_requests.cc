@@ -1,4 +1,4 @@
-#include "agent/rollout/node_requests.h"
+#include "agent/rollout/rules/node_requests.h"
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>

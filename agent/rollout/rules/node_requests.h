@@ -1,5 +1,5 @@
 // A node's requests on its node Lease (annotation nodehook.io/rollout-requests): the object
-// states it waits to run a gated hook for, which the rollout's coordinator (rollout_coordinator.h)
+// states it waits to run a gated hook for, which the rollout's coordinator (coordinator/rollout_coordinator.h)
 // reads to hand out slots. Each carries what the rules need and the node alone knows: the
 // object's name (for the coordinator's Events), the state a person resumed (annotation), and the
 // object's node selector (whom it targets).

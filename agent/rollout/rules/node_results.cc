@@ -1,4 +1,4 @@
-#include "agent/rollout/node_results.h"
+#include "agent/rollout/rules/node_results.h"
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>

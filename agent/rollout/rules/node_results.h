@@ -17,7 +17,7 @@
 #include <string>
 
 #include "agent/base/status.h"
-#include "agent/rollout/rollout_leases.h"  // NodeResult
+#include "agent/rollout/rules/rollout_leases.h"  // NodeResult
 
 namespace nodehook {
 

@@ -1,4 +1,4 @@
-#include "agent/rollout/rollout_judge.h"
+#include "agent/rollout/rules/rollout_judge.h"
 
 #include <algorithm>
 #include <set>

@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "agent/config/config.h"
-#include "agent/rollout/board_view.h"
-#include "agent/rollout/rollout_leases.h"
-#include "agent/rollout/window.h"  // WindowNow: whether the windows are open (the caller loads the zones)
+#include "agent/rollout/rules/board_view.h"
+#include "agent/rollout/rules/rollout_leases.h"
+#include "agent/rollout/rules/window.h"  // WindowNow: whether the windows are open (the caller loads the zones)
 
 namespace nodehook {
 

@@ -1,4 +1,4 @@
-#include "agent/rollout/rollout_leases.h"
+#include "agent/rollout/rules/rollout_leases.h"
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -10,7 +10,7 @@
 #include "agent/base/json_text.h"
 #include "agent/kube/client/lease_record.h"
 #include "agent/object/essence.h"
-#include "agent/rollout/node_results.h"
+#include "agent/rollout/rules/node_results.h"
 
 namespace nodehook {
 namespace {

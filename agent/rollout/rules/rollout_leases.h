@@ -29,7 +29,7 @@
 #include "agent/base/status.h"
 #include "agent/config/config.h"
 #include "agent/object/object_facts.h"  // LabelMap
-#include "agent/rollout/node_requests.h"
+#include "agent/rollout/rules/node_requests.h"
 
 namespace nodehook {
 

@@ -1,4 +1,4 @@
-#include "agent/rollout/window.h"
+#include "agent/rollout/rules/window.h"
 
 #include <algorithm>
 #include <map>

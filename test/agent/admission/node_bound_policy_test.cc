@@ -4,7 +4,7 @@
 #include <string>
 
 #include "agent/admission/node_bound_policy.h"
-#include "agent/rollout/rollout_leases.h"
+#include "agent/rollout/rules/rollout_leases.h"
 
 using namespace nodehook;
 

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "agent/app/release_command.h"
-#include "agent/rollout/rollout_leases.h"
+#include "agent/rollout/rules/rollout_leases.h"
 #include "test/fakes/fake_kube_client.h"
 #include "test/fakes/forwarding_kube_client.h"
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "agent/base/utc_time.h"
-#include "agent/rollout/board_view.h"
-#include "agent/rollout/rollout_board.h"
+#include "agent/rollout/rules/board_view.h"
+#include "agent/rollout/board/rollout_board.h"
 #include "test/fakes/fake_clock.h"
 
 namespace nodehook {

@@ -1,6 +1,6 @@
 // CoordinatorObserver: a node that does not coordinate learns the fleet's size from the
 // coordinator's Lease note, read at start and every period, and never writes.
-#include "agent/rollout/coordinator_observer.h"
+#include "agent/rollout/coordinator/coordinator_observer.h"
 
 #include <catch2/catch.hpp>
 

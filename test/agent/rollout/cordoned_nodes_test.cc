@@ -2,8 +2,9 @@
 // rollout; a stale mark (schedulable Node) or another rollout's mark counts for nothing.
 #include <catch2/catch.hpp>
 
-#include "agent/rollout/cordoned_nodes.h"
-#include "agent/rollout/rollout_judge.h"
+#include "agent/rollout/coordinator/cordoned_nodes.h"
+#include "agent/rollout/rules/rollout_cordons.h"
+#include "agent/rollout/rules/rollout_judge.h"
 
 namespace nodehook {
 namespace {

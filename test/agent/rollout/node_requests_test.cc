@@ -1,7 +1,7 @@
 // A node's requests on its node Lease: what the coordinator reads back is what the node asked.
 #include <catch2/catch.hpp>
 
-#include "agent/rollout/node_requests.h"
+#include "agent/rollout/rules/node_requests.h"
 
 namespace nodehook {
 namespace {

@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "agent/rollout/node_results.h"
+#include "agent/rollout/rules/node_results.h"
 
 using namespace nodehook;
 

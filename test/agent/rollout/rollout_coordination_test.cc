@@ -1,5 +1,5 @@
 // PickStandbys: which nodes a coordinator names to watch its term closely (rollout_coordination.h).
-#include "agent/rollout/rollout_coordination.h"
+#include "agent/rollout/coordinator/rollout_coordination.h"
 
 #include <catch2/catch.hpp>
 

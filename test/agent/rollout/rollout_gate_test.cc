@@ -16,8 +16,8 @@
 
 #include "agent/base/json_text.h"
 #include "agent/kube/transport/server_clock.h"
-#include "agent/rollout/rollout_coordinator.h"
-#include "agent/rollout/rollout_gate.h"
+#include "agent/rollout/coordinator/rollout_coordinator.h"
+#include "agent/rollout/node/rollout_gate.h"
 #include "test/fakes/fake_clock.h"
 
 namespace nodehook {

@@ -1,7 +1,7 @@
 // The rollout's rules on hand-built boards: slots, canaries, halts, holds, pauses and windows.
 #include <catch2/catch.hpp>
 
-#include "agent/rollout/rollout_judge.h"
+#include "agent/rollout/rules/rollout_judge.h"
 
 #include <set>
 

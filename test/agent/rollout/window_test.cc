@@ -1,7 +1,7 @@
 // Maintenance windows judged at an instant the test passes in, in the windows' own zones.
 #include <catch2/catch.hpp>
 
-#include "agent/rollout/window.h"
+#include "agent/rollout/rules/window.h"
 
 using namespace nodehook;
 
