@@ -79,12 +79,12 @@ int HealthService::port() const { return probe_ ? probe_->port() : 0; }
 int HealthService::admin_port() const { return admin_ ? admin_->port() : 0; }
 
 void HealthService::SetWaiting(const std::string& what) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   waiting_ = what;
 }
 
 void HealthService::Attach(Agent* agent, std::function<std::string()> readiness_problem) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   agent_ = agent;
   readiness_problem_ = std::move(readiness_problem);
 }
@@ -93,20 +93,20 @@ void HealthService::Detach() { Attach(nullptr); }
 
 // mu_ is held only for RetryNow's map update: no store write ever happens under it.
 Status HealthService::Retry(const std::string& uid, const std::string& handler) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!agent_) return UnavailableError("not running yet: " + waiting_);
   return agent_->RetryNow(uid, handler);
 }
 
 // Only a shared pointer is copied under mu_: the snapshot was read by the housekeeping thread.
 Result<ObjectViewsPtr> HealthService::ObjectViews() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!agent_) return UnavailableError("not running yet: " + waiting_);
   return agent_->ObjectViews();
 }
 
 std::vector<std::string> HealthService::ReadinessProblems() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!readiness_problem_) return {};
   std::string problem = readiness_problem_();
   if (problem.empty()) return {};
@@ -114,7 +114,7 @@ std::vector<std::string> HealthService::ReadinessProblems() const {
 }
 
 std::vector<WatchHealth> HealthService::Snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (agent_) return agent_->HealthSnapshot();
   // Not acting yet: alive, not ready.
   return {WatchHealth{waiting_, false, SystemClock::Instance().Now(), 0, "waiting"}};

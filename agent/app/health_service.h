@@ -20,9 +20,9 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "agent/base/mutex.h"
 #include "agent/base/status.h"
 #include "agent/pipeline/agent.h"
 #include "agent/http/bearer_token.h"
@@ -64,10 +64,10 @@ class HealthService {
   Result<ObjectViewsPtr> ObjectViews() const;
 
   std::unique_ptr<BearerTokenFile> token_;  // null: no authentication (loopback only)
-  mutable std::mutex mu_;
-  Agent* agent_ = nullptr;            // guarded by mu_
-  std::function<std::string()> readiness_problem_;  // guarded by mu_
-  std::string waiting_ = "starting";  // guarded by mu_
+  mutable Mutex mu_;
+  Agent* agent_ GUARDED_BY(mu_) = nullptr;
+  std::function<std::string()> readiness_problem_ GUARDED_BY(mu_);
+  std::string waiting_ GUARDED_BY(mu_) = "starting";
   // Last, so they stop (joining their threads) before what their handlers use goes away.
   std::unique_ptr<KeptServer> probe_;
   std::unique_ptr<KeptServer> admin_;

@@ -24,7 +24,7 @@ SignalWatcher::SignalWatcher() : state_(std::make_shared<State>()) {
 }
 
 void SignalWatcher::OnSecondSignal(std::function<void()> action) {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   state_->at_once = std::move(action);
 }
 
@@ -39,7 +39,7 @@ void SignalWatcher::Watch(State& state) {
   Log(LogLevel::kWarn, "second signal received",
       {{"signal", SignalName(sig)}, {"next", "SIGKILL every running hook's process group, exit " + std::to_string(code)}});
   {
-    std::lock_guard<std::mutex> lock(state.mu);
+    MutexLock lock(&state.mu);
     if (state.at_once) state.at_once();
   }
   std::_Exit(code);

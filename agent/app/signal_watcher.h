@@ -13,9 +13,9 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 
 #include "agent/base/cancel.h"
+#include "agent/base/mutex.h"
 
 namespace nodehook {
 
@@ -32,8 +32,8 @@ class SignalWatcher {
   struct State {
     sigset_t signals;
     CancelToken stop;
-    std::mutex mu;
-    std::function<void()> at_once;  // guarded by mu
+    Mutex mu;
+    std::function<void()> at_once GUARDED_BY(mu);
   };
   static void Watch(State& state);
 
