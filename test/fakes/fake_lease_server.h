@@ -1,17 +1,19 @@
-// FakeLeaseServer: one Lease held in memory with the API server's optimistic concurrency
-// (every write gets a new resourceVersion; a write with a stale one, or a create of an existing
-// Lease, is kConflict). Each agent talks to it through its own Connection, which a test can cut
-// (every call fails with kUnavailable) to simulate an outage or a network cut for that agent
-// alone. Records every successful write. Thread-safe.
+// FakeLeaseServer: one Lease ("test/lease") kept in an InMemoryApi, with the API server's
+// optimistic concurrency (every write gets a new resourceVersion; a write with a stale one, or a
+// create of an existing Lease, is kConflict) and the Lease's JSON as the agent writes and reads
+// it. Each agent talks to it through its own Connection, which a test can cut (every call fails
+// with kUnavailable) to simulate an outage or a network cut for that agent alone. Records every
+// successful write. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/kube/client/lease_client.h"
+#include "test/fakes/in_memory_api.h"
 
 namespace nodehook {
 
@@ -19,72 +21,61 @@ class FakeLeaseServer {
  public:
   class Connection final : public LeaseClient {
    public:
-    explicit Connection(FakeLeaseServer& server) : server_(server) {}
+    explicit Connection(FakeLeaseServer& server) : api_(server.api_) {}
     Result<LeaseRecord> Get() override {
-      std::lock_guard<std::mutex> lock(server_.mu_);
       if (cut_) return UnavailableError("connection cut");
-      if (!server_.record_) return NotFoundError("lease not found");
-      return *server_.record_;
+      return Parsed(api_.Get(ObjectRef{KubeLeaseClient::LeasesResource(), kNamespace, kName}));
     }
     Result<LeaseRecord> Create(const LeaseRecord& record) override {
-      std::lock_guard<std::mutex> lock(server_.mu_);
       if (cut_) return UnavailableError("connection cut");
-      if (server_.record_) return Status(StatusCode::kConflict, "lease already exists");
-      return server_.StoreLocked(record);
+      LeaseRecord fresh = record;
+      fresh.resource_version.clear();
+      return Parsed(api_.CreateObject(kNamespace, Json(fresh)));
     }
     Result<LeaseRecord> Update(const LeaseRecord& record) override {
-      std::lock_guard<std::mutex> lock(server_.mu_);
       if (cut_) return UnavailableError("connection cut");
-      if (!server_.record_) return NotFoundError("lease not found");
-      if (record.resource_version != server_.record_->resource_version) {
-        return Status(StatusCode::kConflict, "the object has been modified");
-      }
-      return server_.StoreLocked(record);
+      return Parsed(api_.Replace(ObjectRef{KubeLeaseClient::LeasesResource(), kNamespace, kName}, Json(record)));
     }
-    std::string Describe() const override { return "test/lease"; }
-    void Cut(bool cut) {
-      std::lock_guard<std::mutex> lock(server_.mu_);
-      cut_ = cut;
-    }
+    std::string Describe() const override { return std::string(kNamespace) + "/" + kName; }
+    void Cut(bool cut) { cut_ = cut; }
 
    private:
-    FakeLeaseServer& server_;
-    bool cut_ = false;  // guarded by server_.mu_
+    InMemoryApi& api_;
+    std::atomic<bool> cut_{false};
   };
 
   std::unique_ptr<Connection> Connect() { return std::make_unique<Connection>(*this); }
 
   std::optional<LeaseRecord> record() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return record_;
+    auto object = api_.Find(kName);
+    if (!object) return std::nullopt;
+    return *ParseLease(object->json);
   }
   // Another writer (an agent outside the test's control) changes the Lease.
   void Overwrite(LeaseRecord record) {
-    std::lock_guard<std::mutex> lock(mu_);
-    StoreLocked(std::move(record));
+    record.resource_version.clear();
+    api_.Put(kNamespace, Json(record));
   }
   // Someone deletes the Lease (kubectl delete, a namespace cleanup).
-  void Delete() {
-    std::lock_guard<std::mutex> lock(mu_);
-    record_.reset();
-  }
+  void Delete() { api_.Remove(kName); }
   std::vector<LeaseRecord> writes() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return writes_;
+    std::vector<LeaseRecord> out;
+    for (const KubeObject& o : api_.History()) out.push_back(*ParseLease(o.json));
+    return out;
   }
 
  private:
-  LeaseRecord StoreLocked(LeaseRecord record) {
-    record.resource_version = std::to_string(++last_version_);
-    record_ = record;
-    writes_.push_back(record);
-    return record;
+  static constexpr const char* kNamespace = "test";
+  static constexpr const char* kName = "lease";
+  static std::string Json(const LeaseRecord& record) {
+    return LeaseJson(kNamespace, kName, record, {}, LeaseNotes(record));
+  }
+  static Result<LeaseRecord> Parsed(const Result<KubeObject>& object) {
+    if (!object.ok()) return object.status();
+    return ParseLease(object->json);
   }
 
-  mutable std::mutex mu_;
-  std::optional<LeaseRecord> record_;
-  std::vector<LeaseRecord> writes_;
-  int last_version_ = 100;
+  InMemoryApi api_;
 };
 
 }  // namespace nodehook

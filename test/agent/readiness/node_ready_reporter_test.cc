@@ -3,17 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include "agent/readiness/ready_records.h"
-#include "test/agent/readiness/lease_objects.h"
 #include "test/fakes/fake_clock.h"
+#include "test/fakes/fixed_server_clock.h"
+#include "test/fakes/in_memory_api.h"
 
 namespace nodehook {
 namespace {
-
-class FixedServerClock final : public ServerClock {
- public:
-  int64_t NowMs() const override { return now_ms; }
-  int64_t now_ms = 1000;
-};
 
 struct Node {
   explicit Node(const std::string& name = "n1") {
@@ -27,11 +22,11 @@ struct Node {
   }
   NodeReadyReporter Reporter() { return NodeReadyReporter(resource, client, clock, server, options); }
   RolloutLease Record() {
-    return *ParseRolloutLease(client.objects.at(ReadyRecordName(RolloutIdOf(resource.ref), options.node)).json);
+    return *ParseRolloutLease(client.Find(ReadyRecordName(RolloutIdOf(resource.ref), options.node)).value().json);
   }
 
   WatchedResource resource;
-  LeaseObjects client;
+  InMemoryApi client;
   FakeClock clock;
   FixedServerClock server;
   ReadyReport report;
@@ -50,7 +45,7 @@ TEST_CASE("a node's record holds each object's handled or failing state, written
   n.report.results = {{"u1", Done("s1")}};
   NodeReadyReporter reporter = n.Reporter();
   REQUIRE(reporter.Round().ok());
-  CHECK(n.client.writes == 1);
+  CHECK(n.client.writes() == 1);
   RolloutLease record = n.Record();
   CHECK(record.holder == "n1");
   CHECK(record.owner_uid == "node-uid");
@@ -61,14 +56,14 @@ TEST_CASE("a node's record holds each object's handled or failing state, written
 
   // Nothing new: nothing written.
   REQUIRE(reporter.Round().ok());
-  CHECK(n.client.writes == 1);
+  CHECK(n.client.writes() == 1);
 
   // u2 starts failing; u1 and u2 change within one round: one write.
   n.report.results["u2"] = Failing("s1", "create: exited 1");
   n.report.results["u1"] = Done("s2");
   n.server.now_ms = 2000;
   REQUIRE(reporter.Round().ok());
-  CHECK(n.client.writes == 2);
+  CHECK(n.client.writes() == 2);
   record = n.Record();
   CHECK(record.results.at("u2").failed);
   CHECK(record.results.at("u2").message == "create: exited 1");
@@ -77,13 +72,13 @@ TEST_CASE("a node's record holds each object's handled or failing state, written
   // Only the failing hook's message changed (a retry): no write.
   n.report.results["u2"] = Failing("s1", "create: exited 1 at retry 2");
   REQUIRE(reporter.Round().ok());
-  CHECK(n.client.writes == 2);
+  CHECK(n.client.writes() == 2);
 
   // An object not settled here yet keeps its older result; one this node no longer knows goes.
   n.report.results.erase("u1");
   n.report.known = {"u1"};
   REQUIRE(reporter.Round().ok());
-  CHECK(n.client.writes == 3);
+  CHECK(n.client.writes() == 3);
   record = n.Record();
   CHECK(record.results.size() == 1);
   CHECK(record.results.at("u1").state == "s2");
@@ -94,7 +89,7 @@ TEST_CASE("a restarted agent finds its record as it was and writes nothing") {
   n.report.known = {"u1"};
   n.report.results = {{"u1", Done("s1")}};
   REQUIRE(n.Reporter().Round().ok());
-  REQUIRE(n.client.writes == 1);
+  REQUIRE(n.client.writes() == 1);
   // After the restart nothing is settled yet, then everything again: no write either way.
   NodeReadyReporter restarted = n.Reporter();
   n.report.results.clear();
@@ -103,7 +98,7 @@ TEST_CASE("a restarted agent finds its record as it was and writes nothing") {
   n.presence = NodePresence{"node-uid", false, LabelMap{{"zone", "a"}}};
   n.report.results = {{"u1", Done("s1")}};
   REQUIRE(restarted.Round().ok());
-  CHECK(n.client.writes == 1);
+  CHECK(n.client.writes() == 1);
 }
 
 TEST_CASE("a record an earlier version wrote under the hashed name moves to the node's name, and goes") {
@@ -118,13 +113,13 @@ TEST_CASE("a record an earlier version wrote under the hashed name moves to the 
   old.owner_uid = "node-uid";
   old.labels = LabelMap{{"zone", "a"}};
   old.results = {{"u1", NodeResult{"s1", false, 500, "", false}}};
-  n.client.Seed(old.name, ReadyRecordJson("nodehook", rid, old));
+  n.client.Put("nodehook", ReadyRecordJson("nodehook", rid, old));
   n.report.known = {"u1"};
   n.report.results = {{"u1", Done("s1")}};
   REQUIRE(n.Reporter().Round().ok());
-  CHECK(n.client.writes == 1);  // the record under its new name; the old one deleted
+  CHECK(n.client.writes() == 1);  // the record under its new name; the old one deleted
   CHECK(n.Record().results.at("u1").at_ms == 500);  // settled then, not now
-  CHECK(n.client.objects.count(old.name) == 0);
+  CHECK_FALSE(n.client.Has(old.name));
 }
 
 TEST_CASE("a node registers before its first list, and writes no results until it has one") {
@@ -133,10 +128,10 @@ TEST_CASE("a node registers before its first list, and writes no results until i
   n.report.known = {"u1"};
   NodeReadyReporter reporter = n.Reporter();
   REQUIRE(reporter.Round().ok());
-  CHECK(n.client.writes == 1);
+  CHECK(n.client.writes() == 1);
   CHECK(n.Record().results.empty());
   REQUIRE(reporter.Round().ok());
-  CHECK(n.client.writes == 1);
+  CHECK(n.client.writes() == 1);
 }
 
 TEST_CASE("a record deleted or changed by someone else is written again; a gone Node's never") {
@@ -145,18 +140,18 @@ TEST_CASE("a record deleted or changed by someone else is written again; a gone 
   n.report.results = {{"u1", Done("s1")}};
   NodeReadyReporter reporter = n.Reporter();
   REQUIRE(reporter.Round().ok());
-  n.client.objects.clear();
+  n.client.RemoveAll();
   n.report.results = {{"u1", Done("s2")}};
   REQUIRE(reporter.Round().ok());
   CHECK(n.Record().results.at("u1").state == "s2");
 
   n.presence.gone = true;
   n.report.results = {{"u1", Done("s3")}};
-  const int before = n.client.writes;
+  const int before = n.client.writes();
   REQUIRE(reporter.Round().ok());
-  CHECK(n.client.writes == before);
+  CHECK(n.client.writes() == before);
 
-  n.client.fail = UnavailableError("away");
+  n.client.FailAll(UnavailableError("away"));
   n.presence.gone = false;
   CHECK(reporter.Round().code() == StatusCode::kUnavailable);
 }

@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "test/agent/readiness/lease_objects.h"
 #include "test/fakes/fake_clock.h"
+#include "test/fakes/in_memory_api.h"
 
 namespace nodehook {
 namespace {
@@ -30,7 +30,7 @@ struct Fleet {
   }
 
   WatchedResource resource;
-  LeaseObjects client;
+  InMemoryApi client;
   FakeClock wall, monotonic;
   BoardView board;
 };
@@ -40,10 +40,10 @@ TEST_CASE("the writer writes the condition on transitions, guarded by the versio
   f.board.nodes = {{"n1", {}}, {"n2", {}}};
   ReadyWriter writer(f.resource, f.client, f.wall, f.monotonic);
   CHECK(writer.Round(f.board, {f.Object("10", 1, "s1")}) == 1);
-  REQUIRE(f.client.patches.size() == 1);
-  CHECK(f.client.patches[0].first == "w1/status");
-  CHECK(f.client.patches[0].second.find(R"("resourceVersion":"10")") != std::string::npos);
-  CHECK(f.client.patches[0].second.find(R"("reason":"InProgress")") != std::string::npos);
+  REQUIRE(f.client.patches().size() == 1);
+  CHECK(f.client.patches()[0].first == "w1/status");
+  CHECK(f.client.patches()[0].second.find(R"("resourceVersion":"10")") != std::string::npos);
+  CHECK(f.client.patches()[0].second.find(R"("reason":"InProgress")") != std::string::npos);
   // Its write not back from the watch yet: not made twice.
   CHECK(writer.Round(f.board, {f.Object("10", 1, "s1")}) == 0);
 
@@ -55,17 +55,17 @@ TEST_CASE("the writer writes the condition on transitions, guarded by the versio
   // The last node done: True.
   f.Result("n2", "s1");
   CHECK(writer.Round(f.board, {f.Object("11", 1, "s1", in_progress)}) == 1);
-  CHECK(f.client.patches.back().second.find(R"("status":"True")") != std::string::npos);
+  CHECK(f.client.patches().back().second.find(R"("status":"True")") != std::string::npos);
 }
 
 TEST_CASE("a write refused by a concurrent change is made again on the next version") {
   Fleet f;
   f.Result("n1", "s1");
   ReadyWriter writer(f.resource, f.client, f.wall, f.monotonic);
-  f.client.patch_results.emplace_back(StatusCode::kConflict, "changed");
+  f.client.QueuePatchResult(Status(StatusCode::kConflict, "changed"));
   CHECK(writer.Round(f.board, {f.Object("10", 1, "s1")}) == 0);
   CHECK(writer.Round(f.board, {f.Object("12", 1, "s1", R"([{"type":"Other","status":"True"}])")}) == 1);
-  CHECK(f.client.patches.back().second.find(R"({"type":"Other","status":"True"})") != std::string::npos);
+  CHECK(f.client.patches().back().second.find(R"({"type":"Other","status":"True"})") != std::string::npos);
 }
 
 TEST_CASE("a new generation is written even when the status stays; a server that fails is backed off") {
@@ -73,14 +73,14 @@ TEST_CASE("a new generation is written even when the status stays; a server that
   f.Result("n1", "s2");
   ReadyWriter writer(f.resource, f.client, f.wall, f.monotonic);
   const std::string ready_1 = R"([{"type":"Ready","status":"True","reason":"AllNodesHandled","observedGeneration":1}])";
-  f.client.patch_results.push_back(UnavailableError("away"));
+  f.client.QueuePatchResult(UnavailableError("away"));
   CHECK(writer.Round(f.board, {f.Object("20", 2, "s2", ready_1)}) == 0);
-  CHECK(f.client.patches.size() == 1);
+  CHECK(f.client.patches().size() == 1);
   CHECK(writer.Round(f.board, {f.Object("20", 2, "s2", ready_1)}) == 0);
-  CHECK(f.client.patches.size() == 1);  // backing off
+  CHECK(f.client.patches().size() == 1);  // backing off
   f.monotonic.Advance(std::chrono::seconds(1));
   CHECK(writer.Round(f.board, {f.Object("20", 2, "s2", ready_1)}) == 1);
-  CHECK(f.client.patches.back().second.find(R"("observedGeneration":2)") != std::string::npos);
+  CHECK(f.client.patches().back().second.find(R"("observedGeneration":2)") != std::string::npos);
 }
 
 }  // namespace
