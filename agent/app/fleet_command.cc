@@ -1,21 +1,11 @@
 #include "agent/app/fleet_command.h"
 
-#include <cstdlib>
-
 #include "agent/kubectl/fleet_report.h"
 #include "agent/kubectl/fleet_survey.h"
-#include "agent/kube/credentials/connection_config.h"
+#include "agent/kube/credentials/connection_source.h"
 #include "agent/kube/client/rest_kube_client.h"
 
 namespace nodehook {
-std::string KubeconfigPath(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  const char* env = std::getenv("KUBECONFIG");
-  if (env != nullptr && *env != '\0') return env;
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr ? home : "") + "/.kube/config";
-}
-
 namespace {
 
 std::string ObjectsPath(const FleetCommandArgs& args) {
@@ -58,7 +48,7 @@ CLI::App* AddFleetCommand(CLI::App& app, FleetCommandArgs* args) {
 }
 
 Result<std::unique_ptr<FleetSource>> KubeconfigFleetSource(const FleetCommandArgs& args) {
-  Result<TransportConfig> connection = LoadKubeconfig(KubeconfigPath(args.kubeconfig));
+  Result<TransportConfig> connection = LoadConnection(args.kubeconfig, WithoutKubeconfig::kUserKubeconfig);
   if (!connection.ok()) return connection.status();
   connection->connect_timeout_seconds = args.timeout_seconds;
   connection->idle_timeout_seconds = args.timeout_seconds;

@@ -1,8 +1,9 @@
 // `nodehook fleet [status|failing]`, shipped as the kubectl plugin `kubectl nodehook` (the same
 // binary installed as kubectl-nodehook; main.cc maps that name to `fleet`). Run from a laptop:
-// it reads the user's kubeconfig (--kubeconfig, else $KUBECONFIG, else ~/.kube/config), lists
-// the agent pods and asks each for GET /v1/objects through the API server's pod proxy
-// (fleet_source.h), then prints the fleet table or the failing handlers (fleet_report.h).
+// it reads the user's kubeconfig (--kubeconfig, else $KUBECONFIG, else ~/.kube/config:
+// kube/credentials/connection_source.h), lists the agent pods and asks each for GET /v1/objects
+// through the API server's pod proxy (fleet_source.h), then prints the fleet table or the failing
+// handlers (fleet_report.h).
 // Not thread-safe (one call).
 #pragma once
 
@@ -37,9 +38,6 @@ Result<std::unique_ptr<FleetSource>> KubeconfigFleetSource(const FleetCommandArg
 // not be listed or none matched; 2 no usable kubeconfig.
 int RunFleetCommand(const FleetCommandArgs& args, const FleetSourceFactory& make_source, std::ostream& out,
                     std::ostream& err, const Clock& clock);
-
-// --kubeconfig, else $KUBECONFIG, else ~/.kube/config.
-std::string KubeconfigPath(const std::string& flag);
 
 // "kubectl-nodehook ARGS" as "nodehook fleet ARGS": true when argv[0]'s file name is the plugin's.
 bool InvokedAsKubectlPlugin(const char* argv0);

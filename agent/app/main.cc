@@ -1,7 +1,6 @@
 // nodehook: runs node-local hooks for Kubernetes custom resources, on every node.
 #include <CLI/CLI.hpp>
 
-#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <vector>
@@ -64,6 +63,8 @@ struct Commands {
   std::map<std::string, std::string> steward_knobs;
   CLI::App* schema = nullptr;
   CLI::App* version = nullptr;
+  // The downward API, read once here and passed to `run` and `steward`.
+  nodehook::PodEnvironment pod = nodehook::ReadPodEnvironment();
 
   // Adds the commands to `app`, in the order --help lists them.
   void Declare(CLI::App& app);
@@ -150,15 +151,11 @@ int Commands::StartAgent() {
     for (const auto& e : loaded.errors) std::cerr << e.ToString(config_path) << "\n";
     return 2;
   }
-  return nodehook::RunAgent(loaded.config);
+  return nodehook::RunAgent(loaded.config, pod);
 }
 
 int Commands::StartSteward() {
-  auto env = [](const char* name) {
-    const char* value = std::getenv(name);
-    return std::string(value ? value : "");
-  };
-  std::string identity = !steward_identity.empty() ? steward_identity : env("POD_NAME");
+  std::string identity = !steward_identity.empty() ? steward_identity : pod.pod_name;
   if (identity.empty()) identity = "nodehook-steward";
   nodehook::ConfigSources sources = SourcesFrom(steward, steward_knobs);
   // The agents' config names no node for the steward: it acts for none.
@@ -170,8 +167,8 @@ int Commands::StartSteward() {
     for (const auto& e : loaded.errors) std::cerr << e.ToString(steward_config) << "\n";
     return 2;
   }
-  std::string agents = !steward_agents_namespace.empty() ? steward_agents_namespace : env("POD_NAMESPACE");
-  return nodehook::RunSteward(loaded.config, identity, agents);
+  std::string agents = !steward_agents_namespace.empty() ? steward_agents_namespace : pod.pod_namespace;
+  return nodehook::RunSteward(loaded.config, pod, identity, agents);
 }
 
 }  // namespace

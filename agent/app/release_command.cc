@@ -1,16 +1,13 @@
 #include "agent/app/release_command.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 #include "agent/config/config.h"
 #include "agent/kubectl/agent_stand_down.h"
 #include "agent/kubectl/cordon_release.h"
 #include "agent/kubectl/finalizer_release.h"
-#include "agent/kube/credentials/connection_config.h"
+#include "agent/kube/credentials/connection_source.h"
 #include "agent/kube/client/rest_kube_client.h"
 #include "agent/kube/transport/server_clock.h"
 #include "agent/rollout/rules/rollout_leases.h"
@@ -19,11 +16,6 @@ namespace nodehook {
 namespace {
 
 constexpr const char* kWhat = "kubectl nodehook release-finalizers";
-
-bool FileExists(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0;
-}
 
 std::string Scope(const ResourceRef& r) {
   return r.Id() + (r.namespace_name.empty() ? " (all namespaces)" : " (namespace " + r.namespace_name + ")");
@@ -96,9 +88,7 @@ void AddReleaseCommand(CLI::App* fleet, FleetCommandArgs* fleet_args, ReleaseCom
 }
 
 Result<std::unique_ptr<KubeClient>> DefaultReleaseClient(const FleetCommandArgs& args) {
-  std::string kubeconfig = KubeconfigPath(args.kubeconfig);
-  bool in_cluster = args.kubeconfig.empty() && !FileExists(kubeconfig) && std::getenv("KUBERNETES_SERVICE_HOST");
-  Result<TransportConfig> connection = in_cluster ? LoadInClusterConfig() : LoadKubeconfig(kubeconfig);
+  Result<TransportConfig> connection = LoadConnection(args.kubeconfig, WithoutKubeconfig::kUserElseInCluster);
   if (!connection.ok()) return connection.status();
   connection->connect_timeout_seconds = args.timeout_seconds;
   connection->idle_timeout_seconds = args.timeout_seconds;

@@ -7,7 +7,7 @@
 // --uncordon-failed). It runs no delete hook, so it says so and does nothing without --yes. The
 // Helm chart runs it as a pre-delete Job.
 // Connects with the user's kubeconfig (fleet's --kubeconfig, $KUBECONFIG, ~/.kube/config), or in
-// cluster (the pod's service account) when there is none. Not thread-safe (one call).
+// cluster (the pod's service account) when there is none (kube/credentials/connection_source.h). Not thread-safe (one call).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -6,7 +6,7 @@
 #include "agent/kubectl/fleet_survey.h"
 #include "agent/kubectl/fleet_wait.h"
 #include "agent/kubectl/rollout_report.h"
-#include "agent/kube/credentials/connection_config.h"
+#include "agent/kube/credentials/connection_source.h"
 #include "agent/kube/client/rest_kube_client.h"
 #include "agent/kube/transport/server_clock.h"
 
@@ -252,7 +252,7 @@ RolloutDeps KubeconfigRolloutDeps() {
   RolloutDeps deps;
   deps.cluster = [](const FleetCommandArgs& args,
                     const std::string& agents_namespace) -> Result<std::unique_ptr<RolloutCluster>> {
-    Result<TransportConfig> connection = LoadKubeconfig(KubeconfigPath(args.kubeconfig));
+    Result<TransportConfig> connection = LoadConnection(args.kubeconfig, WithoutKubeconfig::kUserKubeconfig);
     if (!connection.ok()) return connection.status();
     connection->connect_timeout_seconds = args.timeout_seconds;
     connection->idle_timeout_seconds = args.timeout_seconds;

@@ -1,7 +1,6 @@
 #include "agent/app/run_command.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -20,6 +19,7 @@
 #include "agent/finalizers/agent_pods.h"
 #include "agent/finalizers/agent_revisions.h"
 #include "agent/kube/credentials/connection_config.h"
+#include "agent/kube/credentials/connection_source.h"
 #include "agent/kube/client/rest_kube_client.h"
 #include "agent/kube/client/transient_retry.h"
 #include "agent/outputs/own_tolerations.h"
@@ -29,7 +29,7 @@ namespace {
 
 Result<TransportConfig> ConnectionFor(const Config& config) {
   Result<TransportConfig> transport =
-      config.api.in_cluster ? LoadInClusterConfig() : LoadKubeconfig(config.api.kubeconfig);
+      LoadConnection(config.api.in_cluster ? "" : config.api.kubeconfig, WithoutKubeconfig::kInCluster);
   if (!transport.ok()) return transport;
   // cpprest's timeout restarts on every read, so it is our stall detector: a watch that sends
   // no byte (not even a bookmark) for this long is dropped and reopened.
@@ -40,24 +40,23 @@ Result<TransportConfig> ConnectionFor(const Config& config) {
 // Finalizer mode judges which nodes still have an agent by this DaemonSet's pods, found from the
 // agent's own pod (downward API). Without them, a node's finalizers come off only when its Node
 // is gone, as before finalizer_release_after_seconds existed: never sooner than they should.
-std::optional<ResourceRef> AgentPodsFor(const Config& config, KubeClient& client, const CancelToken& stop) {
+std::optional<ResourceRef> AgentPodsFor(const Config& config, const PodEnvironment& pod, KubeClient& client,
+                                        const CancelToken& stop) {
   bool finalizers = false;
   for (const auto& r : config.resources) finalizers = finalizers || r.finalizer;
   if (!finalizers || config.tuning.finalizer_release_after_seconds == 0) return std::nullopt;
-  const char* ns = std::getenv("POD_NAMESPACE");
-  const char* name = std::getenv("POD_NAME");
   const std::string next = "release a node's finalizers only when its Node is gone";
-  if (!ns || !*ns || !name || !*name) {
+  if (!pod.KnowsPod()) {
     // Off the cluster (a test, a demo) this is expected; in a pod it is a DaemonSet without POD_NAME.
-    Log(ns && *ns ? LogLevel::kWarn : LogLevel::kInfo, "agent pods unknown",
+    Log(!pod.pod_namespace.empty() ? LogLevel::kWarn : LogLevel::kInfo, "agent pods unknown",
         {{"error", "POD_NAMESPACE and POD_NAME (downward API) are not both set"}, {"next", next}});
     return std::nullopt;
   }
-  auto pods = WaitForAgentPods(client, ns, name, SystemClock::Instance(), stop);
+  auto pods = WaitForAgentPods(client, pod.pod_namespace, pod.pod_name, SystemClock::Instance(), stop);
   if (!pods.ok()) {
     if (pods.status().code() != StatusCode::kCancelled) {
       Log(LogLevel::kWarn, "agent pods unknown",
-          {{"pod", std::string(ns) + "/" + name}, {"error", pods.status().ToString()},
+          {{"pod", pod.PodKey()}, {"error", pods.status().ToString()},
            {"next", next + " (a 403: render the RBAC again with `nodehook rbac`)"}});
     }
     return std::nullopt;
@@ -73,24 +72,23 @@ std::optional<ResourceRef> AgentPodsFor(const Config& config, KubeClient& client
 // node outputs, the tolerations are read from the agent's own pod, waited for while the API is
 // unreachable. Off the cluster (no pod, nothing to evict) nothing is judged; in one whose pod is
 // not known or cannot be read, every NoExecute taint is refused.
-std::shared_ptr<const OwnTolerations> OwnTolerationsFor(const Config& config, KubeClient& client,
-                                                        const CancelToken& stop) {
+std::shared_ptr<const OwnTolerations> OwnTolerationsFor(const Config& config, const PodEnvironment& pod,
+                                                        KubeClient& client, const CancelToken& stop) {
   const bool publishes = std::any_of(config.resources.begin(), config.resources.end(),
                                      [](const WatchedResource& r) { return !r.node_output_prefixes.empty(); });
   if (!publishes) return nullptr;
-  const char* ns = std::getenv("POD_NAMESPACE");
-  const char* name = std::getenv("POD_NAME");
   auto own = std::make_shared<OwnTolerations>();
-  if (!ns || !*ns || !name || !*name) {
+  if (!pod.KnowsPod()) {
     if (!config.api.in_cluster) return nullptr;
     own->unknown_why = "POD_NAMESPACE and POD_NAME (downward API) are not both set";
   } else {
-    own->pod = std::string(ns) + "/" + name;
+    own->pod = pod.PodKey();
+    const std::string& ns = pod.pod_namespace;
     Result<std::vector<Toleration>> read = RetryWhileTransient<std::vector<Toleration>>(
         [&]() -> Result<std::vector<Toleration>> {
-          Result<KubeObject> pod = client.Get(ObjectRef{ResourceRef{"", "v1", "pods", ns, ""}, ns, name});
-          if (!pod.ok()) return pod.status();
-          return ParseTolerations(pod->json);
+          Result<KubeObject> own_pod = client.Get(ObjectRef{ResourceRef{"", "v1", "pods", ns, ""}, ns, pod.pod_name});
+          if (!own_pod.ok()) return own_pod.status();
+          return ParseTolerations(own_pod->json);
         },
         SystemClock::Instance(), stop, [&](const Status& error, Duration wait) { LogOwnPodNotRead(own->pod, error, wait); });
     if (stop.cancelled()) return nullptr;
@@ -130,24 +128,19 @@ bool StartLocalEndpoints(const Config& config, std::unique_ptr<HealthService>* h
 
 // What the agent needs besides the config: the store's retry cadence, the election's identity
 // and the agent pods (waited for until `stop`).
-AgentOptions AgentOptionsFor(const Config& config, KubeClient& client, StoreHealth& store_health,
-                             HealthService* health, const CancelToken& stop) {
+AgentOptions AgentOptionsFor(const Config& config, const PodEnvironment& pod, KubeClient& client,
+                             StoreHealth& store_health, HealthService* health, const CancelToken& stop) {
   AgentOptions options;
   options.store_retry_delay = [&store_health] { return store_health.RetryDelay(); };
-  if (HasSingletonResources(config)) {
-    const char* pod_uid = std::getenv("POD_UID");
-    options.election = ElectionOptionsFor(config, pod_uid ? pod_uid : "");
-  }
+  if (HasSingletonResources(config)) options.election = ElectionOptionsFor(config, pod.pod_uid);
   if (health) health->SetWaiting("own pod");
-  options.agent_pods = AgentPodsFor(config, client, stop);
-  const char* pod_ns = std::getenv("POD_NAMESPACE");
-  const char* pod_name = std::getenv("POD_NAME");
-  if (pod_ns && *pod_ns && pod_name && *pod_name) {
-    options.self_pod = std::string(pod_ns) + "/" + pod_name;  // a rollout's drain never evicts it
-    auto older = std::make_shared<OlderAgentPods>(client, pod_ns, pod_name);
+  options.agent_pods = AgentPodsFor(config, pod, client, stop);
+  if (pod.KnowsPod()) {
+    options.self_pod = pod.PodKey();  // a rollout's drain never evicts it
+    auto older = std::make_shared<OlderAgentPods>(client, pod.pod_namespace, pod.pod_name);
     options.pods_on_other_revisions = [older] { return older->Find(); };
   }
-  options.own_tolerations = OwnTolerationsFor(config, client, stop);
+  options.own_tolerations = OwnTolerationsFor(config, pod, client, stop);
   return options;
 }
 
@@ -176,7 +169,7 @@ void ConfigureProcess(const Config& config) {
 
 // The API connection and, for cluster-singleton resources, the Lease's namespace (into
 // `config`): both known before any waiting, or nullopt after logging why.
-std::optional<TransportConfig> Connect(Config& config) {
+std::optional<TransportConfig> Connect(Config& config, const PodEnvironment& pod) {
   auto connection = ConnectionFor(config);
   if (!connection.ok()) {
     Log(LogLevel::kError, "cannot configure the API connection",
@@ -184,9 +177,7 @@ std::optional<TransportConfig> Connect(Config& config) {
     return std::nullopt;
   }
   if (UsesLeases(config)) {
-    const char* pod_namespace = std::getenv("POD_NAMESPACE");
-    auto lease_namespace =
-        ResolveLeaseNamespace(config, pod_namespace ? pod_namespace : "", kServiceAccountNamespaceFile);
+    auto lease_namespace = ResolveLeaseNamespace(config, pod.pod_namespace, kServiceAccountNamespaceFile);
     if (!lease_namespace.ok()) {
       Log(LogLevel::kError, HasSingletonResources(config) ? "cannot elect a singleton leader" : "lease namespace unknown",
           {{"error", lease_namespace.status().ToString()}, {"next", "exit 1"}});
@@ -207,7 +198,7 @@ bool ReadyConditionsKept(const Config& config, KubeClient& client, const CancelT
   return false;
 }
 
-int RunAgent(const Config& given) {
+int RunAgent(const Config& given, const PodEnvironment& pod) {
   Config config = given;  // the Lease's namespace and the hook work directory are resolved below
   ConfigureProcess(config);
   // First, before any library starts threads: they inherit the blocked signal mask, so only
@@ -217,7 +208,7 @@ int RunAgent(const Config& given) {
   const CancelToken& stop = signals.stop();
   RegisterProcessMetrics(DefaultMetrics(), NODEHOOK_VERSION);
 
-  std::optional<TransportConfig> connection = Connect(config);
+  std::optional<TransportConfig> connection = Connect(config, pod);
   if (!connection) return 1;
   std::unique_ptr<HealthService> health;
   if (!StartLocalEndpoints(config, &health)) return 1;
@@ -233,7 +224,7 @@ int RunAgent(const Config& given) {
   }
   ProcessRunner runner;
   signals.OnSecondSignal([&runner] { runner.KillAllNow(); });
-  AgentOptions options = AgentOptionsFor(config, client, state->health, health.get(), stop);
+  AgentOptions options = AgentOptionsFor(config, pod, client, state->health, health.get(), stop);
   if (stop.cancelled()) return 0;
   Agent agent(config, client, state->store, state->store, runner, SystemClock::Instance(), std::move(options));
   RunUntilSignal(agent, *state, health.get(), stop);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "agent/base/cancel.h"
+#include "agent/base/environment.h"
 #include "agent/config/config.h"
 #include "agent/kube/client/kube_client.h"
 #include "agent/kube/transport/http_transport.h"
@@ -12,7 +13,9 @@
 namespace nodehook {
 
 // Returns the process exit code: 0 after a clean stop, 1 when the agent could not start.
-int RunAgent(const Config& given);
+// `pod`: the downward API, read once by main (its own pod, for the election, the drain and the
+// agent pods).
+int RunAgent(const Config& given, const PodEnvironment& pod);
 
 // Whether the CRDs of the resources with a ready_condition keep it (readiness/crd_status_check.h),
 // asked by whoever writes the conditions; logs "config refused" when not. False too when `stop`
@@ -27,6 +30,6 @@ Status CheckConnection(const Config& config);
 void ConfigureProcess(const Config& config);
 // The API connection and, for cluster-singleton resources, the Lease's namespace (into `config`):
 // both known before any waiting, or nullopt after logging why. `run` and `steward` share it.
-std::optional<TransportConfig> Connect(Config& config);
+std::optional<TransportConfig> Connect(Config& config, const PodEnvironment& pod);
 
 }  // namespace nodehook

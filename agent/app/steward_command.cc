@@ -29,7 +29,8 @@ Result<std::unique_ptr<KeptServer>> ServeProbes(const Config& config, const Stew
 
 }  // namespace
 
-int RunSteward(const Config& given, const std::string& identity, const std::string& agents_namespace) {
+int RunSteward(const Config& given, const PodEnvironment& pod, const std::string& identity,
+               const std::string& agents_namespace) {
   Config config = given;
   ConfigureProcess(config);
   SignalWatcher signals;  // before any thread starts: only its thread sees SIGINT/SIGTERM
@@ -39,7 +40,7 @@ int RunSteward(const Config& given, const std::string& identity, const std::stri
         {{"cross_node_writes", config.tuning.cross_node_writes},
          {"next", "work alongside them; set tuning.cross_node_writes to steward so only the steward does it"}});
   }
-  std::optional<TransportConfig> connection = Connect(config);
+  std::optional<TransportConfig> connection = Connect(config, pod);
   if (!connection) return 1;
   RestKubeClient client(NewCpprestTransport(std::move(*connection)),
                         ObjectLimits{config.tuning.max_object_depth, static_cast<size_t>(config.tuning.max_object_bytes)},

@@ -6,13 +6,15 @@
 
 #include <string>
 
+#include "agent/base/environment.h"
 #include "agent/config/config.h"
 
 namespace nodehook {
 
 // Returns the process exit code: 0 after a clean stop, 1 when it could not start.
 // `identity` names it (its pod); `agents_namespace` is where the agent pods run ("" = judge nodes
-// by their Node alone).
-int RunSteward(const Config& given, const std::string& identity, const std::string& agents_namespace);
+// by their Node alone); `pod` is its own downward API (the Lease namespace's default).
+int RunSteward(const Config& given, const PodEnvironment& pod, const std::string& identity,
+               const std::string& agents_namespace);
 
 }  // namespace nodehook
