@@ -2,10 +2,18 @@
 
 #include "agent/base/duration_math.h"
 #include "agent/base/log.h"
+#include "agent/hooks/hook_attempt.h"
 #include "agent/hooks/hook_call.h"
 #include "agent/object/essence.h"
 
 namespace nodehook {
+namespace {
+
+// What a handler's unfinished run (its hook, or the rollout's verify) waits for; given up, only a change.
+const NextWords kHandlerNext{"wait for the object to change", "", " or on the next change"};
+
+}  // namespace
+
 struct PlanExecutor::Execution {
   const ResourceContext& ctx;
   Plan plan;
@@ -140,17 +148,10 @@ bool PlanExecutor::EnterRollout(Execution& run) {
   outcome.verdict = HookVerdict::kFailed;
   outcome.message = entry.failure;
   NextAttempt after{kOutcomePermanentFailure, progress.retries + 1, Duration{0}, true};
-  progress.retries = after.retries;
-  progress.last_outcome = after.outcome;
-  progress.last_message = entry.failure;
-  progress.next_attempt_ms = 0;
+  RecordNextAttempt(progress, after, entry.failure, clock_.Now());
   Status stored = store_.RecordAttempt(progress);
-  std::string next = "wait for the object to change";
-  if (!stored.ok()) next += " (progress not saved: " + stored.ToString() + ")";
-  ReportSubject subject{run.ctx.resource.ref, p.meta, p.reason, run.resource_id, p.reason,
-                        {{"object", p.meta.Key()}, {"uid", p.meta.uid}, {"handler", p.reason}},
-                        run.ctx.resource.success_events};
-  reporter_.Unfinished(subject, kHookWords, outcome, after, next);
+  reporter_.Unfinished(Subject(run), kHookWords, outcome, after,
+                       NextText(kHandlerNext, after, outcome, after.delay) + SaveNote(stored));
   return false;
 }
 
@@ -185,7 +186,7 @@ bool PlanExecutor::RecordStart(Execution& run) {
   Log(LogLevel::kInfo, "hook started",
       {{"object", p.meta.Key()}, {"uid", p.meta.uid}, {"handler", p.reason},
        {"retry", progress.retries},
-       {"next", marked.ok() ? "wait for the hook" : "wait for the hook (start not saved: " + marked.ToString() + ")"}});
+       {"next", "wait for the hook" + SaveNote(marked, "start not saved")}});
   return true;
 }
 
@@ -305,12 +306,12 @@ Duration PlanExecutor::StoreFailed(Execution& run, const Status& st) {
   return delay;
 }
 
+ReportSubject PlanExecutor::Subject(const Execution& run) {
+  return ObjectSubject(run.ctx.resource, run.plan.meta, run.plan.reason);
+}
+
 void PlanExecutor::ReportSuccess(Execution& run, const std::string& next) {
-  const Plan& p = run.plan;
-  ReportSubject subject{run.ctx.resource.ref, p.meta, p.reason, run.resource_id, p.reason,
-                        {{"object", p.meta.Key()}, {"uid", p.meta.uid}, {"handler", p.reason}},
-                        run.ctx.resource.success_events};
-  reporter_.Succeeded(subject, kHookWords, run.outcome, p.earlier_failures,
+  reporter_.Succeeded(Subject(run), kHookWords, run.outcome, run.plan.earlier_failures,
                       {{"outcome", run.message}, {"next", next}});
   run.reported = true;
 }
@@ -331,7 +332,7 @@ void PlanExecutor::Interrupted(Execution& run) {
   Log(LogLevel::kWarn, "hook interrupted",
       {{"object", run.plan.meta.Key()}, {"uid", run.plan.meta.uid}, {"handler", run.plan.reason},
        {"retries", progress.retries},
-       {"next", stored.ok() ? next : next + " (not saved: " + stored.ToString() + ")"}});
+       {"next", next + SaveNote(stored, "not saved")}});
   // Nothing else brings a lost slot's object back (a term's end requeues every object itself).
   if (lost_slot) run.again = Earliest(run.again, Duration::zero());
 }
@@ -339,22 +340,11 @@ void PlanExecutor::Interrupted(Execution& run) {
 std::optional<Duration> PlanExecutor::Postpone(Execution& run, const HookSpec& hook, const HookOutcome& outcome) {
   const Plan& p = run.plan;
   HandlerRecord progress = p.progress;
-  NextAttempt after = AfterUnfinishedRun(policy_, hook, outcome, progress.retries, FromMillis(progress.first_start_ms));
-  progress.retries = after.retries;
-  progress.last_outcome = after.outcome;
-  progress.last_message = outcome.message;
-  progress.next_attempt_ms = after.permanent ? 0 : ToMillis(clock_.Now() + after.delay);
+  NextAttempt after = DecideNextAttempt(policy_, hook, outcome, clock_.Now(), progress);
   Status stored = store_.RecordAttempt(progress);
-  std::string next = after.permanent ? "wait for the object to change"
-                     : outcome.verdict == HookVerdict::kInProgress
-                         ? "run again in " + SecondsText(after.delay) + " or on the next change"
-                         : "retry in " + SecondsText(after.delay);
-  if (!stored.ok()) next += " (progress not saved: " + stored.ToString() + ")";
   run.ctx.rollout.Failed(run.ctx.resource.ref, p.meta, p.target, after.retries, after.permanent, outcome.message);
-  ReportSubject subject{run.ctx.resource.ref, p.meta, p.reason, run.resource_id, p.reason,
-                        {{"object", p.meta.Key()}, {"uid", p.meta.uid}, {"handler", p.reason}},
-                        run.ctx.resource.success_events};
-  reporter_.Unfinished(subject, kHookWords, outcome, after, next);
+  reporter_.Unfinished(Subject(run), kHookWords, outcome, after,
+                       NextText(kHandlerNext, after, outcome, after.delay) + SaveNote(stored));
   if (after.permanent) return std::nullopt;
   return after.delay;
 }

@@ -73,6 +73,8 @@ class PlanExecutor {
   std::optional<Duration> Postpone(Execution& run, const HookSpec& hook, const HookOutcome& outcome);
   // Stopped by the agent or the term's end: due again at once, no retry counted.
   void Interrupted(Execution& run);
+  // The object, uid and handler every report of this run is about.
+  static ReportSubject Subject(const Execution& run);
   void ReportSuccess(Execution& run, const std::string& next);
   // Logs a failed store write and returns the retry delay.
   Duration StoreFailed(Execution& run, const Status& st);

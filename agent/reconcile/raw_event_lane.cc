@@ -2,6 +2,7 @@
 
 #include "agent/base/duration_math.h"
 #include "agent/base/log.h"
+#include "agent/hooks/hook_attempt.h"
 #include "agent/hooks/hook_call.h"
 
 namespace nodehook {
@@ -39,9 +40,8 @@ std::optional<Duration> RawEventLane::Run(const WatchedResource& resource, const
     // After a DELETED event the object is gone: what it published goes with it, not on the Node.
     Status recorded = deleted ? Status::Ok() : outputs_.Record(resource, meta, kReasonEvent, outcome.node_outputs);
     (void)recorded;  // logged and reported by the recorder; the hook's outcome stands
-    ReportSubject subject{resource.ref, meta, kReasonEvent, resource_id, kReasonEvent,
-                          {{"object", meta.Key()}, {"uid", uid}, {"handler", kReasonEvent}, {"event", e.type}},
-                          resource.success_events};
+    ReportSubject subject = ObjectSubject(resource, meta, kReasonEvent);
+    subject.identity.emplace_back("event", e.type);
     if (outcome.verdict == HookVerdict::kDone) {
       Status done = store_.CompleteEvent(e.seq);
       reporter_.Succeeded(subject, kHookWords, outcome, e.retries,
@@ -57,10 +57,9 @@ std::optional<Duration> RawEventLane::Run(const WatchedResource& resource, const
                            dropped.ok() ? "drop this event, go on with the next" : "retry: " + dropped.ToString());
       continue;
     }
-    Status stored = store_.RecordEventAttempt(e.seq, after.retries, ToMillis(now + after.delay), outcome.message);
+    Status stored = store_.RecordEventAttempt(e.seq, after.retries, NextAttemptMs(after, now), outcome.message);
     reporter_.Unfinished(subject, kHookWords, outcome, after,
-                         "retry this event in " + SecondsText(after.delay) +
-                             (stored.ok() ? "" : " (not saved: " + stored.ToString() + ")"));
+                         "retry this event in " + SecondsText(after.delay) + SaveNote(stored, "not saved"));
     return after.delay;
   }
   return std::nullopt;
