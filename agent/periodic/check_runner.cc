@@ -3,6 +3,7 @@
 #include "agent/base/duration_math.h"
 #include "agent/base/log.h"
 #include "agent/periodic/check_timing.h"
+#include "agent/hooks/hook_attempt.h"
 #include "agent/hooks/hook_call.h"
 #include "agent/periodic/live_objects.h"
 
@@ -115,9 +116,7 @@ std::optional<Duration> CheckRunner::Run(const WatchedResource& resource, Object
   Status recorded = outputs_.Record(resource, object.meta, kReasonCheck, outcome.node_outputs);
   (void)recorded;  // logged and reported by the recorder; the check's outcome stands
 
-  ReportSubject subject{resource.ref, object.meta, kReasonCheck, resource_id, kReasonCheck,
-                        {{"object", object.meta.Key()}, {"uid", uid}, {"handler", kReasonCheck}},
-                        resource.success_events};
+  ReportSubject subject = ObjectSubject(resource, object.meta, kReasonCheck);
   if (outcome.verdict == HookVerdict::kDone) {
     // Clears the check's failure row; the diffbase is written back as it was.
     Status cleared = had_progress ? store_.RecordHandled(**record, kReasonCheck) : Status::Ok();
@@ -129,21 +128,16 @@ std::optional<Duration> CheckRunner::Run(const WatchedResource& resource, Object
     return next;
   }
 
-  NextAttempt after = AfterUnfinishedRun(policy_, hook, outcome, progress.retries, FromMillis(progress.first_start_ms));
-  progress.retries = after.retries;
-  progress.last_outcome = after.outcome;
-  progress.last_message = outcome.message;
+  const TimePoint now = clock_.Now();
+  NextAttempt after = DecideNextAttempt(policy_, hook, outcome, now, progress);
   // After giving up, a check goes back to its normal interval rather than waiting for a change.
   TimePoint due = after.permanent ? NextCheckDue(start, IntervalOf(hook), hook.jitter_percent, UnitRandom())
-                                  : clock_.Now() + after.delay;
-  progress.next_attempt_ms = after.permanent ? 0 : ToMillis(due);
+                                  : now + after.delay;
   Status stored = store_.RecordAttempt(progress);
   Duration next = DueIn(resource, uid, due);
-  bool in_progress = outcome.verdict == HookVerdict::kInProgress;
-  std::string plan = after.permanent ? "stop retrying; check again at the normal interval, in " + SecondsText(next)
-                                     : (in_progress ? "run again in " : "retry in ") + SecondsText(next);
-  if (!stored.ok()) plan += " (progress not saved: " + stored.ToString() + ")";
-  reporter_.Unfinished(subject, kCheckWords, outcome, after, plan);
+  NextWords words{"stop retrying; check again at the normal interval, in " + SecondsText(next), "", ""};
+  reporter_.Unfinished(subject, kCheckWords, outcome, after,
+                       NextText(words, after, outcome, next) + SaveNote(stored));
   return next;
 }
 

@@ -3,6 +3,7 @@
 #include "agent/base/duration_math.h"
 #include "agent/base/log.h"
 #include "agent/object/essence.h"  // EssenceDigest
+#include "agent/hooks/hook_attempt.h"
 #include "agent/hooks/hook_call.h"
 #include "agent/periodic/live_objects.h"
 
@@ -33,6 +34,10 @@ Snapshot Take(const WatchedResource& resource, const ObjectCache& cache, const N
 
 // Snapshot Events go on this node's Node object: the run is about the node, not one object.
 const ResourceRef kNodes{"", "v1", "nodes", "", ""};
+
+// A changed set of objects starts afresh (Run), so every wait also ends at a change.
+const NextWords kSnapshotNext{"give up until an object of the resource changes", ", or on a change",
+                              ", or on a change"};
 
 }  // namespace
 
@@ -96,23 +101,18 @@ std::optional<Duration> SnapshotRunner::Run(const WatchedResource& resource, con
   HookOutcome outcome = RunHook(runner_, hook, input, scratch_, stop);
   if (outcome.verdict == HookVerdict::kCancelled) return std::nullopt;  // not done: runs after the restart
 
+  std::optional<NextAttempt> after;  // none when done
   std::optional<Duration> again;
-  bool permanent = false;
-  progress.last_message = outcome.message;
   if (outcome.verdict == HookVerdict::kDone) {
     progress.done_digest = snapshot.digest;
     progress.target.clear();
     progress.retries = 0;
     progress.next_attempt_ms = 0;
     progress.last_outcome = "done";
+    progress.last_message = outcome.message;
   } else {
-    NextAttempt after =
-        AfterUnfinishedRun(policy_, hook, outcome, progress.retries, FromMillis(progress.first_start_ms));
-    permanent = after.permanent;
-    progress.retries = after.retries;
-    progress.last_outcome = after.outcome;
-    progress.next_attempt_ms = permanent ? 0 : ToMillis(now + after.delay);
-    if (!permanent) again = std::max(FromMillis(progress.next_attempt_ms) - clock_.Now(), Duration::zero());
+    after = DecideNextAttempt(policy_, hook, outcome, now, progress);
+    if (!after->permanent) again = std::max(FromMillis(progress.next_attempt_ms) - clock_.Now(), Duration::zero());
   }
   Status saved = schedule_.PutSnapshot(progress);
   if (!saved.ok()) {
@@ -121,30 +121,26 @@ std::optional<Duration> SnapshotRunner::Run(const WatchedResource& resource, con
          {"next", "run the snapshot hook again in " + SecondsText(policy_.StoreRetryDelay())}});
     return policy_.StoreRetryDelay();
   }
-  Report(resource, progress, outcome, again, earlier_failures);
+  Report(resource, progress, outcome, after, again, earlier_failures);
   return again;
 }
 
 void SnapshotRunner::Report(const WatchedResource& resource, const SnapshotRecord& progress,
-                            const HookOutcome& outcome, std::optional<Duration> again, int earlier_failures) {
+                            const HookOutcome& outcome, const std::optional<NextAttempt>& after,
+                            std::optional<Duration> again, int earlier_failures) {
   ObjectMeta node{"", "", options_.node_name, "", false};
   ReportSubject subject{kNodes, node, std::string(kReasonSnapshot) + " " + resource.ref.Id(), progress.resource,
                         kReasonSnapshot, {{"resource", progress.resource}, {"handler", kReasonSnapshot}},
                         resource.success_events};
-  if (outcome.verdict == HookVerdict::kDone) {
+  if (!after) {
     reporter_.Succeeded(subject, kSnapshotWords, outcome, earlier_failures,
                         {{"outcome", progress.last_outcome}, {"message", outcome.LogMessage()},
                          {"retries", progress.retries},
                          {"next", "idle until an object of the resource changes"}});
     return;
   }
-  NextAttempt after{progress.last_outcome, progress.retries, again.value_or(Duration::zero()),
-                    progress.last_outcome == kOutcomePermanentFailure};
-  bool in_progress = outcome.verdict == HookVerdict::kInProgress;
-  std::string next = after.permanent ? "give up until an object of the resource changes"
-                                     : (in_progress ? "run again in " : "retry in ") + SecondsText(after.delay) +
-                                           ", or on a change";
-  reporter_.Unfinished(subject, kSnapshotWords, outcome, after, next);
+  reporter_.Unfinished(subject, kSnapshotWords, outcome, *after,
+                       NextText(kSnapshotNext, *after, outcome, again.value_or(Duration::zero())));
 }
 
 }  // namespace nodehook

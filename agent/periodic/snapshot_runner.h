@@ -48,8 +48,9 @@ class SnapshotRunner {
                               const CancelToken& stop);
 
  private:
+  // `after` is the retry policy's decision; none when the run was done.
   void Report(const WatchedResource& resource, const SnapshotRecord& progress, const HookOutcome& outcome,
-              std::optional<Duration> again, int earlier_failures);
+              const std::optional<NextAttempt>& after, std::optional<Duration> again, int earlier_failures);
 
   ScheduleStore& schedule_;
   ActionRunner& runner_;
