@@ -5,8 +5,8 @@
 #include <thread>
 #include <vector>
 
+#include "test/fakes/temp_dir.h"
 #include "test/storage/store_samples.h"
-#include "test/storage/temp_dir.h"
 
 namespace nodehook {
 namespace {

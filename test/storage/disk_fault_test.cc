@@ -8,9 +8,9 @@
 #include "storage/integrity.h"
 #include "storage/state_file.h"
 #include "test/fakes/fake_clock.h"
+#include "test/fakes/temp_dir.h"
 #include "test/storage/scratch_mount.h"
 #include "test/storage/store_samples.h"
-#include "test/storage/temp_dir.h"
 
 namespace nodehook {
 namespace {
@@ -19,16 +19,6 @@ ObjectRecord BigObject(const std::string& uid, size_t bytes) {
   ObjectRecord o = SampleObject(uid);
   o.last_object = "{" + std::string(bytes, 'b') + "}";  // a stored object is a JSON object
   return o;
-}
-
-// Fills the file system holding `path` by writing `path` until the disk refuses more.
-void FillDisk(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  REQUIRE(f != nullptr);
-  std::string chunk(4096, 'f');
-  while (std::fwrite(chunk.data(), 1, chunk.size(), f) == chunk.size() && std::fflush(f) == 0) {
-  }
-  std::fclose(f);
 }
 
 void RequireIntact(const std::string& path) {
@@ -63,10 +53,7 @@ TEST_CASE("a write that hits a full disk fails clearly, changes nothing, and suc
 
 TEST_CASE("a really full file system fails writes clearly, keeps every stored row, and recovers") {
   ScratchTmpfs disk("1m");
-  if (!disk.mounted()) {
-    WARN("skipped: mounting a tmpfs is not permitted here");
-    return;
-  }
+  if (!disk.MountedOrSkipped()) return;
   std::string path = disk.File("state.db");
   auto store = OpenStore(path);
   REQUIRE(store->RecordHandled(SampleObject("before"), "create").ok());
@@ -78,7 +65,7 @@ TEST_CASE("a really full file system fails writes clearly, keeps every stored ro
 
   CHECK(full.code() == StatusCode::kUnavailable);
   // Named as a full disk, not as SQLite's "database or disk is full" or "disk I/O error".
-  CHECK_THAT(full.message(), Catch::StartsWith("sqlite RecordHandled: no space left on " + disk.Path() + " (") &&
+  CHECK_THAT(full.message(), Catch::StartsWith("sqlite RecordHandled: no space left on " + disk.path() + " (") &&
                                  Catch::EndsWith(" bytes free)"));
   CHECK(store->GetObject("before")->has_value());
 
@@ -91,10 +78,7 @@ TEST_CASE("a really full file system fails writes clearly, keeps every stored ro
 
 TEST_CASE("a state directory that became read-only fails writes clearly and recovers when writable again") {
   ScratchTmpfs disk("1m");
-  if (!disk.mounted()) {
-    WARN("skipped: mounting a tmpfs is not permitted here");
-    return;
-  }
+  if (!disk.MountedOrSkipped()) return;
   std::string path = disk.File("state.db");
   {
     auto store = OpenStore(path);
@@ -106,7 +90,7 @@ TEST_CASE("a state directory that became read-only fails writes clearly and reco
   tmpfs_allowed.allow_volatile = true;
   Status refused = CheckStateDirectory(path, tmpfs_allowed);
   CHECK(refused.code() == StatusCode::kInvalid);
-  CHECK(refused.message() == "state directory " + disk.Path() + " is not writable: Read-only file system");
+  CHECK(refused.message() == "state directory " + disk.path() + " is not writable: Read-only file system");
   FakeClock clock;
   auto opened = OpenStateForAgent(path, "node-a", StoreOptions{}, clock, tmpfs_allowed);
   REQUIRE_FALSE(opened.ok());

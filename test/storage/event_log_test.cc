@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "storage/sqlite_state_store.h"
+#include "test/fakes/temp_dir.h"
 #include "test/storage/store_samples.h"
-#include "test/storage/temp_dir.h"
 
 using namespace nodehook;
 

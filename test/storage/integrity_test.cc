@@ -9,10 +9,10 @@
 #include "agent/base/log.h"
 #include "storage/integrity.h"
 #include "storage/state_file.h"
-#include "test/fakes/fake_clock.h"
-#include "test/storage/store_samples.h"
-#include "test/storage/temp_dir.h"
 #include "test/fakes/captured_log.h"
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/temp_dir.h"
+#include "test/storage/store_samples.h"
 
 namespace nodehook {
 namespace {
@@ -143,11 +143,7 @@ TEST_CASE("a missing file is created without any integrity complaint") {
 TEST_CASE("a file from a newer nodehook is refused, not moved aside as damaged") {
   TempDir dir;
   std::string path = dir.File("state.db");
-  {
-    auto db = SqliteDb::Open(path);
-    REQUIRE(db.ok());
-    REQUIRE((*db)->Exec("test", "CREATE TABLE future (x); PRAGMA user_version = 99").ok());
-  }
+  RawExec(path, "test", {"CREATE TABLE future (x); PRAGMA user_version = 99"});
   FakeClock clock;
   auto opened = OpenStateForAgent(path, "node-a", StoreOptions{}, clock);
   REQUIRE_FALSE(opened.ok());

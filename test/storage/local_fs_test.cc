@@ -6,8 +6,8 @@
 #include "storage/local_fs.h"
 #include "storage/state_file.h"
 #include "test/fakes/fake_clock.h"
+#include "test/fakes/temp_dir.h"
 #include "test/storage/scratch_mount.h"
-#include "test/storage/temp_dir.h"
 
 namespace nodehook {
 namespace {
@@ -34,7 +34,7 @@ TEST_CASE("a state directory on NFS is refused with a message naming the file sy
   TempDir dir;
   Status status = CheckStateDirectory(dir.File("state.db"), Pretend(kNfs));
   CHECK(status.code() == StatusCode::kInvalid);
-  CHECK(status.message() == "state directory " + dir.Path() +
+  CHECK(status.message() == "state directory " + dir.path() +
                                 " is on nfs (statfs type 0x6969), a network or FUSE file system where "
                                 "SQLite's WAL locking and shared memory are unsafe; put state_file on a "
                                 "local disk (e.g. a hostPath)");
@@ -59,7 +59,7 @@ TEST_CASE("local disk file systems are accepted, overlay included") {
 
 TEST_CASE("the real temp directory is accepted") {
   TempDir dir;
-  auto type = StatfsType(dir.Path());
+  auto type = StatfsType(dir.path());
   REQUIRE(type.ok());
   INFO("temp dir file system type " << *type);
   CHECK(CheckStateDirectory(dir.File("state.db")).ok());
@@ -69,7 +69,7 @@ TEST_CASE("a state directory in memory is refused by default, naming the file sy
   TempDir dir;
   Status status = CheckStateDirectory(dir.File("state.db"), Pretend(kTmpfs));
   CHECK(status.code() == StatusCode::kInvalid);
-  CHECK(status.message() == "state directory " + dir.Path() +
+  CHECK(status.message() == "state directory " + dir.path() +
                                 " is on tmpfs (statfs type 0x1021994), which is emptied on every reboot: every object "
                                 "would then look new and its create hook would run again; put state_file on a disk "
                                 "(e.g. a hostPath), or accept this with allow_volatile_state (--allow-volatile-state, "
@@ -91,11 +91,8 @@ TEST_CASE("opting in to volatile state still refuses a network file system") {
 
 TEST_CASE("a real tmpfs is recognised, refused by default and accepted with the opt-in") {
   ScratchTmpfs tmpfs("4m");  // room for a start: 1 MiB must be free
-  if (!tmpfs.mounted()) {
-    WARN("skipped: mounting a tmpfs is not permitted here");
-    return;
-  }
-  auto type = StatfsType(tmpfs.Path());
+  if (!tmpfs.MountedOrSkipped()) return;
+  auto type = StatfsType(tmpfs.path());
   REQUIRE(type.ok());
   CHECK(*type == kTmpfs);
   CHECK(CheckStateDirectory(tmpfs.File("state.db")).code() == StatusCode::kInvalid);

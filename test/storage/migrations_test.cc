@@ -1,10 +1,11 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "storage/migrations.h"
+#include "test/fakes/temp_dir.h"
 #include "test/storage/store_samples.h"
-#include "test/storage/temp_dir.h"
 
 namespace nodehook {
 namespace {
@@ -33,11 +34,7 @@ TEST_CASE("a new state file is created at the latest schema version") {
 TEST_CASE("a state file from a newer nodehook is refused, untouched") {
   TempDir dir;
   std::string path = dir.File("state.db");
-  {
-    auto db = SqliteDb::Open(path);
-    REQUIRE(db.ok());
-    REQUIRE((*db)->Exec("test", "PRAGMA user_version = 70").ok());
-  }
+  RawExec(path, "test", {"PRAGMA user_version = 70"});
   auto store = SqliteStateStore::Open(path, "node-a", StoreOptions{});
   REQUIRE_FALSE(store.ok());
   CHECK(store.status().code() == StatusCode::kInvalid);
@@ -50,16 +47,10 @@ TEST_CASE("a state file from a newer nodehook is refused, untouched") {
 TEST_CASE("a version 1 file keeps its rows when migrated to the latest version and gains incremental vacuum") {
   TempDir dir;
   std::string path = dir.File("state.db");
-  {
-    auto db = SqliteDb::Open(path);
-    REQUIRE(db.ok());
-    REQUIRE((*db)->Exec("v1", "PRAGMA journal_mode = WAL").ok());
-    REQUIRE((*db)->Exec("v1", StateMigrations()[0].sql).ok());
-    REQUIRE((*db)->Exec("v1", "PRAGMA user_version = 1").ok());
-    REQUIRE((*db)->Exec("v1", "INSERT INTO objects VALUES ('u1', 'node-a', 'widgets.example.com/v1', 'ns', "
-                              "'w', '{}', '{}', 5)").ok());
-    REQUIRE(*(*db)->QueryText("v1", "PRAGMA auto_vacuum") == "0");
-  }
+  RawExec(path, "v1",
+          {"PRAGMA journal_mode = WAL", StateMigrations()[0].sql, "PRAGMA user_version = 1",
+           "INSERT INTO objects VALUES ('u1', 'node-a', 'widgets.example.com/v1', 'ns', 'w', '{}', '{}', 5)"});
+  REQUIRE(*SqliteDb::Open(path).value()->QueryText("v1", "PRAGMA auto_vacuum") == "0");
 
   auto store = OpenStore(path);
 
@@ -78,15 +69,12 @@ TEST_CASE("a version 1 file keeps its rows when migrated to the latest version a
 TEST_CASE("a version 7 file keeps its node steps at version 8, with nothing counted against their timeouts yet") {
   TempDir dir;
   std::string path = dir.File("state.db");
-  {
-    auto db = SqliteDb::Open(path);
-    REQUIRE(db.ok());
-    REQUIRE((*db)->Exec("v7", "PRAGMA journal_mode = WAL").ok());
-    for (int v = 0; v < 7; ++v) REQUIRE((*db)->Exec("v7", StateMigrations()[v].sql).ok());
-    REQUIRE((*db)->Exec("v7", "PRAGMA user_version = 7").ok());
-    REQUIRE((*db)->Exec("v7", "INSERT INTO node_steps VALUES ('u1', 'node-a', 'widgets.example.com/v1', 's1', "
-                              "'draining', 1, 0, '', 0, 5, 'default/db-0\n', 2, '')").ok());
-  }
+  std::vector<std::string> v7 = {"PRAGMA journal_mode = WAL"};
+  for (int v = 0; v < 7; ++v) v7.push_back(StateMigrations()[v].sql);
+  v7.push_back("PRAGMA user_version = 7");
+  v7.push_back("INSERT INTO node_steps VALUES ('u1', 'node-a', 'widgets.example.com/v1', 's1', "
+               "'draining', 1, 0, '', 0, 5, 'default/db-0\n', 2, '')");
+  RawExec(path, "v7", v7);
   auto store = OpenStore(path);
   CHECK(*UserVersion(path) == std::to_string(LatestSchemaVersion()));
   auto steps = store->GetNodeSteps("u1");

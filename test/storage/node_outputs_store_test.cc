@@ -2,8 +2,8 @@
 // gone with the object (Forget, garbage collection, tombstone expiry).
 #include <catch2/catch.hpp>
 
+#include "test/fakes/temp_dir.h"
 #include "test/storage/store_samples.h"
-#include "test/storage/temp_dir.h"
 
 namespace nodehook {
 namespace {

@@ -2,8 +2,8 @@
 // listed per node whatever the resource, and dropped on their own.
 #include <catch2/catch.hpp>
 
+#include "test/fakes/temp_dir.h"
 #include "test/storage/store_samples.h"
-#include "test/storage/temp_dir.h"
 
 namespace nodehook {
 namespace {

@@ -2,8 +2,8 @@
 // revives and what it leaves alone; and NodesInFile, which lets the CLI find the node.
 #include <catch2/catch.hpp>
 
+#include "test/fakes/temp_dir.h"
 #include "test/storage/store_samples.h"
-#include "test/storage/temp_dir.h"
 
 namespace nodehook {
 namespace {

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "storage/sqlite_db.h"
-#include "test/storage/temp_dir.h"
+#include "test/fakes/temp_dir.h"
 
 namespace nodehook {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
+#include "test/fakes/temp_dir.h"
 #include "test/storage/store_samples.h"
-#include "test/storage/temp_dir.h"
 
 namespace nodehook {
 namespace {

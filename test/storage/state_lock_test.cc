@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "storage/state_lock.h"
-#include "test/storage/temp_dir.h"
+#include "test/fakes/temp_dir.h"
 
 namespace nodehook {
 namespace {

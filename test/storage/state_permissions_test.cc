@@ -7,9 +7,9 @@
 
 #include "storage/state_lock.h"
 #include "storage/state_permissions.h"
+#include "test/fakes/temp_dir.h"
 #include "test/storage/scoped_umask.h"
 #include "test/storage/store_samples.h"
-#include "test/storage/temp_dir.h"
 
 namespace nodehook {
 namespace {
@@ -85,26 +85,26 @@ TEST_CASE("loose state files and their directory are tightened, and a second sta
 
 TEST_CASE("a state directory shared with other files keeps its mode, and the state files are still tightened") {
   TempDir dir;
-  REQUIRE(::chmod(dir.Path().c_str(), 0755) == 0);
+  REQUIRE(::chmod(dir.path().c_str(), 0755) == 0);
   std::string path = dir.File("state.db");
   MakeFile(path, 0644);
   MakeFile(dir.File("someone-elses.conf"), 0644);
 
   auto result = TightenStatePermissions(path, dir.File("hook-scratch"));
   REQUIRE(result.ok());
-  CHECK(result->shared_dirs == std::vector<std::string>{dir.Path()});
-  CHECK(ModeOf(dir.Path()) == 0755);
+  CHECK(result->shared_dirs == std::vector<std::string>{dir.path()});
+  CHECK(ModeOf(dir.path()) == 0755);
   CHECK(ModeOf(dir.File("someone-elses.conf")) == 0644);
   CHECK(ModeOf(path) == 0600);
 }
 
 TEST_CASE("a sticky directory like /tmp is never made private") {
   TempDir dir;
-  REQUIRE(::chmod(dir.Path().c_str(), 01777) == 0);
+  REQUIRE(::chmod(dir.path().c_str(), 01777) == 0);
   auto result = TightenStatePermissions(dir.File("state.db"), dir.File("hook-scratch"));
   REQUIRE(result.ok());
-  CHECK(result->shared_dirs == std::vector<std::string>{dir.Path()});
-  CHECK(ModeOf(dir.Path()) == 01777);
+  CHECK(result->shared_dirs == std::vector<std::string>{dir.path()});
+  CHECK(ModeOf(dir.path()) == 01777);
 }
 
 TEST_CASE("a scratch directory holding anything but hook run directories keeps its mode") {

@@ -12,9 +12,9 @@
 #include "storage/state_lock.h"
 #include "test/fakes/captured_log.h"
 #include "test/fakes/fake_clock.h"
+#include "test/fakes/temp_dir.h"
 #include "test/storage/scratch_mount.h"
 #include "test/storage/store_samples.h"
-#include "test/storage/temp_dir.h"
 
 namespace nodehook {
 namespace {
@@ -31,16 +31,6 @@ StateLock MustTake(const std::string& state_file) {
   REQUIRE(lock.ok());
   REQUIRE(lock->has_value());
   return std::move(**lock);
-}
-
-// Fills the file system holding `path` by writing `path` until the disk refuses more.
-void FillDisk(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  REQUIRE(f != nullptr);
-  std::string chunk(4096, 'f');
-  while (std::fwrite(chunk.data(), 1, chunk.size(), f) == chunk.size() && std::fflush(f) == 0) {
-  }
-  std::fclose(f);
 }
 
 TEST_CASE("a new lock file has no history; a cleanly released one has no holder; a killed holder is named") {
@@ -108,16 +98,13 @@ TEST_CASE("a WAL left without its state file is moved aside, never applied to th
 TEST_CASE("the no-space message names the directory and the bytes free") {
   CHECK(NoSpaceMessage("/var/lib/nodehook", 12288) == "no space left on /var/lib/nodehook (12288 bytes free)");
   TempDir roomy;  // the test machine's temp directory has room, so nothing is called full
-  CHECK(NoSpaceIfFull(roomy.Path(), 0).empty());
-  CHECK_THAT(NoSpaceIfFull(roomy.Path(), ENOSPC), Catch::StartsWith("no space left on " + roomy.Path() + " ("));
+  CHECK(NoSpaceIfFull(roomy.path(), 0).empty());
+  CHECK_THAT(NoSpaceIfFull(roomy.path(), ENOSPC), Catch::StartsWith("no space left on " + roomy.path() + " ("));
 }
 
 TEST_CASE("a full file system names itself in writes and refuses a start, after a clean stop or a kill alike") {
   ScratchTmpfs disk("4m");  // room for a start (1 MiB) once the filler is gone
-  if (!disk.mounted()) {
-    WARN("skipped: mounting a tmpfs is not permitted here");
-    return;
-  }
+  if (!disk.MountedOrSkipped()) return;
   StateDirectoryRules tmpfs_allowed;
   tmpfs_allowed.allow_volatile = true;
   FakeClock clock;
@@ -131,7 +118,7 @@ TEST_CASE("a full file system names itself in writes and refuses a start, after 
   ObjectRecord big = SampleObject("u2");
   big.last_object = "{" + std::string(256 * 1024, 'b') + "}";
   Status write = running->RecordHandled(big, "create");
-  CHECK_THAT(write.message(), Catch::StartsWith("sqlite RecordHandled: no space left on " + disk.Path() + " ("));
+  CHECK_THAT(write.message(), Catch::StartsWith("sqlite RecordHandled: no space left on " + disk.path() + " ("));
 
   for (const std::string& path : {clean, killed}) {
     INFO(path);
@@ -139,7 +126,7 @@ TEST_CASE("a full file system names itself in writes and refuses a start, after 
     REQUIRE_FALSE(opened.ok());
     CHECK(opened.status().code() == StatusCode::kUnavailable);
     CHECK_THAT(opened.status().message(),
-               Catch::StartsWith("no space left on " + disk.Path() + " (") &&
+               Catch::StartsWith("no space left on " + disk.path() + " (") &&
                    Catch::EndsWith(" bytes free); the agent needs 1048576 bytes free to start"));
   }
   fs::remove(disk.File("filler"));

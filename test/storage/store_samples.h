@@ -5,7 +5,9 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "storage/sqlite_db.h"
 #include "storage/sqlite_state_store.h"
 
 namespace nodehook {
@@ -59,6 +61,14 @@ inline std::unique_ptr<SqliteStateStore> OpenStore(const std::string& path,
   INFO(store.status().ToString());
   REQUIRE(store.ok());
   return std::move(*store);
+}
+
+// Writes a state file by hand, as an older or newer nodehook left it: opens `path` with SqliteDb
+// and runs each statement (as `label`), each of which must succeed.
+inline void RawExec(const std::string& path, const std::string& label, const std::vector<std::string>& statements) {
+  auto db = SqliteDb::Open(path);
+  REQUIRE(db.ok());
+  for (const std::string& sql : statements) REQUIRE((*db)->Exec(label, sql).ok());
 }
 
 }  // namespace nodehook

@@ -2,17 +2,13 @@
 #include <catch2/catch.hpp>
 
 #include "agent/calendar/cron.h"
+#include "test/agent/calendar/require_ok.h"
 
 using namespace nodehook;
 
 namespace {
 
-CronSpec Parse(const std::string& text) {
-  Result<CronSpec> spec = ParseCron(text);
-  INFO(text << ": " << spec.status().message());
-  REQUIRE(spec.ok());
-  return spec.value();
-}
+CronSpec Parse(const std::string& text) { return RequireOk(ParseCron(text), text); }
 
 std::string ErrorOf(const std::string& text) {
   Result<CronSpec> spec = ParseCron(text);

@@ -5,25 +5,18 @@
 #include <fstream>
 
 #include "agent/calendar/time_zone.h"
+#include "test/agent/calendar/require_ok.h"
 #include "test/agent/calendar/tzif_builder.h"
-#include "test/storage/temp_dir.h"
+#include "test/fakes/temp_dir.h"
 
 using namespace nodehook;
 
 namespace {
 
-TimeZone Load(const std::string& name) {
-  Result<TimeZone> zone = LoadTimeZone(name);
-  INFO(name << ": " << zone.status().message());
-  REQUIRE(zone.ok());
-  return zone.value();
-}
+TimeZone Load(const std::string& name) { return RequireOk(LoadTimeZone(name), name); }
 
 TimeZone FromBytes(const TzifContent& content) {
-  Result<TimeZone> zone = TimeZone::FromTzif("Test/Zone", BuildTzif(content));
-  INFO(zone.status().message());
-  REQUIRE(zone.ok());
-  return zone.value();
+  return RequireOk(TimeZone::FromTzif("Test/Zone", BuildTzif(content)), "Test/Zone");
 }
 
 // 2026 switches (UTC): Europe/Berlin 29 March and 25 October at 01:00, America/New_York
@@ -234,21 +227,21 @@ TEST_CASE("zones load from an injected directory, and names cannot leave it") {
   REQUIRE(std::filesystem::create_directories(dir.File("Test")));
   std::ofstream(dir.File("Test/Minus_Three"), std::ios::binary) << BuildTzif(c);
   std::ofstream(dir.File("Test/garbage"), std::ios::binary) << "garbage";
-  Result<TimeZone> zone = LoadTimeZone("Test/Minus_Three", dir.Path());
+  Result<TimeZone> zone = LoadTimeZone("Test/Minus_Three", dir.path());
   REQUIRE(zone.ok());
   CHECK(zone->name() == "Test/Minus_Three");
   CHECK(zone->OffsetAt(0) == -10800);
-  CHECK(LoadTimeZone("UTC", dir.Path()).ok());  // built in
-  Result<TimeZone> missing = LoadTimeZone("Europe/Berlin", dir.Path());
+  CHECK(LoadTimeZone("UTC", dir.path()).ok());  // built in
+  Result<TimeZone> missing = LoadTimeZone("Europe/Berlin", dir.path());
   CHECK(missing.status().code() == StatusCode::kNotFound);
   CHECK(missing.status().message() ==
-        "unknown time zone \"Europe/Berlin\": no file " + dir.Path() + "/Europe/Berlin");
-  CHECK(LoadTimeZone("Test", dir.Path()).status().code() == StatusCode::kNotFound);  // a directory
-  CHECK(LoadTimeZone("Test/garbage", dir.Path()).status().code() == StatusCode::kInvalid);
+        "unknown time zone \"Europe/Berlin\": no file " + dir.path() + "/Europe/Berlin");
+  CHECK(LoadTimeZone("Test", dir.path()).status().code() == StatusCode::kNotFound);  // a directory
+  CHECK(LoadTimeZone("Test/garbage", dir.path()).status().code() == StatusCode::kInvalid);
   for (const char* name : {"", "/etc/localtime", "../Test/Minus_Three", "Test/../Test/Minus_Three", "Test//x",
                            "Test/", "./Test/Minus_Three", "Europe/Berlin\n", "Europe Berlin"}) {
     INFO(name);
-    Result<TimeZone> refused = LoadTimeZone(name, dir.Path());
+    Result<TimeZone> refused = LoadTimeZone(name, dir.path());
     CHECK(refused.status().code() == StatusCode::kInvalid);
     CHECK(refused.status().message().find("expected an IANA name such as Europe/Berlin") != std::string::npos);
   }

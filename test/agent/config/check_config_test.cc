@@ -6,29 +6,11 @@
 #include <sstream>
 
 #include "test/agent/config/config_test_util.h"
+#include "test/fakes/temp_dir.h"
 
 using namespace nodehook;
 
 namespace {
-
-// A fresh directory under /tmp, removed when the test ends.
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/nodehook-config-test-XXXXXX";
-    path_ = mkdtemp(pattern);
-  }
-  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
-  std::string Write(const std::string& name, const std::string& text) const {
-    std::string file = path_ + "/" + name;
-    std::ofstream(file) << text;
-    return file;
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);

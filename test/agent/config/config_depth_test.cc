@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "test/agent/config/config_test_util.h"
-#include "test/storage/temp_dir.h"
+#include "test/fakes/temp_dir.h"
 
 using namespace nodehook;
 

@@ -8,7 +8,7 @@
 
 #include "agent/config/hook_programs.h"
 #include "test/agent/config/config_test_util.h"
-#include "test/storage/temp_dir.h"
+#include "test/fakes/temp_dir.h"
 
 using namespace nodehook;
 

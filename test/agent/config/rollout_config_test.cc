@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "test/agent/config/config_test_util.h"
-#include "test/storage/temp_dir.h"
+#include "test/fakes/temp_dir.h"
 
 using namespace nodehook;
 
@@ -230,16 +230,16 @@ TEST_CASE("rollout errors: a window's time zone must exist under the zoneinfo di
 
 TEST_CASE("the zoneinfo directory is $TZDIR when set") {
   TempDir empty;
-  ConfigSources sources = Sources({{"NODE_NAME", "n"}, {"TZDIR", empty.Path()}});
+  ConfigSources sources = Sources({{"NODE_NAME", "n"}, {"TZDIR", empty.path()}});
   ConfigError e = OnlyError("\"windows\": [{\"cron\": \"0 22 * * *\", \"duration_seconds\": 60, \"time_zone\": "
                             "\"Europe/Berlin\"}]",
                             kCreateUpdate, sources);
-  CHECK(e.message.find("no file " + empty.Path() + "/Europe/Berlin") != std::string::npos);
+  CHECK(e.message.find("no file " + empty.path() + "/Europe/Berlin") != std::string::npos);
   // UTC is built in, so it needs no file.
   ConfigResult utc = ParseConfig(
       WithRollout(R"({"windows": [{"cron": "0 22 * * *", "duration_seconds": 60, "time_zone": "UTC"}]})"), sources);
   CHECK(utc.ok());
-  CHECK(utc.config.zoneinfo_dir == empty.Path());
+  CHECK(utc.config.zoneinfo_dir == empty.path());
   CHECK(ParseConfig(MinimalConfig(), kNode).config.zoneinfo_dir == "/usr/share/zoneinfo");
 }
 

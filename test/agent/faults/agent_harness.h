@@ -9,13 +9,13 @@
 #include <thread>
 #include <tuple>
 
-#include "agent/pipeline/agent.h"
-#include "agent/kube/credentials/file_source.h"
 #include "agent/kube/client/rest_kube_client.h"
+#include "agent/kube/credentials/file_source.h"
+#include "agent/pipeline/agent.h"
 #include "storage/sqlite_state_store.h"
 #include "test/fakes/fake_api_server.h"
 #include "test/fakes/fake_runner.h"
-#include "test/storage/temp_dir.h"
+#include "test/fakes/temp_dir.h"
 
 namespace nodehook {
 

@@ -6,8 +6,8 @@
 
 #include "agent/hooks/hook_call.h"
 #include "test/fakes/fake_runner.h"
+#include "test/fakes/temp_dir.h"
 #include "test/storage/scoped_umask.h"
-#include "test/storage/temp_dir.h"
 
 namespace nodehook {
 namespace {

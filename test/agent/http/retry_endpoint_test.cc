@@ -7,7 +7,7 @@
 
 #include "agent/http/retry_endpoint.h"
 #include "test/agent/http/raw_client.h"
-#include "test/storage/temp_dir.h"
+#include "test/fakes/temp_dir.h"
 
 namespace nodehook {
 namespace {

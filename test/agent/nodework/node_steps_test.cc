@@ -9,7 +9,7 @@
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_node_api.h"
 #include "test/fakes/fake_runner.h"
-#include "test/storage/temp_dir.h"
+#include "test/fakes/temp_dir.h"
 
 namespace nodehook {
 namespace {

@@ -6,7 +6,7 @@
 #include "agent/nodework/retired_node_steps.h"
 #include "storage/sqlite_state_store.h"
 #include "test/fakes/fake_node_api.h"
-#include "test/storage/temp_dir.h"
+#include "test/fakes/temp_dir.h"
 
 namespace nodehook {
 namespace {

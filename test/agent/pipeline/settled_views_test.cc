@@ -7,7 +7,7 @@
 #include "agent/pipeline/object_views_publisher.h"
 #include "storage/sqlite_state_store.h"
 #include "test/fakes/fake_clock.h"
-#include "test/storage/temp_dir.h"
+#include "test/fakes/temp_dir.h"
 
 namespace nodehook {
 namespace {

@@ -1,5 +1,5 @@
 // Helpers for tests that run real hook processes: shell-script hooks (tests only; the runner
-// itself never uses a shell), a scratch directory, and checks on pids the hooks wrote down.
+// itself never uses a shell), a scratch directory (TempDir, from test/fakes), and checks on pids the hooks wrote down.
 #pragma once
 
 #include <signal.h>
@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "agent/process/action_runner.h"
+#include "test/fakes/temp_dir.h"
 
 namespace nodehook::testing {
 
@@ -26,19 +27,6 @@ inline ActionRequest ShellHook(const std::string& script, std::initializer_list<
   request.timeout = std::chrono::seconds(20);
   return request;
 }
-
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/nodehook-actions-XXXXXX";
-    path_ = mkdtemp(pattern);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 // The pid a hook wrote to `path`, or -1 if the file is missing or incomplete.
 inline pid_t ReadPid(const std::string& path) {

@@ -12,7 +12,6 @@
 #include "test/agent/process/hook_test_util.h"
 
 using namespace nodehook;
-using nodehook::testing::TempDir;
 namespace fs = std::filesystem;
 
 namespace {

@@ -14,7 +14,7 @@ using nodehook::ActionResult;
 using nodehook::CancelToken;
 using nodehook::ProcessRunner;
 using nodehook::testing::ShellHook;
-using nodehook::testing::TempDir;
+using nodehook::TempDir;
 
 namespace {
 

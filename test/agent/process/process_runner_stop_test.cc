@@ -19,7 +19,7 @@ using nodehook::ProcessRunnerOptions;
 using nodehook::testing::ProcessGoneSoon;
 using nodehook::testing::ReadPid;
 using nodehook::testing::ShellHook;
-using nodehook::testing::TempDir;
+using nodehook::TempDir;
 using nodehook::testing::WaitForPidFile;
 using namespace std::chrono_literals;
 

@@ -11,7 +11,6 @@
 #include "test/agent/process/hook_test_util.h"
 
 using namespace nodehook;
-using nodehook::testing::TempDir;
 namespace fs = std::filesystem;
 
 TEST_CASE("a scratch directory is private, named hook-XXXXXX and gone after Remove") {

@@ -9,7 +9,6 @@
 #include "test/agent/process/hook_test_util.h"
 
 using namespace nodehook;
-using nodehook::testing::TempDir;
 namespace fs = std::filesystem;
 
 TEST_CASE("a scratch directory given back clean is the next run's, emptied of the last run's files") {

@@ -7,7 +7,7 @@
 
 #include "test/agent/reconcile/reconciler_fixture.h"
 #include "test/fakes/captured_log.h"
-#include "test/storage/temp_dir.h"
+#include "test/fakes/temp_dir.h"
 
 using namespace nodehook;
 

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "test/agent/kube/refusals.h"
+
 namespace nodehook {
 namespace {
 
@@ -42,11 +44,7 @@ TEST_CASE("a scalar scans as one value without parts") {
 }
 
 TEST_CASE("malformed JSON is refused with the offset and what was expected") {
-  struct Case {
-    const char* text;
-    const char* expected;
-  };
-  const Case cases[] = {
+  const std::vector<Refusal> cases = {
       {"", "offset 0: expected a JSON value"},
       {"{", "the text ends inside a value"},
       {R"({"a":1,})", "offset 7: expected a key in double quotes"},
@@ -65,13 +63,7 @@ TEST_CASE("malformed JSON is refused with the offset and what was expected") {
       {"{} {}", "expected the end of the text"},
       {"1 2", "expected the end of the text"},
   };
-  for (const auto& c : cases) {
-    INFO(c.text);
-    auto scan = ScanJson(c.text);
-    REQUIRE_FALSE(scan.ok());
-    CHECK(scan.status().code() == StatusCode::kInvalid);
-    CHECK_THAT(scan.status().message(), Catch::Contains("malformed JSON") && Catch::Contains(c.expected));
-  }
+  CheckRefusals(cases, [](const std::string& text) { return ScanJson(text); }, StatusCode::kInvalid, "malformed JSON");
 }
 
 TEST_CASE("a million levels of nesting are measured without recursion") {

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "test/agent/kube/refusals.h"
+
 namespace nodehook {
 namespace {
 
@@ -33,11 +35,7 @@ TEST_CASE("a deletionTimestamp marks the object as deleting, a null one does not
 }
 
 TEST_CASE("malformed objects are refused with the field and what was expected") {
-  struct Case {
-    const char* json;
-    const char* expected_text;
-  };
-  const Case cases[] = {
+  const std::vector<Refusal> cases = {
       {"", "malformed JSON at offset 0"},
       {"{\"metadata\":", "malformed JSON"},
       {"[1,2]", "expected a JSON object"},
@@ -47,13 +45,7 @@ TEST_CASE("malformed objects are refused with the field and what was expected") 
       {R"({"metadata":{"name":"a","uid":"u","namespace":7}})", "field 'metadata.namespace': expected a string"},
       {R"({"metadata":{"name":"a","uid":"u"}} trailing)", "malformed JSON"},
   };
-  for (const auto& c : cases) {
-    INFO(c.json);
-    auto obj = ParseObject(c.json);
-    REQUIRE_FALSE(obj.ok());
-    CHECK(obj.status().code() == StatusCode::kInvalid);
-    CHECK_THAT(obj.status().message(), Catch::Contains(c.expected_text));
-  }
+  CheckRefusals(cases, [](const std::string& json) { return ParseObject(json); }, StatusCode::kInvalid);
 }
 
 TEST_CASE("absurdly deep nesting is refused instead of overflowing the stack") {
@@ -142,24 +134,14 @@ TEST_CASE("an ERROR event exposes the Status code and message") {
 }
 
 TEST_CASE("malformed watch lines are refused with a clear reason") {
-  struct Case {
-    const char* line;
-    const char* expected_text;
-  };
-  const Case cases[] = {
+  const std::vector<Refusal> cases = {
       {"not json", "malformed JSON"},
       {R"({"object":{}})", "field 'type'"},
       {R"({"type":"ADDED"})", "field 'object': expected a JSON object"},
       {R"({"type":"RENAMED","object":{}})", "got 'RENAMED'"},
       {R"({"type":"ERROR","object":{"code":"410"}})", "field 'code': expected an integer"},
   };
-  for (const auto& c : cases) {
-    INFO(c.line);
-    auto ev = ParseWatchEvent(c.line);
-    REQUIRE_FALSE(ev.ok());
-    CHECK(ev.status().code() == StatusCode::kInvalid);
-    CHECK_THAT(ev.status().message(), Catch::Contains(c.expected_text));
-  }
+  CheckRefusals(cases, [](const std::string& line) { return ParseWatchEvent(line); }, StatusCode::kInvalid);
 }
 
 TEST_CASE("a Status body yields code, reason and message") {

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "agent/kube/credentials/file_source.h"
-#include "test/agent/kube/credentials/temp_dir.h"
 #include "test/fakes/captured_log.h"
 #include "test/fakes/fake_clock.h"
+#include "test/fakes/temp_dir.h"
 
 namespace nodehook {
 namespace {

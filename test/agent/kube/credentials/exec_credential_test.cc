@@ -7,14 +7,15 @@
 #include <sstream>
 #include <string>
 
+#include "agent/kube/client/rest_kube_client.h"
 #include "agent/kube/credentials/base64.h"
 #include "agent/kube/credentials/connection_config.h"
 #include "agent/kube/credentials/exec_credential.h"
-#include "agent/kube/client/rest_kube_client.h"
 #include "test/agent/kube/client/kube_test_data.h"
-#include "test/agent/kube/credentials/temp_dir.h"
+#include "test/agent/kube/refusals.h"
 #include "test/fakes/fake_api_server.h"
 #include "test/fakes/fake_clock.h"
+#include "test/fakes/temp_dir.h"
 #include "test/fakes/test_pki.h"
 #include "test/fakes/tls_front.h"
 
@@ -172,11 +173,7 @@ TEST_CASE("a failing plugin's error names it, its exit code and its stderr") {
 }
 
 TEST_CASE("a plugin that prints garbage or the wrong ExecCredential is a clear error") {
-  struct Case {
-    const char* stdout_text;
-    const char* expected;
-  };
-  const Case cases[] = {
+  const std::vector<Refusal> cases = {
       {"not json", "printed no ExecCredential JSON"},
       {R"({"kind":"Secret","apiVersion":"client.authentication.k8s.io/v1"})", "not an ExecCredential"},
       {R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{"token":"t"}})",
@@ -188,12 +185,7 @@ TEST_CASE("a plugin that prints garbage or the wrong ExecCredential is a clear e
       {R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t","expirationTimestamp":"tomorrow"}})",
        "expirationTimestamp: expected an RFC 3339 time"},
   };
-  for (const auto& c : cases) {
-    INFO(c.stdout_text);
-    auto parsed = ParseExecCredential(c.stdout_text, kExecApiV1);
-    REQUIRE_FALSE(parsed.ok());
-    CHECK_THAT(parsed.status().message(), Catch::Contains(c.expected));
-  }
+  CheckRefusals(cases, [](const std::string& out) { return ParseExecCredential(out, kExecApiV1); }, std::nullopt);
   TempDir dir;
   ExecPluginConfig plugin;
   plugin.user = "u";
@@ -226,11 +218,7 @@ TEST_CASE("a plugin that hangs is killed at its timeout, and one that cannot sta
 }
 
 TEST_CASE("exec sections kubectl refuses, or that need a terminal, are refused when loading") {
-  struct Case {
-    const char* exec_body;
-    const char* expected;
-  };
-  const Case cases[] = {
+  const std::vector<Refusal> cases = {
       {"      apiVersion: client.authentication.k8s.io/v1\n      command: aws\n",
        "key 'interactiveMode': must be set for client.authentication.k8s.io/v1"},
       {"      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n      interactiveMode: Always\n",
@@ -241,13 +229,13 @@ TEST_CASE("exec sections kubectl refuses, or that need a terminal, are refused w
       {"      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n      env:\n      - value: x\n",
        "key 'env': expected a list of {name, value}"},
   };
-  for (const auto& c : cases) {
-    INFO(c.exec_body);
-    TempDir dir;
-    auto config = LoadKubeconfig(dir.Write("kc", ExecKubeconfig("https://k:6443", c.exec_body)));
-    REQUIRE_FALSE(config.ok());
-    CHECK_THAT(config.status().message(), Catch::Contains("user 'cloud' exec") && Catch::Contains(c.expected));
-  }
+  CheckRefusals(
+      cases,
+      [](const std::string& exec_body) {
+        TempDir dir;
+        return LoadKubeconfig(dir.Write("kc", ExecKubeconfig("https://k:6443", exec_body)));
+      },
+      std::nullopt, "user 'cloud' exec");
 }
 
 TEST_CASE("after a 401 the exec plugin runs again and the request is retried with its new token") {

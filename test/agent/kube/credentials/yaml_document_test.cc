@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "agent/kube/credentials/base64.h"
+#include "test/agent/kube/refusals.h"
 
 namespace nodehook {
 namespace {
@@ -75,24 +76,14 @@ TEST_CASE("JSON is read as YAML") {
 }
 
 TEST_CASE("bad YAML is refused with its line and column") {
-  struct Case {
-    const char* text;
-    const char* expected;
-  };
-  const Case cases[] = {
+  const std::vector<Refusal> cases = {
       {"a: 1\n  b: 2\n", "line 2, column"},
       {"a: 1\na: 2\n", "line 2, column 1: duplicate key 'a'"},
       {"a: [1, 2\n", "line 2, column 1"},
       {"? [x]\n: 1\n", "line 1, column 3: a mapping key must be a string"},
       {"a: *nowhere\n", "line 1, column"},
   };
-  for (const auto& c : cases) {
-    INFO(c.text);
-    auto root = ParseYamlDocument(c.text);
-    REQUIRE_FALSE(root.ok());
-    CHECK(root.status().code() == StatusCode::kInvalid);
-    CHECK_THAT(root.status().message(), Catch::Contains(c.expected));
-  }
+  CheckRefusals(cases, [](const std::string& text) { return ParseYamlDocument(text); }, StatusCode::kInvalid);
 }
 
 TEST_CASE("a document nested far too deep is refused instead of overflowing the stack") {

@@ -9,14 +9,14 @@
 #include <vector>
 
 #include "agent/base/log.h"
-#include "agent/kube/credentials/file_source.h"
 #include "agent/kube/client/rest_kube_client.h"
+#include "agent/kube/credentials/file_source.h"
 #include "test/agent/kube/client/kube_test_data.h"
-#include "test/agent/kube/credentials/temp_dir.h"
 #include "test/fakes/captured_log.h"
 #include "test/fakes/fake_api_server.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/forwarding_kube_client.h"
+#include "test/fakes/temp_dir.h"
 
 namespace nodehook {
 namespace {

@@ -9,14 +9,14 @@
 #include <optional>
 #include <string>
 
+#include "agent/kube/client/rest_kube_client.h"
 #include "agent/kube/credentials/base64.h"
 #include "agent/kube/credentials/connection_config.h"
-#include "agent/kube/client/rest_kube_client.h"
 #include "test/agent/kube/client/kube_test_data.h"
-#include "test/agent/kube/credentials/temp_dir.h"
 #include "test/fakes/captured_log.h"
 #include "test/fakes/connect_proxy.h"
 #include "test/fakes/fake_api_server.h"
+#include "test/fakes/temp_dir.h"
 #include "test/fakes/test_pki.h"
 #include "test/fakes/tls_front.h"
 
