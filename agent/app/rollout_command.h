@@ -7,9 +7,9 @@
 //   resume         removes it, and sets nodehook.io/rollout-resume to the object's current state
 //                  digest, so a halted state continues;
 //   wait           polls (every --poll, 1 s) until every node that handles the object has
-//                  handled its current state (fleet_wait.h): from the Leases for a resource with a
-//                  rollout policy (or, while they are not complete, the agents), else from the
-//                  agents through the fleet survey.
+//                  handled its current state (kubectl/object_wait.h): from the Leases for a
+//                  resource with a rollout policy (or, while they are not complete, the agents),
+//                  else from the agents through the fleet survey.
 // Exit codes: 0 ok / done; 1 object or rollout not found (or the API refused); 2 bad kubeconfig
 // or arguments; 4 wait timed out; 5 wait: the rollout halted. The clock and the sleep are
 // injected, so tests run a wait instantly. Not thread-safe (one call).
@@ -24,6 +24,7 @@
 
 #include "agent/app/fleet_command.h"
 #include "agent/base/clock.h"
+#include "agent/kubectl/object_wait.h"
 #include "agent/kubectl/rollout_cluster.h"
 #include "agent/kubectl/rollout_view.h"
 
@@ -59,8 +60,5 @@ RolloutDeps KubeconfigRolloutDeps();
 
 int RunRolloutCommand(const FleetCommandArgs& fleet_args, const RolloutCommandArgs& args, const RolloutDeps& deps,
                       std::ostream& out, std::ostream& err);
-
-// "90s", "5m", "1h30m", "45" (seconds). kInvalid otherwise.
-Result<Duration> ParseWaitDuration(const std::string& text);
 
 }  // namespace nodehook

@@ -7,6 +7,7 @@
 
 #include "agent/app/rollout_command.h"
 #include "agent/kubectl/fleet_wait.h"
+#include "agent/kubectl/object_wait.h"
 #include "test/agent/kubectl/rollout_fakes.h"
 #include "test/fakes/fake_clock.h"
 
@@ -179,6 +180,19 @@ TEST_CASE("wait for an object that does not exist exits 1") {
   std::string out;
   CHECK(s.Run("widgets.example.com/nope", &out) == 1);
   CHECK_THAT(out, Catch::Contains("widgets.example.com/nope -n ns not found"));
+}
+
+TEST_CASE("WaitForObject without agents to ask: a resource without a rollout policy exits 2 and says why") {
+  FakeCommandWorld world;
+  world.cluster.objects["ns/w1"] = Widget("ns", "w1", "u1", "42");
+  Result<ObjectSpec> spec = ParseObjectSpec("widgets.example.com/w1", "ns");
+  REQUIRE(spec.ok());
+  WaitOptions options{Duration(2000), "2s", Duration(1000), 4, "nodehook"};
+  WaitTime time{&world.clock, [&world] { return ToMillis(world.clock.Now()); }, [](Duration) {}};
+  std::ostringstream out, err;
+  CHECK(WaitForObject(world.cluster, nullptr, *spec, options, time, out, err) == 2);
+  CHECK(out.str().empty());
+  CHECK(err.str() == "kubectl nodehook: no agents to ask\n");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "agent/app/release_command.h"
+#include "agent/kubectl/finalizer_uninstall.h"
 #include "agent/rollout/rules/rollout_leases.h"
 #include "test/fakes/fake_kube_client.h"
 #include "test/fakes/forwarding_kube_client.h"
@@ -228,4 +229,24 @@ TEST_CASE("release-finalizers --stop-agents releases nothing when the DaemonSet 
   CHECK(err.str() == "kubectl nodehook release-finalizers: cannot delete DaemonSet nodehook/nodehook: HTTP 403\n"
                      "Nothing was released.\n");
   CHECK(fake->list_call_count() == 0);
+}
+
+TEST_CASE("the uninstall covers each resource once across configs, and the rollouts whose node steps cordon") {
+  auto watched = [](const std::string& plural, const std::string& ns) {
+    WatchedResource r;
+    r.ref = ResourceRef{"example.com", "v1", plural, ns, ""};
+    return r;
+  };
+  Config first, second;
+  first.resources = {watched("widgets", ""), watched("gadgets", "team-a")};
+  first.resources[1].rollout = RolloutPolicy{};
+  first.resources[1].rollout->cordon = true;
+  second.resources = {watched("widgets", ""), watched("gadgets", "team-b")};
+  UninstallScope scope;
+  AddToUninstall(first, &scope);
+  AddToUninstall(second, &scope);
+  REQUIRE(scope.resources.size() == 3);
+  CHECK(scope.resources[1].namespace_name == "team-a");
+  CHECK(scope.resources[2].namespace_name == "team-b");
+  CHECK(scope.cordoning == std::set<std::string>{RolloutIdOf(first.resources[1].ref)});
 }
