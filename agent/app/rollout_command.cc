@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "agent/kubectl/rollout_report.h"
+#include "agent/kubectl/rollout_steer.h"
 #include "agent/kube/credentials/connection_source.h"
 #include "agent/kube/client/rest_kube_client.h"
 #include "agent/kube/transport/server_clock.h"
@@ -16,12 +17,6 @@ std::string AgentsNamespace(const FleetCommandArgs& fleet_args, const RolloutCom
   return args.agents_namespace.empty() ? fleet_args.target.namespace_name : args.agents_namespace;
 }
 
-std::string Quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-  return out + "\"";
-}
-
 std::function<int64_t()> ServerNow(const RolloutDeps& deps) {
   if (deps.server_now_ms) return deps.server_now_ms;
   const Clock* clock = deps.clock;
@@ -31,26 +26,6 @@ std::function<int64_t()> ServerNow(const RolloutDeps& deps) {
 int Fail(std::ostream& err, const Status& status) {
   err << kWhat << ": " << status.message() << "\n";
   return 1;
-}
-
-// pause / resume: the only writes.
-int Steer(RolloutCluster& cluster, const RolloutView& view, bool pause, bool stop_nodes, std::ostream& out,
-          std::ostream& err) {
-  std::string annotations =
-      pause ? Quoted(kRolloutPausedAnnotation) + ":" + Quoted(stop_nodes ? kRolloutStopNodes : "true")
-            : Quoted(kRolloutPausedAnnotation) + ":null," + Quoted(kRolloutResumeAnnotation) + ":" + Quoted(view.state.state);
-  std::string body = "{\"metadata\":{\"annotations\":{" + annotations + "}}}";
-  Status patched = cluster.MergePatchObject(SpecObject(view.spec, view.spec.version), body);
-  if (!patched.ok()) {
-    err << kWhat << ": patching " << view.Describe() << ": " << patched.message() << "\n";
-    return 1;
-  }
-  out << view.Describe()
-      << (!pause      ? " resumed at state " + view.state.state.substr(0, 12)
-          : stop_nodes ? " paused; the nodes inside stop before their hook succeeds and give their cordon back"
-                       : " paused; the nodes inside finish their work")
-      << "\n";
-  return 0;
 }
 
 // `wait`: its flags as options, and the agents to ask, found in the agents' namespace.
@@ -153,7 +128,7 @@ int RunRolloutCommand(const FleetCommandArgs& fleet_args, const RolloutCommandAr
   } else if (action == "rollout-plan") {
     out << FormatRolloutPlan(*view);
   } else {
-    return Steer(**cluster, *view, action == "rollout-pause", args.stop_nodes, out, err);
+    return SteerRollout(**cluster, *view, action == "rollout-pause", args.stop_nodes, out, err);
   }
   return 0;
 }
