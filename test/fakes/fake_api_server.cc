@@ -1,6 +1,8 @@
 // Sockets, request reading and scripted layers (token, faults, FIFO script) of FakeApiServer.
 #include "test/fakes/fake_api_server.h"
 
+#include "test/fakes/loopback_listener.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -147,20 +149,7 @@ FakeApiServer::~FakeApiServer() {
 }
 
 void FakeApiServer::Listen() {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port_));  // 0 the first time: kernel's choice
-  socklen_t len = sizeof addr;
-  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(listen_fd_, 64) != 0 || ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    std::perror("FakeApiServer: cannot listen on 127.0.0.1");
-    std::abort();
-  }
-  port_ = ntohs(addr.sin_port);
+  listen_fd_ = ListenOnLoopback(port_, "FakeApiServer: cannot listen on 127.0.0.1");  // port_ 0 the first time
   accept_thread_ = std::thread([this] { AcceptLoop(); });
 }
 

@@ -15,6 +15,11 @@
 
 namespace nodehook {
 
+// A socket listening on 127.0.0.1:`port` (0: a free one, the kernel's choice), with SO_REUSEADDR
+// so a port given up can be taken again at once; sets `port` to the one bound. Aborts the test
+// binary, naming `who`, if it cannot listen.
+int ListenOnLoopback(int& port, const char* who);
+
 class LoopbackListener {
  public:
   // Binds and starts accepting; aborts the test binary if it cannot bind.

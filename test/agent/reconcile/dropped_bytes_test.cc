@@ -14,9 +14,7 @@ WatchedResource Resource() { return nodehook::Resource({kReasonCreate, kReasonUp
 
 TEST_CASE("a handled object keeps only its metadata in the cache") {
   Fixture f;
-  auto r = Resource();
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource());
   REQUIRE(f.runner.call_count() == 1);
   REQUIRE(f.cache.with_bytes() == 0);
   REQUIRE(f.cache.Get("u1")->handled_meta);
@@ -24,9 +22,7 @@ TEST_CASE("a handled object keeps only its metadata in the cache") {
 
 TEST_CASE("an object without its bytes is reconciled again without running a hook") {
   Fixture f;
-  auto r = Resource();
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource());
   f.Reconcile(r, "u1");  // e.g. a retry request or a requeue: the diffbase stands in
   REQUIRE(f.runner.call_count() == 1);
 }
@@ -46,9 +42,7 @@ TEST_CASE("a deletion after the bytes were dropped gives the delete hook the han
 
 TEST_CASE("a change after the bytes were dropped runs the update hook with the old and new object") {
   Fixture f;
-  auto r = Resource();
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource());
   f.cache.Upsert(Widget("u1", "2", 2));
   f.Reconcile(r, "u1");
   REQUIRE(f.LastReason() == "update");

@@ -101,6 +101,12 @@ struct Fixture {
     return reconciler->Reconcile(Context(r, cache), uid, stop);
   }
   std::string LastReason() { return FakeRunner::Env(runner.calls().back(), "NODEHOOK_REASON"); }
+  // The object u1 (resourceVersion 1, generation 1) listed and reconciled once for `r`; returns `r`.
+  WatchedResource Created(WatchedResource r) {
+    cache.Upsert(Widget("u1", "1", 1));
+    Reconcile(r, "u1");
+    return r;
+  }
 };
 
 

@@ -32,9 +32,7 @@ TEST_CASE("a new object runs the create hook once and stores its diffbase") {
 
 TEST_CASE("a spec change runs the update hook with old, new and diff files") {
   Fixture f;
-  auto r = Resource({"create", "update"});
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource({"create", "update"}));
   std::string old_file_content, new_file_content, diff_content;
   f.runner.OnRun([&](const ActionRequest& req) {
     old_file_content = ReadFile(FakeRunner::Env(req, "NODEHOOK_OLD_FILE"));
@@ -52,9 +50,7 @@ TEST_CASE("a spec change runs the update hook with old, new and diff files") {
 
 TEST_CASE("a status-only change runs nothing") {
   Fixture f;
-  auto r = Resource({"create", "update"});
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource({"create", "update"}));
   f.cache.Upsert(Widget("u1", "2", 1, "Degraded"));
   REQUIRE_FALSE(f.Reconcile(r, "u1"));
   REQUIRE(f.runner.call_count() == 1);
@@ -122,9 +118,7 @@ TEST_CASE("after a restart an unchanged object runs nothing, or resume when ther
 
 TEST_CASE("a change made while the agent was down is an update after restart") {
   Fixture f;
-  auto r = Resource({"create", "update"});
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource({"create", "update"}));
   f.reconciler = f.MakeReconciler();
   ObjectCache fresh;
   fresh.Upsert(Widget("u1", "7", 3));
@@ -134,9 +128,7 @@ TEST_CASE("a change made while the agent was down is an update after restart") {
 
 TEST_CASE("a vanished object that this node handled runs delete with its last state, then is forgotten") {
   Fixture f;
-  auto r = Resource({"create", "delete"});
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource({"create", "delete"}));
   f.cache.MarkGone("u1", nullptr);  // as after a relist that no longer has it
   REQUIRE_FALSE(f.Reconcile(r, "u1"));
   REQUIRE(f.LastReason() == "delete");
@@ -147,9 +139,7 @@ TEST_CASE("a vanished object that this node handled runs delete with its last st
 
 TEST_CASE("a failing delete hook keeps the object remembered and retries") {
   Fixture f;
-  auto r = Resource({"create", "delete"});
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource({"create", "delete"}));
   f.runner.QueueExitCodes({2});
   f.cache.MarkGone("u1", Widget("u1", "2", 1));
   REQUIRE(f.Reconcile(r, "u1") == Duration(1000));
@@ -170,9 +160,7 @@ TEST_CASE("an object deleted before this node ever handled it runs nothing") {
 
 TEST_CASE("a deletion timestamp runs delete once, not again on later modifications") {
   Fixture f;
-  auto r = Resource({"create", "delete"});
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource({"create", "delete"}));
   f.cache.Upsert(Widget("u1", "2", 1, "Ready", /*deleting=*/true));
   f.Reconcile(r, "u1");
   REQUIRE(f.LastReason() == "delete");
@@ -183,9 +171,7 @@ TEST_CASE("a deletion timestamp runs delete once, not again on later modificatio
 
 TEST_CASE("a reason without a hook still moves the diffbase forward") {
   Fixture f;
-  auto r = Resource({"create"});
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource({"create"}));
   f.cache.Upsert(Widget("u1", "2", 2));
   REQUIRE_FALSE(f.Reconcile(r, "u1"));
   REQUIRE(f.runner.call_count() == 1);

@@ -21,9 +21,7 @@ TEST_CASE("an object settles at the resourceVersion its hook handled, and moves 
 
 TEST_CASE("a failing hook does not settle the new state; its success does") {
   Fixture f;
-  auto r = Resource({"create", "update"});
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource({"create", "update"}));
   f.runner.QueueExitCodes({1});
   f.cache.Upsert(Widget("u1", "2", 2));
   auto again = f.Reconcile(r, "u1");
@@ -36,9 +34,7 @@ TEST_CASE("a failing hook does not settle the new state; its success does") {
 
 TEST_CASE("a deleted object is no longer settled anywhere") {
   Fixture f;
-  auto r = Resource({"create", "delete"});
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource({"create", "delete"}));
   REQUIRE(f.reconciler->SettledVersion("u1") == "1");
   f.cache.MarkGone("u1", Widget("u1", "1", 1));
   f.Reconcile(r, "u1");
