@@ -20,16 +20,10 @@
 
 #include <string>
 
+#include "agent/admission/admission_policy.h"
 #include "agent/config/config.h"
 
 namespace nodehook {
-
-// Whose writes the rules confine, and what they are called.
-struct PolicySubject {
-  std::string name = "nodehook";             // prefix of the policies' and bindings' names
-  std::string namespace_name = "nodehook";   // the agents' namespace (their ServiceAccount's)
-  std::string service_account = "nodehook";  // the agents' ServiceAccount
-};
 
 // The namespace holding the singleton and rollout Leases: tuning.lease_namespace, else the agents'.
 std::string LeaseNamespaceFor(const Config& config, const PolicySubject& subject);
