@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agent/base/log.h"
+#include "agent/base/mutex.h"
 #include "agent/election/elected_terms.h"
 #include "agent/rollout/coordinator/cordoned_nodes.h"
 #include "agent/rollout/rules/rollout_cordons.h"
@@ -58,6 +59,39 @@ int RolloutCoordination::FleetSize() const {
   return observed ? observed->fleet_size : 0;
 }
 
+namespace {
+
+// Raised by the board's watch thread on every change, awaited by the coordinator's rounds.
+class ChangeFlag {
+ public:
+  void Raise() {
+    {
+      MutexLock lock(&mu_);
+      raised_ = true;
+    }
+    cv_.notify_one();
+  }
+
+  // Waits until raised or `most` has passed, then lowers the flag.
+  void WaitAndLower(Duration most) {
+    MutexLock lock(&mu_);
+    mu_.WaitWith([&](std::unique_lock<std::mutex>& held) {
+      cv_.wait_for(held, most, [&] {
+        mu_.AssertHeld();
+        return raised_;
+      });
+    });
+    raised_ = false;
+  }
+
+ private:
+  Mutex mu_;
+  std::condition_variable cv_;
+  bool raised_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace
+
 void RolloutCoordination::Run(const CancelToken& stop) {
   RunElectedTerms(elector_, stop, [&](const std::function<bool()>& leading) { Coordinate(stop, leading); });
 }
@@ -69,16 +103,8 @@ void RolloutCoordination::Coordinate(const CancelToken& stop, const std::functio
        {"next", "watch every Lease of the rollout and grant slots"}});
   RolloutBoard board(monotonic_);
   // Each change the watch brings (an ask, a result, a release) is judged at once.
-  std::mutex change_mu;
-  std::condition_variable change_cv;
-  bool changed = false;
-  board.SetOnChange([&] {
-    {
-      std::lock_guard<std::mutex> lock(change_mu);
-      changed = true;
-    }
-    change_cv.notify_one();
-  });
+  ChangeFlag changed;
+  board.SetOnChange([&] { changed.Raise(); });
   ResourceRef leases = KubeLeaseClient::LeasesResource();
   leases.namespace_name = options_.coordinator.namespace_name;
   leases.label_selector = std::string(kRolloutLabel) + "=" + rid;
@@ -125,9 +151,7 @@ void RolloutCoordination::Coordinate(const CancelToken& stop, const std::functio
         pick_standbys_at = monotonic_.Now() + options_.election.retry_period * 5;
       }
     }
-    std::unique_lock<std::mutex> lock(change_mu);
-    change_cv.wait_for(lock, options_.round, [&] { return changed; });
-    changed = false;
+    changed.WaitAndLower(options_.round);
   }
   {
     MutexLock lock(&notes_mu_);
