@@ -32,12 +32,12 @@ WaitVerdict JudgeRolloutWait(const RolloutView& view) {
   bool halted = view.state.resume_state != view.state.state && Halted(policy, view.board, view.state, &why);
   for (const NodeStatus& s : RolloutStatus(policy, view.board, view.state, view.held, view.window, view.now_ms)) {
     // Done once its result for this state is in; a soak still running does not make it undone.
-    if (s.phase == NodePhase::kDone || s.phase == NodePhase::kSoaking) {
+    if (s.phase == NodeStep::kDone || s.phase == NodeStep::kSoaking) {
       auto n = view.board.nodes.find(s.node);
       auto r = n->second.find(view.state.uid);
       if (r != n->second.end() && r->second.state == view.state.state && !r->second.failed) continue;
     }
-    std::string text = NodePhaseName(s.phase);
+    std::string text = NodeStepName(s.phase);
     std::string waiting = WaitingText(s);
     if (!waiting.empty()) text += " (" + waiting + ")";
     if (!s.message.empty()) text += ": " + Abbreviate(s.message, kMessageBytes);

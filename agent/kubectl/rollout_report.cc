@@ -24,7 +24,7 @@ std::string Header(const RolloutView& view, const std::vector<NodeStatus>& statu
   bool halted = Halted(policy, view.board, view.state, &why);
   bool resumed = halted && view.state.resume_state == view.state.state;
   int done = 0;
-  for (const auto& s : statuses) done += s.phase == NodePhase::kDone ? 1 : 0;
+  for (const auto& s : statuses) done += s.phase == NodeStep::kDone ? 1 : 0;
   if (halted) out += resumed ? "halted (" + why + "), resumed\n" : "halted: " + why + "\n";
   if (view.state.paused) out += std::string("paused (annotation ") + kRolloutPausedAnnotation + ")\n";
   if (RolloutComplete(policy, view.board, view.state, view.now_ms)) {
@@ -44,7 +44,7 @@ std::string PolicySummary(const RolloutPolicy& policy) {
 }
 
 std::string WaitingText(const NodeStatus& status) {
-  if (status.phase != NodePhase::kWaiting) return status.detail;
+  if (status.phase != NodeStep::kWaiting) return status.detail;
   const auto& a = status.admission;  // RolloutAdmission
   std::string out = a.enter ? "may start now (slot " + std::to_string(a.slot) + ")" : WaitReasonName(a.wait);
   if (!a.enter && !a.detail.empty()) out += ": " + a.detail;
@@ -60,7 +60,7 @@ std::string FormatRolloutStatus(const RolloutView& view) {
                                                    view.window, view.now_ms);
   std::vector<std::vector<std::string>> rows{{"NODE", "CANARY", "PHASE", "WAITING FOR / DETAIL", "MESSAGE"}};
   for (const NodeStatus& s : statuses) {
-    rows.push_back({s.node, s.canary ? "yes" : "-", NodePhaseName(s.phase), EscapeForTerminal(WaitingText(s)),
+    rows.push_back({s.node, s.canary ? "yes" : "-", NodeStepName(s.phase), EscapeForTerminal(WaitingText(s)),
                     OneLine(EscapeForTerminal(s.message), kMessageWidth)});
   }
   return Header(view, statuses) + FormatTextTable(rows);
@@ -85,7 +85,7 @@ std::string FormatRolloutPlan(const RolloutView& view) {
     }
     ++in_batch;
     rows.push_back({std::to_string(++order), std::to_string(batch), s.node, s.canary ? "yes" : "-",
-                    NodePhaseName(s.phase), EscapeForTerminal(WaitingText(s))});
+                    NodeStepName(s.phase), EscapeForTerminal(WaitingText(s))});
   }
   return Header(view, statuses) + FormatTextTable(rows);
 }

@@ -10,8 +10,6 @@
 
 namespace nodehook {
 
-using namespace node_steps;  // the step names
-
 namespace {
 
 // A Node's annotations share 256 KiB with everyone else's: the why of a failure is kept short.
@@ -19,14 +17,11 @@ constexpr size_t kMarkReasonLimit = 256;
 
 // Steps under way that hold the node (its cordon may be taken): the work goes on, whatever stops
 // new work, until it finishes, fails, or is ended.
-bool Holding(const std::string& step) {
-  return step == kCordoning || step == kDraining || step == kRunning || step == kRebooting || step == kVerifying ||
-         step == kUncordoning;
-}
+bool Holding(NodeStep step) { return step >= NodeStep::kCordoning && step <= NodeStep::kUncordoning; }
 
 // Before the hook's success: an operator's stop (kRolloutStopNodes) ends them. Past it, the
 // work finishes (a reboot under way, the verify, the uncordon).
-bool Stoppable(const std::string& step) { return step == kCordoning || step == kDraining || step == kRunning; }
+bool Stoppable(NodeStep step) { return step >= NodeStep::kCordoning && step <= NodeStep::kRunning; }
 
 }  // namespace
 
@@ -58,14 +53,16 @@ std::string NodeSteps::MarkValue(const ObjectMeta& object, const std::string& st
 
 int64_t NodeSteps::NowMs() const { return ToMillis(clock_.Now()); }
 
-Status NodeSteps::Save(NodeStepsRecord& rec, const std::string& step) {
-  if (rec.step != step) {
+NodeStep StepOf(const NodeStepsRecord& rec) { return NodeStepNamed(rec.step).value_or(NodeStep::kWaiting); }
+
+Status NodeSteps::Save(NodeStepsRecord& rec, NodeStep step) {
+  if (StepOf(rec) != step) {
     rec.step_started_ms = NowMs();
     rec.step_spent_ms = 0;
     rec.step_seen_ms = rec.step_started_ms;
     rec.step_wait_ms = 0;
   }
-  rec.step = step;
+  rec.step = NodeStepName(step);
   return store_.PutNodeSteps(rec);
 }
 
@@ -94,7 +91,7 @@ GateEntry NodeSteps::Admit(const ObjectMeta& object, const std::string& state, c
     return GateEntry::Wait(options_.poll);
   }
   std::optional<NodeStepsRecord> found = *loaded;
-  if (found && found->step == kSoaking) {
+  if (found && StepOf(*found) == NodeStep::kSoaking) {
     // Done, and soaking in its slot (the gate's) with the node still cordoned: the uncordon is
     // due before the soak ends, so it happens inside the slot. A newer state of the object waits
     // for that too (the slot is busy soaking), then starts over.
@@ -109,14 +106,14 @@ GateEntry NodeSteps::Admit(const ObjectMeta& object, const std::string& state, c
     found.reset();
   }
   const bool same_state = found && found->state == state;
-  const bool stop = facts && facts->rollout_stop_nodes && same_state && Stoppable(found->step);
+  const bool stop = facts && facts->rollout_stop_nodes && same_state && Stoppable(StepOf(*found));
   // Work under way goes on through pauses, holds, halts and windows; anything else starts anew.
-  GateEntry entry = same_state && Holding(found->step) && !stop ? gate_.GoOn(object, state, facts)
+  GateEntry entry = same_state && Holding(StepOf(*found)) && !stop ? gate_.GoOn(object, state, facts)
                                                                 : gate_.Admit(object, state, facts);
   if (entry.kind != GateEntry::Kind::kInside) {
     // Steps that can no longer go on end here, their cordon given back: the operator stopped the
     // nodes, or the object changed and its newer state may not take the node over now.
-    if (found && Holding(found->step) && (stop || !same_state)) {
+    if (found && Holding(StepOf(*found)) && (stop || !same_state)) {
       const std::string why = stop ? std::string("the operator stopped the rollout's nodes (") +
                                          kRolloutPausedAnnotation + ": " + kRolloutStopNodes + ")"
                                    : "the object changed and its newer state may not start here now";
@@ -125,7 +122,7 @@ GateEntry NodeSteps::Admit(const ObjectMeta& object, const std::string& state, c
     return entry;
   }
   NodeStepsRecord rec;
-  if (same_state && found->step != kFailedStep) {
+  if (same_state && StepOf(*found) != NodeStep::kFailed) {
     rec = *found;
   } else {
     // A new state (or one tried again after it failed here): the steps start over. A cordon
@@ -135,35 +132,35 @@ GateEntry NodeSteps::Admit(const ObjectMeta& object, const std::string& state, c
     rec.state = state;
     rec.cordoned = found && found->cordoned;
   }
-  if (rec.step.empty() || rec.step == kCordoning) {
+  if (rec.step.empty() || StepOf(rec) == NodeStep::kCordoning) {
     GateEntry cordoned = Cordon(rec, object);
     if (cordoned.kind != GateEntry::Kind::kInside) return cordoned;
   }
-  if (rec.step == kDraining) {
+  if (StepOf(rec) == NodeStep::kDraining) {
     GateEntry drained = Drain(rec, object, state);
     if (drained.kind != GateEntry::Kind::kInside) return drained;
   }
-  if (rec.step == kRunning) {
+  if (StepOf(rec) == NodeStep::kRunning) {
     gate_.ShowStep(object, NodeStep::kRunning, "", Duration{0});
     return GateEntry::Inside(ResumeAt::kHook);
   }
-  if (rec.step == kRebooting) return CheckReboot(rec, object, state);
-  if (rec.step == kVerifying) return GateEntry::Inside(ResumeAt::kVerify);
+  if (StepOf(rec) == NodeStep::kRebooting) return CheckReboot(rec, object, state);
+  if (StepOf(rec) == NodeStep::kVerifying) return GateEntry::Inside(ResumeAt::kVerify);
   return GateEntry::Inside(ResumeAt::kFinish);  // uncordoning
 }
 
 GateEntry NodeSteps::Cordon(NodeStepsRecord& rec, const ObjectMeta& object) {
-  const char* next_step = policy_.drain ? kDraining : kRunning;
+  const NodeStep next_step = policy_.drain ? NodeStep::kDraining : NodeStep::kRunning;
   if (!policy_.Cordons()) {
     Status saved = Save(rec, next_step);
     return saved.ok() ? GateEntry::Inside() : GateEntry::Wait(options_.poll);
   }
   // Recorded before the Node is touched: a restart after the cordon finds it ours by its mark.
   if (rec.step.empty()) {
-    Status saved = Save(rec, kCordoning);
+    Status saved = Save(rec, NodeStep::kCordoning);
     if (!saved.ok()) {
       Log(LogLevel::kError, "node steps not saved",
-          {{"object", object.Key()}, {"uid", object.uid}, {"step", kCordoning}, {"error", saved.ToString()},
+          {{"object", object.Key()}, {"uid", object.uid}, {"step", NodeStepName(NodeStep::kCordoning)}, {"error", saved.ToString()},
            {"next", "cordon once the state file takes it, in " + SecondsText(options_.poll)}});
       return GateEntry::Wait(options_.poll);
     }
@@ -238,7 +235,7 @@ void NodeSteps::ApplyOnFailure(NodeStepsRecord& rec, const ObjectMeta& object, c
     events_.NodeStep(resource_.ref, object, "NodeKeptCordoned", true,
                      "the node failed the object state and stays cordoned: " + why);
   }
-  Status saved = rec.cordoned ? Save(rec, kFailedStep) : store_.DropNodeSteps(rec.uid);
+  Status saved = rec.cordoned ? Save(rec, NodeStep::kFailed) : store_.DropNodeSteps(rec.uid);
   (void)saved;  // lost: the mark on the Node still says the cordon is ours
 }
 
@@ -293,19 +290,19 @@ std::optional<Duration> NodeSteps::Succeeded(const ResourceRef& resource, const 
     return again;
   }
   NodeStepsRecord rec = **loaded;
-  if (policy_.soak.count() > 0 && rec.step != kSoaking && rec.step != kUncordoning) {
+  if (policy_.soak.count() > 0 && StepOf(rec) != NodeStep::kSoaking && StepOf(rec) != NodeStep::kUncordoning) {
     // Verify, soak, uncordon, release: the result is written and the slot soaks (the gate's),
     // while the node stays cordoned; the uncordon is due just before the soak ends.
-    if (!Save(rec, kSoaking).ok()) return options_.poll;
+    if (!Save(rec, NodeStep::kSoaking).ok()) return options_.poll;
     std::optional<Duration> again = gate_.Succeeded(resource, object, state, message);
     if (again) return again;
     return std::max(SoakLeft(rec), Duration(std::chrono::milliseconds(1)));
   }
-  if (rec.step == kSoaking) {
+  if (StepOf(rec) == NodeStep::kSoaking) {
     const Duration left = SoakLeft(rec);
     if (left > Duration::zero()) return left;
-  } else if (rec.step != kUncordoning) {
-    if (!Save(rec, kUncordoning).ok()) return options_.poll;
+  } else if (StepOf(rec) != NodeStep::kUncordoning) {
+    if (!Save(rec, NodeStep::kUncordoning).ok()) return options_.poll;
     gate_.ShowStep(object, NodeStep::kUncordoning, "", Duration{0});
   }
   if (!GiveBack(rec, object, "the node finished the state")) return options_.poll;
@@ -313,7 +310,7 @@ std::optional<Duration> NodeSteps::Succeeded(const ResourceRef& resource, const 
     events_.NodeStep(resource_.ref, object, "NodeCordonKept", false,
                      "the node was cordoned by someone else before the rollout's steps; it stays cordoned");
   }
-  if (rec.step != kSoaking) {
+  if (StepOf(rec) != NodeStep::kSoaking) {
     std::optional<Duration> again = gate_.Succeeded(resource, object, state, message);
     if (again) return again;
   }
@@ -333,11 +330,11 @@ void NodeSteps::Failed(const ResourceRef& resource, const ObjectMeta& object, co
                        bool permanent, const std::string& message) {
   gate_.Failed(resource, object, state, retries, permanent, message);
   Result<std::optional<NodeStepsRecord>> loaded = store_.GetNodeSteps(object.uid);
-  if (!loaded.ok() || !*loaded || (*loaded)->state != state || (*loaded)->step == kFailedStep) return;
+  if (!loaded.ok() || !*loaded || (*loaded)->state != state || StepOf(**loaded) == NodeStep::kFailed) return;
   NodeStepsRecord rec = **loaded;
   if (!permanent && retries < policy_.failure_after_retries) {
     // A verify that failed is the node failing the state: the retry runs the hook again.
-    if (rec.step == kVerifying) (void)Save(rec, kRunning);
+    if (StepOf(rec) == NodeStep::kVerifying) (void)Save(rec, NodeStep::kRunning);
     return;
   }
   Log(LogLevel::kWarn, "node steps failed",
@@ -353,7 +350,7 @@ void NodeSteps::Gone(const ObjectMeta& object) {
   if (!loaded.ok() || !*loaded) return;
   NodeStepsRecord rec = **loaded;
   if (!GiveBack(rec, object, "the object was deleted")) {
-    Status kept = Save(rec, kDeletedStep);
+    Status kept = Save(rec, NodeStep::kDeleted);
     Log(LogLevel::kError, "node left cordoned",
         {{"object", object.Key()}, {"uid", object.uid}, {"mark", MarkKey(object.uid)},
          {"next", kept.ok() ? "given back at the agent's next start, or by hand: kubectl uncordon"

@@ -25,11 +25,12 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "agent/base/clock.h"
+#include "agent/base/mutex.h"
+#include "agent/base/thread_annotations.h"
 #include "agent/config/config.h"
 #include "agent/events/event_recorder.h"
 #include "agent/nodework/node_api.h"
@@ -41,19 +42,9 @@
 
 namespace nodehook {
 
-// The steps as the state file names them (NodeStepsRecord::step).
-namespace node_steps {
-inline constexpr const char* kCordoning = "cordoning";
-inline constexpr const char* kDraining = "draining";
-inline constexpr const char* kRunning = "running";
-inline constexpr const char* kRebooting = "rebooting";
-inline constexpr const char* kVerifying = "verifying";
-inline constexpr const char* kUncordoning = "uncordoning";
-inline constexpr const char* kSoaking = "soaking";  // done, the node still cordoned through the soak
-inline constexpr const char* kFailedStep = "failed";
-// The object is gone but its cordon could not be given back: RetiredNodeSteps does at the next start.
-inline constexpr const char* kDeletedStep = "deleted";
-}  // namespace node_steps
+// The record's step by the one name table (rollout/rules/node_step.h); kWaiting when it has none
+// (or one this version does not know).
+NodeStep StepOf(const NodeStepsRecord& rec);
 
 struct NodeStepsOptions {
   std::string rid;                       // the rollout's id (RolloutIdOf): names its cordon mark
@@ -113,7 +104,7 @@ class NodeSteps final : public RolloutSteps {
   bool EndSteps(NodeStepsRecord& rec, const ObjectMeta& object, const std::string& why);
   // Gives the cordon back when the record and the Node both say it is ours; false: try again.
   bool GiveBack(NodeStepsRecord& rec, const ObjectMeta& object, const char* why);
-  Status Save(NodeStepsRecord& rec, const std::string& step);
+  Status Save(NodeStepsRecord& rec, NodeStep step);
   // A look at a timed step (drain, reboot): adds the time since the last look, at most the wait
   // that look asked for plus one poll, and returns the time counted against the step's timeout.
   // Time the agent was away, or the node waited outside its slot, is not counted.
@@ -138,8 +129,8 @@ class NodeSteps final : public RolloutSteps {
   EventRecorder& events_;
   const NodeStepsOptions options_;
 
-  std::mutex mu_;
-  std::map<std::string, std::unique_ptr<PodDrain>> drains_;  // guarded by mu_: by object uid
+  Mutex mu_;
+  std::map<std::string, std::unique_ptr<PodDrain>> drains_ GUARDED_BY(mu_);  // by object uid
 };
 
 }  // namespace nodehook

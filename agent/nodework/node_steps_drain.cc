@@ -7,8 +7,6 @@
 
 namespace nodehook {
 
-using namespace node_steps;  // the step names
-
 namespace {
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -31,7 +29,7 @@ std::string PodsLeftText(const std::vector<std::string>& left) {
 }  // namespace
 
 PodDrain& NodeSteps::DrainOf(const NodeStepsRecord& rec) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto& drain = drains_[rec.uid];
   if (!drain) {
     DrainOptions options;
@@ -57,7 +55,7 @@ GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const
         {{"object", object.Key()}, {"uid", object.uid}, {"reason", "the rollout no longer drains"},
          {"next", "run the hook"}});
     ForgetDrain(object.uid);
-    return Save(rec, kRunning).ok() ? GateEntry::Inside() : GateEntry::Wait(options_.poll);
+    return Save(rec, NodeStep::kRunning).ok() ? GateEntry::Inside() : GateEntry::Wait(options_.poll);
   }
   const Duration spent = Look(rec);
   const Duration timeout = policy_.drain->timeout;
@@ -86,7 +84,7 @@ GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const
       // and the node is not ours to uncordon any more.
       rec.cordoned = false;
       Log(LogLevel::kWarn, "node cordon undone",
-          {{"object", object.Key()}, {"uid", object.uid}, {"step", kDraining},
+          {{"object", object.Key()}, {"uid", object.uid}, {"step", NodeStepName(NodeStep::kDraining)},
            {"next", "go on draining; leave the node's cordon to whoever undid ours"}});
       events_.NodeStep(resource_.ref, object, "NodeCordonUndone", true,
                        "someone uncordoned the node during the drain; the rollout leaves its cordon to them");
@@ -99,7 +97,7 @@ GateEntry NodeSteps::Drain(NodeStepsRecord& rec, const ObjectMeta& object, const
          {"next", "run the hook"}});
     rec.message.clear();
     ForgetDrain(object.uid);
-    Status saved = Save(rec, kRunning);
+    Status saved = Save(rec, NodeStep::kRunning);
     if (!saved.ok()) return GateEntry::Wait(options_.poll);
     return GateEntry::Inside();
   }
@@ -126,7 +124,7 @@ void NodeSteps::ReportBlocked(const ObjectMeta& object, const std::vector<std::s
 }
 
 void NodeSteps::ForgetDrain(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   drains_.erase(uid);
 }
 

@@ -6,8 +6,6 @@
 
 namespace nodehook {
 
-using namespace node_steps;  // the step names
-
 std::optional<Duration> NodeSteps::AfterHook(const ObjectMeta& object, const std::string& state, bool reboot_asked) {
   Result<std::optional<NodeStepsRecord>> loaded = store_.GetNodeSteps(object.uid);
   NodeStepsRecord rec;
@@ -19,7 +17,7 @@ std::optional<Duration> NodeSteps::AfterHook(const ObjectMeta& object, const std
     rec.state = state;
   }
   if (!reboot_asked || !policy_.reboot) {
-    (void)Save(rec, kVerifying);  // not saved: a restart runs the hook again, as without steps
+    (void)Save(rec, NodeStep::kVerifying);  // not saved: a restart runs the hook again, as without steps
     return gate_.AfterHook(object, state, reboot_asked);  // a reboot asked for is logged there
   }
   Result<std::string> boot = ReadBootId(options_.boot_id_file);
@@ -28,10 +26,10 @@ std::optional<Duration> NodeSteps::AfterHook(const ObjectMeta& object, const std
   rec.message = boot.ok() ? "" : boot.status().message();
   // Recorded before anything else: from here on a restart waits for a new boot ID (or the
   // timeout) instead of running the hook again.
-  Status saved = Save(rec, kRebooting);
+  Status saved = Save(rec, NodeStep::kRebooting);
   if (!saved.ok()) {
     Log(LogLevel::kError, "node steps not saved",
-        {{"object", object.Key()}, {"uid", object.uid}, {"step", kRebooting}, {"error", saved.ToString()},
+        {{"object", object.Key()}, {"uid", object.uid}, {"step", NodeStepName(NodeStep::kRebooting)}, {"error", saved.ToString()},
          {"next", "no reboot without its record; the hook runs again in " + SecondsText(options_.poll)}});
     return options_.poll;
   }
@@ -56,11 +54,11 @@ void NodeSteps::StartReboot(NodeStepsRecord& rec, const ObjectMeta& object, Dura
   }
   // Then the record that the command ran, so that it never runs twice.
   rec.reboot_started = true;
-  Status saved = Save(rec, kRebooting);
+  Status saved = Save(rec, NodeStep::kRebooting);
   if (!saved.ok()) {
     rec.reboot_started = false;
     Log(LogLevel::kError, "node steps not saved",
-        {{"object", object.Key()}, {"uid", object.uid}, {"step", kRebooting}, {"error", saved.ToString()},
+        {{"object", object.Key()}, {"uid", object.uid}, {"step", NodeStepName(NodeStep::kRebooting)}, {"error", saved.ToString()},
          {"next", "start the reboot in " + SecondsText(options_.poll)}});
     return;
   }
@@ -85,7 +83,7 @@ GateEntry NodeSteps::CheckReboot(NodeStepsRecord& rec, const ObjectMeta& object,
     Log(LogLevel::kWarn, "node reboot dropped",
         {{"object", object.Key()}, {"uid", object.uid}, {"reason", "the rollout no longer reboots"},
          {"next", "verify, then give the node back"}});
-    return Save(rec, kVerifying).ok() ? GateEntry::Inside(ResumeAt::kVerify) : GateEntry::Wait(options_.poll);
+    return Save(rec, NodeStep::kVerifying).ok() ? GateEntry::Inside(ResumeAt::kVerify) : GateEntry::Wait(options_.poll);
   }
   const Duration spent = Look(rec);
   const Duration timeout = policy_.reboot->timeout;
@@ -101,7 +99,7 @@ GateEntry NodeSteps::CheckReboot(NodeStepsRecord& rec, const ObjectMeta& object,
       events_.NodeStep(resource_.ref, object, "NodeRebooted", false,
                        "rebooted: boot ID " + rec.boot_id + " -> " + *boot);
       rec.message.clear();
-      Status saved = Save(rec, kVerifying);
+      Status saved = Save(rec, NodeStep::kVerifying);
       if (!saved.ok()) return GateEntry::Wait(options_.poll);
       gate_.ShowStep(object, NodeStep::kVerifying, "", Duration{0});
       return GateEntry::Inside(ResumeAt::kVerify);

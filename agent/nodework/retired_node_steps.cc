@@ -10,8 +10,6 @@
 namespace nodehook {
 namespace {
 
-using namespace node_steps;  // the step names
-
 // The marks on the Node that are the object's, under any rollout: they end in its uid's hash.
 std::vector<std::string> MarksOf(const NodeState& node, const std::string& uid) {
   const std::string any = CordonMarkKey("", uid);
@@ -62,10 +60,10 @@ RetiredStepsOutcome GiveBackRetiredSteps(StateStore& store, NodeApi& api,
     return outcome;
   }
   for (const NodeStepsRecord& rec : *records) {
-    const bool deleted = rec.step == kDeletedStep;
+    const bool deleted = StepOf(rec) == NodeStep::kDeleted;
     if (!deleted && stepping_resources.count(rec.resource) > 0) continue;  // its NodeSteps goes on
     const char* reason = deleted ? "the object was deleted" : "the resource's rollout no longer has node steps";
-    if (rec.cordoned && !deleted && rec.step == kFailedStep) {
+    if (rec.cordoned && !deleted && StepOf(rec) == NodeStep::kFailed) {
       Log(LogLevel::kWarn, "node cordon kept for a person",
           {{"uid", rec.uid}, {"resource", rec.resource}, {"reason", reason},
            {"next", "the node failed that state: a person looks, then kubectl uncordon it and removes the "

@@ -15,6 +15,7 @@
 #include "agent/config/config.h"
 #include "agent/kube/client/kube_types.h"
 #include "agent/object/object_facts.h"
+#include "agent/rollout/rules/node_step.h"
 
 namespace nodehook {
 
@@ -36,8 +37,6 @@ struct GateEntry {
   static GateEntry Failed(std::string why) { return GateEntry{Kind::kFailed, Duration{0}, std::move(why), ResumeAt::kHook}; }
 };
 
-// The step a node inside the gate is in, as `kubectl nodehook rollout status` shows it.
-enum class NodeStep { kCordoning, kDraining, kRunning, kRebooting, kVerifying, kUncordoning };
 
 class RolloutSteps {
  public:

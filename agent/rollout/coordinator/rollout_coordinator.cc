@@ -161,7 +161,7 @@ Status RolloutCoordinator::Grant(BoardView& view, const std::string& node, const
   lease.slot = admission.slot;
   lease.uid = uid;
   lease.state = request.state;
-  lease.phase = SlotPhase::kRunning;
+  lease.phase = NodeStep::kRunning;
   lease.canary = canary;
   ObjectRef ref{KubeLeaseClient::LeasesResource(), options_.namespace_name, lease.name};
   const std::string body = RolloutLeaseJson(options_.namespace_name, rid_, lease);
@@ -179,7 +179,7 @@ Status RolloutCoordinator::Grant(BoardView& view, const std::string& node, const
   auto& slots = view.slots;
   slots.erase(std::remove_if(slots.begin(), slots.end(), [&](const SlotView& s) { return s.slot == admission.slot; }),
               slots.end());
-  slots.push_back(SlotView{admission.slot, node, uid, request.state, SlotPhase::kRunning, true, version});
+  slots.push_back(SlotView{admission.slot, node, uid, request.state, NodeStep::kRunning, true, version});
   Log(LogLevel::kInfo, "rollout slot granted",
       {{"resource", resource_.ref.Id()}, {"object", request.object}, {"uid", uid}, {"node", node},
        {"slot", admission.slot}, {"state", StateText(request.state)}, {"canary", canary ? "true" : "false"},

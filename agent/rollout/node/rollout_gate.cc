@@ -208,7 +208,7 @@ std::optional<Duration> RolloutGate::TakeOwn(const ObjectMeta& object, const std
     // wait for work nobody will finish. Written as this node's own from the version judged: a
     // slot another node holds since is refused by the API server, never taken from it.
     const char* how = held ? "newer state" : mine.state == state ? "granted" : "granted, newer state";
-    Status taken = slot_.Take(HeldSlot{a.slot, object, object.uid, state, SlotPhase::kRunning, a.slot_version,
+    Status taken = slot_.Take(HeldSlot{a.slot, object, object.uid, state, NodeStep::kRunning, a.slot_version,
                                        monotonic_.Now(), false, mine.state == state && mine.canary});
     if (!taken.ok()) {
       // Refused for a lasting reason (403, 422, the server away): each refusal doubles the wait.
@@ -272,23 +272,9 @@ std::optional<Duration> RolloutGate::AfterHook(const ObjectMeta& object, const s
   return std::nullopt;
 }
 
-namespace {
-SlotPhase PhaseOfStep(NodeStep step) {
-  switch (step) {
-    case NodeStep::kCordoning: return SlotPhase::kCordoning;
-    case NodeStep::kDraining: return SlotPhase::kDraining;
-    case NodeStep::kRunning: return SlotPhase::kRunning;
-    case NodeStep::kRebooting: return SlotPhase::kRebooting;
-    case NodeStep::kVerifying: return SlotPhase::kVerifying;
-    case NodeStep::kUncordoning: return SlotPhase::kUncordoning;
-  }
-  return SlotPhase::kRunning;
-}
-}  // namespace
-
 bool RolloutGate::ShowStep(const ObjectMeta& object, NodeStep step, const std::string& detail, Duration hold) {
   MutexLock lock(&mu_);
-  return slot_.ShowStep(object, PhaseOfStep(step), detail, hold);
+  return slot_.ShowStep(object, step, detail, hold);
 }
 
 HookSpec RolloutGate::Prepare(const HookSpec& hook) const {

@@ -80,7 +80,7 @@ std::string SlotKeeper::Finish() {
     Forget();
     return released.ok() ? "slot released" : "slot not released (" + released.ToString() + "): it expires unrenewed";
   }
-  done.phase = SlotPhase::kSoaking;
+  done.phase = NodeStep::kSoaking;
   Status soaking = WriteOwn(done, options_.node, static_cast<int>(policy_.soak.count()));
   slot_ = done;
   slot_->renewed_at = monotonic_.Now();  // the soak ends soak seconds from here
@@ -88,9 +88,9 @@ std::string SlotKeeper::Finish() {
                       : "soak not written (" + soaking.ToString() + "): the slot expires unrenewed";
 }
 
-bool SlotKeeper::ShowStep(const ObjectMeta& object, SlotPhase phase, const std::string& detail, Duration hold) {
+bool SlotKeeper::ShowStep(const ObjectMeta& object, NodeStep phase, const std::string& detail, Duration hold) {
   if (!slot_ || slot_->uid != object.uid) return false;
-  if (slot_->phase == SlotPhase::kSoaking) return true;
+  if (slot_->phase == NodeStep::kSoaking) return true;
   const std::string shown = NoteText(detail, kDetailBytes);
   // A hold is written once: a later call for the same step asks for the same end (the step's
   // deadline, less the time spent), which the slot has already; writing it again would only cost
@@ -106,7 +106,7 @@ bool SlotKeeper::ShowStep(const ObjectMeta& object, SlotPhase phase, const std::
                             static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(lasts).count()));
   if (!written.ok()) {
     Log(LogLevel::kInfo, "rollout step not shown",
-        {{"uid", object.uid}, {"slot", next.index}, {"step", SlotPhaseName(phase)}, {"error", written.ToString()},
+        {{"uid", object.uid}, {"slot", next.index}, {"step", NodeStepName(phase)}, {"error", written.ToString()},
          {"next", "shown at the next renewal"}});
     return false;
   }
@@ -119,21 +119,21 @@ bool SlotKeeper::ShowStep(const ObjectMeta& object, SlotPhase phase, const std::
 void SlotKeeper::Verifying(const std::string& uid, const std::string& state) {
   if (!slot_ || slot_->uid != uid || slot_->state != state) return;
   HeldSlot next = *slot_;
-  next.phase = SlotPhase::kVerifying;
+  next.phase = NodeStep::kVerifying;
   next.detail.clear();
   next.hold = Duration{0};
   if (WriteOwn(next, options_.node, static_cast<int>(policy_.slot_lease.count())).ok()) *slot_ = next;
 }
 
 bool SlotKeeper::Lost(const std::string& uid) const {
-  if (!slot_ || slot_->uid != uid || slot_->phase == SlotPhase::kSoaking) return false;
+  if (!slot_ || slot_->uid != uid || slot_->phase == NodeStep::kSoaking) return false;
   // Past the fence's deadline the fence stops the hook: that is the slot ending, not the hook
   // failing, even when this agent (stopped, or cut off) has not yet seen its renewal fail.
   return PastFence(*slot_);
 }
 
 bool SlotKeeper::PastFence(const HeldSlot& slot) const {
-  return slot.lost || (slot.phase != SlotPhase::kSoaking && slot.phase != SlotPhase::kRebooting &&
+  return slot.lost || (slot.phase != NodeStep::kSoaking && slot.phase != NodeStep::kRebooting &&
                        monotonic_.Now() - slot.renewed_at >= Lease() * 2 / 3);
 }
 
@@ -148,12 +148,12 @@ void SlotKeeper::MarkLost(const std::string& why) {
 void SlotKeeper::Renew() {
   if (!slot_) return;
   const TimePoint now = monotonic_.Now();
-  if (slot_->phase == SlotPhase::kSoaking) {
+  if (slot_->phase == NodeStep::kSoaking) {
     if (now - slot_->renewed_at >= Seconds(policy_.soak)) Forget();  // it frees itself: its duration was the soak
     return;
   }
   // Held through a reboot: not renewed; the node steps fail the node before the hold ends.
-  if (slot_->phase == SlotPhase::kRebooting) return;
+  if (slot_->phase == NodeStep::kRebooting) return;
   if (PastFence(*slot_)) {
     // Too late to renew: the fence has stopped (or is stopping) the hook, and others may see the
     // slot expire. A renewal now would make that stop look like the hook's own failure.

@@ -27,7 +27,7 @@ struct HeldSlot {
   ObjectMeta object;  // for logs
   std::string uid;
   std::string state;
-  SlotPhase phase = SlotPhase::kRunning;
+  NodeStep phase = NodeStep::kRunning;
   std::string resource_version;
   TimePoint renewed_at;  // monotonic
   bool lost = false;
@@ -64,7 +64,7 @@ class SlotKeeper {
 
   // Writes the step (and its detail) on the held slot for the object when it changed; see
   // RolloutSteps::ShowStep.
-  bool ShowStep(const ObjectMeta& object, SlotPhase phase, const std::string& detail, Duration hold);
+  bool ShowStep(const ObjectMeta& object, NodeStep phase, const std::string& detail, Duration hold);
   void Verifying(const std::string& uid, const std::string& state);
   // Whether the held slot for the object ended under its hook (the fence stops it).
   bool Lost(const std::string& uid) const;

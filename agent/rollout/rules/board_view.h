@@ -36,7 +36,7 @@ struct SlotView {
   std::string holder;
   std::string uid;
   std::string state;
-  SlotPhase phase = SlotPhase::kRunning;
+  NodeStep phase = NodeStep::kRunning;
   bool live = false;
   // Of the Lease as observed: a take is conditioned on it. The initializer keeps six-field brace
   // initialisations free of -Wmissing-field-initializers.

@@ -73,22 +73,6 @@ const char* WaitReasonName(WaitReason reason) {
   return "none";
 }
 
-const char* NodePhaseName(NodePhase phase) {
-  switch (phase) {
-    case NodePhase::kDone: return "done";
-    case NodePhase::kCordoning: return "cordoning";
-    case NodePhase::kDraining: return "draining";
-    case NodePhase::kRunning: return "running";
-    case NodePhase::kRebooting: return "rebooting";
-    case NodePhase::kVerifying: return "verifying";
-    case NodePhase::kUncordoning: return "uncordoning";
-    case NodePhase::kSoaking: return "soaking";
-    case NodePhase::kFailed: return "failed";
-    case NodePhase::kWaiting: return "waiting";
-  }
-  return "waiting";
-}
-
 std::vector<std::string> RolloutOrder(const BoardView& board, const RolloutObject& object) {
   std::vector<std::pair<std::string, std::string>> keyed;
   for (const auto& [node, results] : board.nodes) {
@@ -143,19 +127,6 @@ bool Halted(const RolloutPolicy& policy, const BoardView& board, const RolloutOb
 }
 
 namespace {
-
-NodePhase NodePhaseOf(SlotPhase phase) {
-  switch (phase) {
-    case SlotPhase::kCordoning: return NodePhase::kCordoning;
-    case SlotPhase::kDraining: return NodePhase::kDraining;
-    case SlotPhase::kRunning: return NodePhase::kRunning;
-    case SlotPhase::kRebooting: return NodePhase::kRebooting;
-    case SlotPhase::kVerifying: return NodePhase::kVerifying;
-    case SlotPhase::kUncordoning: return NodePhase::kUncordoning;
-    case SlotPhase::kSoaking: return NodePhase::kSoaking;
-  }
-  return NodePhase::kRunning;
-}
 
 // What keeps any node of the fleet from starting the object's gated hook now; wait kNone if nothing.
 RolloutAdmission Stopped(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object, bool held,
@@ -236,7 +207,7 @@ RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, cons
   // has now: a fix after a failure is not made to wait for a slot its old state still holds.
   for (const auto& s : board.slots) {
     if (!s.live || s.holder != node) continue;
-    if (s.uid == object.uid && s.phase != SlotPhase::kSoaking) {
+    if (s.uid == object.uid && s.phase != NodeStep::kSoaking) {
       RolloutAdmission stop = OwnSlotStopped(policy, board, object, s, node, held, window, now_ms);
       if (stop.wait != WaitReason::kNone) {
         stop.give_up_own = true;
@@ -249,7 +220,7 @@ RolloutAdmission Judge(const RolloutPolicy& policy, const BoardView& board, cons
       a.slot_version = s.resource_version;
       return a;
     }
-    return Waiting(WaitReason::kBusy, std::string("this node is ") + SlotPhaseName(s.phase) + " another state in slot " +
+    return Waiting(WaitReason::kBusy, std::string("this node is ") + NodeStepName(s.phase) + " another state in slot " +
                                           std::to_string(s.slot));
   }
   if (!object.started) {
@@ -311,11 +282,11 @@ std::vector<NodeStatus> RolloutStatus(const RolloutPolicy& policy, const BoardVi
     }
     if (r) st.message = r->message;
     if (r && r->failed) {
-      st.phase = NodePhase::kFailed;
+      st.phase = NodeStep::kFailed;
     } else if (r) {
-      st.phase = Soaked(policy, *r, now_ms) ? NodePhase::kDone : NodePhase::kSoaking;
+      st.phase = Soaked(policy, *r, now_ms) ? NodeStep::kDone : NodeStep::kSoaking;
     } else if (slot) {
-      st.phase = NodePhaseOf(slot->phase);
+      st.phase = slot->phase;
       st.detail = slot->detail;
     } else {
       bool is_held = std::find(held.begin(), held.end(), node) != held.end();

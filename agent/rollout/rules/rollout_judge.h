@@ -98,14 +98,10 @@ std::vector<std::string> Canaries(const RolloutPolicy& policy, const BoardView& 
 std::vector<std::string> FailedNodes(const BoardView& board, const RolloutObject& object);
 bool Halted(const RolloutPolicy& policy, const BoardView& board, const RolloutObject& object, std::string* why);
 
-enum class NodePhase {
-  kDone, kCordoning, kDraining, kRunning, kRebooting, kVerifying, kUncordoning, kSoaking, kFailed, kWaiting
-};
-const char* NodePhaseName(NodePhase phase);
 
 struct NodeStatus {
   std::string node;
-  NodePhase phase = NodePhase::kWaiting;
+  NodeStep phase = NodeStep::kWaiting;
   bool canary = false;
   RolloutAdmission admission;  // kWaiting: why (its `enter` means it may start now)
   std::string message;  // the node's last message for this state

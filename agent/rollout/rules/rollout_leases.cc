@@ -91,28 +91,13 @@ NodeCount ReadCount(const Value& object, const char* key, NodeCount fallback) {
   return fallback;
 }
 
+// A holder's step as its slot Lease names it: a step inside a slot; any other name, running.
+NodeStep SlotStepOf(std::string_view name) {
+  std::optional<NodeStep> step = NodeStepNamed(name);
+  return step && *step >= NodeStep::kCordoning && *step <= NodeStep::kSoaking ? *step : NodeStep::kRunning;
+}
+
 }  // namespace
-
-const char* SlotPhaseName(SlotPhase phase) {
-  switch (phase) {
-    case SlotPhase::kCordoning: return "cordoning";
-    case SlotPhase::kDraining: return "draining";
-    case SlotPhase::kRunning: return "running";
-    case SlotPhase::kRebooting: return "rebooting";
-    case SlotPhase::kVerifying: return "verifying";
-    case SlotPhase::kUncordoning: return "uncordoning";
-    case SlotPhase::kSoaking: return "soaking";
-  }
-  return "running";
-}
-
-SlotPhase SlotPhaseOf(std::string_view name) {
-  for (SlotPhase phase : {SlotPhase::kCordoning, SlotPhase::kDraining, SlotPhase::kRebooting, SlotPhase::kVerifying,
-                          SlotPhase::kUncordoning, SlotPhase::kSoaking}) {
-    if (name == SlotPhaseName(phase)) return phase;
-  }
-  return SlotPhase::kRunning;
-}
 
 std::string RolloutId(const std::string& resource_id) { return EssenceDigest(resource_id).substr(0, 10); }
 
@@ -169,7 +154,7 @@ Result<RolloutLease> ParseRolloutLease(std::string_view json) {
     lease.slot = IntOr(StringMember(a, kSlotAnnotation), -1);
     lease.uid = StringMember(a, kObjectAnnotation);
     lease.state = StringMember(a, kStateAnnotation);
-    lease.phase = SlotPhaseOf(StringMember(a, kPhaseAnnotation));
+    lease.phase = SlotStepOf(StringMember(a, kPhaseAnnotation));
     lease.detail = StringMember(a, kDetailAnnotation);
     lease.canary = StringMember(a, kCanaryAnnotation) == "true";
   } else {
@@ -202,7 +187,7 @@ std::string RolloutLeaseJson(const std::string& namespace_name, const std::strin
     annotations[kSlotAnnotation] = std::to_string(lease.slot);
     annotations[kObjectAnnotation] = lease.uid;
     annotations[kStateAnnotation] = lease.state;
-    annotations[kPhaseAnnotation] = SlotPhaseName(lease.phase);
+    annotations[kPhaseAnnotation] = NodeStepName(lease.phase);
     if (!lease.detail.empty()) annotations[kDetailAnnotation] = lease.detail;
     if (lease.canary) annotations[kCanaryAnnotation] = "true";
   } else {

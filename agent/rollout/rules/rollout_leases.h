@@ -30,6 +30,7 @@
 #include "agent/config/config.h"
 #include "agent/object/object_facts.h"  // LabelMap
 #include "agent/rollout/rules/node_requests.h"
+#include "agent/rollout/rules/node_step.h"
 
 namespace nodehook {
 
@@ -37,10 +38,6 @@ inline constexpr const char* kRolloutLabel = "nodehook.io/rollout";
 inline constexpr const char* kRolloutKindLabel = "nodehook.io/rollout-kind";
 inline constexpr const char* kRolloutForLabel = "nodehook.io/rollout-for";
 
-// The holder's step: the node steps (cordoning, draining, rebooting, uncordoning) around the hook.
-enum class SlotPhase { kCordoning, kDraining, kRunning, kRebooting, kVerifying, kUncordoning, kSoaking };
-const char* SlotPhaseName(SlotPhase phase);
-SlotPhase SlotPhaseOf(std::string_view name);  // an unknown name: kRunning
 
 // A node's last word on one object of the resource.
 struct NodeResult {
@@ -64,7 +61,7 @@ struct RolloutLease {
   int slot = -1;
   std::string uid;
   std::string state;
-  SlotPhase phase = SlotPhase::kRunning;
+  NodeStep phase = NodeStep::kRunning;
   bool canary = false;  // granted to one of the state's canaries (its failure halts the state)
   std::string detail;   // how far the step got, for people (e.g. the pods a drain waits for)
   // kind "node":

@@ -53,7 +53,7 @@ struct Board : FakeCommandWorld {
     LeaseOf(node).results["u1"] = NodeResult{digest(), failed, now() - ago_ms, message};
   }
   void Running(int slot, const std::string& node) {
-    cluster.leases.push_back(SlotLease(slot, node, "u1", digest(), SlotPhase::kRunning, now() - 2 * kSecond));
+    cluster.leases.push_back(SlotLease(slot, node, "u1", digest(), NodeStep::kRunning, now() - 2 * kSecond));
   }
   void Annotate(const std::string& annotations) {
     object = Widget("team-a", "w1", "u1", "8", annotations);
@@ -130,17 +130,17 @@ TEST_CASE("rollout status shows the soaked canary done, the slot holder running,
 
 TEST_CASE("rollout status shows a node's step and how far it got: draining with the pods left") {
   Board b;
-  RolloutLease slot = SlotLease(0, b.order[0], "u1", b.digest(), SlotPhase::kDraining, b.now() - kSecond);
+  RolloutLease slot = SlotLease(0, b.order[0], "u1", b.digest(), NodeStep::kDraining, b.now() - kSecond);
   slot.detail = "2 pods left: team-a/web-1, team-a/web-2; blocked: team-a/web-2: \x1b[31mbudget";
   b.cluster.leases.push_back(slot);
   std::string out, err;
   REQUIRE(b.Run("rollout-status", &out, &err) == 0);
   CHECK_THAT(out, Catch::Contains(Row(b.order[0], "yes     draining  2 pods left: team-a/web-1, team-a/web-2; "
                                                   "blocked: team-a/web-2: \\x1b[31mbudget")));
-  for (SlotPhase phase : {SlotPhase::kCordoning, SlotPhase::kRebooting, SlotPhase::kUncordoning}) {
+  for (NodeStep phase : {NodeStep::kCordoning, NodeStep::kRebooting, NodeStep::kUncordoning}) {
     b.cluster.leases.back() = SlotLease(0, b.order[0], "u1", b.digest(), phase, b.now() - kSecond);
     REQUIRE(b.Run("rollout-status", &out, &err) == 0);
-    CHECK_THAT(out, Catch::Contains(Row(b.order[0], std::string("yes     ") + SlotPhaseName(phase))));
+    CHECK_THAT(out, Catch::Contains(Row(b.order[0], std::string("yes     ") + NodeStepName(phase))));
   }
 }
 

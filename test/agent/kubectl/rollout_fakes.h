@@ -138,7 +138,7 @@ inline RolloutLease NodeLease(const std::string& node, const RolloutPolicy& poli
 }
 
 inline RolloutLease SlotLease(int slot, const std::string& holder, const std::string& uid, const std::string& state,
-                              SlotPhase phase, int64_t renewed_ms, int duration_s = 15) {
+                              NodeStep phase, int64_t renewed_ms, int duration_s = 15) {
   RolloutLease l;
   l.name = SlotLeaseName(RolloutId(kWidgets), slot);
   l.kind = "slot";

@@ -455,7 +455,7 @@ TEST_CASE("a soaking node keeps its slot for the soak, then the slot frees itsel
   RolloutGate& b = fleet.Node("b");
   REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
   a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
-  CHECK(fleet.store.Lease(SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0)).phase == SlotPhase::kSoaking);
+  CHECK(fleet.store.Lease(SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0)).phase == NodeStep::kSoaking);
   fleet.clock.Advance(std::chrono::seconds(19));
   CHECK(fleet.Ask(b, Widget(), "s1", nullptr));
   fleet.clock.Advance(std::chrono::seconds(2));
@@ -470,10 +470,10 @@ TEST_CASE("a reboot's step holds the slot for its time without renewals; a step 
   // The API server is away: the step is not shown, so no hold was taken either.
   fleet.store.refuse_replace = Status(StatusCode::kUnavailable, "connection refused");
   CHECK_FALSE(a.ShowStep(Widget(), NodeStep::kRebooting, "waiting for a new boot ID", std::chrono::seconds(300)));
-  CHECK(fleet.store.Lease(Slot0(fleet)).phase != SlotPhase::kRebooting);
+  CHECK(fleet.store.Lease(Slot0(fleet)).phase != NodeStep::kRebooting);
   fleet.store.refuse_replace = Status::Ok();
   CHECK(a.ShowStep(Widget(), NodeStep::kRebooting, "waiting for a new boot ID", std::chrono::seconds(300)));
-  CHECK(fleet.store.Lease(Slot0(fleet)).phase == SlotPhase::kRebooting);
+  CHECK(fleet.store.Lease(Slot0(fleet)).phase == NodeStep::kRebooting);
   CHECK(fleet.store.Lease(Slot0(fleet)).lease_duration_seconds == 306);
   // Looked at again while the node waits for its reboot (what is left of the same deadline):
   // nothing written, so no event reaches the watchers of the rollout's Leases.

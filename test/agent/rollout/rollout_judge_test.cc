@@ -33,10 +33,10 @@ TEST_CASE("a free slot below max_nodes lets a node in; a full gate makes it wait
   RolloutAdmission first = Judge(Policy(2), board, kObject, "n0", false, WindowNow{}, 0);
   REQUIRE(first.enter);
   REQUIRE((first.slot == 0 || first.slot == 1));
-  board.slots.push_back(SlotView{first.slot, "n0", "u1", "s1", SlotPhase::kRunning, true});
+  board.slots.push_back(SlotView{first.slot, "n0", "u1", "s1", NodeStep::kRunning, true});
   RolloutAdmission second = Judge(Policy(2), board, kObject, "n1", false, WindowNow{}, 0);
   CHECK(second.slot == 1 - first.slot);
-  board.slots.push_back(SlotView{second.slot, "n1", "u1", "s1", SlotPhase::kRunning, true});
+  board.slots.push_back(SlotView{second.slot, "n1", "u1", "s1", NodeStep::kRunning, true});
   RolloutAdmission full = Judge(Policy(2), board, kObject, "n2", false, WindowNow{}, 0);
   CHECK_FALSE(full.enter);
   CHECK(full.wait == WaitReason::kNoFreeSlot);
@@ -48,11 +48,11 @@ TEST_CASE("a free slot below max_nodes lets a node in; a full gate makes it wait
 TEST_CASE("an admission names the version of the slot as judged, for the take's precondition") {
   BoardView board = Fleet(3);
   CHECK(Judge(Policy(1), board, kObject, "n0", false, WindowNow{}, 0).slot_version.empty());  // never existed
-  board.slots.push_back(SlotView{0, "", "u1", "s1", SlotPhase::kRunning, false, "41"});        // released
+  board.slots.push_back(SlotView{0, "", "u1", "s1", NodeStep::kRunning, false, "41"});        // released
   RolloutAdmission freed = Judge(Policy(1), board, kObject, "n0", false, WindowNow{}, 0);
   REQUIRE(freed.enter);
   CHECK(freed.slot_version == "41");
-  board.slots[0] = SlotView{0, "n0", "u1", "s1", SlotPhase::kRunning, true, "42"};  // its own, after a restart
+  board.slots[0] = SlotView{0, "n0", "u1", "s1", NodeStep::kRunning, true, "42"};  // its own, after a restart
   RolloutAdmission own = Judge(Policy(1), board, kObject, "n0", false, WindowNow{}, 0);
   REQUIRE(own.own);
   CHECK(own.slot_version == "42");
@@ -67,7 +67,7 @@ TEST_CASE("nodes asking at once start from different free slots") {
 
 TEST_CASE("a node that holds a slot for the object goes on in it, for a newer state too (without canaries); for another object it is busy") {
   BoardView board = Fleet(3);
-  board.slots.push_back(SlotView{1, "n0", "u1", "s1", SlotPhase::kRunning, true});
+  board.slots.push_back(SlotView{1, "n0", "u1", "s1", NodeStep::kRunning, true});
   RolloutAdmission again = Judge(Policy(1), board, kObject, "n0", false, WindowNow{}, 0);
   CHECK(again.enter);
   CHECK(again.own);
@@ -78,14 +78,14 @@ TEST_CASE("a node that holds a slot for the object goes on in it, for a newer st
   CHECK(fixed.slot == 1);
   RolloutObject other{"u2", "s9", false, ""};
   CHECK(Judge(Policy(3), board, other, "n0", false, WindowNow{}, 0).wait == WaitReason::kBusy);
-  board.slots[0].phase = SlotPhase::kSoaking;  // a soak is not cut short by a newer state
+  board.slots[0].phase = NodeStep::kSoaking;  // a soak is not cut short by a newer state
   CHECK(Judge(Policy(1), board, RolloutObject{"u1", "s2", false, ""}, "n0", false, WindowNow{}, 0).wait ==
         WaitReason::kBusy);
 }
 
 TEST_CASE("a retry in its own slot obeys holds, pauses and windows: the node gives the slot up") {
   BoardView board = Fleet(3);
-  board.slots.push_back(SlotView{1, "n0", "u1", "s1", SlotPhase::kRunning, true});
+  board.slots.push_back(SlotView{1, "n0", "u1", "s1", NodeStep::kRunning, true});
   RolloutAdmission held = Judge(Policy(1), board, kObject, "n0", true, WindowNow{}, 0);
   CHECK_FALSE(held.enter);
   CHECK(held.wait == WaitReason::kHeld);
@@ -105,7 +105,7 @@ TEST_CASE("percentages resolve against the nodes that handle the resource") {
   BoardView board = Fleet(10);
   RolloutPolicy p;
   p.max_nodes = NodeCount{25, true};  // 2.5 -> 3
-  for (int i = 0; i < 3; ++i) board.slots.push_back(SlotView{i, "n" + std::to_string(i), "u1", "s1", SlotPhase::kRunning, true});
+  for (int i = 0; i < 3; ++i) board.slots.push_back(SlotView{i, "n" + std::to_string(i), "u1", "s1", NodeStep::kRunning, true});
   CHECK(Judge(p, board, kObject, "n5", false, WindowNow{}, 0).wait == WaitReason::kNoFreeSlot);
   CHECK(NodeCount{10, true}.Resolve(3) == 1);
   CHECK(NodeCount{0, true}.Resolve(3) == 0);
@@ -178,14 +178,14 @@ TEST_CASE("status says what every node does, and completion needs every node don
   p.soak = std::chrono::seconds(10);
   Done(board, "n0", 0);
   Done(board, "n1", 0, true);
-  board.slots.push_back(SlotView{0, "n2", "u1", "s1", SlotPhase::kVerifying, true});
+  board.slots.push_back(SlotView{0, "n2", "u1", "s1", NodeStep::kVerifying, true});
   auto status = RolloutStatus(p, board, kObject, {"n3"}, WindowNow{}, 5000);
-  std::map<std::string, NodePhase> phase;
+  std::map<std::string, NodeStep> phase;
   for (const auto& s : status) phase[s.node] = s.phase;
-  CHECK(phase["n0"] == NodePhase::kSoaking);
-  CHECK(phase["n1"] == NodePhase::kFailed);
-  CHECK(phase["n2"] == NodePhase::kVerifying);
-  CHECK(phase["n3"] == NodePhase::kWaiting);
+  CHECK(phase["n0"] == NodeStep::kSoaking);
+  CHECK(phase["n1"] == NodeStep::kFailed);
+  CHECK(phase["n2"] == NodeStep::kVerifying);
+  CHECK(phase["n3"] == NodeStep::kWaiting);
   for (const auto& s : status) {
     if (s.node == "n3") CHECK(s.admission.wait == WaitReason::kHeld);
   }
@@ -277,7 +277,7 @@ TEST_CASE("work that started goes on through pauses, holds, halts, windows and c
   RolloutObject started{"u1", "s1", true, ""};  // paused
   started.started = true;
   // Its own slot: kept, not given up.
-  board.slots.push_back(SlotView{0, "n1", "u1", "s1", SlotPhase::kDraining, true});
+  board.slots.push_back(SlotView{0, "n1", "u1", "s1", NodeStep::kDraining, true});
   RolloutAdmission own = Judge(policy, board, started, "n1", true, WindowNow{false, 0}, 0);
   CHECK(own.enter);
   CHECK(own.own);
@@ -293,7 +293,7 @@ TEST_CASE("work that started goes on through pauses, holds, halts, windows and c
   fresh.started = false;
   CHECK(Judge(policy, board, fresh, "n2", false, WindowNow{}, 0).wait == WaitReason::kPaused);
   // Still never past max_nodes.
-  board.slots.push_back(SlotView{0, "n2", "u2", "s9", SlotPhase::kRunning, true});
+  board.slots.push_back(SlotView{0, "n2", "u2", "s9", NodeStep::kRunning, true});
   CHECK(Judge(policy, board, started, "n1", false, WindowNow{}, 0).wait == WaitReason::kNoFreeSlot);
 }
 
@@ -304,7 +304,7 @@ TEST_CASE("a newer state takes its object's slot over only past its own canaries
   RolloutObject newer{"u1", "s2", false, ""};
   const std::string canary = Canaries(policy, board, newer).at(0);
   const std::string other = canary == "n0" ? "n1" : "n0";
-  board.slots.push_back(SlotView{0, other, "u1", "s1", SlotPhase::kDraining, true});
+  board.slots.push_back(SlotView{0, other, "u1", "s1", NodeStep::kDraining, true});
   RolloutAdmission waits = Judge(policy, board, newer, other, false, WindowNow{}, 0);
   CHECK(waits.wait == WaitReason::kCanariesPending);
   CHECK(waits.give_up_own);  // the older state's slot is given back, its steps end
@@ -324,7 +324,7 @@ TEST_CASE("nodes the rollout keeps cordoned count against max_nodes, slot or not
   CHECK(Judge(Policy(1), board, kObject, "n0", false, WindowNow{}, 0).enter);  // disrupted already
   CHECK(Judge(Policy(2), board, kObject, "n1", false, WindowNow{}, 0).enter);
   // A slot holder that is also cordoned counts once.
-  board.slots.push_back(SlotView{0, "n0", "u1", "s1", SlotPhase::kDraining, true});
+  board.slots.push_back(SlotView{0, "n0", "u1", "s1", NodeStep::kDraining, true});
   CHECK(Judge(Policy(2), board, kObject, "n1", false, WindowNow{}, 0).enter);
   board.cordoned["n3"] = "default/kernel";  // a failed node kept cordoned
   CHECK(Judge(Policy(2), board, kObject, "n1", false, WindowNow{}, 0).wait == WaitReason::kNoFreeSlot);
