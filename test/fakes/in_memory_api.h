@@ -145,10 +145,15 @@ class InMemoryApi final : public KubeClient {
     for (const auto& [name, object] : objects_) all.push_back(object);
     return all;
   }
-  // Every version kept, in order: the writes and the Puts.
+  // Every version kept, in order: the writes and the Puts (none while KeepHistory(false)).
   std::vector<KubeObject> History() const {
     std::lock_guard<std::mutex> lock(mu_);
     return history_;
+  }
+  // Whether History() keeps the versions from now on: not for thousands of large writes.
+  void KeepHistory(bool keep) {
+    std::lock_guard<std::mutex> lock(mu_);
+    keep_history_ = keep;
   }
   // Successful creates and replaces (not Puts); Create calls, refused ones included; Create
   // calls refused with RefuseCreates' status.
@@ -230,7 +235,7 @@ class InMemoryApi final : public KubeClient {
     sent.doc.Accept(w);
     KubeObject object{ObjectMeta{"uid-" + sent.name, namespace_name, sent.name, version, false}, buf.GetString()};
     objects_[sent.name] = object;
-    history_.push_back(object);
+    if (keep_history_) history_.push_back(object);
     Tell(lock, Change{std::make_shared<const KubeObject>(object), sent.holder, false});
     return object;
   }
@@ -243,6 +248,7 @@ class InMemoryApi final : public KubeClient {
   mutable std::mutex mu_;
   std::map<std::string, KubeObject> objects_;  // by name
   std::vector<KubeObject> history_;
+  bool keep_history_ = true;
   int version_ = 0;
   std::atomic<int> writes_{0};
   std::atomic<int> creates_{0};

@@ -1,12 +1,10 @@
-// RolloutGate and RolloutCoordinator against an in-memory Lease store shared by several nodes'
-// gates, each with its own board fed from the store after every write (a watch that is never
-// late) with the Leases labelled for its node, and a coordinator's board with all of them: slots
-// granted at most max_nodes at once, soaked or released, lost when they expire unrenewed, taken
-// back after a restart without a second one, failures counted and halts posted once.
+// RolloutGate and RolloutCoordinator against one in-memory API (InMemoryApi) shared by several
+// nodes' gates, each with its own board fed from the API's observers after every write (a watch
+// that is never late) with the Leases labelled for its node, and a coordinator's board with all
+// of them: slots granted at most max_nodes at once, soaked or released, lost when they expire
+// unrenewed, taken back after a restart without a second one, failures counted and halts posted
+// once.
 #include <catch2/catch.hpp>
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <functional>
 #include <map>
@@ -14,186 +12,55 @@
 #include <set>
 #include <utility>
 
-#include "agent/base/json_text.h"
-#include "agent/kube/transport/server_clock.h"
 #include "agent/rollout/coordinator/rollout_coordinator.h"
 #include "agent/rollout/node/rollout_gate.h"
 #include "test/fakes/fake_clock.h"
+#include "test/fakes/fixed_server_clock.h"
+#include "test/fakes/in_memory_api.h"
 
 namespace nodehook {
 namespace {
 
-class LeaseStore final : public KubeClient {
+// Boards fed as their watches would be, from an InMemoryApi's changes: the Leases of one rollout
+// (by the rid in their names); with a node, only those labelled for it (its node Lease, the slots
+// that name it).
+class BoardFeed {
  public:
-  Result<ObjectList> List(const ResourceRef&, const ListOptions&) override { return ObjectList{}; }
-  Status Watch(const ResourceRef&, const WatchOptions&, const std::function<void(WatchEvent)>&,
-               const CancelToken&) override {
-    return Status::Ok();
+  explicit BoardFeed(InMemoryApi& api) : api_(api) {
+    api_.Observe([this](const InMemoryApi::Change& change) { Send(change); });
   }
-  Status Patch(const ObjectRef&, PatchType, const std::string&) override { return InternalError("no patches"); }
-  Result<KubeObject> Get(const ObjectRef& o) override {
-    auto it = objects_.find(o.name);
-    if (it == objects_.end()) return NotFoundError("lease " + o.name);
-    return it->second;
-  }
-  Status Create(const ResourceRef&, const std::string& ns, const std::string& body) override {
-    ++creates;
-    if (!refuse.ok()) {
-      ++refused;
-      return refuse;
-    }
-    auto sent = Sent::Of(body);
-    if (!sent.ok()) return sent.status();
-    if (objects_.count(sent->name)) return Status(StatusCode::kConflict, "already exists");
-    ++writes;
-    Keep(ns, *sent);
-    return Status::Ok();
-  }
-  Result<KubeObject> Replace(const ObjectRef& o, const std::string& body) override {
-    if (auto hang = std::exchange(during_replace, nullptr)) hang();
-    if (!refuse_replace.ok()) return refuse_replace;
-    auto sent = Sent::Of(body);
-    if (!sent.ok()) return sent.status();
-    auto it = objects_.find(o.name);
-    if (it == objects_.end()) return NotFoundError("lease " + o.name);
-    if (it->second.meta.resource_version != sent->resource_version) return Status(StatusCode::kConflict, "stale");
-    ++writes;
-    Keep(o.namespace_name, *sent);
-    return objects_[o.name];
-  }
-  // A board fed as its watch would be: the Leases of one rollout (by the rid in their names);
-  // with a node, only those labelled for it (its node Lease, the slots that name it).
   void Attach(RolloutBoard* board, const std::string& rid, const std::string& node = "") {
     boards_.push_back(Fed{board, "nodehook-rollout-" + rid + "-", node, {}});
     ListTo(boards_.back());
   }
-  RolloutLease Lease(const std::string& name) { return *ParseRolloutLease(objects_.at(name).json); }
-  bool Has(const std::string& name) const { return objects_.count(name) > 0; }
-  // Someone else's write that keeps the Lease's content (an annotation): a new resourceVersion.
-  void Touch(const std::string& name) { Store("nodehook", Lease(name)); }
-  // A slot granted to a node, as the coordinator writes it.
-  void Grant(const std::string& name, int slot, const std::string& node, const std::string& uid,
-             const std::string& state) {
-    RolloutLease lease;
-    lease.name = name;
-    lease.kind = "slot";
-    lease.holder = node;
-    lease.lease_duration_seconds = 6;
-    lease.slot = slot;
-    lease.uid = uid;
-    lease.state = state;
-    Store("nodehook", lease);
-  }
-  Status Delete(const ObjectRef& o) override {
-    if (!objects_.count(o.name)) return NotFoundError("lease " + o.name);
-    Remove(o.name);
-    return Status::Ok();
-  }
-  // A Lease as someone wrote it before this test (an earlier version, another writer).
-  void Seed(const RolloutLease& lease) { Store("nodehook", lease); }
-  // Someone else's delete.
-  void Remove(const std::string& name) {
-    auto last = std::make_shared<const KubeObject>(objects_.at(name));
-    objects_.erase(name);
-    if (held) return;
-    for (auto& fed : boards_) {
-      if (fed.seen.erase(name) > 0) fed.board->OnDeleted(last);
-    }
-  }
-  int SlotsHeldBy(const std::string& node) {
-    int n = 0;
-    for (auto& [name, object] : objects_) {
-      auto l = ParseRolloutLease(object.json);
-      n += l->kind == "slot" && l->holder == node;
-    }
-    return n;
-  }
-  int writes = 0;
-  int creates = 0;
-  // Runs once, inside the next replace, before it is served: a request that hangs meanwhile.
-  std::function<void()> during_replace;
-  Status refuse;  // when set, every create is refused with it (403 from RBAC, say)
-  Status refuse_replace;  // when set, every replace is refused with it (the API server away)
-  int refused = 0;
-  // While set, writes reach no board (the watches are late); Release brings them all at once.
-  bool held = false;
-  void Release() {
-    held = false;
-    for (auto& fed : boards_) ListTo(fed);
-  }
 
  private:
-  // A write as the API server takes it: validated, then kept as sent, under a new resourceVersion
-  // (decoding and encoding again each node Lease of 2,000 results made the store the test's cost).
-  struct Sent {
-    rapidjson::Document doc;
-    std::string name, resource_version, holder;
-    // The API server's validation: an object's annotations, keys and values together, have at
-    // most 256 KiB (apimachinery's TotalAnnotationSizeLimitB); more is 422.
-    static Result<Sent> Of(const std::string& body) {
-      Sent sent;
-      sent.doc.Parse(body.c_str());
-      if (sent.doc.HasParseError() || !sent.doc.IsObject()) return InvalidError("not a JSON object");
-      const auto& meta = sent.doc["metadata"];
-      size_t total = 0;
-      const auto& annotations = meta["annotations"];
-      for (auto it = annotations.MemberBegin(); it != annotations.MemberEnd(); ++it) {
-        total += it->name.GetStringLength() + it->value.GetStringLength();
-      }
-      if (total > 256 * 1024) {
-        return Status(StatusCode::kInvalid, "metadata.annotations: Too long: must have at most 262144 bytes");
-      }
-      sent.name = StringMember(meta, "name");
-      sent.resource_version = StringMember(meta, "resourceVersion");
-      auto spec = sent.doc.FindMember("spec");
-      if (spec != sent.doc.MemberEnd()) sent.holder = StringMember(spec->value, "holderIdentity");
-      return sent;
-    }
-  };
-  void Keep(const std::string& ns, Sent& sent) {
-    const std::string version = std::to_string(++version_);
-    auto& meta = sent.doc["metadata"];
-    meta.RemoveMember("resourceVersion");
-    meta.AddMember("resourceVersion", rapidjson::Value(version.c_str(), sent.doc.GetAllocator()), sent.doc.GetAllocator());
-    rapidjson::StringBuffer buf;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    sent.doc.Accept(w);
-    KubeObject object{ObjectMeta{"uid-" + sent.name, ns, sent.name, version, false}, buf.GetString()};
-    Send(sent.name, sent.holder, object);
-  }
-  void Store(const std::string& ns, RolloutLease lease) {
-    lease.resource_version = std::to_string(++version_);
-    KubeObject object{ObjectMeta{"uid-" + lease.name, ns, lease.name, lease.resource_version, false}, ""};
-    object.json = RolloutLeaseJson(ns, "rid", lease);
-    Send(lease.name, lease.holder, object);
-  }
-  void Send(const std::string& name, const std::string& holder, const KubeObject& object) {
-    objects_[name] = object;
-    if (held) return;
-    // As a label-selected watch sends it: the change to each board it matches, and a deletion to
-    // a board it no longer matches (a slot granted to another node).
-    auto sent = std::make_shared<const KubeObject>(object);
-    for (auto& fed : boards_) {
-      if (name.rfind(fed.prefix, 0) != 0) continue;
-      if (fed.node.empty() || holder == fed.node) {
-        fed.seen.insert(name);
-        fed.board->OnObject(sent);
-      } else if (fed.seen.erase(name) > 0) {
-        fed.board->OnDeleted(sent);
-      }
-    }
-  }
   struct Fed {
     RolloutBoard* board;
     std::string prefix;
     std::string node;
     std::set<std::string> seen;  // the Leases this board was sent and not sent away
   };
+  // As a label-selected watch sends it: the change to each board it matches, and a deletion to a
+  // board it no longer matches (a slot granted to another node) or that saw the deleted Lease.
+  void Send(const InMemoryApi::Change& change) {
+    const std::string& name = change.object->meta.name;
+    for (auto& fed : boards_) {
+      if (name.rfind(fed.prefix, 0) != 0) continue;
+      if (!change.deleted && (fed.node.empty() || change.holder == fed.node)) {
+        fed.seen.insert(name);
+        fed.board->OnObject(change.object);
+      } else if (fed.seen.erase(name) > 0) {
+        fed.board->OnDeleted(change.object);
+      }
+    }
+  }
   // A list, as a watch makes when it starts.
   void ListTo(Fed& fed) {
     std::vector<ObjectPtr> items;
     fed.seen.clear();
-    for (auto& [name, object] : objects_) {
+    for (const KubeObject& object : api_.Objects()) {
+      const std::string& name = object.meta.name;
       if (name.rfind(fed.prefix, 0) != 0) continue;
       if (!fed.node.empty() && ParseRolloutLease(object.json)->holder != fed.node) continue;
       items.push_back(std::make_shared<const KubeObject>(object));
@@ -201,9 +68,9 @@ class LeaseStore final : public KubeClient {
     }
     fed.board->OnListed(items, {});
   }
-  std::map<std::string, KubeObject> objects_;
+
+  InMemoryApi& api_;
   std::vector<Fed> boards_;
-  int version_ = 0;
 };
 
 class Events final : public EventRecorder {
@@ -215,12 +82,6 @@ class Events final : public EventRecorder {
     posted.push_back(reason + ": " + note);
   }
   std::vector<std::string> posted;
-};
-
-class FixedServerClock final : public ServerClock {
- public:
-  int64_t NowMs() const override { return now_ms; }
-  int64_t now_ms = 1'000'000;
 };
 
 // A board that another node's take reaches right after this node has read its view: two nodes
@@ -247,11 +108,12 @@ struct Fleet {
   explicit Fleet(RolloutPolicy policy) {
     resource.ref = ResourceRef{"example.com", "v1", "widgets", "", ""};
     resource.rollout = policy;
+    api.KeepHistory(false);  // a node Lease of 2,000 results, written 2,000 times
   }
   RolloutGate& Node(const std::string& name) {
     // A restarted node gets a fresh board; the old one stays attached (and alive) unread.
     boards.push_back(std::make_unique<RolloutBoard>(clock));
-    store.Attach(boards.back().get(), RolloutIdOf(resource.ref), name);
+    feed.Attach(boards.back().get(), RolloutIdOf(resource.ref), name);
     return Gate(name, *boards.back());
   }
   RolloutGate& Gate(const std::string& name, const BoardReader& board) {
@@ -260,7 +122,7 @@ struct Fleet {
     options.namespace_name = "nodehook";
     options.presence = [this, name] { return presence[name]; };
     options.fleet_size = [this] { return fleet_size; };
-    gates[name] = std::make_unique<RolloutGate>(resource, store, board, clock, server, options);
+    gates[name] = std::make_unique<RolloutGate>(resource, api, board, clock, server, options);
     REQUIRE(gates[name]->Register().ok());
     return *gates[name];
   }
@@ -268,13 +130,13 @@ struct Fleet {
   RolloutBoard& CoordinatorBoard() {
     if (!coordinator_board) {
       coordinator_board = std::make_unique<RolloutBoard>(clock);
-      store.Attach(coordinator_board.get(), RolloutIdOf(resource.ref));
+      feed.Attach(coordinator_board.get(), RolloutIdOf(resource.ref));
     }
     return *coordinator_board;
   }
   int Coordinate() {
     if (!coordinator) {
-      coordinator = std::make_unique<RolloutCoordinator>(resource, store, server, events,
+      coordinator = std::make_unique<RolloutCoordinator>(resource, api, server, events,
                                                          RolloutCoordinatorOptions{"nodehook", {}, [this] { return cordoned; }});
     }
     return coordinator->Round(CoordinatorBoard());
@@ -286,10 +148,41 @@ struct Fleet {
     Coordinate();
     return node.Enter(object, state, facts);
   }
+  // A Lease as kept now (it must exist).
+  RolloutLease Lease(const std::string& name) const { return *ParseRolloutLease(api.Find(name).value().json); }
+  // Someone else's write that keeps the Lease's content (an annotation): a new resourceVersion.
+  void Touch(const std::string& name) {
+    const KubeObject object = api.Find(name).value();
+    api.Put(object.meta.namespace_name, object.json);
+  }
+  // A Lease as someone wrote it before this test (an earlier version, another writer).
+  void Seed(const RolloutLease& lease) { api.Put("nodehook", RolloutLeaseJson("nodehook", "rid", lease)); }
+  // A slot granted to a node, as the coordinator writes it.
+  void Grant(const std::string& name, int slot, const std::string& node, const std::string& uid,
+             const std::string& state) {
+    RolloutLease lease;
+    lease.name = name;
+    lease.kind = "slot";
+    lease.holder = node;
+    lease.lease_duration_seconds = 6;
+    lease.slot = slot;
+    lease.uid = uid;
+    lease.state = state;
+    Seed(lease);
+  }
+  int SlotsHeldBy(const std::string& node) const {
+    int n = 0;
+    for (const KubeObject& object : api.Objects()) {
+      auto lease = ParseRolloutLease(object.json);
+      n += lease->kind == "slot" && lease->holder == node;
+    }
+    return n;
+  }
   WatchedResource resource;
-  LeaseStore store;
+  InMemoryApi api;  // the API server the gates and coordinators write to
+  BoardFeed feed{api};
   FakeClock clock;
-  FixedServerClock server;
+  FixedServerClock server{1'000'000};
   Events events;
   std::vector<std::unique_ptr<RolloutBoard>> boards;
   std::unique_ptr<RolloutBoard> coordinator_board;
@@ -324,6 +217,14 @@ void FailOnce(Fleet& fleet, RolloutGate& node, const ObjectMeta& object, const s
   node.Failed(fleet.resource.ref, object, state, 1, false, "broken");
 }
 
+// max_nodes 1 and two nodes; "a" went inside for Widget() at "s1": the one slot is a's.
+struct SlotOfA {
+  SlotOfA() { REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr)); }
+  Fleet fleet{MaxNodes(1)};
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+};
+
 }  // namespace
 
 TEST_CASE("six nodes, max_nodes 2: two get a slot, a released slot lets the next one in") {
@@ -337,10 +238,10 @@ TEST_CASE("six nodes, max_nodes 2: two get a slot, a released slot lets the next
   }
   REQUIRE(inside.size() == 2);
   CHECK(fleet.Coordinate() == 0);  // both slots held
-  int before = fleet.store.writes;
+  int before = fleet.api.writes();
   fleet.gates[inside[0]]->Succeeded(fleet.resource.ref, Widget(), "s1", "done");
-  CHECK(fleet.store.writes - before == 2);  // the result, and the slot released (no soak)
-  CHECK(fleet.store.SlotsHeldBy(inside[0]) == 0);
+  CHECK(fleet.api.writes() - before == 2);  // the result, and the slot released (no soak)
+  CHECK(fleet.SlotsHeldBy(inside[0]) == 0);
   CHECK(fleet.Coordinate() == 1);
   int entered = 0;
   for (auto& [name, gate] : fleet.gates) {
@@ -358,13 +259,13 @@ TEST_CASE("two coordinators judging one view grant a slot once: the later grant 
   // An old coordinator whose term has ended without its knowing, and the new one, at one moment:
   // the new one grants right after the old one has read its board.
   RolloutBoard old_board(fleet.clock);
-  fleet.store.Attach(&old_board, RolloutIdOf(fleet.resource.ref));
+  fleet.feed.Attach(&old_board, RolloutIdOf(fleet.resource.ref));
   LateBoard late(old_board);
-  RolloutCoordinator old(fleet.resource, fleet.store, fleet.server, fleet.events, RolloutCoordinatorOptions{"nodehook", {}});
+  RolloutCoordinator old(fleet.resource, fleet.api, fleet.server, fleet.events, RolloutCoordinatorOptions{"nodehook", {}});
   late.after_view = [&] { CHECK(fleet.Coordinate() == 1); };
   CHECK(old.Round(late) == 0);
-  CHECK(fleet.store.SlotsHeldBy("a") + fleet.store.SlotsHeldBy("b") == 1);
-  const std::string granted = fleet.store.SlotsHeldBy("a") == 1 ? "a" : "b";
+  CHECK(fleet.SlotsHeldBy("a") + fleet.SlotsHeldBy("b") == 1);
+  const std::string granted = fleet.SlotsHeldBy("a") == 1 ? "a" : "b";
   RolloutGate& in = granted == "a" ? a : b;
   RolloutGate& out = granted == "a" ? b : a;
   CHECK_FALSE(in.Enter(Widget(), "s1", nullptr));
@@ -389,11 +290,7 @@ TEST_CASE("nodes that wait for a slot ask again at spread-out times, not in lock
   CHECK(waits.size() > 10);
 }
 
-TEST_CASE("a slot that is not renewed expires for the others; its old holder finds it lost") {
-  Fleet fleet(MaxNodes(1));
-  RolloutGate& a = fleet.Node("a");
-  RolloutGate& b = fleet.Node("b");
-  REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
+TEST_CASE_METHOD(SlotOfA, "a slot that is not renewed expires for the others; its old holder finds it lost") {
   CHECK(fleet.Ask(b, Widget(), "s1", nullptr));
   fleet.clock.Advance(std::chrono::seconds(3));
   a.RenewDue();  // renewed: a third of the lease has passed
@@ -402,7 +299,7 @@ TEST_CASE("a slot that is not renewed expires for the others; its old holder fin
   fleet.clock.Advance(std::chrono::seconds(2));
   // "a" was stopped: seven seconds without a change, more than the six-second lease.
   CHECK_FALSE(fleet.Ask(b, Widget(), "s1", nullptr));
-  CHECK(fleet.store.Lease(SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0)).holder == "b");
+  CHECK(fleet.Lease(SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0)).holder == "b");
   a.RenewDue();
   CHECK(a.LostSlot(Widget()));
 }
@@ -414,10 +311,10 @@ TEST_CASE("a renewal answered after the fence's deadline loses the slot, though 
   fleet.clock.Advance(std::chrono::seconds(2));
   // The renewal hangs for 10 s; meanwhile the slot expires, and is granted to this node again
   // for its ask still on its node Lease (a new version of the same content).
-  fleet.store.during_replace = [&] {
+  fleet.api.BeforeNextReplace([&] {
     fleet.clock.Advance(std::chrono::seconds(10));
-    fleet.store.Touch(Slot0(fleet));
-  };
+    fleet.Touch(Slot0(fleet));
+  });
   a.RenewDue();
   CHECK(a.LostSlot(Widget()));  // the fence stopped the hook 4 s after its take
 }
@@ -443,7 +340,7 @@ TEST_CASE("a restarted agent takes its own slot back, never a second one") {
   REQUIRE_FALSE(fleet.Ask(fleet.Node("a"), Widget(), "s1", nullptr));
   fleet.Node("a");  // a new gate for node a: the process restarted
   CHECK_FALSE(fleet.Ask(*fleet.gates["a"], Widget(), "s1", nullptr));
-  CHECK(fleet.store.SlotsHeldBy("a") == 1);
+  CHECK(fleet.SlotsHeldBy("a") == 1);
   CHECK_FALSE(fleet.Ask(*fleet.gates["b"], Widget(), "s1", nullptr));
 }
 
@@ -455,32 +352,28 @@ TEST_CASE("a soaking node keeps its slot for the soak, then the slot frees itsel
   RolloutGate& b = fleet.Node("b");
   REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
   a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
-  CHECK(fleet.store.Lease(SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0)).phase == NodeStep::kSoaking);
+  CHECK(fleet.Lease(SlotLeaseName(RolloutId(fleet.resource.ref.Id()), 0)).phase == NodeStep::kSoaking);
   fleet.clock.Advance(std::chrono::seconds(19));
   CHECK(fleet.Ask(b, Widget(), "s1", nullptr));
   fleet.clock.Advance(std::chrono::seconds(2));
   CHECK_FALSE(fleet.Ask(b, Widget(), "s1", nullptr));
 }
 
-TEST_CASE("a reboot's step holds the slot for its time without renewals; a step not written says so") {
-  Fleet fleet(MaxNodes(1));
-  RolloutGate& a = fleet.Node("a");
-  RolloutGate& b = fleet.Node("b");
-  REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
+TEST_CASE_METHOD(SlotOfA, "a reboot's step holds the slot for its time without renewals; a step not written says so") {
   // The API server is away: the step is not shown, so no hold was taken either.
-  fleet.store.refuse_replace = Status(StatusCode::kUnavailable, "connection refused");
+  fleet.api.RefuseReplaces(Status(StatusCode::kUnavailable, "connection refused"));
   CHECK_FALSE(a.ShowStep(Widget(), NodeStep::kRebooting, "waiting for a new boot ID", std::chrono::seconds(300)));
-  CHECK(fleet.store.Lease(Slot0(fleet)).phase != NodeStep::kRebooting);
-  fleet.store.refuse_replace = Status::Ok();
+  CHECK(fleet.Lease(Slot0(fleet)).phase != NodeStep::kRebooting);
+  fleet.api.RefuseReplaces(Status::Ok());
   CHECK(a.ShowStep(Widget(), NodeStep::kRebooting, "waiting for a new boot ID", std::chrono::seconds(300)));
-  CHECK(fleet.store.Lease(Slot0(fleet)).phase == NodeStep::kRebooting);
-  CHECK(fleet.store.Lease(Slot0(fleet)).lease_duration_seconds == 306);
+  CHECK(fleet.Lease(Slot0(fleet)).phase == NodeStep::kRebooting);
+  CHECK(fleet.Lease(Slot0(fleet)).lease_duration_seconds == 306);
   // Looked at again while the node waits for its reboot (what is left of the same deadline):
   // nothing written, so no event reaches the watchers of the rollout's Leases.
-  const int writes = fleet.store.writes;
+  const int writes = fleet.api.writes();
   fleet.clock.Advance(std::chrono::seconds(10));
   CHECK(a.ShowStep(Widget(), NodeStep::kRebooting, "waiting for a new boot ID", std::chrono::seconds(290)));
-  CHECK(fleet.store.writes == writes);
+  CHECK(fleet.api.writes() == writes);
   ObjectMeta other = Widget();
   other.uid = "u2";
   CHECK_FALSE(a.ShowStep(other, NodeStep::kDraining, "", Duration{0}));  // no slot for it
@@ -500,9 +393,9 @@ TEST_CASE("failures count after failure_after_retries; two failed nodes halt and
   REQUIRE_FALSE(fleet.Ask(*fleet.gates["a"], Widget(), "s1", nullptr));
   REQUIRE_FALSE(fleet.Ask(*fleet.gates["b"], Widget(), "s1", nullptr));
   fleet.gates["a"]->Failed(fleet.resource.ref, Widget(), "s1", 1, false, "first");
-  CHECK(fleet.store.SlotsHeldBy("a") == 1);  // one failure: it keeps its slot for the retry
+  CHECK(fleet.SlotsHeldBy("a") == 1);  // one failure: it keeps its slot for the retry
   fleet.gates["a"]->Failed(fleet.resource.ref, Widget(), "s1", 2, false, "second");
-  CHECK(fleet.store.SlotsHeldBy("a") == 0);
+  CHECK(fleet.SlotsHeldBy("a") == 0);
   fleet.Coordinate();
   CHECK(fleet.events.posted.empty());
   fleet.gates["b"]->Failed(fleet.resource.ref, Widget(), "s1", 1, true, "permanent");
@@ -524,8 +417,8 @@ TEST_CASE("a fix after a failure runs in the slot its failed state held; the oth
   FailOnce(fleet, a, Widget(), "s1");
   // The object is fixed: s2. Its retry for s1 will never come; a goes on with s2 in that slot.
   CHECK_FALSE(fleet.Ask(a, Widget(), "s2", nullptr));
-  CHECK(fleet.store.Lease(Slot0(fleet)).state == "s2");
-  CHECK(fleet.store.SlotsHeldBy("a") == 1);
+  CHECK(fleet.Lease(Slot0(fleet)).state == "s2");
+  CHECK(fleet.SlotsHeldBy("a") == 1);
   CHECK(fleet.Ask(b, Widget(), "s2", nullptr));  // max_nodes 1: a is inside
   a.Succeeded(fleet.resource.ref, Widget(), "s2", "done");
   CHECK_FALSE(fleet.Ask(b, Widget(), "s2", nullptr));
@@ -541,18 +434,18 @@ TEST_CASE("an object deleted while its node holds a slot for a retry frees the s
   FailOnce(fleet, a, Widget(), "s1");
   const ObjectMeta third{"u3", "ns", "w3", "1", false};
   CHECK(fleet.Ask(b, third, "x", nullptr));  // the one slot is a's
-  int before = fleet.store.writes;
+  int before = fleet.api.writes();
   a.Gone(Widget());
   a.Gone(other);
   // Its ask withdrawn (else the coordinator grants it again) and the slot released; the results
   // wait for the next write.
-  CHECK(fleet.store.writes - before == 2);
-  CHECK(fleet.store.SlotsHeldBy("a") == 0);
+  CHECK(fleet.api.writes() - before == 2);
+  CHECK(fleet.SlotsHeldBy("a") == 0);
   CHECK_FALSE(fleet.Ask(b, third, "x", nullptr));
   b.Succeeded(fleet.resource.ref, third, "x", "done");
   REQUIRE_FALSE(fleet.Ask(a, third, "x", nullptr));
   a.Succeeded(fleet.resource.ref, third, "x", "done");  // a's next write leaves the deleted objects out
-  const auto results = fleet.store.Lease(NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "a")).results;
+  const auto results = fleet.Lease(NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "a")).results;
   CHECK(results.size() == 1);
   CHECK(results.count("u3") == 1);
 }
@@ -565,7 +458,7 @@ TEST_CASE("a retry while the rollout is paused or outside a window gives the slo
   ObjectFacts paused;
   paused.rollout_paused = true;
   CHECK(fleet.Ask(a, Widget(), "s1", &paused));  // the retry waits
-  CHECK(fleet.store.SlotsHeldBy("a") == 0);
+  CHECK(fleet.SlotsHeldBy("a") == 0);
   CHECK(fleet.Ask(b, Widget(), "s1", &paused));
   CHECK_FALSE(fleet.Ask(b, Widget(), "s1", nullptr));  // unpaused: the free slot goes to whoever asks
   CHECK(fleet.Ask(a, Widget(), "s1", nullptr));
@@ -575,43 +468,35 @@ TEST_CASE("a slot Lease annotated by someone else is renewed by its holder, not 
   Fleet fleet(MaxNodes(1));
   RolloutGate& a = fleet.Node("a");
   REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
-  fleet.store.Touch(Slot0(fleet));
+  fleet.Touch(Slot0(fleet));
   fleet.clock.Advance(std::chrono::seconds(3));
   a.RenewDue();
   CHECK_FALSE(a.LostSlot(Widget()));
-  CHECK(fleet.store.Lease(Slot0(fleet)).holder == "a");
-  fleet.store.Touch(Slot0(fleet));
+  CHECK(fleet.Lease(Slot0(fleet)).holder == "a");
+  fleet.Touch(Slot0(fleet));
   a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
-  CHECK(fleet.store.SlotsHeldBy("a") == 0);  // released over the edit, not left to expire
+  CHECK(fleet.SlotsHeldBy("a") == 0);  // released over the edit, not left to expire
 }
 
-TEST_CASE("a slot Lease deleted by hand stays held for the others; its holder writes it again") {
-  Fleet fleet(MaxNodes(1));
-  RolloutGate& a = fleet.Node("a");
-  RolloutGate& b = fleet.Node("b");
-  REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
-  fleet.store.Remove(Slot0(fleet));
+TEST_CASE_METHOD(SlotOfA, "a slot Lease deleted by hand stays held for the others; its holder writes it again") {
+  fleet.api.Remove(Slot0(fleet));
   CHECK(fleet.Ask(b, Widget(), "s1", nullptr));  // not free: a may still run
-  CHECK_FALSE(fleet.store.Has(Slot0(fleet)));
+  CHECK_FALSE(fleet.api.Has(Slot0(fleet)));
   fleet.clock.Advance(std::chrono::seconds(3));
   a.RenewDue();
   CHECK_FALSE(a.LostSlot(Widget()));
-  CHECK(fleet.store.Lease(Slot0(fleet)).holder == "a");
+  CHECK(fleet.Lease(Slot0(fleet)).holder == "a");
   CHECK(fleet.Ask(b, Widget(), "s1", nullptr));
 }
 
-TEST_CASE("a slot Lease deleted with its holder gone frees itself a lease after the deletion") {
-  Fleet fleet(MaxNodes(1));
-  RolloutGate& a = fleet.Node("a");
-  RolloutGate& b = fleet.Node("b");
-  REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
+TEST_CASE_METHOD(SlotOfA, "a slot Lease deleted with its holder gone frees itself a lease after the deletion") {
   fleet.clock.Advance(std::chrono::seconds(2));
-  fleet.store.Remove(Slot0(fleet));
+  fleet.api.Remove(Slot0(fleet));
   fleet.clock.Advance(std::chrono::seconds(5));
   CHECK(fleet.Ask(b, Widget(), "s1", nullptr));  // 5 s since the deletion, of a 6-s lease
   fleet.clock.Advance(std::chrono::seconds(1));
   CHECK_FALSE(fleet.Ask(b, Widget(), "s1", nullptr));  // taken by a create
-  CHECK(fleet.store.Lease(Slot0(fleet)).holder == "b");
+  CHECK(fleet.Lease(Slot0(fleet)).holder == "b");
 }
 
 TEST_CASE("a node Lease deleted by hand keeps the node in the fleet and is written again") {
@@ -622,11 +507,11 @@ TEST_CASE("a node Lease deleted by hand keeps the node in the fleet and is writt
   const std::string lease = NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "a");
   REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));
   a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
-  fleet.store.Remove(lease);
+  fleet.api.Remove(lease);
   CHECK(fleet.CoordinatorBoard().View().nodes.count("a") == 1);  // the coordinator still counts a
   a.RenewDue();
-  REQUIRE(fleet.store.Has(lease));
-  CHECK(fleet.store.Lease(lease).results.count("u1") == 1);
+  REQUIRE(fleet.api.Has(lease));
+  CHECK(fleet.Lease(lease).results.count("u1") == 1);
 }
 
 TEST_CASE("a node Lease is named after its node; one under the hashed name of an earlier version moves, "
@@ -641,11 +526,11 @@ TEST_CASE("a node Lease is named after its node; one under the hashed name of an
   old.holder = "a";
   old.lease_duration_seconds = 60;
   old.results["u9"] = NodeResult{"s9", false, 5, "done"};
-  fleet.store.Seed(old);
+  fleet.Seed(old);
   fleet.Node("a");  // registers
-  REQUIRE(fleet.store.Has(NodeLeaseName(rid, "a")));
-  CHECK(fleet.store.Lease(NodeLeaseName(rid, "a")).results.at("u9").state == "s9");
-  CHECK_FALSE(fleet.store.Has(old.name));
+  REQUIRE(fleet.api.Has(NodeLeaseName(rid, "a")));
+  CHECK(fleet.Lease(NodeLeaseName(rid, "a")).results.at("u9").state == "s9");
+  CHECK_FALSE(fleet.api.Has(old.name));
   CHECK(fleet.CoordinatorBoard().View().nodes.at("a").count("u9") == 1);
 }
 
@@ -657,50 +542,50 @@ TEST_CASE("two entries for one plural in two namespaces are two rollouts, each w
   RolloutGate& a = fleet.Node("n1");
   // The same node, for the entry of the other namespace: a board and a gate of its own.
   fleet.boards.push_back(std::make_unique<RolloutBoard>(fleet.clock));
-  fleet.store.Attach(fleet.boards.back().get(), RolloutIdOf(team_b.ref), "n1");
+  fleet.feed.Attach(fleet.boards.back().get(), RolloutIdOf(team_b.ref), "n1");
   RolloutGateOptions options;
   options.node = "n1";
   options.namespace_name = "nodehook";
-  RolloutGate b(team_b, fleet.store, *fleet.boards.back(), fleet.clock, fleet.server, options);
+  RolloutGate b(team_b, fleet.api, *fleet.boards.back(), fleet.clock, fleet.server, options);
   REQUIRE(b.Register().ok());
   RolloutBoard b_all(fleet.clock);
-  fleet.store.Attach(&b_all, RolloutIdOf(team_b.ref));
-  RolloutCoordinator b_coordinator(team_b, fleet.store, fleet.server, fleet.events, RolloutCoordinatorOptions{"nodehook", {}});
+  fleet.feed.Attach(&b_all, RolloutIdOf(team_b.ref));
+  RolloutCoordinator b_coordinator(team_b, fleet.api, fleet.server, fleet.events, RolloutCoordinatorOptions{"nodehook", {}});
   ObjectMeta in_a{"ua", "team-a", "w1", "1", false};
   ObjectMeta in_b{"ub", "team-b", "w1", "1", false};
   CHECK_FALSE(fleet.Ask(a, in_a, "s1", nullptr));
   REQUIRE(b.Enter(in_b, "s1", nullptr));
   CHECK(b_coordinator.Round(b_all) == 1);
   CHECK_FALSE(b.Enter(in_b, "s1", nullptr));  // not "busy": team-a's slot is another rollout's
-  CHECK(fleet.store.SlotsHeldBy("n1") == 2);
+  CHECK(fleet.SlotsHeldBy("n1") == 2);
   a.Succeeded(fleet.resource.ref, in_a, "s1", "done");
   b.Succeeded(team_b.ref, in_b, "s1", "done");
   const std::string lease_a = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "n1");
   const std::string lease_b = NodeLeaseName(RolloutIdOf(team_b.ref), "n1");
-  CHECK(fleet.store.Lease(lease_a).results.count("ua") == 1);
-  CHECK(fleet.store.Lease(lease_b).results.count("ub") == 1);
-  CHECK(fleet.store.Lease(lease_b).scope == "team-b");
+  CHECK(fleet.Lease(lease_a).results.count("ua") == 1);
+  CHECK(fleet.Lease(lease_b).results.count("ub") == 1);
+  CHECK(fleet.Lease(lease_b).scope == "team-b");
 }
 
 TEST_CASE("a grant refused for a lasting reason backs off, doubling up to a minute") {
   Fleet fleet(MaxNodes(1));
   RolloutGate& a = fleet.Node("a");
   REQUIRE(a.Enter(Widget(), "s1", nullptr));
-  fleet.store.refuse = Status(StatusCode::kForbidden, "leases is forbidden");
-  const int before = fleet.store.creates;
+  fleet.api.RefuseCreates(Status(StatusCode::kForbidden, "leases is forbidden"));
+  const int before = fleet.api.creates();
   for (int round = 0; round < 240; ++round) {  // two minutes of rounds, every half second
     fleet.Coordinate();
     fleet.server.now_ms += 500;
   }
   // Tried at 0, 1, 3, 7, 15, 31, 63 and 123 s: not 240 times.
-  CHECK(fleet.store.creates - before >= 6);
-  CHECK(fleet.store.creates - before <= 8);
-  fleet.store.refuse = Status::Ok();
+  CHECK(fleet.api.creates() - before >= 6);
+  CHECK(fleet.api.creates() - before <= 8);
+  fleet.api.RefuseCreates(Status::Ok());
   for (int round = 0; round < 120 && a.Enter(Widget(), "s1", nullptr); ++round) {
     fleet.Coordinate();
     fleet.server.now_ms += 500;
   }
-  CHECK(fleet.store.SlotsHeldBy("a") == 1);  // granted within the minute, and taken
+  CHECK(fleet.SlotsHeldBy("a") == 1);  // granted within the minute, and taken
 }
 
 TEST_CASE("completion is posted once, by the coordinator, when the last nodes finish at once") {
@@ -728,13 +613,13 @@ TEST_CASE("a node Lease deleted for good leaves the boards after a minute, and t
   fleet.Node("b");
   const std::string lease = NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "a");
   RolloutBoard& b_board = fleet.CoordinatorBoard();
-  fleet.store.Remove(lease);
+  fleet.api.Remove(lease);
   fleet.clock.Advance(std::chrono::seconds(59));
   CHECK(b_board.View().nodes.count("a") == 1);
   fleet.clock.Advance(std::chrono::seconds(1));
   CHECK(b_board.View().nodes.count("a") == 0);
   CHECK(b_board.Deleted(lease));
-  fleet.store.Touch(NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "b"));  // any change: the watch brings it
+  fleet.Touch(NodeLeaseName(RolloutId(fleet.resource.ref.Id()), "b"));  // any change: the watch brings it
   CHECK_FALSE(b_board.Deleted(lease));  // pruned
   CHECK(b_board.Lease(lease).kind.empty());
 }
@@ -750,39 +635,39 @@ TEST_CASE("a node that handled 2,000 gated objects keeps every result on its Lea
                       "7", false};
     // Granted before it asks (the coordinator's part is tested above): one node-Lease write per
     // object, the result, as the test's subject.
-    fleet.store.Grant(Slot0(fleet), 0, "a", object.uid, "s1");
+    fleet.Grant(Slot0(fleet), 0, "a", object.uid, "s1");
     REQUIRE_FALSE(a.Enter(object, "s1", nullptr));
     a.Succeeded(fleet.resource.ref, object, "s1", outcome);
   }
   const std::string lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "a");
-  CHECK(fleet.store.Lease(lease).results.size() == 2000);
-  const int writes = fleet.store.writes;
+  CHECK(fleet.Lease(lease).results.size() == 2000);
+  const int writes = fleet.api.writes();
   for (int round = 0; round < 10; ++round) {
     fleet.clock.Advance(std::chrono::seconds(2));
     a.RenewDue();
   }
-  CHECK(fleet.store.writes == writes);  // nothing left to write again
+  CHECK(fleet.api.writes() == writes);  // nothing left to write again
 }
 
 TEST_CASE("a node Lease write refused for good is tried again backing off, not every round") {
   Fleet fleet(MaxNodes(1));
   RolloutGate& a = fleet.Node("a");
   const std::string lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "a");
-  fleet.store.Remove(lease);
-  fleet.store.refuse = Status(StatusCode::kForbidden, "leases is forbidden");
+  fleet.api.Remove(lease);
+  fleet.api.RefuseCreates(Status(StatusCode::kForbidden, "leases is forbidden"));
   for (int second = 0; second < 120; ++second) {
     fleet.clock.Advance(std::chrono::seconds(1));
     a.RenewDue();
   }
   // The poll (2 s) doubled with each refusal: 2, 4, 8, 16, 32, 64 s.
-  CHECK(fleet.store.refused <= 7);
-  CHECK(fleet.store.refused >= 5);
-  fleet.store.refuse = Status::Ok();
+  CHECK(fleet.api.refused() <= 7);
+  CHECK(fleet.api.refused() >= 5);
+  fleet.api.RefuseCreates(Status::Ok());
   for (int second = 0; second < 300; ++second) {
     fleet.clock.Advance(std::chrono::seconds(1));
     a.RenewDue();
   }
-  CHECK(fleet.store.Has(lease));  // written again once the refusal ended, within the backoff
+  CHECK(fleet.api.Has(lease));  // written again once the refusal ended, within the backoff
 }
 
 
@@ -791,17 +676,17 @@ TEST_CASE("a node Lease names its Node as owner, also when the Node becomes know
   fleet.presence["a"] = NodePresence{"node-uid-a", false};
   fleet.Node("a");
   const std::string a_lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "a");
-  CHECK(fleet.store.Lease(a_lease).owner_uid == "node-uid-a");
+  CHECK(fleet.Lease(a_lease).owner_uid == "node-uid-a");
 
   RolloutGate& b = fleet.Node("b");  // its Node not listed yet: no owner
   const std::string b_lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "b");
-  CHECK(fleet.store.Lease(b_lease).owner_uid.empty());
+  CHECK(fleet.Lease(b_lease).owner_uid.empty());
   fleet.presence["b"] = NodePresence{"node-uid-b", false};
-  const int before = fleet.store.writes;
+  const int before = fleet.api.writes();
   b.RenewDue();
-  CHECK(fleet.store.Lease(b_lease).owner_uid == "node-uid-b");
+  CHECK(fleet.Lease(b_lease).owner_uid == "node-uid-b");
   b.RenewDue();
-  CHECK(fleet.store.writes == before + 1);
+  CHECK(fleet.api.writes() == before + 1);
 }
 
 TEST_CASE("a node whose Node is deleted writes its Lease no more, so it leaves the fleet") {
@@ -809,22 +694,22 @@ TEST_CASE("a node whose Node is deleted writes its Lease no more, so it leaves t
   fleet.presence["a"] = NodePresence{"node-uid-a", false};
   RolloutGate& a = fleet.Node("a");
   const std::string lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "a");
-  REQUIRE(fleet.store.Has(lease));
+  REQUIRE(fleet.api.Has(lease));
   REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr));  // work in progress still runs
   fleet.presence["a"] = NodePresence{"", true};
-  fleet.store.Remove(lease);  // the garbage collector, after the Node
+  fleet.api.Remove(lease);  // the garbage collector, after the Node
   for (int round = 0; round < 100; ++round) {
     fleet.clock.Advance(std::chrono::seconds(1));
     a.RenewDue();
   }
-  CHECK_FALSE(fleet.store.Has(lease));
+  CHECK_FALSE(fleet.api.Has(lease));
   a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
-  CHECK_FALSE(fleet.store.Has(lease));
+  CHECK_FALSE(fleet.api.Has(lease));
   fleet.presence["a"] = NodePresence{"node-uid-a2", false};  // registered again, a new Node
   fleet.clock.Advance(std::chrono::minutes(5));
   a.RenewDue();
-  REQUIRE(fleet.store.Has(lease));
-  CHECK(fleet.store.Lease(lease).owner_uid == "node-uid-a2");
+  REQUIRE(fleet.api.Has(lease));
+  CHECK(fleet.Lease(lease).owner_uid == "node-uid-a2");
 }
 
 
@@ -833,15 +718,15 @@ TEST_CASE("a node Lease carries its node's labels, written again when they chang
   fleet.presence["a"] = NodePresence{"node-uid-a", false, LabelMap{{"pool", "gpu"}}};
   RolloutGate& a = fleet.Node("a");
   const std::string lease = NodeLeaseName(RolloutIdOf(fleet.resource.ref), "a");
-  CHECK(fleet.store.Lease(lease).labels == LabelMap{{"pool", "gpu"}});
-  const int before = fleet.store.writes;
+  CHECK(fleet.Lease(lease).labels == LabelMap{{"pool", "gpu"}});
+  const int before = fleet.api.writes();
   a.RenewDue();
-  CHECK(fleet.store.writes == before);
+  CHECK(fleet.api.writes() == before);
   fleet.presence["a"].labels = LabelMap{{"pool", "gpu"}, {"nodehook.io/rollout-hold", "true"}};
   a.RenewDue();
   a.RenewDue();
-  CHECK(fleet.store.writes == before + 1);
-  CHECK(fleet.store.Lease(lease).labels->count("nodehook.io/rollout-hold") == 1);
+  CHECK(fleet.api.writes() == before + 1);
+  CHECK(fleet.Lease(lease).labels->count("nodehook.io/rollout-hold") == 1);
 }
 
 
@@ -857,7 +742,7 @@ TEST_CASE("a canary that fails marks its result as a canary's") {
   }
   REQUIRE_FALSE(canary.empty());
   fleet.gates[canary]->Failed(fleet.resource.ref, Widget(), "s1", 1, true, "boom");
-  auto result = fleet.store.Lease(NodeLeaseName(RolloutIdOf(fleet.resource.ref), canary)).results.at("u1");
+  auto result = fleet.Lease(NodeLeaseName(RolloutIdOf(fleet.resource.ref), canary)).results.at("u1");
   CHECK(result.failed);
   CHECK(result.canary);
 }
@@ -880,7 +765,7 @@ TEST_CASE("a state that waited for a node that left is posted complete when that
     fleet.Coordinate();
   }
   CHECK(fleet.events.posted.empty());
-  fleet.store.Remove(NodeLeaseName(RolloutIdOf(fleet.resource.ref), "c"));  // the garbage collector
+  fleet.api.Remove(NodeLeaseName(RolloutIdOf(fleet.resource.ref), "c"));  // the garbage collector
   for (int round = 0; round < 70; ++round) {  // the minute a deleted node Lease stays on the board
     fleet.clock.Advance(std::chrono::seconds(1));
     fleet.Coordinate();
@@ -927,7 +812,7 @@ TEST_CASE("with the fleet's size known, each node asks at its place among the no
   fleet.fleet_size = 1000;  // as a coordinator counted them: the first asks spread over 5 s
   const TimePoint start = fleet.clock.Now();
   std::map<std::string, TimePoint> due;
-  const int before = fleet.store.writes;
+  const int before = fleet.api.writes();
   for (auto& [name, gate] : fleet.gates) {
     auto wait = gate->Enter(Widget(), "s1", nullptr);
     REQUIRE(wait);
@@ -937,7 +822,7 @@ TEST_CASE("with the fleet's size known, each node asks at its place among the no
     const std::string rid = RolloutIdOf(fleet.resource.ref);
     CHECK(*wait == Duration(static_cast<int64_t>(AskPlace(rid, name) * 5000.0)));
   }
-  CHECK(fleet.store.writes == before);  // nobody asked yet
+  CHECK(fleet.api.writes() == before);  // nobody asked yet
   std::vector<std::string> by_time;
   for (const auto& [name, at] : due) by_time.push_back(name);
   std::sort(by_time.begin(), by_time.end(), [&](const auto& a, const auto& b) { return due[a] < due[b]; });
@@ -945,14 +830,14 @@ TEST_CASE("with the fleet's size known, each node asks at its place among the no
   for (const std::string& node : by_time) {
     if (fleet.clock.Now() < due[node] - std::chrono::milliseconds(1)) {
       fleet.clock.Advance(due[node] - std::chrono::milliseconds(1) - fleet.clock.Now());
-      const int writes = fleet.store.writes;
+      const int writes = fleet.api.writes();
       REQUIRE(fleet.gates[node]->Enter(Widget(), "s1", nullptr));
-      CHECK(fleet.store.writes == writes);
+      CHECK(fleet.api.writes() == writes);
     }
     fleet.clock.Advance(due[node] - fleet.clock.Now());
-    const int writes = fleet.store.writes;
+    const int writes = fleet.api.writes();
     REQUIRE(fleet.gates[node]->Enter(Widget(), "s1", nullptr));  // queued
-    CHECK(fleet.store.writes == writes + 1);
+    CHECK(fleet.api.writes() == writes + 1);
   }
   CHECK(fleet.Coordinate() == 10);
 }
@@ -970,19 +855,19 @@ TEST_CASE("a node asks for the objects that changed together in one write") {
   REQUIRE(second);
   CHECK(*second == *first);  // one place for every object: each due that long after it changed
   fleet.clock.Advance(*first - std::chrono::milliseconds(200));  // w1 is due; w2 in 200 ms
-  const int before = fleet.store.writes;
+  const int before = fleet.api.writes();
   REQUIRE(node.Enter(w1, "s1", nullptr));
-  CHECK(fleet.store.writes == before + 1);
+  CHECK(fleet.api.writes() == before + 1);
   const auto asked = fleet.CoordinatorBoard().View().requests["n0"];
   CHECK(asked.count("u1") == 1);
   CHECK(asked.count("u2") == 1);  // w2's ask, due 200 ms later, went in the same write
   REQUIRE(node.Enter(w2, "s2", nullptr));  // asked for already: nothing to write
-  CHECK(fleet.store.writes == before + 1);
+  CHECK(fleet.api.writes() == before + 1);
   // An object that changes later is asked for at its own time, not now.
   auto later = node.Enter(w3, "s3", nullptr);
   REQUIRE(later);
   CHECK(*later > std::chrono::seconds(0));
-  CHECK(fleet.store.writes == before + 1);
+  CHECK(fleet.api.writes() == before + 1);
   CHECK(fleet.Coordinate() == 1);  // one of the two asked for: a node holds one slot at a time
 }
 
@@ -991,7 +876,7 @@ TEST_CASE("a node asks for the objects that changed together in one write") {
 namespace nodehook {
 namespace {
 
-std::string SlotHolder(Fleet& fleet) { return fleet.store.Lease(Slot0(fleet)).holder; }
+std::string SlotHolder(Fleet& fleet) { return fleet.Lease(Slot0(fleet)).holder; }
 
 TEST_CASE("a node that asked and died is granted once: its lapsed grant is withdrawn, the next node goes in, "
           "and its agent's return asks again") {
@@ -1027,11 +912,11 @@ TEST_CASE("a live node that saw its grant lapse untaken asks again, once, and is
   REQUIRE(fleet.Coordinate() == 1);
   fleet.clock.Advance(std::chrono::seconds(7));  // its worker was busy: the grant lapsed
   REQUIRE(fleet.Coordinate() == 0);              // withdrawn
-  const int writes = fleet.store.writes;
+  const int writes = fleet.api.writes();
   REQUIRE(a.Enter(Widget(), "s1", nullptr));     // sees the lapse: asks again
-  CHECK(fleet.store.writes == writes + 1);
+  CHECK(fleet.api.writes() == writes + 1);
   REQUIRE(a.Enter(Widget(), "s1", nullptr));
-  CHECK(fleet.store.writes == writes + 1);       // once
+  CHECK(fleet.api.writes() == writes + 1);       // once
   REQUIRE(fleet.Coordinate() == 1);
   CHECK_FALSE(a.Enter(Widget(), "s1", nullptr));
 }
@@ -1081,7 +966,7 @@ TEST_CASE("RolloutCompleted is posted once per state across a coordinator handov
   // The coordinator changes hands: the new one takes up what the old one still owes.
   const std::string handover = fleet.coordinator->Handover();
   CHECK(handover.find("\"u1/s1\"") != std::string::npos);
-  fleet.coordinator = std::make_unique<RolloutCoordinator>(fleet.resource, fleet.store, fleet.server, fleet.events,
+  fleet.coordinator = std::make_unique<RolloutCoordinator>(fleet.resource, fleet.api, fleet.server, fleet.events,
                                                            RolloutCoordinatorOptions{"nodehook", {}});
   fleet.coordinator->TakeOver(handover);
   a.Succeeded(fleet.resource.ref, Widget(), "s1", "ok");
@@ -1091,7 +976,7 @@ TEST_CASE("RolloutCompleted is posted once per state across a coordinator handov
   CHECK(Completions(fleet) == 1);
   // Nothing is owed any more: a later coordinator posts nothing again.
   CHECK(fleet.coordinator->Handover().empty());
-  fleet.coordinator = std::make_unique<RolloutCoordinator>(fleet.resource, fleet.store, fleet.server, fleet.events,
+  fleet.coordinator = std::make_unique<RolloutCoordinator>(fleet.resource, fleet.api, fleet.server, fleet.events,
                                                            RolloutCoordinatorOptions{"nodehook", {}});
   fleet.Coordinate();
   CHECK(Completions(fleet) == 1);
@@ -1112,7 +997,7 @@ TEST_CASE("a handover keeps whether a halt was posted, and an unreadable one is 
   };
   REQUIRE(halts() == 1);
   const std::string handover = fleet.coordinator->Handover();
-  fleet.coordinator = std::make_unique<RolloutCoordinator>(fleet.resource, fleet.store, fleet.server, fleet.events,
+  fleet.coordinator = std::make_unique<RolloutCoordinator>(fleet.resource, fleet.api, fleet.server, fleet.events,
                                                            RolloutCoordinatorOptions{"nodehook", {}});
   fleet.coordinator->TakeOver("not json");
   fleet.coordinator->TakeOver(handover);
