@@ -10,8 +10,6 @@ using namespace nodehook;
 
 namespace {
 
-const ConfigSources kNode = Sources({{"NODE_NAME", "n"}});
-
 std::string Nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
 }  // namespace

@@ -6,8 +6,6 @@ using namespace nodehook;
 
 namespace {
 
-const ConfigSources kNode = Sources({{"NODE_NAME", "n"}});
-
 // Line numbers below refer to this text; keep them in step when editing it.
 const char* const kTypoConfig = R"({
   "state_file": "/s.db",

@@ -11,13 +11,6 @@ namespace {
 
 const std::string kFileTuning = MinimalConfig(R"("node_name": "file-node", "tuning": {"workers": 5, "log_level": "warn"})");
 
-Config MustParse(const std::string& text, const ConfigSources& sources) {
-  ConfigResult result = ParseConfig(text, sources);
-  INFO(AllErrors(result));
-  REQUIRE(result.ok());
-  return result.config;
-}
-
 }  // namespace
 
 TEST_CASE("a knob set nowhere keeps its default") {
@@ -69,12 +62,8 @@ TEST_CASE("every knob can be set from the environment") {
   REQUIRE(c.state_file == "/env.db");
   REQUIRE(c.api.kubeconfig == "/env.kubeconfig");
   REQUIRE_FALSE(c.api.in_cluster);
-  REQUIRE(c.tuning.log_level == "warn");
-  REQUIRE(c.tuning.workers == 9);
-  REQUIRE(c.tuning.watch_timeout_seconds == 99);
-  REQUIRE(c.tuning.retry_base_seconds == 3);
-  REQUIRE(c.tuning.retry_max_seconds == 33);
-  REQUIRE(c.tuning.hook_work_dir == "/work");
+  REQUIRE(CoreTuning(c.tuning) == "log_level warn, workers 9, watch_timeout_seconds 99, retry_base_seconds 3, "
+                                  "retry_max_seconds 33, hook_work_dir \"/work\"");
 }
 
 TEST_CASE("every knob can be set by a flag named after it") {
@@ -95,13 +84,9 @@ TEST_CASE("every knob can be set by a flag named after it") {
   REQUIRE(c.node_name == "flag-node");
   REQUIRE(c.state_file == "40");
   REQUIRE(c.api.kubeconfig == "40");
-  REQUIRE(c.tuning.log_level == "error");
+  REQUIRE(CoreTuning(c.tuning) == "log_level error, workers 40, watch_timeout_seconds 40, retry_base_seconds 40, "
+                                  "retry_max_seconds 50, hook_work_dir \"40\"");
   REQUIRE(c.tuning.log_format == "json");
-  REQUIRE(c.tuning.workers == 40);
-  REQUIRE(c.tuning.watch_timeout_seconds == 40);
-  REQUIRE(c.tuning.retry_base_seconds == 40);
-  REQUIRE(c.tuning.retry_max_seconds == 50);
-  REQUIRE(c.tuning.hook_work_dir == "40");
   REQUIRE(c.tuning.objects_endpoint == "no_messages");
   REQUIRE(c.tuning.list_strategy == "streaming");
   REQUIRE(c.allow_volatile_state);
@@ -130,17 +115,14 @@ TEST_CASE("overridden values are checked like file values and name their source"
 }
 
 TEST_CASE("an integer with trailing junk is refused") {
-  ConfigResult result = ParseConfig(MinimalConfig(), Sources({{"NODE_NAME", "n"}, {"NODEHOOK_WORKERS", "3x"}}));
-  REQUIRE(FindError(result, "env NODEHOOK_WORKERS") != nullptr);
+  ErrorAt(MinimalConfig(), "env NODEHOOK_WORKERS", Sources({{"NODE_NAME", "n"}, {"NODEHOOK_WORKERS", "3x"}}));
 }
 
 TEST_CASE("retry_base_seconds above retry_max_seconds is refused where retry_max was set") {
-  ConfigResult result = ParseConfig(MinimalConfig(R"("tuning": {"retry_base_seconds": 10,
-      "retry_max_seconds": 5})"), Sources({{"NODE_NAME", "n"}}));
-  const ConfigError* e = FindError(result, "tuning.retry_max_seconds");
-  REQUIRE(e != nullptr);
-  REQUIRE(e->line == 3);
-  REQUIRE(e->message == "retry_max_seconds (5) must be >= retry_base_seconds (10)");
+  const ConfigError e = ErrorAt(MinimalConfig(R"("tuning": {"retry_base_seconds": 10,
+      "retry_max_seconds": 5})"), "tuning.retry_max_seconds");
+  REQUIRE(e.line == 3);
+  REQUIRE(e.message == "retry_max_seconds (5) must be >= retry_base_seconds (10)");
 }
 
 TEST_CASE("the knob table names each knob's flag, environment variable and default") {
@@ -167,15 +149,13 @@ TEST_CASE("the knob table names each knob's flag, environment variable and defau
 }
 
 TEST_CASE("an unknown tuning key lists the knobs allowed there") {
-  ConfigResult result = ParseConfig(MinimalConfig(R"("tuning": {"wokers": 2})"), Sources({{"NODE_NAME", "n"}}));
-  const ConfigError* e = FindError(result, "tuning.wokers");
-  REQUIRE(e != nullptr);
+  const ConfigError e = ErrorAt(MinimalConfig(R"("tuning": {"wokers": 2})"), "tuning.wokers");
   // Every tuning knob is offered, in table order, and nothing else.
   std::string expected;
   for (const KnobInfo& k : Knobs()) {
     if (k.file_key.rfind("tuning.", 0) != 0) continue;
     expected += (expected.empty() ? "" : ", ") + k.file_key.substr(7);
   }
-  REQUIRE(e->message == "unknown key (expected one of: " + expected + ")");
-  REQUIRE(e->message.find("log_level, ") != std::string::npos);
+  REQUIRE(e.message == "unknown key (expected one of: " + expected + ")");
+  REQUIRE(e.message.find("log_level, ") != std::string::npos);
 }

@@ -6,32 +6,25 @@
 using namespace nodehook;
 
 TEST_CASE("by default probes listen on every interface and the admin endpoint on loopback only") {
-  ConfigResult result = ParseConfig(MinimalConfig(), Sources({{"NODE_NAME", "n"}}));
-  INFO(AllErrors(result));
-  REQUIRE(result.ok());
-  CHECK(result.config.tuning.health_address == ":8090");
-  CHECK(result.config.tuning.admin_address == "127.0.0.1:8091");
-  CHECK(result.config.tuning.admin_token_file.empty());
+  const Tuning t = MustParse(MinimalConfig()).tuning;
+  CHECK(t.health_address == ":8090");
+  CHECK(t.admin_address == "127.0.0.1:8091");
+  CHECK(t.admin_token_file.empty());
 }
 
 TEST_CASE("an admin address off loopback without a token file is refused, naming the line and the fix") {
-  ConfigResult result = ParseConfig(MinimalConfig(R"("tuning": {
-      "admin_address": "0.0.0.0:8091"})"), Sources({{"NODE_NAME", "n"}}));
-  const ConfigError* e = FindError(result, "tuning.admin_address");
-  REQUIRE(e != nullptr);
-  CHECK(e->line == 3);
-  CHECK(e->message ==
+  const ConfigError e = ErrorAt(MinimalConfig(R"("tuning": {
+      "admin_address": "0.0.0.0:8091"})"), "tuning.admin_address");
+  CHECK(e.line == 3);
+  CHECK(e.message ==
         "\"0.0.0.0:8091\" is not a loopback address, so POST /v1/retry would be open to the network; expected "
         "127.0.0.1, [::1] or localhost, or set admin_token_file");
 }
 
 TEST_CASE("an admin address given by flag is checked like one in the file") {
-  ConfigResult result = ParseConfig(MinimalConfig(), Sources({{"NODE_NAME", "n"}}, {{"admin_address", "[::]:8091"}}));
-  REQUIRE(FindError(result, "flag --admin-address") != nullptr);
-  ConfigResult with_token = ParseConfig(
-      MinimalConfig(), Sources({{"NODE_NAME", "n"}}, {{"admin_address", "[::]:8091"}, {"admin_token_file", "/t"}}));
-  INFO(AllErrors(with_token));
-  CHECK(with_token.ok());
+  ErrorAt(MinimalConfig(), "flag --admin-address", Sources({{"NODE_NAME", "n"}}, {{"admin_address", "[::]:8091"}}));
+  MustParse(MinimalConfig(),
+            Sources({{"NODE_NAME", "n"}}, {{"admin_address", "[::]:8091"}, {"admin_token_file", "/t"}}));
 }
 
 TEST_CASE("loopback admin addresses need no token") {
@@ -43,8 +36,6 @@ TEST_CASE("loopback admin addresses need no token") {
 }
 
 TEST_CASE("a malformed health address is a config error, not a failure at start") {
-  ConfigResult result = ParseConfig(MinimalConfig(R"("tuning": {"health_address": "8090"})"), Sources({{"NODE_NAME", "n"}}));
-  const ConfigError* e = FindError(result, "tuning.health_address");
-  REQUIRE(e != nullptr);
-  CHECK_THAT(e->message, Catch::StartsWith("health_address \"8090\": expected HOST:PORT"));
+  const ConfigError e = ErrorAt(MinimalConfig(R"("tuning": {"health_address": "8090"})"), "tuning.health_address");
+  CHECK_THAT(e.message, Catch::StartsWith("health_address \"8090\": expected HOST:PORT"));
 }

@@ -7,22 +7,12 @@ using namespace nodehook;
 
 namespace {
 
-const ConfigSources kNode = Sources({{"NODE_NAME", "n"}});
-
 std::string Resource(const std::string& plural, const std::string& members) {
   return "{\"version\": \"v1\", \"plural\": \"" + plural + "\", " + members + ", \"hooks\": {\"create\": {\"argv\": [\"/h\"]}}}";
 }
 
 std::string WithResources(const std::string& resources) {
   return "{\"state_file\": \"/s\",\n\"resources\": [\n" + resources + "]}";
-}
-
-std::vector<std::string> ErrorsAt(const ConfigResult& result, const std::string& path) {
-  std::vector<std::string> out;
-  for (const ConfigError& e : result.errors) {
-    if (e.path == path) out.push_back(e.message);
-  }
-  return out;
 }
 
 }  // namespace

@@ -9,27 +9,12 @@ using namespace nodehook;
 
 namespace {
 
-const ConfigSources kNode = Sources({{"NODE_NAME", "n"}});
+// The resource has an update hook; its rollout's `members` start on line 6 ("rollout" is on line 5).
+const char* const kUpdate = R"("update": {"argv": ["/h"]})";
 
-// "rollout" is on line 5; its members start on line 6.
-std::string WithRollout(const std::string& members) {
-  return "{\"state_file\": \"/s\",\n\"resources\": [\n{\"version\": \"v1\", \"plural\": \"w\",\n"
-         "\"hooks\": {\"update\": {\"argv\": [\"/h\"]}},\n\"rollout\": {\n" + members + "\n}}]}";
-}
+RolloutPolicy Parsed(const std::string& members) { return ParsedRollout("{\n" + members + "\n}", kUpdate); }
 
-RolloutPolicy Parsed(const std::string& members) {
-  ConfigResult result = ParseConfig(WithRollout(members), kNode);
-  INFO(AllErrors(result));
-  REQUIRE(result.ok());
-  return *result.config.resources.at(0).rollout;
-}
-
-ConfigError OnlyError(const std::string& members) {
-  ConfigResult result = ParseConfig(WithRollout(members), kNode);
-  INFO(members << "\n" << AllErrors(result));
-  REQUIRE(result.errors.size() == 1);
-  return result.errors[0];
-}
+ConfigError OnlyError(const std::string& members) { return RolloutError(members, kUpdate); }
 
 TEST_CASE("without node steps a rollout cordons nothing") {
   RolloutPolicy p = Parsed("\"max_nodes\": 1");

@@ -13,36 +13,8 @@ using namespace nodehook;
 
 namespace {
 
-const ConfigSources kNode = Sources({{"NODE_NAME", "n"}});
-const char* kCreateUpdate = R"("create": {"argv": ["/h"]}, "update": {"argv": ["/h"]})";
-
-// One resource with `hooks`; "rollout" is on line 5 and `rollout`'s own lines follow.
-std::string WithRollout(const std::string& rollout, const std::string& hooks = kCreateUpdate,
-                        const std::string& members = "") {
-  return "{\"state_file\": \"/s\",\n\"resources\": [\n{\"version\": \"v1\", \"plural\": \"w\"" + members +
-         ",\n\"hooks\": {" + hooks + "},\n\"rollout\": " + rollout + "}]}";
-}
-
-RolloutPolicy Parsed(const std::string& rollout, const std::string& hooks = kCreateUpdate,
-                     const ConfigSources& sources = kNode) {
-  ConfigResult result = ParseConfig(WithRollout(rollout, hooks), sources);
-  INFO(AllErrors(result));
-  REQUIRE(result.ok());
-  REQUIRE(result.config.resources.at(0).rollout.has_value());
-  return *result.config.resources.at(0).rollout;
-}
-
-// The one error of a rollout whose line 2 (the config's line 6) is `member`.
-ConfigError OnlyError(const std::string& member, const std::string& hooks = kCreateUpdate,
-                      const ConfigSources& sources = kNode) {
-  ConfigResult result = ParseConfig(WithRollout("{\n" + member + "\n}", hooks), sources);
-  INFO(member << "\n" << AllErrors(result));
-  REQUIRE(result.errors.size() == 1);
-  return result.errors[0];
-}
-
 void CheckError(const std::string& member, const std::string& path, const std::string& message, int line = 6) {
-  ConfigError e = OnlyError(member);
+  ConfigError e = RolloutError(member);
   CHECK(e.path == "resources[0].rollout." + path);
   CHECK(e.message == message);
   CHECK(e.line == line);
@@ -50,10 +22,7 @@ void CheckError(const std::string& member, const std::string& path, const std::s
 
 // The one error of `config` is about the rollout block itself (line 5).
 void CheckBlockError(const std::string& config, const std::string& message) {
-  ConfigResult result = ParseConfig(config, kNode);
-  INFO(AllErrors(result));
-  REQUIRE(result.errors.size() == 1);
-  CHECK(result.errors[0].ToString("c.json") == "c.json:5: resources[0].rollout: " + message);
+  CHECK(OnlyErrorIn(config).ToString("c.json") == "c.json:5: resources[0].rollout: " + message);
 }
 
 const std::string kNodeCountExpected =
@@ -63,7 +32,7 @@ const std::string kNodeCountExpected =
 }  // namespace
 
 TEST_CASE("a rollout block reads every key") {
-  RolloutPolicy p = Parsed(R"({
+  RolloutPolicy p = ParsedRollout(R"({
     "max_nodes": 2,
     "canary_nodes": 1,
     "soak_seconds": 60,
@@ -98,7 +67,7 @@ TEST_CASE("a rollout block reads every key") {
 }
 
 TEST_CASE("an empty rollout block takes the defaults: one node at a time, no canary, always open") {
-  RolloutPolicy p = Parsed("{}");
+  RolloutPolicy p = ParsedRollout("{}");
   CHECK(p.max_nodes.value == 1);
   CHECK_FALSE(p.max_nodes.percent);
   CHECK(p.canary_nodes == 0);
@@ -115,10 +84,10 @@ TEST_CASE("an empty rollout block takes the defaults: one node at a time, no can
 }
 
 TEST_CASE("max_nodes may be a percentage of the nodes") {
-  CHECK(Parsed(R"({"max_nodes": "10%"})").max_nodes.value == 10);
-  CHECK(Parsed(R"({"max_nodes": "10%"})").max_nodes.percent);
-  CHECK(Parsed(R"({"max_nodes": "100%"})").max_nodes.value == 100);
-  CHECK(Parsed(R"({"max_nodes": "1%"})").max_nodes.value == 1);
+  CHECK(ParsedRollout(R"({"max_nodes": "10%"})").max_nodes.value == 10);
+  CHECK(ParsedRollout(R"({"max_nodes": "10%"})").max_nodes.percent);
+  CHECK(ParsedRollout(R"({"max_nodes": "100%"})").max_nodes.value == 100);
+  CHECK(ParsedRollout(R"({"max_nodes": "1%"})").max_nodes.value == 1);
 }
 
 TEST_CASE("a resource without a rollout block has no policy") {
@@ -128,10 +97,10 @@ TEST_CASE("a resource without a rollout block has no policy") {
 }
 
 TEST_CASE("by default a rollout gates create and update where the resource has those hooks") {
-  CHECK(Parsed("{}", R"("create": {"argv": ["/h"]}, "delete": {"argv": ["/h"]})").reasons ==
+  CHECK(ParsedRollout("{}", R"("create": {"argv": ["/h"]}, "delete": {"argv": ["/h"]})").reasons ==
         std::vector<std::string>{"create"});
-  CHECK(Parsed(R"({"reasons": ["delete", "resume"]})",
-               R"("delete": {"argv": ["/h"]}, "resume": {"argv": ["/h"]})").reasons ==
+  CHECK(ParsedRollout(R"({"reasons": ["delete", "resume"]})",
+                      R"("delete": {"argv": ["/h"]}, "resume": {"argv": ["/h"]})").reasons ==
         std::vector<std::string>{"delete", "resume"});
   CheckBlockError(WithRollout("{}", R"("delete": {"argv": ["/h"]})"),
                   "gates create and update by default, but the resource has neither hook; list the reasons to gate "
@@ -231,9 +200,9 @@ TEST_CASE("rollout errors: a window's time zone must exist under the zoneinfo di
 TEST_CASE("the zoneinfo directory is $TZDIR when set") {
   TempDir empty;
   ConfigSources sources = Sources({{"NODE_NAME", "n"}, {"TZDIR", empty.path()}});
-  ConfigError e = OnlyError("\"windows\": [{\"cron\": \"0 22 * * *\", \"duration_seconds\": 60, \"time_zone\": "
-                            "\"Europe/Berlin\"}]",
-                            kCreateUpdate, sources);
+  ConfigError e = RolloutError("\"windows\": [{\"cron\": \"0 22 * * *\", \"duration_seconds\": 60, \"time_zone\": "
+                               "\"Europe/Berlin\"}]",
+                               kCreateUpdate, sources);
   CHECK(e.message.find("no file " + empty.path() + "/Europe/Berlin") != std::string::npos);
   // UTC is built in, so it needs no file.
   ConfigResult utc = ParseConfig(
@@ -251,8 +220,8 @@ TEST_CASE("rollout errors: hold_label is a label key") {
                           "/hold"}) {
     CheckError(std::string("\"hold_label\": \"") + bad + "\"", "hold_label", expected + "\"" + bad + "\"");
   }
-  CHECK(Parsed(R"({"hold_label": "hold"})").hold_label == "hold");
-  CHECK(Parsed(R"({"hold_label": "a.b-c/Hold_1.x"})").hold_label == "a.b-c/Hold_1.x");
+  CHECK(ParsedRollout(R"({"hold_label": "hold"})").hold_label == "hold");
+  CHECK(ParsedRollout(R"({"hold_label": "a.b-c/Hold_1.x"})").hold_label == "a.b-c/Hold_1.x");
   CheckError("\"hold_label\": \"" + std::string(64, 'a') + "\"", "hold_label",
              expected + "\"" + std::string(64, 'a') + "\"");
 }
@@ -279,10 +248,9 @@ TEST_CASE("the verify hook's program is checked on the node like the other hooks
   sources.check_program = [](const std::string& program) {
     return program == "/hooks/verify" ? "hook program /hooks/verify does not exist" : "";
   };
-  ConfigResult result = ParseConfig(WithRollout(R"({"verify": {"argv": ["/hooks/verify"]}})"), sources);
-  REQUIRE(result.errors.size() == 1);
-  CHECK(result.errors[0].path == "resources[0].rollout.verify.argv[0]");
-  CHECK(result.errors[0].message.find("hook program /hooks/verify does not exist (install it") == 0);
+  const ConfigError e = OnlyErrorIn(WithRollout(R"({"verify": {"argv": ["/hooks/verify"]}})"), sources);
+  CHECK(e.path == "resources[0].rollout.verify.argv[0]");
+  CHECK(e.message.find("hook program /hooks/verify does not exist (install it") == 0);
 }
 
 TEST_CASE("NodeCount resolves a number as it is and a percentage rounded up, within the fleet") {
