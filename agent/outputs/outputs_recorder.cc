@@ -7,12 +7,12 @@
 namespace nodehook {
 namespace {
 
+// The kinds given, e.g. "labels,taints".
 std::string Kinds(const PublishedOutputs& o) {
   std::string kinds;
-  for (auto [name, given] : {std::pair{"labels", o.labels.has_value()}, std::pair{"annotations", o.annotations.has_value()},
-                             std::pair{"conditions", o.conditions.has_value()}, std::pair{"taints", o.taints.has_value()}}) {
-    if (given) kinds += (kinds.empty() ? "" : ",") + std::string(name);
-  }
+  ForEachKind(o, [&kinds](OutputKind kind, const auto& given) {
+    if (given) kinds += (kinds.empty() ? "" : ",") + std::string(OutputKindName(kind));
+  });
   return kinds;
 }
 

@@ -39,7 +39,9 @@ Result<std::string> StringField(const rapidjson::Value& item, const char* key, c
   return std::string(it->value.GetString(), it->value.GetStringLength());
 }
 
-Status ReadMap(const rapidjson::Value& v, const std::string& kind, std::map<std::string, std::string>* out) {
+// Reads the value of `kind`'s key into its field: one overload per field type.
+Status ReadKind(const rapidjson::Value& v, OutputKind of, std::map<std::string, std::string>* out) {
+  const std::string kind = OutputKindName(of);
   if (!v.IsObject()) return InvalidError(kind + ": expected an object of keys and string values");
   if (v.MemberCount() > kMaxOutputsPerKind) {
     return InvalidError(kind + ": at most " + std::to_string(kMaxOutputsPerKind) + " entries, got " +
@@ -53,11 +55,11 @@ Status ReadMap(const rapidjson::Value& v, const std::string& kind, std::map<std:
     }
     if (!it->value.IsString()) return InvalidError(Path(kind, key) + ": expected a string value");
     const std::string value(it->value.GetString(), it->value.GetStringLength());
-    if (kind == "labels" && !value.empty() && !IsQualifiedNamePart(value)) {
+    if (of == OutputKind::kLabels && !value.empty() && !IsQualifiedNamePart(value)) {
       return InvalidError(Path(kind, key) + ": expected a label value (up to 63 letters, digits, '-', '_', '.', "
                                             "alphanumeric at both ends), got " + Quoted(value));
     }
-    if (kind == "annotations" && value.size() > kMaxOutputAnnotationBytes) {
+    if (of == OutputKind::kAnnotations && value.size() > kMaxOutputAnnotationBytes) {
       return InvalidError(Path(kind, key) + ": at most " + std::to_string(kMaxOutputAnnotationBytes) + " bytes, got " +
                           std::to_string(value.size()));
     }
@@ -66,14 +68,15 @@ Status ReadMap(const rapidjson::Value& v, const std::string& kind, std::map<std:
   return Status::Ok();
 }
 
-Status ReadConditions(const rapidjson::Value& v, std::vector<OutputCondition>* out) {
-  if (!v.IsArray()) return InvalidError("conditions: expected an array of {type, status, reason, message}");
+Status ReadKind(const rapidjson::Value& v, OutputKind of, std::vector<OutputCondition>* out) {
+  const std::string kind = OutputKindName(of);
+  if (!v.IsArray()) return InvalidError(kind + ": expected an array of {type, status, reason, message}");
   if (v.Size() > kMaxOutputsPerKind) {
-    return InvalidError("conditions: at most " + std::to_string(kMaxOutputsPerKind) + " entries");
+    return InvalidError(kind + ": at most " + std::to_string(kMaxOutputsPerKind) + " entries");
   }
   std::set<std::string> types;
   for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-    const std::string path = Path("conditions", i);
+    const std::string path = Path(kind, i);
     if (!v[i].IsObject()) return InvalidError(path + ": expected an object {type, status, reason, message}");
     for (auto it = v[i].MemberBegin(); it != v[i].MemberEnd(); ++it) {
       const std::string key(it->name.GetString(), it->name.GetStringLength());
@@ -104,11 +107,12 @@ Status ReadConditions(const rapidjson::Value& v, std::vector<OutputCondition>* o
   return Status::Ok();
 }
 
-Status ReadTaints(const rapidjson::Value& v, std::vector<OutputTaint>* out) {
-  if (!v.IsArray()) return InvalidError("taints: expected an array of {key, value, effect}");
-  if (v.Size() > kMaxOutputsPerKind) return InvalidError("taints: at most " + std::to_string(kMaxOutputsPerKind) + " entries");
+Status ReadKind(const rapidjson::Value& v, OutputKind of, std::vector<OutputTaint>* out) {
+  const std::string kind = OutputKindName(of);
+  if (!v.IsArray()) return InvalidError(kind + ": expected an array of {key, value, effect}");
+  if (v.Size() > kMaxOutputsPerKind) return InvalidError(kind + ": at most " + std::to_string(kMaxOutputsPerKind) + " entries");
   for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-    const std::string path = Path("taints", i);
+    const std::string path = Path(kind, i);
     if (!v[i].IsObject()) return InvalidError(path + ": expected an object {key, value, effect}");
     for (auto it = v[i].MemberBegin(); it != v[i].MemberEnd(); ++it) {
       const std::string key(it->name.GetString(), it->name.GetStringLength());
@@ -144,64 +148,103 @@ bool Under(const std::string& key, const std::vector<std::string>& prefixes) {
                      [&key](const std::string& p) { return key.size() > p.size() && key.compare(0, p.size(), p) == 0; });
 }
 
-// Every key of `outputs` with where it is, in the order they are checked.
-std::vector<std::pair<std::string, std::string>> Keys(const PublishedOutputs& outputs) {
-  std::vector<std::pair<std::string, std::string>> keys;
-  if (outputs.labels) for (const auto& [k, v] : *outputs.labels) keys.emplace_back(Path("labels", k), k);
-  if (outputs.annotations) for (const auto& [k, v] : *outputs.annotations) keys.emplace_back(Path("annotations", k), k);
-  if (outputs.conditions) {
-    for (size_t i = 0; i < outputs.conditions->size(); ++i) {
-      keys.emplace_back(Path("conditions", i) + ".type", (*outputs.conditions)[i].type);
-    }
-  }
-  if (outputs.taints) {
-    for (size_t i = 0; i < outputs.taints->size(); ++i) keys.emplace_back(Path("taints", i) + ".key", (*outputs.taints)[i].key);
-  }
-  return keys;
+// One entry of a kind: its key (checked against the prefixes) and the field that holds it; its
+// slot (a Node holds one entry per slot), how to find an entry in that slot, and its JSON.
+using MapEntry = std::pair<const std::string, std::string>;
+const std::string& KeyOf(const MapEntry& e) { return e.first; }
+const std::string& KeyOf(const OutputCondition& c) { return c.type; }
+const std::string& KeyOf(const OutputTaint& t) { return t.key; }
+const char* KeyField(const OutputCondition&) { return "type"; }
+const char* KeyField(const OutputTaint&) { return "key"; }
+
+std::string SlotOf(const MapEntry& e) { return e.first; }
+std::string SlotOf(const OutputCondition& c) { return c.type; }
+std::string SlotOf(const OutputTaint& t) { return t.key + ":" + t.effect; }
+
+auto FindSlot(const std::map<std::string, std::string>& held, const MapEntry& e) { return held.find(e.first); }
+auto FindSlot(const std::vector<OutputCondition>& held, const OutputCondition& c) {
+  return std::find_if(held.begin(), held.end(), [&c](const OutputCondition& h) { return h.type == c.type; });
+}
+auto FindSlot(const std::vector<OutputTaint>& held, const OutputTaint& t) {
+  return std::find_if(held.begin(), held.end(), [&t](const OutputTaint& h) { return h.SameSlot(t); });
 }
 
-void PutRaw(JsonWriter& w, const char* key, const std::string& json, rapidjson::Type type) {
-  w.Key(key);
-  w.RawValue(json.c_str(), json.size(), type);
+void PutEntries(JsonWriter& w, const std::map<std::string, std::string>& entries) {
+  const std::string json = StringMapJson(entries);
+  w.RawValue(json.c_str(), json.size(), rapidjson::kObjectType);
+}
+void PutEntries(JsonWriter& w, const std::vector<OutputCondition>& conditions) {
+  w.StartArray();
+  for (const OutputCondition& c : conditions) {
+    w.StartObject();
+    PutString(w, "type", c.type);
+    PutString(w, "status", c.status);
+    if (!c.reason.empty()) PutString(w, "reason", c.reason);
+    if (!c.message.empty()) PutString(w, "message", c.message);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+void PutEntries(JsonWriter& w, const std::vector<OutputTaint>& taints) {
+  w.StartArray();
+  for (const OutputTaint& t : taints) {
+    const std::string json = TaintJson(t);
+    w.RawValue(json.c_str(), json.size(), rapidjson::kObjectType);
+  }
+  w.EndArray();
+}
+
+using Keys = std::vector<std::pair<std::string, std::string>>;  // (where it is, the key)
+
+void AddKeys(const std::string& kind, const std::map<std::string, std::string>& entries, Keys* keys) {
+  for (const auto& [k, v] : entries) keys->emplace_back(Path(kind, k), k);
+}
+template <typename Entry>
+void AddKeys(const std::string& kind, const std::vector<Entry>& list, Keys* keys) {
+  for (size_t i = 0; i < list.size(); ++i) keys->emplace_back(Path(kind, i) + "." + KeyField(list[i]), KeyOf(list[i]));
+}
+
+// Every key of `outputs` with where it is, in the order they are checked.
+Keys KeysOf(const PublishedOutputs& outputs) {
+  Keys keys;
+  ForEachKind(outputs, [&keys](OutputKind kind, const auto& given) {
+    if (given) AddKeys(OutputKindName(kind), *given, &keys);
+  });
+  return keys;
 }
 
 }  // namespace
 
 bool PublishedOutputs::Empty() const {
-  return (!labels || labels->empty()) && (!annotations || annotations->empty()) && (!conditions || conditions->empty()) &&
-         (!taints || taints->empty());
+  bool empty = true;
+  ForEachKind(*this, [&empty](OutputKind, const auto& given) { empty = empty && (!given || given->empty()); });
+  return empty;
 }
 
 Result<PublishedOutputs> ParsePublishedOutputs(const std::string& json) {
   rapidjson::Document doc;
   doc.Parse<rapidjson::kParseIterativeFlag>(json.c_str(), json.size());
   if (doc.HasParseError() || !doc.IsObject()) {
-    return InvalidError("expected an object with labels, annotations, conditions, taints");
+    return InvalidError("expected an object with " + OutputKindNames());
   }
   PublishedOutputs out;
   for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
-    const std::string kind(it->name.GetString(), it->name.GetStringLength());
+    const std::string name(it->name.GetString(), it->name.GetStringLength());
+    const std::optional<OutputKind> kind = OutputKindNamed(name);
+    if (!kind) return InvalidError(Abbreviate(name, 64) + ": unknown key (expected " + OutputKindNames() + ")");
     Status read = Status::Ok();
-    if (kind == "labels" || kind == "annotations") {
-      auto& target = kind == "labels" ? out.labels : out.annotations;
-      target.emplace();
-      read = ReadMap(it->value, kind, &*target);
-    } else if (kind == "conditions") {
-      out.conditions.emplace();
-      read = ReadConditions(it->value, &*out.conditions);
-    } else if (kind == "taints") {
-      out.taints.emplace();
-      read = ReadTaints(it->value, &*out.taints);
-    } else {
-      read = InvalidError(Abbreviate(kind, 64) + ": unknown key (expected labels, annotations, conditions, taints)");
-    }
+    ForEachKind(out, [&](OutputKind each, auto& target) {
+      if (each != *kind) return;
+      target.emplace();  // a key given twice: the last one counts
+      read = ReadKind(it->value, each, &*target);
+    });
     if (!read.ok()) return read;
   }
   return out;
 }
 
 Status CheckPrefixes(const PublishedOutputs& outputs, const std::vector<std::string>& prefixes) {
-  for (const auto& [path, key] : Keys(outputs)) {
+  for (const auto& [path, key] : KeysOf(outputs)) {
     if (Under(key, prefixes)) continue;
     std::string allowed;
     for (const std::string& p : prefixes) allowed += (allowed.empty() ? "" : ", ") + Quoted(p);
@@ -212,10 +255,9 @@ Status CheckPrefixes(const PublishedOutputs& outputs, const std::vector<std::str
 }
 
 PublishedOutputs MergeOutputs(PublishedOutputs earlier, const PublishedOutputs& later) {
-  if (later.labels) earlier.labels = later.labels;
-  if (later.annotations) earlier.annotations = later.annotations;
-  if (later.conditions) earlier.conditions = later.conditions;
-  if (later.taints) earlier.taints = later.taints;
+  ForEachKind(earlier, later, [](OutputKind, auto& to, const auto& from) {
+    if (from) to = from;
+  });
   return earlier;
 }
 
@@ -224,34 +266,11 @@ std::string OutputsJson(const PublishedOutputs& outputs) {
   rapidjson::StringBuffer buffer;
   JsonWriter w(buffer);
   w.StartObject();
-  if (outputs.labels && !outputs.labels->empty()) {
-    PutRaw(w, "labels", StringMapJson(*outputs.labels), rapidjson::kObjectType);
-  }
-  if (outputs.annotations && !outputs.annotations->empty()) {
-    PutRaw(w, "annotations", StringMapJson(*outputs.annotations), rapidjson::kObjectType);
-  }
-  if (outputs.conditions && !outputs.conditions->empty()) {
-    w.Key("conditions");
-    w.StartArray();
-    for (const OutputCondition& c : *outputs.conditions) {
-      w.StartObject();
-      PutString(w, "type", c.type);
-      PutString(w, "status", c.status);
-      if (!c.reason.empty()) PutString(w, "reason", c.reason);
-      if (!c.message.empty()) PutString(w, "message", c.message);
-      w.EndObject();
-    }
-    w.EndArray();
-  }
-  if (outputs.taints && !outputs.taints->empty()) {
-    w.Key("taints");
-    w.StartArray();
-    for (const OutputTaint& t : *outputs.taints) {
-      const std::string json = TaintJson(t);
-      w.RawValue(json.c_str(), json.size(), rapidjson::kObjectType);
-    }
-    w.EndArray();
-  }
+  ForEachKind(outputs, [&w](OutputKind kind, const auto& given) {
+    if (!given || given->empty()) return;
+    w.Key(OutputKindName(kind));
+    PutEntries(w, *given);
+  });
   w.EndObject();
   return buffer.GetString();
 }
@@ -278,8 +297,8 @@ std::string TaintJson(const OutputTaint& taint) {
 
 PublishedOutputs UnionOf(const std::vector<ObjectOutputs>& objects, const std::vector<std::string>& prefixes,
                          std::vector<std::string>* conflicts) {
-  PublishedOutputs all{std::map<std::string, std::string>{}, std::map<std::string, std::string>{},
-                       std::vector<OutputCondition>{}, std::vector<OutputTaint>{}};
+  PublishedOutputs all;
+  ForEachKind(all, [](OutputKind, auto& field) { field.emplace(); });
   std::map<std::string, std::string> owner;  // "<kind> <key>" -> the object that set it
   // Takes `key` for `object` unless an earlier object holds it; says so when they differ.
   auto claim = [&](const std::string& slot, const std::string& object, bool same_value) {
@@ -290,35 +309,15 @@ PublishedOutputs UnionOf(const std::vector<ObjectOutputs>& objects, const std::v
     return fresh;
   };
   for (const ObjectOutputs& o : objects) {
-    for (auto [kind, from, to] : {std::tuple{"label", &o.outputs.labels, &*all.labels},
-                                  std::tuple{"annotation", &o.outputs.annotations, &*all.annotations}}) {
-      if (!*from) continue;
-      for (const auto& [k, v] : **from) {
-        if (!Under(k, prefixes)) continue;
-        auto held = to->find(k);
-        if (claim(std::string(kind) + " " + k, o.object, held != to->end() && held->second == v)) (*to)[k] = v;
+    ForEachKind(all, o.outputs, [&](OutputKind kind, auto& to, const auto& from) {
+      if (!from) return;
+      for (const auto& entry : *from) {
+        if (!Under(KeyOf(entry), prefixes)) continue;
+        const auto held = FindSlot(*to, entry);
+        const std::string slot = std::string(OutputEntryName(kind)) + " " + SlotOf(entry);
+        if (claim(slot, o.object, held != to->end() && *held == entry)) to->insert(to->end(), entry);
       }
-    }
-    if (o.outputs.conditions) {
-      for (const OutputCondition& c : *o.outputs.conditions) {
-        if (!Under(c.type, prefixes)) continue;
-        auto held = std::find_if(all.conditions->begin(), all.conditions->end(),
-                                 [&c](const OutputCondition& h) { return h.type == c.type; });
-        if (claim("condition " + c.type, o.object, held != all.conditions->end() && *held == c)) {
-          all.conditions->push_back(c);
-        }
-      }
-    }
-    if (o.outputs.taints) {
-      for (const OutputTaint& t : *o.outputs.taints) {
-        if (!Under(t.key, prefixes)) continue;
-        auto held = std::find_if(all.taints->begin(), all.taints->end(),
-                                 [&t](const OutputTaint& h) { return h.SameSlot(t); });
-        if (claim("taint " + t.key + ":" + t.effect, o.object, held != all.taints->end() && *held == t)) {
-          all.taints->push_back(t);
-        }
-      }
-    }
+    });
   }
   return all;
 }

@@ -7,15 +7,21 @@
 // kept; an empty map or list withdraws it. Every key (label and annotation keys, condition types,
 // taint keys) must be under one of the resource's prefixes ("node_outputs": {"prefixes"}).
 // A resource's outputs on the Node are the union of its objects' (UnionOf).
+// The kinds and their names: output_kind.h; code that treats every kind alike walks them with
+// ForEachKind.
 // Pure functions; thread-safe.
 #pragma once
 
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "agent/base/status.h"
+#include "agent/outputs/output_kind.h"
 
 namespace nodehook {
 
@@ -38,13 +44,37 @@ struct PublishedOutputs {
   std::optional<std::vector<OutputCondition>> conditions;  // one per type
   std::optional<std::vector<OutputTaint>> taints;          // one per key and effect
 
-  bool operator==(const PublishedOutputs& o) const {
-    return labels == o.labels && annotations == o.annotations && conditions == o.conditions && taints == o.taints;
-  }
+  // Each kind's field, in kAllOutputKinds' order: the one list of them ForEachKind walks.
+  auto Fields() { return std::tie(labels, annotations, conditions, taints); }
+  auto Fields() const { return std::tie(labels, annotations, conditions, taints); }
+
+  bool operator==(const PublishedOutputs& o) const { return Fields() == o.Fields(); }
   bool operator!=(const PublishedOutputs& o) const { return !(*this == o); }
   // Nothing published: no kind given, or every kind given empty.
   bool Empty() const;
 };
+
+namespace outputs_internal {
+template <typename A, typename B, typename F, size_t... I>
+void EachKind(A a, B b, F& f, std::index_sequence<I...>) {
+  (f(kAllOutputKinds[I], std::get<I>(a), std::get<I>(b)), ...);
+}
+}  // namespace outputs_internal
+
+// Calls f(kind, a's field, b's field) for every kind in kAllOutputKinds' order; a field is the
+// std::optional of that kind's map or list (const when its PublishedOutputs is), so `f` is
+// generic or overloaded on the field types.
+template <typename A, typename B, typename F>
+void ForEachKind(A& a, B& b, F&& f) {
+  constexpr size_t kKinds = std::size(kAllOutputKinds);
+  static_assert(std::tuple_size_v<decltype(a.Fields())> == kKinds, "a field per OutputKind");
+  outputs_internal::EachKind(a.Fields(), b.Fields(), f, std::make_index_sequence<kKinds>());
+}
+// The same over one PublishedOutputs: f(kind, field).
+template <typename Outputs, typename F>
+void ForEachKind(Outputs& outputs, F&& f) {
+  ForEachKind(outputs, outputs, [&f](OutputKind kind, auto& field, auto&) { f(kind, field); });
+}
 
 // Entries of one kind an object may publish, and the bytes of one annotation value.
 inline constexpr size_t kMaxOutputsPerKind = 64;
