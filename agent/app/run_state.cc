@@ -112,10 +112,14 @@ void RunState::AttachAgent(Agent& agent) {
   health.SetListener([&agent](const StoreHealthChange& change) {
     agent.ReportNodeEvent("state", change.reason, change.failing, change.note);
   });
+  store.SetOnObjectWritten([&agent](const std::string& uid) { agent.ObjectWritten(uid); });
   ReportStateAtStart(opened, state_file, agent);
 }
 
-void RunState::DetachAgent() { health.SetListener(nullptr); }
+void RunState::DetachAgent() {
+  health.SetListener(nullptr);
+  store.SetOnObjectWritten(nullptr);
+}
 
 std::unique_ptr<RunState> OpenRunState(Config* config, const CancelToken& stop, int* exit_code) {
   *exit_code = 1;

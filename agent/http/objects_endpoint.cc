@@ -115,9 +115,9 @@ LocalResponse Answer(const ObjectViewsSnapshot& snapshot, const ObjectQuery& q, 
                      TimePoint now) {
   std::vector<ObjectView> selected;
   size_t total = 0;
-  for (const ObjectView& o : snapshot.objects) {
-    if (!Matches(o, q)) continue;
-    ObjectView served = Served(o, q, options);
+  for (const SharedObjectView& o : snapshot.objects) {
+    if (!Matches(*o, q)) continue;
+    ObjectView served = Served(*o, q, options);
     if (q.failing && served.handlers.empty()) continue;
     ++total;
     if (selected.size() < q.limit) selected.push_back(std::move(served));

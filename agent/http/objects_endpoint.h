@@ -30,10 +30,13 @@
 namespace nodehook {
 
 // What the node knew at one moment: without diffbase bodies and handlers' last_object.
+// Shared between snapshots: a refresh reads only the objects that changed and keeps the rest.
+using SharedObjectView = std::shared_ptr<const ObjectView>;
+
 struct ObjectViewsSnapshot {
   std::string node;
   TimePoint taken_at;
-  std::vector<ObjectView> objects;  // ordered by resource, namespace, name, uid
+  std::vector<SharedObjectView> objects;  // ordered by resource, namespace, name, uid
   // Whether the node-bound rules confine this agent (admission/node_bound_check.h):
   // "protected", "unprotected", "unknown"; "" = not said.
   std::string node_bound;

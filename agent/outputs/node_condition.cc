@@ -10,16 +10,16 @@ std::string Objects(size_t n) { return std::to_string(n) + (n == 1 ? " object" :
 
 }  // namespace
 
-NodeConditionValue DeriveNodeCondition(const std::string& resource_id, const std::vector<ObjectView>& objects,
+NodeConditionValue DeriveNodeCondition(const std::string& resource_id, const std::vector<SharedObjectView>& objects,
                                        const ResourceProgress& progress) {
   size_t failing = 0;
   const ObjectView* first = nullptr;
   const HandlerRecord* first_handler = nullptr;
-  for (const ObjectView& object : objects) {
-    if (object.resource != resource_id) continue;
-    for (const HandlerRecord& h : object.handlers) {
+  for (const SharedObjectView& object : objects) {
+    if (object->resource != resource_id) continue;
+    for (const HandlerRecord& h : object->handlers) {
       if (!IsFailing(h)) continue;
-      if (failing++ == 0) first = &object, first_handler = &h;
+      if (failing++ == 0) first = object.get(), first_handler = &h;
       break;
     }
   }

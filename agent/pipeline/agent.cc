@@ -259,6 +259,14 @@ void Agent::Run(const CancelToken& stop) {
   Log(LogLevel::kInfo, "agent stopped", {{"node", config_.node_name}, {"next", "exit"}});
 }
 
+void Agent::ObjectWritten(const std::string& uid) {
+  if (uid.empty()) {
+    object_views_.MarkAllChanged();
+  } else {
+    object_views_.MarkChanged(uid);
+  }
+}
+
 void Agent::ReportNodeEvent(const std::string& action, const std::string& reason, bool warning,
                             const std::string& note) {
   ObjectMeta node{"", "", config_.node_name, "", false};
@@ -324,7 +332,7 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
     modes_.Tick(clock_.Now());  // agents gone long enough: their nodes' finalizers may come off
     ApplyRetryInbox(&wake_at);
     auto requests = store_.TakeRetryRequests();
-    if (requests.ok() && !requests->empty()) object_views_.MarkChanged();
+    if (requests.ok() && !requests->empty()) object_views_.MarkAllChanged();
     if (requests.ok()) {
       for (const auto& r : *requests) {
         Log(LogLevel::kInfo, "retry requested",
@@ -350,7 +358,7 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
           {{"objects_purged", stats.ok() ? std::to_string(stats->objects_purged) : "0"},
            {"error", stats.ok() ? "" : stats.status().ToString()},
            {"next", "collect again in " + std::to_string(config_.tuning.gc_interval_seconds) + "s"}});
-      object_views_.MarkChanged();
+      object_views_.MarkAllChanged();
     }
     // The snapshot serves /v1/objects, and the node conditions derive from it.
     if (config_.tuning.objects_endpoint != "off" || node_outputs_ || !readiness_->empty()) {
@@ -372,7 +380,8 @@ void Agent::WorkerLoop(const CancelToken& stop, const CancelToken& hooks) {
   while (auto key = queue_.Get()) {
     if (key->resource < pipelines_.size()) {
       auto again = reconciler_.Reconcile(pipelines_[key->resource]->context, key->uid, hooks);
-      object_views_.MarkChanged();
+      // Also without a write: the settled resourceVersion the snapshot shows may have moved.
+      object_views_.MarkChanged(key->uid);
       periodic_->Reconciled(key->resource, key->uid);
       if (again && !stop.cancelled()) queue_.AddAfter(*key, *again);
     }

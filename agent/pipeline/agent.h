@@ -92,6 +92,10 @@ class Agent {
   // housekeeping thread (ObjectViewsPublisher). kUnavailable before the first one, or when
   // tuning.objects_endpoint is off. Thread-safe; never touches the store.
   Result<ObjectViewsPtr> ObjectViews() const;
+  // The state store changed what it holds for the object `uid` ("": for any object), so the next
+  // snapshot reads it again (ObservedStateStore tells every write). Thread-safe; lock-free but
+  // for a set insert.
+  void ObjectWritten(const std::string& uid);
 
   // An Event on this node's Node object about the agent itself, e.g. reason StateRecovered after
   // its state file was found damaged (KubeEventRecorder::Report). Thread-safe.

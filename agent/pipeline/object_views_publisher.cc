@@ -1,44 +1,112 @@
 #include "agent/pipeline/object_views_publisher.h"
 
 #include <algorithm>
+#include <iterator>
+#include <tuple>
 #include <utility>
 
 #include "agent/base/log.h"
 
 namespace nodehook {
+namespace {
+
+// The snapshot's order (CollectObjectViews' ORDER BY: byte-wise, as std::string compares).
+bool Before(const SharedObjectView& a, const SharedObjectView& b) {
+  return std::tie(a->resource, a->namespace_name, a->name, a->uid) <
+         std::tie(b->resource, b->namespace_name, b->name, b->uid);
+}
+
+}  // namespace
 
 ObjectViewsPublisher::ObjectViewsPublisher(StateStore& store, Clock& clock, ObjectViewsPublisherOptions options)
     : store_(store), clock_(clock), options_(std::move(options)), interval_(options_.min_interval) {}
 
-void ObjectViewsPublisher::RefreshIfDue() {
-  TimePoint now = clock_.Now();
-  bool changed = changed_.load(std::memory_order_relaxed) && now - last_refresh_ >= interval_;
-  if (read_once_ && !changed && now - last_refresh_ < options_.max_age) return;
-  // Cleared before reading, so a change made during the read is seen by the next refresh.
-  changed_.store(false, std::memory_order_relaxed);
-  last_refresh_ = now;
-  read_once_ = true;
+void ObjectViewsPublisher::MarkChanged(const std::string& uid) {
+  MutexLock lock(&dirty_mu_);
+  dirty_.insert(uid);
+}
+
+SharedObjectView ObjectViewsPublisher::Served(ObjectView view) const {
+  for (HandlerRecord& h : view.handlers) h.last_object.clear();  // never served; not kept in memory
+  // Only when it was handled is served: the view already holds the identity, once.
+  if (view.diffbase) view.diffbase = ObjectRecord{"", "", "", "", "", "", view.diffbase->handled_at_ms};
+  view.node_steps = nullptr;  // `nodehook state show` reads them; the snapshot does not serve them
+  if (options_.settled_version) view.settled_resource_version = options_.settled_version(view.uid);
+  return std::make_shared<const ObjectView>(std::move(view));
+}
+
+Result<std::vector<SharedObjectView>> ObjectViewsPublisher::ReadAll() {
   auto views = CollectObjectViews(store_, /*diffbase_bodies=*/false);
+  if (!views.ok()) return views.status();
+  std::vector<SharedObjectView> out;
+  out.reserve(views->size());
+  for (ObjectView& view : *views) out.push_back(Served(std::move(view)));
+  return out;
+}
+
+Result<std::vector<SharedObjectView>> ObjectViewsPublisher::ReadChanged(const ObjectViewsSnapshot& previous,
+                                                                        const std::set<std::string>& changed) {
+  std::vector<SharedObjectView> fresh;
+  for (const std::string& uid : changed) {
+    Result<ObjectView> view = CollectObjectView(store_, uid);
+    if (view.ok()) {
+      fresh.push_back(Served(std::move(view).value()));
+    } else if (view.status().code() != StatusCode::kNotFound) {  // not found: forgotten, dropped below
+      return view.status();
+    }
+  }
+  std::sort(fresh.begin(), fresh.end(), Before);
+  std::vector<SharedObjectView> kept;
+  kept.reserve(previous.objects.size());
+  for (const SharedObjectView& view : previous.objects) {
+    if (!changed.count(view->uid)) kept.push_back(view);
+  }
+  std::vector<SharedObjectView> out;
+  out.reserve(kept.size() + fresh.size());
+  std::merge(kept.begin(), kept.end(), fresh.begin(), fresh.end(), std::back_inserter(out), Before);
+  return out;
+}
+
+void ObjectViewsPublisher::RefreshIfDue() {
+  const TimePoint now = clock_.Now();
+  ObjectViewsPtr previous;
+  {
+    MutexLock lock(&mu_);
+    previous = latest_;
+  }
+  bool announced = all_changed_.load(std::memory_order_relaxed);
+  if (!announced) {
+    MutexLock lock(&dirty_mu_);
+    announced = !dirty_.empty();
+  }
+  const bool too_old = !previous || now - last_full_read_ >= options_.max_age;
+  if (!too_old && !(announced && now - last_refresh_ >= interval_)) return;
+  // Taken before reading, so a change made during the read is seen by the next refresh.
+  const bool full = all_changed_.exchange(false, std::memory_order_relaxed) || too_old;
+  std::set<std::string> changed;
+  {
+    MutexLock lock(&dirty_mu_);
+    changed.swap(dirty_);
+  }
+  last_refresh_ = now;
+  auto views = full ? ReadAll() : ReadChanged(*previous, changed);
   auto took = std::chrono::duration_cast<Duration>((clock_.Now() - now) / options_.max_busy_share);
   interval_ = std::max(options_.min_interval, took);
   if (!views.ok()) {
-    changed_.store(true, std::memory_order_relaxed);
+    if (full) MarkAllChanged();
+    MutexLock lock(&dirty_mu_);
+    dirty_.insert(changed.begin(), changed.end());
     Log(LogLevel::kWarn, "object view snapshot not refreshed",
         {{"node", store_.node_name()}, {"error", views.status().ToString()},
          {"next", "serve the previous snapshot on /v1/objects; read again at the next housekeeping tick"}});
     return;
   }
+  if (full) last_full_read_ = now;
   auto snapshot = std::make_shared<ObjectViewsSnapshot>();
   snapshot->node = store_.node_name();
   if (options_.node_bound) snapshot->node_bound = options_.node_bound();
   snapshot->taken_at = now;
   snapshot->objects = std::move(views).value();
-  for (ObjectView& o : snapshot->objects) {
-    for (HandlerRecord& h : o.handlers) h.last_object.clear();  // never served; not kept in memory
-    // Only when it was handled is served: the view already holds the identity, once.
-    if (o.diffbase) o.diffbase = ObjectRecord{"", "", "", "", "", "", o.diffbase->handled_at_ms};
-    if (options_.settled_version) o.settled_resource_version = options_.settled_version(o.uid);
-  }
   MutexLock lock(&mu_);
   latest_ = std::move(snapshot);
 }

@@ -2,22 +2,27 @@
 //
 // The HTTP thread must never wait for SQLite (a busy or slow store must not delay /healthz), so
 // the agent's housekeeping thread reads the store here and publishes an immutable snapshot;
-// the server thread only takes a shared pointer to it. The read is the cheap one (no diffbase
-// bodies, CollectObjectViews(store, false)), and happens only when something changed since the
-// last one (MarkChanged: after each reconcile, applied retry request or garbage collection) and
-// at least `min_interval` after it, or when the snapshot is older than `max_age` (to see what
-// `nodehook state retry/forget` changed from outside the process). A read holds the store's lock
+// the server thread only takes a shared pointer to it. A refresh reads only what changed: the
+// objects announced by uid since the last one (MarkChanged(uid): after each reconcile), each
+// with a read of that object, the rest of the snapshot kept (its views are shared, so a refresh
+// costs a read per changed object and a copy of N pointers, not a read of N objects). The whole
+// store is read (the cheap read: no diffbase bodies, CollectObjectViews(store, false)) first,
+// after MarkAllChanged() (applied retry requests, garbage collection), and when the snapshot is
+// older than `max_age` (to see what `nodehook state retry/forget` changed from outside the
+// process). Refreshes are at least `min_interval` apart; a whole read holds the store's lock
 // (workers' commits wait) and costs about 9 ms of CPU per 1,000 objects (docs/benchmarks.md), so
-// the interval also stretches to `1 / max_busy_share` times the last read's duration: on a
-// large, busy node the snapshot ages a little instead of the store being read most of the time.
-// On a small node answers are at most about one housekeeping tick (2 s) behind the store; each
-// answer says how old its snapshot is. Each object also carries its settled resourceVersion,
-// asked of `settled_version` (the reconciler's memory) when the snapshot is taken.
-// Thread-safety: MarkChanged() and Latest() from any thread; RefreshIfDue() from one thread.
+// the interval also stretches to `1 / max_busy_share` times the last read's duration. On a small
+// node answers are at most about one housekeeping tick (2 s) behind the store; each answer says
+// how old its snapshot is. Each object also carries its settled resourceVersion, asked of
+// `settled_version` (the reconciler's memory) when that object is read.
+// Thread-safety: MarkChanged(), MarkAllChanged() and Latest() from any thread; RefreshIfDue()
+// from one thread.
 #pragma once
 
 #include <atomic>
 #include <functional>
+#include <set>
+#include <string>
 
 #include "agent/base/clock.h"
 #include "agent/base/mutex.h"
@@ -41,8 +46,11 @@ class ObjectViewsPublisher {
  public:
   ObjectViewsPublisher(StateStore& store, Clock& clock, ObjectViewsPublisherOptions options);
 
-  // The store changed; the next RefreshIfDue() that is allowed to reads it again. Lock-free.
-  void MarkChanged() { changed_.store(true, std::memory_order_relaxed); }
+  // The store changed for the object `uid`: the next refresh that is due reads it again.
+  void MarkChanged(const std::string& uid) EXCLUDES(dirty_mu_);
+  // The store changed in ways no uid names: the next refresh that is due reads all of it.
+  // Lock-free.
+  void MarkAllChanged() { all_changed_.store(true, std::memory_order_relaxed); }
 
   // Reads the store and publishes a new snapshot when due. A failed read keeps the previous
   // snapshot (logged) and is tried again at the next call.
@@ -52,13 +60,23 @@ class ObjectViewsPublisher {
   Result<ObjectViewsPtr> Latest() const;
 
  private:
+  // The views of the whole store; or those of `previous` with the objects `changed` names read
+  // again (and dropped when the store no longer knows them).
+  Result<std::vector<SharedObjectView>> ReadAll();
+  Result<std::vector<SharedObjectView>> ReadChanged(const ObjectViewsSnapshot& previous,
+                                                    const std::set<std::string>& changed);
+  // As a snapshot serves it: no bodies, the settled resourceVersion.
+  SharedObjectView Served(ObjectView view) const;
+
   StateStore& store_;
   Clock& clock_;
   const ObjectViewsPublisherOptions options_;
-  std::atomic<bool> changed_{true};
-  bool read_once_ = false;    // only RefreshIfDue's thread
-  TimePoint last_refresh_{};  // only RefreshIfDue's thread
-  Duration interval_{};       // only RefreshIfDue's thread: min_interval, or more after a slow read
+  std::atomic<bool> all_changed_{true};
+  Mutex dirty_mu_;
+  std::set<std::string> dirty_ GUARDED_BY(dirty_mu_);  // uids announced since the last refresh
+  TimePoint last_full_read_{};  // only RefreshIfDue's thread
+  TimePoint last_refresh_{};    // only RefreshIfDue's thread
+  Duration interval_{};         // only RefreshIfDue's thread: min_interval, or more after a slow read
   mutable Mutex mu_;
   ObjectViewsPtr latest_ GUARDED_BY(mu_);
 };

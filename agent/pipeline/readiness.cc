@@ -31,11 +31,11 @@ ReadyReport ReportOf(const ResourcePipeline& pipeline, const Reconciler& reconci
   auto snapshot = views.Latest();
   if (!snapshot.ok()) return report;
   const std::string id = pipeline.config.ref.Id();
-  for (const ObjectView& object : (*snapshot)->objects) {
-    if (object.resource != id || !report.known.count(object.uid)) continue;
-    for (const HandlerRecord& h : object.handlers) {
+  for (const SharedObjectView& object : (*snapshot)->objects) {
+    if (object->resource != id || !report.known.count(object->uid)) continue;
+    for (const HandlerRecord& h : object->handlers) {
       if (!IsFailing(h)) continue;
-      report.results[object.uid] = NodeResult{h.target, true, 0, h.handler + ": " + h.last_message, false};
+      report.results[object->uid] = NodeResult{h.target, true, 0, h.handler + ": " + h.last_message, false};
       break;
     }
   }

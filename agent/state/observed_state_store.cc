@@ -10,25 +10,25 @@ Status ObservedStateStore::Seen(const char* operation, Status result) {
 }
 
 Status ObservedStateStore::RecordAttempt(const HandlerRecord& record) {
-  return Seen("RecordAttempt", store_.RecordAttempt(record));
+  return Written(record.uid, Seen("RecordAttempt", store_.RecordAttempt(record)));
 }
 
 Status ObservedStateStore::RecordHandled(const ObjectRecord& object, const std::string& handler) {
-  return Seen("RecordHandled", store_.RecordHandled(object, handler));
+  return Written(object.uid, Seen("RecordHandled", store_.RecordHandled(object, handler)));
 }
 
-Status ObservedStateStore::Forget(const std::string& uid) { return Seen("Forget", store_.Forget(uid)); }
+Status ObservedStateStore::Forget(const std::string& uid) { return Written(uid, Seen("Forget", store_.Forget(uid))); }
 
 Status ObservedStateStore::MarkGone(const std::string& uid, int64_t gone_at_ms) {
-  return Seen("MarkGone", store_.MarkGone(uid, gone_at_ms));
+  return Written(uid, Seen("MarkGone", store_.MarkGone(uid, gone_at_ms)));
 }
 
 Result<GarbageStats> ObservedStateStore::CollectGarbage(int64_t now_ms, int64_t ttl_ms) {
-  return Seen("CollectGarbage", store_.CollectGarbage(now_ms, ttl_ms));
+  return Written("", Seen("CollectGarbage", store_.CollectGarbage(now_ms, ttl_ms)));
 }
 
 Result<std::vector<std::string>> ObservedStateStore::ExpireTombstones(int64_t now_ms, int64_t ttl_ms) {
-  return Seen("ExpireTombstones", store_.ExpireTombstones(now_ms, ttl_ms));
+  return Written("", Seen("ExpireTombstones", store_.ExpireTombstones(now_ms, ttl_ms)));
 }
 
 Status ObservedStateStore::SetAdoptExisting(bool pending) {
@@ -53,11 +53,13 @@ Status ObservedStateStore::DropNodeSteps(const std::string& uid) {
 
 Result<std::vector<RetriedHandler>> ObservedStateStore::RequestRetry(const std::string& uid, const std::string& handler,
                                                                      int64_t now_ms) {
-  return Seen("RequestRetry", store_.RequestRetry(uid, handler, now_ms));
+  return Written(uid, Seen("RequestRetry", store_.RequestRetry(uid, handler, now_ms)));
 }
 
 Result<std::vector<RetryRequest>> ObservedStateStore::TakeRetryRequests() {
-  return Seen("TakeRetryRequests", store_.TakeRetryRequests());
+  Result<std::vector<RetryRequest>> taken = Seen("TakeRetryRequests", store_.TakeRetryRequests());
+  if (taken.ok() && !taken->empty() && written_) written_("");  // each tick takes; most find none
+  return taken;
 }
 
 Status ObservedStateStore::AppendEvent(const EventRecord& event) {

@@ -10,8 +10,18 @@
 // cannot be read) says nothing about the file: StoreHealth ignores it and the caller
 // quarantines that object (record_quarantine.h).
 //
-// Borrows the stores and the health object, which must outlive it. Thread-safe as the stores are.
+// It also tells `written` (SetOnObjectWritten) the uid of each write that may change what the
+// store holds for an object (its diffbase or handlers): RecordAttempt, RecordHandled, Forget,
+// MarkGone, RequestRetry; and "" after one that may change any object's (CollectGarbage,
+// ExpireTombstones, TakeRetryRequests), so the /v1/objects snapshot reads only those again.
+//
+// Borrows the stores and the health object, which must outlive it. Thread-safe as the stores are;
+// SetOnObjectWritten only while no other thread uses the store.
 #pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
 
 #include "agent/state/store_health.h"
 #include "storage/schedule_store.h"
@@ -25,6 +35,7 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
       : store_(store), schedule_(schedule), health_(health) {}
 
   const std::string& node_name() const override { return store_.node_name(); }
+  void SetOnObjectWritten(std::function<void(const std::string& uid)> written) { written_ = std::move(written); }
 
   Result<std::optional<ObjectRecord>> GetObject(const std::string& uid) override {
     return Read("GetObject", store_.GetObject(uid));
@@ -98,6 +109,12 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
  private:
   // Tells health_ how the write went and hands its result back unchanged.
   Status Seen(const char* operation, Status result);
+  // Tells `written_` of a write (also of one that failed: it may have been applied in part).
+  template <typename T>
+  T Written(const std::string& uid, T result) {
+    if (written_) written_(uid);
+    return result;
+  }
   template <typename T>
   Result<T> Seen(const char* operation, Result<T> result) {
     health_.Observe(operation, result.status());
@@ -113,6 +130,7 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   StateStore& store_;
   ScheduleStore& schedule_;
   StoreHealth& health_;
+  std::function<void(const std::string&)> written_;  // set while no other thread uses the store
 };
 
 }  // namespace nodehook

@@ -45,7 +45,7 @@ struct Endpoint {
     auto s = std::make_shared<ObjectViewsSnapshot>();
     s->node = "node-a";
     s->taken_at = clock.Now();
-    s->objects = std::move(objects);
+    for (ObjectView& o : objects) s->objects.push_back(std::make_shared<const ObjectView>(std::move(o)));
     snapshot = s;
     RegisterObjectsEndpoints(server, [this]() -> Result<ObjectViewsPtr> { return snapshot; }, clock, options);
     REQUIRE(server.Start().ok());

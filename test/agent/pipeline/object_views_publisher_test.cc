@@ -1,6 +1,9 @@
 // ObjectViewsPublisher: the snapshot behind GET /v1/objects is read on the housekeeping thread,
-// only when the store changed (or it is old), and never carries stored object bodies.
+// only when the store changed (or it is old), only for the objects announced as changed, and
+// never carries stored object bodies.
 #include <catch2/catch.hpp>
+
+#include <random>
 
 #include "agent/pipeline/object_views_publisher.h"
 #include "storage/sqlite_state_store.h"
@@ -38,6 +41,18 @@ struct Fixture {
     REQUIRE(store->RecordAttempt(h).ok());
   }
   size_t Count() { return publisher.Latest().value()->objects.size(); }
+  // A second later: a refresh is due for whatever was announced; the snapshot after it.
+  ObjectViewsPtr RefreshedLater() {
+    clock.Advance(seconds(1));
+    publisher.RefreshIfDue();
+    return publisher.Latest().value();
+  }
+  // The served form of the latest snapshot's objects, to compare two snapshots by content.
+  static std::string Served(const ObjectViewsSnapshot& snapshot) {
+    std::vector<ObjectView> views;
+    for (const SharedObjectView& v : snapshot.objects) views.push_back(*v);
+    return ObjectsToJson(views, 0, false);
+  }
 
   static constexpr const char* kCreate = "create";
 };
@@ -59,7 +74,7 @@ TEST_CASE("a snapshot is read again only after a change, and at most once per mi
   f.publisher.RefreshIfDue();
   CHECK(f.Count() == 1);
 
-  f.publisher.MarkChanged();
+  f.publisher.MarkChanged("uid-b");
   f.publisher.RefreshIfDue();  // still within min_interval of the last read
   CHECK(f.Count() == 1);
   f.clock.Advance(seconds(1));
@@ -78,6 +93,66 @@ TEST_CASE("an unannounced change (nodehook state forget from outside) shows once
   f.clock.Advance(seconds(1));
   f.publisher.RefreshIfDue();
   CHECK(f.Count() == 0);
+}
+
+TEST_CASE("a refresh reads only the objects announced by uid; the others are the previous snapshot's views") {
+  Fixture f;
+  f.Handle("a");
+  f.Handle("c");
+  auto first = f.RefreshedLater();
+  f.Fail("a");    // a change nobody announced: a's view is kept as it was
+  f.Handle("b");  // sorted between a and c
+  f.publisher.MarkChanged("uid-b");
+  auto next = f.RefreshedLater();
+  REQUIRE(next->objects.size() == 3);
+  CHECK(next->objects[0] == first->objects[0]);  // the same view, not read again
+  CHECK(next->objects[0]->handlers.empty());
+  CHECK(next->objects[1]->uid == "uid-b");
+  CHECK(next->objects[2] == first->objects[1]);
+  // Announced, a is read again; forgotten and announced, c leaves the snapshot.
+  REQUIRE(f.store->Forget("uid-c").ok());
+  f.publisher.MarkChanged("uid-a");
+  f.publisher.MarkChanged("uid-c");
+  auto last = f.RefreshedLater();
+  REQUIRE(last->objects.size() == 2);
+  CHECK(last->objects[0]->handlers.size() == 1);
+  CHECK(last->objects[1] == next->objects[1]);
+}
+
+TEST_CASE("MarkAllChanged reads the whole store again (garbage collection, retry requests)") {
+  Fixture f;
+  f.Handle("a");
+  f.RefreshedLater();
+  REQUIRE(f.store->Forget("uid-a").ok());
+  f.Handle("b");
+  f.publisher.MarkAllChanged();
+  auto snapshot = f.RefreshedLater();
+  REQUIRE(snapshot->objects.size() == 1);
+  CHECK(snapshot->objects[0]->uid == "uid-b");
+}
+
+TEST_CASE("announced changes in any order give the snapshot a whole read gives (random operations)") {
+  const uint32_t seed = GENERATE(1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u);
+  CAPTURE(seed);
+  std::mt19937 rng(seed);
+  Fixture f;
+  f.publisher.RefreshIfDue();
+  for (int round = 0; round < 25; ++round) {  // within max_age: every refresh after the first is partial
+    const int changes = std::uniform_int_distribution<int>(1, 6)(rng);
+    for (int i = 0; i < changes; ++i) {
+      const std::string name = "o" + std::to_string(std::uniform_int_distribution<int>(0, 14)(rng));
+      switch (std::uniform_int_distribution<int>(0, 2)(rng)) {
+        case 0: f.Handle(name); break;
+        case 1: f.Fail(name); break;
+        default: REQUIRE(f.store->Forget("uid-" + name).ok()); break;
+      }
+      f.publisher.MarkChanged("uid-" + name);
+    }
+    ObjectViewsPtr partial = f.RefreshedLater();
+    ObjectViewsPublisher whole{*f.store, f.clock, ObjectViewsPublisherOptions{}};
+    whole.RefreshIfDue();
+    REQUIRE(Fixture::Served(*partial) == Fixture::Served(*whole.Latest().value()));
+  }
 }
 
 // A clock whose every reading is `step` later than the one before: each store read "takes" a step.
@@ -107,7 +182,7 @@ TEST_CASE("after a slow read, the store is read again only when 1/max_busy_share
   ObjectViewsPublisher publisher(*store, clock, ObjectViewsPublisherOptions{seconds(1), seconds(30), 0.05});
   publisher.RefreshIfDue();
   TimePoint first = publisher.Latest().value()->taken_at;
-  publisher.MarkChanged();
+  publisher.MarkAllChanged();
   clock.Advance(std::chrono::milliseconds(1500));  // past min_interval, short of 20 x 100 ms
   publisher.RefreshIfDue();
   CHECK(publisher.Latest().value()->taken_at == first);
@@ -124,7 +199,7 @@ TEST_CASE("the snapshot holds progress and identity but no stored object bodies"
   auto snapshot = f.publisher.Latest().value();
   REQUIRE(snapshot->objects.size() == 2);
   CHECK(snapshot->node == "node-a");
-  const ObjectView& a = snapshot->objects[0];
+  const ObjectView& a = *snapshot->objects[0];
   REQUIRE(a.diffbase.has_value());
   CHECK(a.diffbase->essence.empty());
   CHECK(a.diffbase->last_object.empty());
@@ -133,7 +208,7 @@ TEST_CASE("the snapshot holds progress and identity but no stored object bodies"
   CHECK(a.diffbase->uid.empty());
   CHECK(a.diffbase->resource.empty());
   CHECK(a.diffbase->handled_at_ms == ToMillis(f.clock.Now()));
-  const ObjectView& b = snapshot->objects[1];
+  const ObjectView& b = *snapshot->objects[1];
   REQUIRE(b.handlers.size() == 1);
   CHECK(b.handlers[0].retries == 2);
   CHECK(b.handlers[0].last_message == "exit 1");

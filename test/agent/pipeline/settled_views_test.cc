@@ -27,11 +27,21 @@ TEST_CASE("each object in the snapshot carries the resourceVersion the node sett
   publisher.RefreshIfDue();
   auto views = publisher.Latest().value();
   REQUIRE(views->objects.size() == 2);
-  CHECK(views->objects[0].settled_resource_version == "17");
-  CHECK(views->objects[1].settled_resource_version.empty());
-  std::string json = ObjectsToJson(views->objects, 1000, false);
+  CHECK(views->objects[0]->settled_resource_version == "17");
+  CHECK(views->objects[1]->settled_resource_version.empty());
+  std::string json = ObjectsToJson({*views->objects[0], *views->objects[1]}, 1000, false);
   CHECK_THAT(json, Catch::Contains(R"("settled_resource_version":"17")"));
   CHECK(json.find("settled_resource_version") == json.rfind("settled_resource_version"));  // b has none
+
+  // A reconcile that settles b announces it by uid: the next refresh reads b again, not a.
+  settled["uid-b"] = "18";
+  settled["uid-a"] = "19";  // not announced: a's view is kept as it was
+  publisher.MarkChanged("uid-b");
+  clock.Advance(std::chrono::seconds(1));
+  publisher.RefreshIfDue();
+  auto next = publisher.Latest().value();
+  CHECK(next->objects[0]->settled_resource_version == "17");
+  CHECK(next->objects[1]->settled_resource_version == "18");
 }
 
 }  // namespace

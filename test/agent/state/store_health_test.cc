@@ -287,5 +287,24 @@ TEST_CASE("every write of the schedule store is observed too") {
   CHECK(o.health.failing());
 }
 
+TEST_CASE("each write that may change an object's view names its uid; one that may change any names none") {
+  Observed o;
+  std::vector<std::string> written;
+  o.store.SetOnObjectWritten([&written](const std::string& uid) { written.push_back(uid); });
+  REQUIRE(o.store.RecordAttempt(SampleHandler("u1", "create")).ok());
+  REQUIRE(o.store.RecordHandled(SampleObject("u2"), "create").ok());
+  REQUIRE(o.store.MarkGone("u2", 5).ok());
+  REQUIRE(o.store.RequestRetry("u1", "", 6).ok());
+  REQUIRE(o.store.Forget("u1").ok());
+  CHECK(written == std::vector<std::string>{"u1", "u2", "u2", "u1", "u1"});
+  written.clear();
+  REQUIRE(o.store.TakeRetryRequests().ok());  // none waiting: nothing changed
+  REQUIRE(o.store.WriteNote("k", "v").ok());  // not an object's view
+  CHECK(written.empty());
+  REQUIRE(o.store.CollectGarbage(10, 1).ok());
+  REQUIRE(o.store.ExpireTombstones(10, 1).ok());
+  CHECK(written == std::vector<std::string>{"", ""});
+}
+
 }  // namespace
 }  // namespace nodehook
