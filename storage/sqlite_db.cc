@@ -126,12 +126,6 @@ Result<Statement> SqliteDb::Prepare(const std::string& operation, const std::str
   return Statement(this, it->second.get(), operation);
 }
 
-Status SqliteDb::RunCached(const std::string& operation, const std::string& sql) {
-  Result<Statement> st = Prepare(operation, sql);
-  if (!st.ok()) return st.status();
-  return st->Run();
-}
-
 Status SqliteDb::Error(const std::string& operation, int rc) const {
   std::string message = "sqlite " + operation + ": " + sqlite3_errmsg(db_.get());
   int primary = rc & 0xff;  // extended codes only refine it

@@ -17,9 +17,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <string>
-#include <unordered_map>
 #include <optional>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,13 @@ class Statement {
   // Parameters are 1-based, as in SQLite. A failed bind is reported by the next Step/Run.
   Statement& Bind(int index, const std::string& value);
   Statement& Bind(int index, int64_t value);
+  // Binds `values` to ?1, ?2, ... in order: strings as text; ints and bools as int64.
+  template <typename... Values>
+  Statement& BindAll(const Values&... values) {
+    [[maybe_unused]] int index = 0;
+    (BindValue(++index, values), ...);
+    return *this;
+  }
 
   // One step: true when a row is available, false when the statement is done.
   Result<bool> Step();
@@ -53,11 +61,32 @@ class Statement {
   std::string Text(int column) const;
   int64_t Int64(int column) const;
   // Whether the column's value is stored as an integer (SQLite keeps whatever type was written).
+  // Ask before reading the column: a read that converts its value leaves its type undefined.
   bool IsInteger(int column) const;
+  // Reads columns first, first + 1, ... into `fields`, each as its type: std::string (Text),
+  // int64_t (Int64), int (Int64 narrowed) or bool (Int64 != 0).
+  template <typename... Fields>
+  void Columns(int first, Fields&... fields) const {
+    int column = first;
+    (Column(column++, fields), ...);
+  }
 
  private:
   friend class SqliteDb;
   Statement(SqliteDb* db, sqlite3_stmt* stmt, std::string operation);
+
+  template <typename Value>
+  void BindValue(int index, const Value& value) {
+    if constexpr (std::is_integral_v<Value>) {
+      Bind(index, static_cast<int64_t>(value));
+    } else {
+      Bind(index, value);  // std::string, or text that converts to one
+    }
+  }
+  void Column(int column, std::string& field) const { field = Text(column); }
+  void Column(int column, int64_t& field) const { field = Int64(column); }
+  void Column(int column, int& field) const { field = static_cast<int>(Int64(column)); }
+  void Column(int column, bool& field) const { field = Int64(column) != 0; }
 
   SqliteDb* db_;
   sqlite3_stmt* stmt_;
@@ -80,8 +109,22 @@ class SqliteDb {
   Result<std::string> QueryText(const std::string& operation, const std::string& sql);
   // The statement for `sql`, prepared once and cached for the life of the connection.
   Result<Statement> Prepare(const std::string& operation, const std::string& sql);
-  // Runs one cached statement without parameters or results (BEGIN, COMMIT: parsed once).
-  Status RunCached(const std::string& operation, const std::string& sql);
+  // The same, with `values` bound to ?1, ?2, ... (Statement::BindAll).
+  template <typename Value, typename... Values>
+  Result<Statement> Prepare(const std::string& operation, const std::string& sql, const Value& first,
+                            const Values&... rest) {
+    Result<Statement> st = Prepare(operation, sql);
+    if (st.ok()) st->BindAll(first, rest...);
+    return st;
+  }
+  // Runs one cached statement without results (BEGIN, COMMIT, INSERT ...: parsed once), with
+  // `values` bound to ?1, ?2, ...
+  template <typename... Values>
+  Status RunCached(const std::string& operation, const std::string& sql, const Values&... values) {
+    Result<Statement> st = Prepare(operation, sql);
+    if (!st.ok()) return st.status();
+    return st->BindAll(values...).Run();
+  }
 
   // The Status for SQLite result code `rc`, with the connection's current error message.
   Status Error(const std::string& operation, int rc) const;
@@ -145,6 +188,13 @@ Result<std::vector<Record>> ReadAll(Statement& st, Record (*read)(const Statemen
   }
 }
 
+// The same for a statement as SqliteDb::Prepare returns it: its error, or every row.
+template <typename Record>
+Result<std::vector<Record>> ReadAll(Result<Statement> st, Record (*read)(const Statement&)) {
+  if (!st.ok()) return st.status();
+  return ReadAll(*st, read);
+}
+
 // The row of a bound query that matches at most one, converted by `read`.
 template <typename Record>
 Result<std::optional<Record>> ReadOne(Statement& st, Record (*read)(const Statement&)) {
@@ -152,6 +202,13 @@ Result<std::optional<Record>> ReadOne(Statement& st, Record (*read)(const Statem
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<Record>();
   return std::optional<Record>(read(st));
+}
+
+// The same for a statement as SqliteDb::Prepare returns it: its error, or the row if any.
+template <typename Record>
+Result<std::optional<Record>> ReadOne(Result<Statement> st, Record (*read)(const Statement&)) {
+  if (!st.ok()) return st.status();
+  return ReadOne(*st, read);
 }
 
 }  // namespace nodehook

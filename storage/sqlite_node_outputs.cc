@@ -7,6 +7,9 @@ namespace {
 
 constexpr const char* kColumns = "uid, resource, namespace, name, outputs, updated_at_ms";
 
+// The query for every column ReadRecord reads, with `rest` (WHERE, ORDER BY) added.
+std::string Select(const char* rest) { return std::string("SELECT ") + kColumns + " FROM node_outputs " + rest; }
+
 NodeOutputsRecord ReadRecord(const Statement& row) {
   return NodeOutputsRecord{row.Text(0), row.Text(1), row.Text(2), row.Text(3), row.Text(4), row.Int64(5)};
 }
@@ -15,44 +18,28 @@ NodeOutputsRecord ReadRecord(const Statement& row) {
 
 Result<std::optional<NodeOutputsRecord>> SqliteStateStore::GetNodeOutputs(const std::string& uid) {
   MutexLock lock(&mu_);
-  Result<Statement> st = db_->Prepare(
-      "GetNodeOutputs", std::string("SELECT ") + kColumns + " FROM node_outputs WHERE uid = ?1 AND node = ?2");
-  if (!st.ok()) return st.status();
-  st->Bind(1, uid).Bind(2, node_name_);
-  Result<bool> row = st->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return std::optional<NodeOutputsRecord>();
-  return std::optional<NodeOutputsRecord>(ReadRecord(*st));
+  return ReadOne(db_->Prepare("GetNodeOutputs", Select("WHERE uid = ?1 AND node = ?2"), uid, node_name_), &ReadRecord);
 }
 
 Result<std::vector<NodeOutputsRecord>> SqliteStateStore::ListNodeOutputs(const std::string& resource) {
   MutexLock lock(&mu_);
-  Result<Statement> st = db_->Prepare("ListNodeOutputs", std::string("SELECT ") + kColumns +
-                                                             " FROM node_outputs WHERE node = ?1 AND resource = ?2"
-                                                             " ORDER BY namespace, name, uid");
-  if (!st.ok()) return st.status();
-  st->Bind(1, node_name_).Bind(2, resource);
-  return ReadAll(*st, &ReadRecord);
+  const char* rest = "WHERE node = ?1 AND resource = ?2 ORDER BY namespace, name, uid";
+  return ReadAll(db_->Prepare("ListNodeOutputs", Select(rest), node_name_, resource), &ReadRecord);
 }
 
 Status SqliteStateStore::PutNodeOutputs(const NodeOutputsRecord& r) {
   MutexLock lock(&mu_);
   if (r.outputs.empty()) {
-    Result<Statement> st = db_->Prepare("PutNodeOutputs", "DELETE FROM node_outputs WHERE uid = ?1 AND node = ?2");
-    if (!st.ok()) return st.status();
-    st->Bind(1, r.uid).Bind(2, node_name_);
-    return st->Run();
+    return db_->RunCached("PutNodeOutputs", "DELETE FROM node_outputs WHERE uid = ?1 AND node = ?2", r.uid,
+                          node_name_);
   }
-  Result<Statement> st = db_->Prepare(
+  return db_->RunCached(
       "PutNodeOutputs",
       "INSERT INTO node_outputs (uid, node, resource, namespace, name, outputs, updated_at_ms) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (uid, node) DO UPDATE SET resource = excluded.resource, "
       "namespace = excluded.namespace, name = excluded.name, outputs = excluded.outputs, "
-      "updated_at_ms = excluded.updated_at_ms");
-  if (!st.ok()) return st.status();
-  st->Bind(1, r.uid).Bind(2, node_name_).Bind(3, r.resource).Bind(4, r.namespace_name);
-  st->Bind(5, r.name).Bind(6, r.outputs).Bind(7, r.updated_at_ms);
-  return st->Run();
+      "updated_at_ms = excluded.updated_at_ms",
+      r.uid, node_name_, r.resource, r.namespace_name, r.name, r.outputs, r.updated_at_ms);
 }
 
 }  // namespace nodehook

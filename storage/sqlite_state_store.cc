@@ -13,6 +13,14 @@ constexpr const char* kHandlerColumns =
     "uid, handler, resource, namespace, name, retries, first_start_ms, next_attempt_ms, "
     "last_outcome, last_message, target, last_object";
 
+// The queries for every column ReadObject / ReadHandler reads, with `rest` (WHERE, ORDER BY) added.
+std::string SelectObjects(const char* rest) {
+  return std::string("SELECT ") + kObjectColumns + " FROM objects " + rest;
+}
+std::string SelectHandlers(const char* rest) {
+  return std::string("SELECT ") + kHandlerColumns + " FROM handlers " + rest;
+}
+
 // A stored object as the agent wrote it: a JSON object (RecordHandled stores the whole object).
 bool LooksLikeJsonObject(const std::string& text) {
   size_t first = text.find_first_not_of(" \t\r\n");
@@ -28,12 +36,7 @@ Status CorruptRow(const char* table, const std::string& uid, const std::string& 
 
 Result<ObjectRecord> ReadObject(const Statement& st) {
   ObjectRecord r;
-  r.uid = st.Text(0);
-  r.resource = st.Text(1);
-  r.namespace_name = st.Text(2);
-  r.name = st.Text(3);
-  r.essence = st.Text(4);
-  r.last_object = st.Text(5);
+  st.Columns(0, r.uid, r.resource, r.namespace_name, r.name, r.essence, r.last_object);
   if (!st.IsInteger(6)) return CorruptRow("objects", r.uid, "handled_at_ms is not an integer");
   if (!LooksLikeJsonObject(r.last_object)) return CorruptRow("objects", r.uid, "last_object is not a JSON object");
   r.handled_at_ms = st.Int64(6);
@@ -42,24 +45,15 @@ Result<ObjectRecord> ReadObject(const Statement& st) {
 
 Result<HandlerRecord> ReadHandler(const Statement& st) {
   HandlerRecord r;
-  r.uid = st.Text(0);
-  r.handler = st.Text(1);
+  st.Columns(0, r.uid, r.handler);
   for (int column : {5, 6, 7}) {
     if (!st.IsInteger(column)) {
       return CorruptRow("handlers", r.uid, "handler " + r.handler + ": retries, first_start_ms and next_attempt_ms "
                                            "must be integers");
     }
   }
-  r.resource = st.Text(2);
-  r.namespace_name = st.Text(3);
-  r.name = st.Text(4);
-  r.retries = static_cast<int>(st.Int64(5));
-  r.first_start_ms = st.Int64(6);
-  r.next_attempt_ms = st.Int64(7);
-  r.last_outcome = st.Text(8);
-  r.last_message = st.Text(9);
-  r.target = st.Text(10);
-  r.last_object = st.Text(11);
+  st.Columns(2, r.resource, r.namespace_name, r.name, r.retries, r.first_start_ms, r.next_attempt_ms, r.last_outcome,
+             r.last_message, r.target, r.last_object);
   if (!r.last_object.empty() && !LooksLikeJsonObject(r.last_object)) {
     return CorruptRow("handlers", r.uid, "handler " + r.handler + ": last_object is not a JSON object");
   }
@@ -71,14 +65,17 @@ Result<HandlerRecord> ReadHandler(const Statement& st) {
 // says what is wrong with it).
 enum class CorruptRows { kFail, kSkip };
 
+// A statement as SqliteDb::Prepare returns it: its error, or its rows as `read` and `corrupt` say.
 template <typename Record>
-Result<std::vector<Record>> ReadRows(Statement& st, Result<Record> (*read)(const Statement&), CorruptRows corrupt) {
+Result<std::vector<Record>> ReadRows(Result<Statement> st, Result<Record> (*read)(const Statement&),
+                                     CorruptRows corrupt) {
+  if (!st.ok()) return st.status();
   std::vector<Record> records;
   while (true) {
-    Result<bool> row = st.Step();
+    Result<bool> row = st->Step();
     if (!row.ok()) return row.status();
     if (!*row) return records;
-    Result<Record> record = read(st);
+    Result<Record> record = read(*st);
     if (record.ok()) {
       records.push_back(std::move(record).value());
     } else if (corrupt == CorruptRows::kFail) {
@@ -88,22 +85,14 @@ Result<std::vector<Record>> ReadRows(Statement& st, Result<Record> (*read)(const
 }
 
 template <typename Record>
-Result<std::optional<Record>> ReadOneRow(Statement& st, Result<Record> (*read)(const Statement&)) {
-  Result<bool> row = st.Step();
+Result<std::optional<Record>> ReadOneRow(Result<Statement> st, Result<Record> (*read)(const Statement&)) {
+  if (!st.ok()) return st.status();
+  Result<bool> row = st->Step();
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<Record>();
-  Result<Record> record = read(st);
+  Result<Record> record = read(*st);
   if (!record.ok()) return record.status();
   return std::optional<Record>(std::move(record).value());
-}
-
-// Runs `sql`, whose parameters are ?1 = uid and ?2 = node.
-Status RunForUid(SqliteDb& db, const std::string& operation, const char* sql, const std::string& uid,
-                 const std::string& node) {
-  Result<Statement> st = db.Prepare(operation, sql);
-  if (!st.ok()) return st.status();
-  st->Bind(1, uid).Bind(2, node);
-  return st->Run();
 }
 
 constexpr const char* kClearGone = "DELETE FROM gone WHERE uid = ?1 AND node = ?2";
@@ -154,53 +143,36 @@ Result<std::unique_ptr<SqliteStateStore>> SqliteStateStore::Open(const std::stri
 
 Result<std::optional<ObjectRecord>> SqliteStateStore::GetObject(const std::string& uid) {
   MutexLock lock(&mu_);
-  Result<Statement> st = db_->Prepare(
-      "GetObject",
-      std::string("SELECT ") + kObjectColumns + " FROM objects WHERE uid = ?1 AND node = ?2");
-  if (!st.ok()) return st.status();
-  st->Bind(1, uid).Bind(2, node_name_);
-  return ReadOneRow(*st, &ReadObject);
+  return ReadOneRow(db_->Prepare("GetObject", SelectObjects("WHERE uid = ?1 AND node = ?2"), uid, node_name_),
+                    &ReadObject);
 }
 
 Result<std::vector<ObjectRecord>> SqliteStateStore::ListObjects(const std::string& resource) {
   MutexLock lock(&mu_);
-  Result<Statement> st = db_->Prepare(
-      "ListObjects", std::string("SELECT ") + kObjectColumns +
-                         " FROM objects WHERE node = ?1 AND resource = ?2 ORDER BY namespace, name, uid");
-  if (!st.ok()) return st.status();
-  st->Bind(1, node_name_).Bind(2, resource);
-  return ReadRows(*st, &ReadObject, CorruptRows::kSkip);
+  const char* rest = "WHERE node = ?1 AND resource = ?2 ORDER BY namespace, name, uid";
+  return ReadRows(db_->Prepare("ListObjects", SelectObjects(rest), node_name_, resource), &ReadObject,
+                  CorruptRows::kSkip);
 }
 
 Result<std::optional<HandlerRecord>> SqliteStateStore::GetHandler(const std::string& uid,
                                                                   const std::string& handler) {
   MutexLock lock(&mu_);
-  Result<Statement> st = db_->Prepare(
-      "GetHandler", std::string("SELECT ") + kHandlerColumns +
-                        " FROM handlers WHERE uid = ?1 AND node = ?2 AND handler = ?3");
-  if (!st.ok()) return st.status();
-  st->Bind(1, uid).Bind(2, node_name_).Bind(3, handler);
-  return ReadOneRow(*st, &ReadHandler);
+  const char* rest = "WHERE uid = ?1 AND node = ?2 AND handler = ?3";
+  return ReadOneRow(db_->Prepare("GetHandler", SelectHandlers(rest), uid, node_name_, handler), &ReadHandler);
 }
 
 Result<std::vector<HandlerRecord>> SqliteStateStore::ListHandlers(const std::string& uid) {
   MutexLock lock(&mu_);
-  Result<Statement> st = db_->Prepare(
-      "ListHandlers", std::string("SELECT ") + kHandlerColumns +
-                          " FROM handlers WHERE uid = ?1 AND node = ?2 ORDER BY handler");
-  if (!st.ok()) return st.status();
-  st->Bind(1, uid).Bind(2, node_name_);
-  return ReadRows(*st, &ReadHandler, CorruptRows::kFail);
+  const char* rest = "WHERE uid = ?1 AND node = ?2 ORDER BY handler";
+  return ReadRows(db_->Prepare("ListHandlers", SelectHandlers(rest), uid, node_name_), &ReadHandler,
+                  CorruptRows::kFail);
 }
 
 Result<std::vector<HandlerRecord>> SqliteStateStore::ListAllHandlers() {
   MutexLock lock(&mu_);
-  Result<Statement> st = db_->Prepare(
-      "ListAllHandlers", std::string("SELECT ") + kHandlerColumns +
-                             " FROM handlers WHERE node = ?1 ORDER BY next_attempt_ms, uid, handler");
-  if (!st.ok()) return st.status();
-  st->Bind(1, node_name_);
-  return ReadRows(*st, &ReadHandler, CorruptRows::kSkip);
+  const char* rest = "WHERE node = ?1 ORDER BY next_attempt_ms, uid, handler";
+  return ReadRows(db_->Prepare("ListAllHandlers", SelectHandlers(rest), node_name_), &ReadHandler,
+                  CorruptRows::kSkip);
 }
 
 Status SqliteStateStore::RunGroup(const std::vector<const GroupCommit::Write*>& writes, const std::string& operation) {
@@ -229,9 +201,9 @@ Status SqliteStateStore::WriteAttempt(const HandlerRecord& r) {
   // An attempt of any other handler means the object is there again; a delete handler's attempt
   // is for the gone object, whose mark (the tombstone's age) must stay.
   if (r.handler != kDeleteHandler) {
-    NODEHOOK_RETURN_IF_ERROR(RunForUid(*db_, "RecordAttempt", kClearGone, r.uid, node_name_));
+    NODEHOOK_RETURN_IF_ERROR(db_->RunCached("RecordAttempt", kClearGone, r.uid, node_name_));
   }
-  Result<Statement> st = db_->Prepare(
+  return db_->RunCached(
       "RecordAttempt",
       "INSERT INTO handlers (uid, node, handler, resource, namespace, name, retries, first_start_ms, "
       "next_attempt_ms, last_outcome, last_message, target, last_object) "
@@ -240,47 +212,30 @@ Status SqliteStateStore::WriteAttempt(const HandlerRecord& r) {
       "namespace = excluded.namespace, name = excluded.name, retries = excluded.retries, "
       "first_start_ms = excluded.first_start_ms, next_attempt_ms = excluded.next_attempt_ms, "
       "last_outcome = excluded.last_outcome, last_message = excluded.last_message, "
-      "target = excluded.target, last_object = excluded.last_object");
-  if (!st.ok()) return st.status();
-  st->Bind(1, r.uid).Bind(2, node_name_).Bind(3, r.handler).Bind(4, r.resource);
-  st->Bind(5, r.namespace_name).Bind(6, r.name).Bind(7, static_cast<int64_t>(r.retries));
-  st->Bind(8, r.first_start_ms).Bind(9, r.next_attempt_ms).Bind(10, r.last_outcome);
-  st->Bind(11, r.last_message).Bind(12, r.target).Bind(13, r.last_object);
-  return st->Run();
+      "target = excluded.target, last_object = excluded.last_object",
+      r.uid, node_name_, r.handler, r.resource, r.namespace_name, r.name, r.retries, r.first_start_ms,
+      r.next_attempt_ms, r.last_outcome, r.last_message, r.target, r.last_object);
 }
 
 Status SqliteStateStore::WriteHandled(const ObjectRecord& o, const std::string& handler) {
-  {
-    Result<Statement> upsert = db_->Prepare(
-        "RecordHandled",
-        "INSERT INTO objects (uid, node, resource, namespace, name, essence, last_object, "
-        "handled_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
-        "ON CONFLICT (uid, node) DO UPDATE SET "
-        "namespace = excluded.namespace, name = excluded.name, essence = excluded.essence, "
-        "last_object = excluded.last_object, handled_at_ms = excluded.handled_at_ms");
-    if (!upsert.ok()) return upsert.status();
-    upsert->Bind(1, o.uid).Bind(2, node_name_).Bind(3, o.resource).Bind(4, o.namespace_name);
-    upsert->Bind(5, o.name).Bind(6, o.essence).Bind(7, o.last_object).Bind(8, o.handled_at_ms);
-    NODEHOOK_RETURN_IF_ERROR(upsert->Run());
-  }
-  {
-    // Apart, and only when it differs (the resource's version changed in the config): SQLite
-    // rewrites the objects_by_resource entry for every row an upsert sets `resource` on, one
-    // more page written per handled change.
-    Result<Statement> moved = db_->Prepare(
-        "RecordHandled", "UPDATE objects SET resource = ?3 WHERE uid = ?1 AND node = ?2 AND resource <> ?3");
-    if (!moved.ok()) return moved.status();
-    moved->Bind(1, o.uid).Bind(2, node_name_).Bind(3, o.resource);
-    NODEHOOK_RETURN_IF_ERROR(moved->Run());
-  }
-  {
-    Result<Statement> drop = db_->Prepare(
-        "RecordHandled", "DELETE FROM handlers WHERE uid = ?1 AND node = ?2 AND handler = ?3");
-    if (!drop.ok()) return drop.status();
-    drop->Bind(1, o.uid).Bind(2, node_name_).Bind(3, handler);
-    NODEHOOK_RETURN_IF_ERROR(drop->Run());
-  }
-  return RunForUid(*db_, "RecordHandled", kClearGone, o.uid, node_name_);
+  NODEHOOK_RETURN_IF_ERROR(db_->RunCached(
+      "RecordHandled",
+      "INSERT INTO objects (uid, node, resource, namespace, name, essence, last_object, "
+      "handled_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+      "ON CONFLICT (uid, node) DO UPDATE SET "
+      "namespace = excluded.namespace, name = excluded.name, essence = excluded.essence, "
+      "last_object = excluded.last_object, handled_at_ms = excluded.handled_at_ms",
+      o.uid, node_name_, o.resource, o.namespace_name, o.name, o.essence, o.last_object, o.handled_at_ms));
+  // Apart, and only when it differs (the resource's version changed in the config): SQLite
+  // rewrites the objects_by_resource entry for every row an upsert sets `resource` on, one
+  // more page written per handled change.
+  NODEHOOK_RETURN_IF_ERROR(db_->RunCached(
+      "RecordHandled", "UPDATE objects SET resource = ?3 WHERE uid = ?1 AND node = ?2 AND resource <> ?3", o.uid,
+      node_name_, o.resource));
+  NODEHOOK_RETURN_IF_ERROR(db_->RunCached(
+      "RecordHandled", "DELETE FROM handlers WHERE uid = ?1 AND node = ?2 AND handler = ?3", o.uid, node_name_,
+      handler));
+  return db_->RunCached("RecordHandled", kClearGone, o.uid, node_name_);
 }
 
 Status SqliteStateStore::Forget(const std::string& uid) {
@@ -292,31 +247,26 @@ Status SqliteStateStore::Forget(const std::string& uid) {
                           "DELETE FROM retry_requests WHERE uid = ?1 AND node = ?2",
                           "DELETE FROM check_schedule WHERE uid = ?1 AND node = ?2",
                           "DELETE FROM node_outputs WHERE uid = ?1 AND node = ?2"}) {
-    NODEHOOK_RETURN_IF_ERROR(RunForUid(*db_, "Forget", sql, uid, node_name_));
+    NODEHOOK_RETURN_IF_ERROR(db_->RunCached("Forget", sql, uid, node_name_));
   }
   return tx.Commit();
 }
 
 Result<std::vector<ObjectRecord>> SqliteStateStore::ListAllObjects() {
   MutexLock lock(&mu_);
-  Result<Statement> st = db_->Prepare(
-      "ListAllObjects", std::string("SELECT ") + kObjectColumns +
-                            " FROM objects WHERE node = ?1 ORDER BY resource, namespace, name, uid");
-  if (!st.ok()) return st.status();
-  st->Bind(1, node_name_);
-  return ReadRows(*st, &ReadObject, CorruptRows::kSkip);
+  const char* rest = "WHERE node = ?1 ORDER BY resource, namespace, name, uid";
+  return ReadRows(db_->Prepare("ListAllObjects", SelectObjects(rest), node_name_), &ReadObject, CorruptRows::kSkip);
 }
 
 Result<std::vector<ObjectRecord>> SqliteStateStore::ListObjectSummaries() {
   MutexLock lock(&mu_);
   // The same columns with the two large ones left out ('{}' passes ReadObject's check, then goes).
-  Result<Statement> st = db_->Prepare(
-      "ListObjectSummaries",
-      "SELECT uid, resource, namespace, name, '', '{}', handled_at_ms"
-      " FROM objects WHERE node = ?1 ORDER BY resource, namespace, name, uid");
-  if (!st.ok()) return st.status();
-  st->Bind(1, node_name_);
-  Result<std::vector<ObjectRecord>> rows = ReadRows(*st, &ReadObject, CorruptRows::kSkip);
+  Result<std::vector<ObjectRecord>> rows = ReadRows(
+      db_->Prepare("ListObjectSummaries",
+                   "SELECT uid, resource, namespace, name, '', '{}', handled_at_ms"
+                   " FROM objects WHERE node = ?1 ORDER BY resource, namespace, name, uid",
+                   node_name_),
+      &ReadObject, CorruptRows::kSkip);
   if (rows.ok()) {
     for (ObjectRecord& r : *rows) r.last_object.clear();
   }

@@ -56,34 +56,30 @@ Result<StoreSummary> SqliteStateStore::Summarize() {
     ~EndRead() { (void)db.Exec("Summarize", "COMMIT"); }  // read-only: nothing to lose if it fails
   } end_read{*db_};
 
-  Result<Statement> handlers = db_->Prepare("Summarize", kHandlerCounts);
+  Result<Statement> handlers = db_->Prepare("Summarize", kHandlerCounts, node_name_);
   if (!handlers.ok()) return handlers.status();
-  handlers->Bind(1, node_name_);
   NODEHOOK_RETURN_IF_ERROR(ForEachRow(*handlers, [&](const Statement& row) {
     HandlerCounts& counts = summary.by_resource[row.Text(0)];
     counts.pending_retry = row.Int64(1);
     counts.failed_permanently = row.Int64(2);
     counts.oldest_pending_since_ms = row.Int64(3);  // NULL reads as 0: none pending
   }));
-  Result<Statement> events = db_->Prepare("Summarize", kEventCounts);
+  Result<Statement> events = db_->Prepare("Summarize", kEventCounts, node_name_);
   if (!events.ok()) return events.status();
-  events->Bind(1, node_name_);
   NODEHOOK_RETURN_IF_ERROR(ForEachRow(*events, [&](const Statement& row) {
     HandlerCounts& counts = summary.by_resource[row.Text(0)];
     counts.pending_retry += row.Int64(1);
     counts.oldest_pending_since_ms = EarliestNonZero(counts.oldest_pending_since_ms, row.Int64(2));
   }));
-  Result<Statement> tombstone = db_->Prepare("Summarize", kOldestTombstone);
+  Result<Statement> tombstone = db_->Prepare("Summarize", kOldestTombstone, node_name_);
   if (!tombstone.ok()) return tombstone.status();
-  tombstone->Bind(1, node_name_);
   Result<bool> found = tombstone->Step();
   if (!found.ok()) return found.status();
   summary.oldest_tombstone_since_ms = *found ? tombstone->Int64(0) : 0;  // NULL reads as 0: none
   for (const char* table : kTables) {
     Result<Statement> count =
-        db_->Prepare("Summarize", std::string("SELECT count(*) FROM ") + table + " WHERE node = ?1");
+        db_->Prepare("Summarize", std::string("SELECT count(*) FROM ") + table + " WHERE node = ?1", node_name_);
     if (!count.ok()) return count.status();
-    count->Bind(1, node_name_);
     Result<bool> row = count->Step();
     if (!row.ok()) return row.status();
     summary.rows[table] = *row ? count->Int64(0) : 0;

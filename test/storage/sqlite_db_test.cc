@@ -62,5 +62,35 @@ TEST_CASE("a cached statement starts clean on every use") {
   CHECK_FALSE(*again->Step());
 }
 
+TEST_CASE("values bind to ?1, ?2, ... in order and columns read back by the type of each field") {
+  auto db = OpenDb(":memory:");
+  REQUIRE(db->Exec("setup", "CREATE TABLE t (s TEXT NOT NULL, n INTEGER NOT NULL, i INTEGER NOT NULL, "
+                            "b INTEGER NOT NULL)").ok());
+  REQUIRE(db->RunCached("insert", "INSERT INTO t (s, n, i, b) VALUES (?1, ?2, ?3, ?4)", "text",
+                        int64_t{1'700'000'000'123}, 7, true).ok());
+  auto st = db->Prepare("select", "SELECT s, n, i, b FROM t WHERE s = ?1 AND i = ?2", std::string("text"), 7);
+  REQUIRE(st.ok());
+  REQUIRE(*st->Step());
+  std::string s;
+  int64_t n = 0;
+  int i = 0;
+  bool b = false;
+  st->Columns(0, s, n, i, b);
+  CHECK(s == "text");
+  CHECK(n == 1'700'000'000'123);
+  CHECK(i == 7);
+  CHECK(b);
+}
+
+TEST_CASE("a statement that cannot be prepared is an error of its operation, whatever is bound") {
+  auto db = OpenDb(":memory:");
+  Status status = db->RunCached("Broken", "INSERT INTO missing (v) VALUES (?1)", std::string("x"));
+  CHECK(status.code() == StatusCode::kInternal);
+  CHECK(status.message() == "sqlite Broken: no such table: missing");
+  CHECK_FALSE(ReadAll(db->Prepare("Broken", "SELECT v FROM missing WHERE v = ?1", int64_t{1}),
+                      +[](const Statement& row) { return row.Text(0); })
+                  .ok());
+}
+
 }  // namespace
 }  // namespace nodehook
