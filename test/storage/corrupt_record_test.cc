@@ -3,29 +3,12 @@
 // (issue 25, item 5). The row itself is kept: nothing is deleted behind a person's back.
 #include <catch2/catch.hpp>
 
-#include <sqlite3.h>
-
 #include <string>
 
 #include "test/fakes/temp_dir.h"
 #include "test/storage/store_samples.h"
 
 namespace nodehook {
-namespace {
-
-void Exec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* error = nullptr;
-  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  std::string message = error ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  INFO(message);
-  REQUIRE(rc == SQLITE_OK);
-}
-
-}  // namespace
 
 TEST_CASE("a corrupt record is kCorrupt for its own uid and left out of lists; the others read as before") {
   TempDir dir;
@@ -40,16 +23,16 @@ TEST_CASE("a corrupt record is kCorrupt for its own uid and left out of lists; t
   std::string what;
   size_t summaries = 3;  // a summary leaves last_object out, so only a bad handled_at_ms drops it
   SECTION("a stored object that is not a JSON object") {
-    Exec(path, "UPDATE objects SET last_object = 'garbage' WHERE uid = 'u2'");
+    RawExec(path, "corrupt", {"UPDATE objects SET last_object = 'garbage' WHERE uid = 'u2'"});
     what = "state record objects[uid u2]: last_object is not a JSON object";
   }
   SECTION("a time that is not a number") {
-    Exec(path, "UPDATE objects SET handled_at_ms = 'yesterday' WHERE uid = 'u2'");
+    RawExec(path, "corrupt", {"UPDATE objects SET handled_at_ms = 'yesterday' WHERE uid = 'u2'"});
     what = "state record objects[uid u2]: handled_at_ms is not an integer";
     summaries = 2;
   }
   SECTION("a handler's retry count that is not a number") {
-    Exec(path, "UPDATE handlers SET retries = 'many' WHERE uid = 'u2'");
+    RawExec(path, "corrupt", {"UPDATE handlers SET retries = 'many' WHERE uid = 'u2'"});
     what = "state record handlers[uid u2]: handler update: retries, first_start_ms and next_attempt_ms must be integers";
   }
   auto store = OpenStore(path);

@@ -15,10 +15,12 @@
 namespace nodehook {
 namespace {
 
-ObjectRecord BigObject(const std::string& uid, size_t bytes) {
-  ObjectRecord o = SampleObject(uid);
-  o.last_object = "{" + std::string(bytes, 'b') + "}";  // a stored object is a JSON object
-  return o;
+// A store at `path` holding the handled object `uid` and u1's pending create.
+std::unique_ptr<SqliteStateStore> StoreHolding(const std::string& path, const std::string& uid) {
+  auto store = OpenStore(path);
+  REQUIRE(store->RecordHandled(SampleObject(uid), "create").ok());
+  REQUIRE(store->RecordAttempt(SampleHandler("u1", "create")).ok());
+  return store;
 }
 
 void RequireIntact(const std::string& path) {
@@ -29,12 +31,10 @@ void RequireIntact(const std::string& path) {
 
 TEST_CASE("a write that hits a full disk fails clearly, changes nothing, and succeeds once space returns") {
   TempDir dir;
-  auto store = OpenStore(dir.File("state.db"));
-  REQUIRE(store->RecordHandled(SampleObject("old"), "create").ok());
-  REQUIRE(store->RecordAttempt(SampleHandler("u1", "create")).ok());
+  auto store = StoreHolding(dir.File("state.db"), "old");
   REQUIRE(store->SetMaxPageCountForTesting(1).ok());  // capped at the current size
 
-  Status full = store->RecordHandled(BigObject("u1", 256 * 1024), "create");
+  Status full = store->RecordHandled(SizedObject("u1", 256 * 1024), "create");
 
   CHECK(full.code() == StatusCode::kUnavailable);
   CHECK(full.message() == "sqlite RecordHandled: database or disk is full");
@@ -44,7 +44,7 @@ TEST_CASE("a write that hits a full disk fails clearly, changes nothing, and suc
   CHECK(store->GetObject("old")->has_value());
 
   REQUIRE(store->SetMaxPageCountForTesting(0).ok());
-  REQUIRE(store->RecordHandled(BigObject("u1", 256 * 1024), "create").ok());
+  REQUIRE(store->RecordHandled(SizedObject("u1", 256 * 1024), "create").ok());
   CHECK(store->GetObject("u1")->has_value());
   CHECK_FALSE(store->GetHandler("u1", "create")->has_value());
   store.reset();
@@ -55,13 +55,11 @@ TEST_CASE("a really full file system fails writes clearly, keeps every stored ro
   ScratchTmpfs disk("1m");
   if (!disk.MountedOrSkipped()) return;
   std::string path = disk.File("state.db");
-  auto store = OpenStore(path);
-  REQUIRE(store->RecordHandled(SampleObject("before"), "create").ok());
-  REQUIRE(store->RecordAttempt(SampleHandler("u1", "create")).ok());
+  auto store = StoreHolding(path, "before");
   FillDisk(disk.File("filler"));
 
   Status full = Status::Ok();
-  for (int i = 0; i < 64 && full.ok(); ++i) full = store->RecordHandled(BigObject("u1", 64 * 1024), "create");
+  for (int i = 0; i < 64 && full.ok(); ++i) full = store->RecordHandled(SizedObject("u1", 64 * 1024), "create");
 
   CHECK(full.code() == StatusCode::kUnavailable);
   // Named as a full disk, not as SQLite's "database or disk is full" or "disk I/O error".
@@ -80,10 +78,7 @@ TEST_CASE("a state directory that became read-only fails writes clearly and reco
   ScratchTmpfs disk("1m");
   if (!disk.MountedOrSkipped()) return;
   std::string path = disk.File("state.db");
-  {
-    auto store = OpenStore(path);
-    REQUIRE(store->RecordHandled(SampleObject("before"), "create").ok());
-  }
+  StoreHolding(path, "before");  // and closed again, before the directory turns read-only
   REQUIRE(disk.SetReadOnly(true));
 
   StateDirectoryRules tmpfs_allowed;  // the scratch disk is a tmpfs; this test is about read-only

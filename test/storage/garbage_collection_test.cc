@@ -24,12 +24,6 @@ uintmax_t FileBytes(const std::string& path) {
   return total;
 }
 
-ObjectRecord SizedObject(const std::string& uid, size_t bytes) {
-  ObjectRecord o = SampleObject(uid);
-  o.last_object = "{" + std::string(bytes, 'o') + "}";  // a stored object is a JSON object
-  return o;
-}
-
 int64_t CountHandlers(SqliteStateStore& store) { return static_cast<int64_t>(store.ListAllHandlers()->size()); }
 
 TEST_CASE("an object gone longer than the TTL with only stale handler progress is purged") {

@@ -32,9 +32,7 @@ void WriteFile(const std::string& path, const std::string& content) {
 void WriteHealthyStateFile(const std::string& path, int objects = 200) {
   auto store = OpenStore(path);
   for (int i = 0; i < objects; ++i) {
-    ObjectRecord o = SampleObject("u" + std::to_string(i));
-    o.last_object = "{" + std::string(300, 'x') + "}";
-    REQUIRE(store->RecordHandled(o, "create").ok());
+    REQUIRE(store->RecordHandled(SizedObject("u" + std::to_string(i), 300), "create").ok());
   }
 }
 

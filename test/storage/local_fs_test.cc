@@ -30,14 +30,19 @@ StateDirectoryRules Pretend(int64_t type, bool allow_volatile = false) {
   return rules;
 }
 
-TEST_CASE("a state directory on NFS is refused with a message naming the file system and the path") {
+// A state file in a fresh directory on file system `type` is refused as kInvalid, with
+// "state directory <the directory>" and `reason`.
+void CheckRefused(int64_t type, const std::string& reason) {
   TempDir dir;
-  Status status = CheckStateDirectory(dir.File("state.db"), Pretend(kNfs));
+  Status status = CheckStateDirectory(dir.File("state.db"), Pretend(type));
   CHECK(status.code() == StatusCode::kInvalid);
-  CHECK(status.message() == "state directory " + dir.path() +
-                                " is on nfs (statfs type 0x6969), a network or FUSE file system where "
-                                "SQLite's WAL locking and shared memory are unsafe; put state_file on a "
-                                "local disk (e.g. a hostPath)");
+  CHECK(status.message() == "state directory " + dir.path() + reason);
+}
+
+TEST_CASE("a state directory on NFS is refused with a message naming the file system and the path") {
+  CheckRefused(kNfs,
+               " is on nfs (statfs type 0x6969), a network or FUSE file system where SQLite's WAL locking and shared "
+               "memory are unsafe; put state_file on a local disk (e.g. a hostPath)");
 }
 
 TEST_CASE("CIFS and FUSE state directories are refused too") {
@@ -66,14 +71,11 @@ TEST_CASE("the real temp directory is accepted") {
 }
 
 TEST_CASE("a state directory in memory is refused by default, naming the file system and the opt-in knob") {
+  CheckRefused(kTmpfs,
+               " is on tmpfs (statfs type 0x1021994), which is emptied on every reboot: every object would then look "
+               "new and its create hook would run again; put state_file on a disk (e.g. a hostPath), or accept this "
+               "with allow_volatile_state (--allow-volatile-state, NODEHOOK_ALLOW_VOLATILE_STATE)");
   TempDir dir;
-  Status status = CheckStateDirectory(dir.File("state.db"), Pretend(kTmpfs));
-  CHECK(status.code() == StatusCode::kInvalid);
-  CHECK(status.message() == "state directory " + dir.path() +
-                                " is on tmpfs (statfs type 0x1021994), which is emptied on every reboot: every object "
-                                "would then look new and its create hook would run again; put state_file on a disk "
-                                "(e.g. a hostPath), or accept this with allow_volatile_state (--allow-volatile-state, "
-                                "NODEHOOK_ALLOW_VOLATILE_STATE)");
   CHECK_THAT(CheckStateDirectory(dir.File("state.db"), Pretend(kRamfs)).message(),
              Catch::Contains(" is on ramfs (statfs type 0x858458f6), which is emptied on every reboot"));
 }

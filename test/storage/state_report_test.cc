@@ -20,31 +20,32 @@ TEST_CASE("relative times use at most two units and say which way") {
   CHECK(RelativeTime(kNow - 97'200'000, kNow) == "1d 3h ago");
 }
 
+// Stores object `uid` named `name` as handled (by its create) at `handled_at_ms`.
+void Handled(StateStore& store, const std::string& uid, const std::string& name, int64_t handled_at_ms) {
+  ObjectRecord o = SampleObject(uid);
+  o.name = name;
+  o.handled_at_ms = handled_at_ms;
+  REQUIRE(store.RecordHandled(o, "create").ok());
+}
+
+// Stores `retries` failed attempts of `handler` on object `uid` named `name`, the last saying `message`.
+void Failing(StateStore& store, const std::string& uid, const std::string& name, const std::string& handler,
+             int retries, int64_t next_attempt_ms, const std::string& message) {
+  HandlerRecord h = SampleHandler(uid, handler);
+  h.name = name;
+  h.retries = retries;
+  h.next_attempt_ms = next_attempt_ms;
+  h.last_message = message;
+  REQUIRE(store.RecordAttempt(h).ok());
+}
+
 // One handled object with nothing pending, one failing create, one handled object whose update fails.
 std::unique_ptr<SqliteStateStore> SampleState() {
   auto store = OpenStore(":memory:");
-  ObjectRecord quiet = SampleObject("u-quiet");
-  quiet.name = "alpha";
-  quiet.handled_at_ms = kNow - 300'000;
-  REQUIRE(store->RecordHandled(quiet, "create").ok());
-
-  HandlerRecord failing = SampleHandler("u-new", "create");
-  failing.name = "beta";
-  failing.retries = 3;
-  failing.next_attempt_ms = kNow + 8'000;
-  failing.last_message = "exited 1: disk busy";
-  REQUIRE(store->RecordAttempt(failing).ok());
-
-  ObjectRecord changed = SampleObject("u-changed");
-  changed.name = "gamma";
-  changed.handled_at_ms = kNow - 3'600'000;
-  REQUIRE(store->RecordHandled(changed, "create").ok());
-  HandlerRecord update = SampleHandler("u-changed", "update");
-  update.name = "gamma";
-  update.retries = 1;
-  update.next_attempt_ms = kNow - 2'000;
-  update.last_message = std::string(100, 'm');
-  REQUIRE(store->RecordAttempt(update).ok());
+  Handled(*store, "u-quiet", "alpha", kNow - 300'000);
+  Failing(*store, "u-new", "beta", "create", 3, kNow + 8'000, "exited 1: disk busy");
+  Handled(*store, "u-changed", "gamma", kNow - 3'600'000);
+  Failing(*store, "u-changed", "gamma", "update", 1, kNow - 2'000, std::string(100, 'm'));
   return store;
 }
 

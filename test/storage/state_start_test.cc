@@ -115,9 +115,7 @@ TEST_CASE("a full file system names itself in writes and refuses a start, after 
   REQUIRE(running->RecordHandled(SampleObject("u1"), "create").ok());
   FillDisk(disk.File("filler"));
 
-  ObjectRecord big = SampleObject("u2");
-  big.last_object = "{" + std::string(256 * 1024, 'b') + "}";
-  Status write = running->RecordHandled(big, "create");
+  Status write = running->RecordHandled(SizedObject("u2", 256 * 1024), "create");
   CHECK_THAT(write.message(), Catch::StartsWith("sqlite RecordHandled: no space left on " + disk.path() + " ("));
 
   for (const std::string& path : {clean, killed}) {

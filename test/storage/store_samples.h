@@ -41,6 +41,14 @@ inline HandlerRecord SampleHandler(const std::string& uid, const std::string& ha
   return r;
 }
 
+// SampleObject(uid) whose stored object holds about `bytes` bytes (still a JSON object, as a
+// stored object must be): fills a page cap or a small disk quickly.
+inline ObjectRecord SizedObject(const std::string& uid, size_t bytes) {
+  ObjectRecord o = SampleObject(uid);
+  o.last_object = "{" + std::string(bytes, 'o') + "}";
+  return o;
+}
+
 // One observed change of widget `uid` whose spec.size is `size`.
 inline EventRecord SampleEvent(const std::string& uid, const std::string& type, int size) {
   EventRecord e;
@@ -63,12 +71,16 @@ inline std::unique_ptr<SqliteStateStore> OpenStore(const std::string& path,
   return std::move(*store);
 }
 
-// Writes a state file by hand, as an older or newer nodehook left it: opens `path` with SqliteDb
-// and runs each statement (as `label`), each of which must succeed.
+// Writes a state file by hand, as an older or newer nodehook left it (or a person edited it): opens
+// `path` with SqliteDb and runs each statement (as `label`), each of which must succeed.
 inline void RawExec(const std::string& path, const std::string& label, const std::vector<std::string>& statements) {
   auto db = SqliteDb::Open(path);
   REQUIRE(db.ok());
-  for (const std::string& sql : statements) REQUIRE((*db)->Exec(label, sql).ok());
+  for (const std::string& sql : statements) {
+    Status status = (*db)->Exec(label, sql);
+    INFO(status.ToString());
+    REQUIRE(status.ok());
+  }
 }
 
 }  // namespace nodehook
