@@ -70,10 +70,10 @@ TEST_CASE("a version 7 file keeps its node steps at version 8, with nothing coun
   TempDir dir;
   std::string path = dir.File("state.db");
   std::vector<std::string> v7 = {"PRAGMA journal_mode = WAL"};
-  for (int v = 0; v < 7; ++v) v7.push_back(StateMigrations()[v].sql);
-  v7.push_back("PRAGMA user_version = 7");
-  v7.push_back("INSERT INTO node_steps VALUES ('u1', 'node-a', 'widgets.example.com/v1', 's1', "
-               "'draining', 1, 0, '', 0, 5, 'default/db-0\n', 2, '')");
+  for (int v = 0; v < 7; ++v) v7.emplace_back(StateMigrations()[v].sql);
+  v7.emplace_back("PRAGMA user_version = 7");
+  v7.emplace_back("INSERT INTO node_steps VALUES ('u1', 'node-a', 'widgets.example.com/v1', 's1', "
+                  "'draining', 1, 0, '', 0, 5, 'default/db-0\n', 2, '')");
   RawExec(path, "v7", v7);
   auto store = OpenStore(path);
   CHECK(*UserVersion(path) == std::to_string(LatestSchemaVersion()));
