@@ -3,14 +3,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "agent/process/action_runner.h"
+#include "test/fakes/call_log.h"
 
 namespace nodehook {
 
@@ -18,8 +17,7 @@ class FakeRunner final : public ActionRunner {
  public:
   // Exit codes handed out in order; once they run out, every run exits 0.
   void QueueExitCodes(std::vector<int> codes) {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (int c : codes) exit_codes_.push_back(c);
+    for (int c : codes) runs_.Queue(c);
   }
   // Called during each run, with the request: lets a test observe or act mid-hook.
   void OnRun(std::function<void(const ActionRequest&)> hook) {
@@ -28,16 +26,10 @@ class FakeRunner final : public ActionRunner {
   }
 
   ActionResult Run(const ActionRequest& request, const CancelToken&) override {
+    const int code = runs_.Take(request);
     std::function<void(const ActionRequest&)> hook;
-    int code = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      calls_.push_back(request);
-      cv_.notify_all();
-      if (!exit_codes_.empty()) {
-        code = exit_codes_.front();
-        exit_codes_.pop_front();
-      }
       hook = on_run_;
     }
     if (hook) hook(request);
@@ -48,20 +40,13 @@ class FakeRunner final : public ActionRunner {
     return result;
   }
 
-  std::vector<ActionRequest> calls() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return calls_;
-  }
-  size_t call_count() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return calls_.size();
-  }
+  std::vector<ActionRequest> calls() const { return runs_.calls(); }
+  size_t call_count() const { return runs_.count(); }
 
   // Blocks until `pred(calls)` holds; false when `timeout` passes first.
   bool WaitFor(const std::function<bool(const std::vector<ActionRequest>&)>& pred,
                std::chrono::milliseconds timeout) const {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return pred(calls_); });
+    return runs_.WaitFor(pred, timeout);
   }
 
   static std::string Env(const ActionRequest& r, const std::string& name) {
@@ -72,11 +57,9 @@ class FakeRunner final : public ActionRunner {
   }
 
  private:
+  CallLog<ActionRequest, int> runs_;  // answered with the queued exit codes
   mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  std::deque<int> exit_codes_;
-  std::vector<ActionRequest> calls_;
-  std::function<void(const ActionRequest&)> on_run_;
+  std::function<void(const ActionRequest&)> on_run_;  // guarded by mu_
 };
 
 }  // namespace nodehook

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agent/process/action_runner.h"
+#include "test/fakes/call_log.h"
 
 namespace nodehook {
 
@@ -22,13 +23,12 @@ class GatedRunner final : public ActionRunner {
   }
 
   ActionResult Run(const ActionRequest& request, const CancelToken& cancel) override {
+    starts_.Record(request);
     CancelRegistration wake(cancel, [this] {
       std::lock_guard<std::mutex> lock(mu_);
       cv_.notify_all();
     });
     std::unique_lock<std::mutex> lock(mu_);
-    calls_.push_back(request);
-    cv_.notify_all();
     cv_.wait(lock, [&] { return released_ || cancel.cancelled(); });
     // A stop wins over a release that came after it: the hook was already told to stop.
     const bool stopped = cancel.cancelled();
@@ -42,14 +42,10 @@ class GatedRunner final : public ActionRunner {
 
   // Blocks until `count` hooks have started; false when `timeout` passes first.
   bool WaitForStarts(size_t count, std::chrono::milliseconds timeout) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return calls_.size() >= count; });
+    return starts_.WaitFor([&](const std::vector<ActionRequest>& calls) { return calls.size() >= count; }, timeout);
   }
 
-  std::vector<ActionRequest> calls() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return calls_;
-  }
+  std::vector<ActionRequest> calls() const { return starts_.calls(); }
   size_t cancelled() const {
     std::lock_guard<std::mutex> lock(mu_);
     return cancelled_;
@@ -58,9 +54,9 @@ class GatedRunner final : public ActionRunner {
  private:
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<ActionRequest> calls_;  // guarded by mu_
-  bool released_ = false;             // guarded by mu_
-  size_t cancelled_ = 0;              // guarded by mu_
+  bool released_ = false;  // guarded by mu_
+  size_t cancelled_ = 0;   // guarded by mu_
+  CallLog<ActionRequest> starts_;
 };
 
 }  // namespace nodehook

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -26,6 +25,7 @@
 
 #include "agent/base/json_text.h"
 #include "agent/kube/client/kube_client.h"
+#include "test/fakes/call_log.h"
 
 namespace nodehook {
 
@@ -101,12 +101,7 @@ class InMemoryApi final : public KubeClient {
   }
 
   Status Patch(const ObjectRef& o, PatchType, const std::string& body) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    patches_.emplace_back(o.name + (o.subresource.empty() ? "" : "/" + o.subresource), body);
-    if (patch_results_.empty()) return Status::Ok();
-    Status next = patch_results_.front();
-    patch_results_.pop_front();
-    return next;
+    return patches_.Take({o.name + (o.subresource.empty() ? "" : "/" + o.subresource), body});
   }
 
   // Someone else's write (an earlier version, another writer): kept as sent, under a new
@@ -161,15 +156,9 @@ class InMemoryApi final : public KubeClient {
   int creates() const { return creates_; }
   int refused() const { return refused_; }
   // Each Patch: (name[/subresource], body), in order.
-  std::vector<std::pair<std::string, std::string>> patches() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return patches_;
-  }
+  std::vector<std::pair<std::string, std::string>> patches() const { return patches_.calls(); }
   // Results for the next Patch() calls, in order; Ok once they run out.
-  void QueuePatchResult(Status result) {
-    std::lock_guard<std::mutex> lock(mu_);
-    patch_results_.push_back(std::move(result));
-  }
+  void QueuePatchResult(Status result) { patches_.Queue(std::move(result)); }
 
   // While not Ok, Get, Create, Replace and Delete fail with `error` (the server away).
   void FailAll(Status error) { Set(fail_, std::move(error)); }
@@ -257,8 +246,7 @@ class InMemoryApi final : public KubeClient {
   Status refuse_creates_;
   Status refuse_replaces_;
   std::function<void()> before_replace_;
-  std::vector<std::pair<std::string, std::string>> patches_;
-  std::deque<Status> patch_results_;
+  CallLog<std::pair<std::string, std::string>> patches_;
   std::vector<std::function<void(const Change&)>> observers_;
 };
 
