@@ -27,9 +27,16 @@ void ObjectViewsPublisher::MarkChanged(const std::string& uid) {
 }
 
 SharedObjectView ObjectViewsPublisher::Served(ObjectView view) const {
-  for (HandlerRecord& h : view.handlers) h.last_object.clear();  // never served; not kept in memory
+  // Never served, so not kept in memory: freed, not cleared (a cleared string keeps its buffer,
+  // and a view read by uid holds its whole diffbase).
+  for (HandlerRecord& h : view.handlers) std::string().swap(h.last_object);
   // Only when it was handled is served: the view already holds the identity, once.
-  if (view.diffbase) view.diffbase = ObjectRecord{"", "", "", "", "", "", view.diffbase->handled_at_ms};
+  if (view.diffbase) {
+    const int64_t handled_at_ms = view.diffbase->handled_at_ms;
+    view.diffbase.reset();
+    view.diffbase.emplace();
+    view.diffbase->handled_at_ms = handled_at_ms;
+  }
   view.node_steps = nullptr;  // `nodehook state show` reads them; the snapshot does not serve them
   if (options_.settled_version) view.settled_resource_version = options_.settled_version(view.uid);
   return std::make_shared<const ObjectView>(std::move(view));

@@ -215,5 +215,22 @@ TEST_CASE("the snapshot holds progress and identity but no stored object bodies"
   CHECK(b.handlers[0].last_object.empty());
 }
 
+TEST_CASE("a view read again by uid keeps no buffer of the bodies it read") {
+  Fixture f;
+  f.Handle("a");
+  f.Fail("a");
+  f.RefreshedLater();
+  f.Handle("a");  // bodies longer than a string holds without a buffer of its own
+  f.Fail("a");
+  f.publisher.MarkChanged("uid-a");
+  const ObjectView& a = *f.RefreshedLater()->objects.at(0);
+  const size_t inline_capacity = std::string().capacity();
+  REQUIRE(a.diffbase.has_value());
+  CHECK(a.diffbase->essence.capacity() == inline_capacity);
+  CHECK(a.diffbase->last_object.capacity() == inline_capacity);
+  REQUIRE(a.handlers.size() == 1);
+  CHECK(a.handlers[0].last_object.capacity() == inline_capacity);
+}
+
 }  // namespace
 }  // namespace nodehook
