@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <set>
@@ -105,10 +106,12 @@ class LateBoard final : public BoardReader {
 };
 
 struct Fleet {
-  explicit Fleet(RolloutPolicy policy) {
+  // With a gate for each of `nodes` (more come with Node()).
+  explicit Fleet(RolloutPolicy policy, std::initializer_list<const char*> nodes = {}) {
     resource.ref = ResourceRef{"example.com", "v1", "widgets", "", ""};
     resource.rollout = policy;
     api.KeepHistory(false);  // a node Lease of 2,000 results, written 2,000 times
+    for (const char* node : nodes) Node(node);
   }
   RolloutGate& Node(const std::string& name) {
     // A restarted node gets a fresh board; the old one stays attached (and alive) unread.
@@ -217,6 +220,19 @@ void FailOnce(Fleet& fleet, RolloutGate& node, const ObjectMeta& object, const s
   node.Failed(fleet.resource.ref, object, state, 1, false, "broken");
 }
 
+// Nodes "a" and "b", with max_nodes `kMaxNodes`, have both asked for Widget() at "s1"; nothing is
+// granted yet.
+template <int kMaxNodes>
+struct BothAsked {
+  BothAsked() {
+    REQUIRE(a.Enter(Widget(), "s1", nullptr));
+    REQUIRE(b.Enter(Widget(), "s1", nullptr));
+  }
+  Fleet fleet{MaxNodes(kMaxNodes)};
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+};
+
 // max_nodes 1 and two nodes; "a" went inside for Widget() at "s1": the one slot is a's.
 struct SlotOfA {
   SlotOfA() { REQUIRE_FALSE(fleet.Ask(a, Widget(), "s1", nullptr)); }
@@ -228,8 +244,7 @@ struct SlotOfA {
 }  // namespace
 
 TEST_CASE("six nodes, max_nodes 2: two get a slot, a released slot lets the next one in") {
-  Fleet fleet(MaxNodes(2));
-  for (const char* n : {"a", "b", "c", "d", "e", "f"}) fleet.Node(n);
+  Fleet fleet(MaxNodes(2), {"a", "b", "c", "d", "e", "f"});
   for (auto& [name, gate] : fleet.gates) REQUIRE(gate->Enter(Widget(), "s1", nullptr));  // each asks
   CHECK(fleet.Coordinate() == 2);
   std::vector<std::string> inside;
@@ -250,12 +265,8 @@ TEST_CASE("six nodes, max_nodes 2: two get a slot, a released slot lets the next
   CHECK(entered == 1);
 }
 
-TEST_CASE("two coordinators judging one view grant a slot once: the later grant is refused, not taken over") {
-  Fleet fleet(MaxNodes(1));
-  RolloutGate& a = fleet.Node("a");
-  RolloutGate& b = fleet.Node("b");
-  REQUIRE(a.Enter(Widget(), "s1", nullptr));  // both ask
-  REQUIRE(b.Enter(Widget(), "s1", nullptr));
+TEST_CASE_METHOD(BothAsked<1>,
+                 "two coordinators judging one view grant a slot once: the later grant is refused, not taken over") {
   // An old coordinator whose term has ended without its knowing, and the new one, at one moment:
   // the new one grants right after the old one has read its board.
   RolloutBoard old_board(fleet.clock);
@@ -388,8 +399,7 @@ TEST_CASE("failures count after failure_after_retries; two failed nodes halt and
   RolloutPolicy p = MaxNodes(2);
   p.failure_after_retries = 2;
   p.max_failed_nodes = NodeCount{2, false};
-  Fleet fleet(p);
-  for (const char* n : {"a", "b", "c"}) fleet.Node(n);
+  Fleet fleet(p, {"a", "b", "c"});
   REQUIRE_FALSE(fleet.Ask(*fleet.gates["a"], Widget(), "s1", nullptr));
   REQUIRE_FALSE(fleet.Ask(*fleet.gates["b"], Widget(), "s1", nullptr));
   fleet.gates["a"]->Failed(fleet.resource.ref, Widget(), "s1", 1, false, "first");
@@ -588,12 +598,8 @@ TEST_CASE("a grant refused for a lasting reason backs off, doubling up to a minu
   CHECK(fleet.SlotsHeldBy("a") == 1);  // granted within the minute, and taken
 }
 
-TEST_CASE("completion is posted once, by the coordinator, when the last nodes finish at once") {
-  Fleet fleet(MaxNodes(2));
-  RolloutGate& a = fleet.Node("a");
-  RolloutGate& b = fleet.Node("b");
-  REQUIRE(a.Enter(Widget(), "s1", nullptr));
-  REQUIRE(b.Enter(Widget(), "s1", nullptr));
+TEST_CASE_METHOD(BothAsked<2>,
+                 "completion is posted once, by the coordinator, when the last nodes finish at once") {
   CHECK(fleet.Coordinate() == 2);
   REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
   REQUIRE_FALSE(b.Enter(Widget(), "s1", nullptr));
@@ -734,8 +740,7 @@ TEST_CASE("a canary that fails marks its result as a canary's") {
   RolloutPolicy policy = MaxNodes(3);
   policy.canary_nodes = 1;
   policy.max_failed_nodes = NodeCount{5, false};
-  Fleet fleet(policy);
-  for (const char* n : {"a", "b", "c"}) fleet.Node(n);
+  Fleet fleet(policy, {"a", "b", "c"});
   std::string canary;
   for (auto& [name, gate] : fleet.gates) {
     if (!fleet.Ask(*gate, Widget(), "s1", nullptr)) canary = name;
@@ -878,13 +883,9 @@ namespace {
 
 std::string SlotHolder(Fleet& fleet) { return fleet.Lease(Slot0(fleet)).holder; }
 
-TEST_CASE("a node that asked and died is granted once: its lapsed grant is withdrawn, the next node goes in, "
-          "and its agent's return asks again") {
-  Fleet fleet(MaxNodes(1));
-  RolloutGate& a = fleet.Node("a");
-  RolloutGate& b = fleet.Node("b");
-  REQUIRE(a.Enter(Widget(), "s1", nullptr));
-  REQUIRE(b.Enter(Widget(), "s1", nullptr));
+TEST_CASE_METHOD(BothAsked<1>,
+                 "a node that asked and died is granted once: its lapsed grant is withdrawn, the next node goes in, "
+                 "and its agent's return asks again") {
   REQUIRE(fleet.Coordinate() == 1);
   const std::string dead = SlotHolder(fleet);
   const std::string alive = dead == "a" ? "b" : "a";
