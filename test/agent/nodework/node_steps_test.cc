@@ -114,6 +114,14 @@ struct World {
     return std::make_unique<NodeSteps>(resource, gate, api, *store, runner, clock, events, options);
   }
   void SetBootId(const std::string& id) { std::ofstream(dir.File("boot_id")) << id << "\n"; }
+  // Started, with a drain that cannot finish (db-0's budget allows nothing): state s1 has cordoned
+  // the node and waits in its drain.
+  std::unique_ptr<NodeSteps> BlockedDrain() {
+    api.AddPod("default", "db-0", 0);
+    auto steps = Start();
+    REQUIRE(steps->Admit(object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+    return steps;
+  }
   // Started, with a drain that never finishes (db-0's budget allows nothing) timed out: the node
   // failed state s1 (kept cordoned or not, as on_failure says).
   std::unique_ptr<NodeSteps> FailedDrain() {
@@ -555,9 +563,7 @@ ObjectFacts Paused(bool stop_nodes) {
 
 TEST_CASE("a pause during the drain stops no work under way: the node keeps its slot and finishes its steps") {
   World w;
-  w.api.AddPod("default", "db-0", 0);
-  auto steps = w.Start();
-  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  auto steps = w.BlockedDrain();
   REQUIRE(w.Step() == "draining");
   REQUIRE(w.gate.admits == 1);
   w.gate.stopped = true;  // paused (or held, halted, out of its windows)
@@ -582,9 +588,7 @@ TEST_CASE("a pause during the drain stops no work under way: the node keeps its 
 
 TEST_CASE("the operator's stop-nodes ends a drain under way: the cordon given back, the steps forgotten") {
   World w;
-  w.api.AddPod("default", "db-0", 0);
-  auto steps = w.Start();
-  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  auto steps = w.BlockedDrain();
   REQUIRE(w.Ours());
   w.gate.stopped = true;
   const ObjectFacts stop = Paused(true);
@@ -617,9 +621,7 @@ TEST_CASE("stop-nodes leaves work past the hook to finish: a verify under way go
 
 TEST_CASE("an object changed during the drain whose newer state may not start here ends the older steps") {
   World w;
-  w.api.AddPod("default", "db-0", 0);
-  auto steps = w.Start();
-  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  auto steps = w.BlockedDrain();
   REQUIRE(w.Ours());
   w.gate.stopped = true;  // s2 waits (its canaries, a pause): the gate gives s1's slot up
   REQUIRE(steps->Admit(w.object, "s2", nullptr).kind == GateEntry::Kind::kWait);
@@ -630,9 +632,7 @@ TEST_CASE("an object changed during the drain whose newer state may not start he
 
 TEST_CASE("an object changed during the drain whose newer state is admitted takes the cordon over") {
   World w;
-  w.api.AddPod("default", "db-0", 0);
-  auto steps = w.Start();
-  REQUIRE(steps->Admit(w.object, "s1", nullptr).kind == GateEntry::Kind::kWait);
+  auto steps = w.BlockedDrain();
   const int writes = w.api.node_writes();
   REQUIRE(steps->Admit(w.object, "s2", nullptr).kind == GateEntry::Kind::kWait);  // draining for s2
   REQUIRE(w.Ours());
