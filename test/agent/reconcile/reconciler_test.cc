@@ -87,10 +87,8 @@ TEST_CASE("retry delays are capped") {
 
 TEST_CASE("retry state survives a restart of the reconciler") {
   Fixture f;
-  auto r = Resource({"create"});
   f.runner.QueueExitCodes({1});
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource({"create"}));
   f.reconciler = f.MakeReconciler();  // a new process on the same state file
   REQUIRE(f.Reconcile(r, "u1") == Duration(1000));
   f.clock.Advance(Duration(1000));
@@ -219,10 +217,8 @@ TEST_CASE("exit 100 means in progress: not an error, no retry counted, run again
 
 TEST_CASE("an in-progress hook runs again at once when the object changes") {
   Fixture f;
-  auto r = Resource({"create"});
   f.runner.QueueExitCodes({100});
-  f.cache.Upsert(Widget("u1", "1", 1));
-  f.Reconcile(r, "u1");
+  auto r = f.Created(Resource({"create"}));
   f.cache.Upsert(Widget("u1", "2", 2));
   REQUIRE_FALSE(f.Reconcile(r, "u1"));
   REQUIRE(f.runner.call_count() == 2);
