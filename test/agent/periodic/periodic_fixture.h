@@ -2,16 +2,11 @@
 // store, one resource's cache, the agent's retry policy, and a Reconciler (to handle objects first).
 #pragma once
 
-#include <filesystem>
 #include <memory>
 #include <string>
 
-#include <unistd.h>
-
 #include "agent/reconcile/reconciler.h"
-#include "storage/sqlite_state_store.h"
-#include "test/fakes/fake_clock.h"
-#include "test/fakes/fake_runner.h"
+#include "test/fakes/reconciler_parts.h"
 
 namespace nodehook {
 
@@ -24,28 +19,14 @@ inline ObjectPtr PeriodicWidget(const std::string& uid, const std::string& rv, i
   return o;
 }
 
-struct PeriodicFixture {
-  FakeClock clock;
-  FakeRunner runner;
-  std::unique_ptr<SqliteStateStore> store = std::move(SqliteStateStore::Open(":memory:", "node-a", {})).value();
-  ObjectCache cache;
-  CancelToken stop;
-  std::string work_dir = "/tmp/nodehook-periodic-test-" + std::to_string(::getpid());
-  BackoffRetryPolicy policy{clock, RetryPolicyOptions()};
+struct PeriodicFixture : ReconcilerParts {
+  BackoffRetryPolicy policy{clock, TestRetryOptions()};
   OutcomeReporter reporter{nullptr, NoEvents()};
   Reconciler reconciler{*store, runner, clock, policy, reporter, ReconcilerOptions{"node-a", work_dir}};
   EveryNode every_node;
   NoFinalizers no_finalizers;
   OpenGate open_gate;
 
-  ~PeriodicFixture() { std::filesystem::remove_all(work_dir); }
-
-  static RetryOptions RetryPolicyOptions() {
-    RetryOptions o;
-    o.base = Duration(1000);
-    o.max = Duration(8000);
-    return o;
-  }
   static WatchedResource Resource(int interval_seconds) {
     WatchedResource r;
     r.ref = {"example.com", "v1", "widgets", "", ""};

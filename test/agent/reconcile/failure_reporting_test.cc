@@ -2,15 +2,12 @@
 // recovery, the permanent failure), and how an explicit retry revives a permanent failure.
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-
-#include <unistd.h>
-
 #include "agent/reconcile/reconciler.h"
 #include "storage/sqlite_state_store.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/report_log.h"
 #include "test/fakes/fake_runner.h"
+#include "test/fakes/reconciler_parts.h"
 
 using namespace nodehook;
 
@@ -24,14 +21,8 @@ ObjectPtr Gadget(const std::string& uid, int size) {
   return o;
 }
 
-struct Setup {
-  FakeClock clock;
-  FakeRunner runner;
+struct Setup : ReconcilerParts {
   ReportLog events;
-  std::unique_ptr<SqliteStateStore> store = std::move(SqliteStateStore::Open(":memory:", "node-a", {})).value();
-  ObjectCache cache;
-  CancelToken stop;
-  std::string scratch = "/tmp/nodehook-failure-reporting-" + std::to_string(::getpid());
   WatchedResource gadgets;
   std::unique_ptr<BackoffRetryPolicy> policy;
   OutcomeReporter reporter{nullptr, events};
@@ -45,12 +36,11 @@ struct Setup {
     retry.limit = retry_limit;
     policy = std::make_unique<BackoffRetryPolicy>(clock, retry);
     reconciler = std::make_unique<Reconciler>(*store, runner, clock, *policy, reporter,
-                                              ReconcilerOptions{"node-a", scratch});
+                                              ReconcilerOptions{"node-a", work_dir});
     gadgets.ref = {"example.com", "v1", "gadgets", "", ""};
     gadgets.hooks["create"] = HookSpec{{"/hooks/create"}, std::chrono::seconds(5)};
     cache.Upsert(Gadget("u1", 1));
   }
-  ~Setup() { std::filesystem::remove_all(scratch); }
 
   // Runs whatever is due now, then lets the retry delay pass.
   std::optional<Duration> Step() {

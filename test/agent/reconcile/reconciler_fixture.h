@@ -3,14 +3,11 @@
 // (plain unless a test sets one). Single-threaded test helpers.
 #pragma once
 
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "agent/events/event_recorder.h"
 #include "agent/reconcile/reconciler.h"
@@ -18,6 +15,7 @@
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_client.h"
 #include "test/fakes/fake_runner.h"
+#include "test/fakes/reconciler_parts.h"
 
 namespace nodehook {
 
@@ -63,20 +61,7 @@ struct EventsRelay final : EventRecorder {
   }
 };
 
-inline RetryOptions TestRetryOptions() {
-  RetryOptions o;
-  o.base = Duration(1000);
-  o.max = Duration(8000);
-  return o;
-}
-
-struct Fixture {
-  FakeClock clock;
-  FakeRunner runner;
-  std::unique_ptr<SqliteStateStore> store = std::move(SqliteStateStore::Open(":memory:", "node-a", {})).value();
-  ObjectCache cache;
-  CancelToken stop;
-  std::string work_dir = "/tmp/nodehook-reconciler-test-" + std::to_string(::getpid());
+struct Fixture : ReconcilerParts {
   BackoffRetryPolicy policy{clock, TestRetryOptions()};
   EventsRelay events;
   OutcomeReporter reporter{nullptr, events};
@@ -87,8 +72,6 @@ struct Fixture {
   FinalizerSteps* finalizers = &no_finalizers;
   OpenGate open_gate;
   HookGate* gate = &open_gate;
-
-  ~Fixture() { std::filesystem::remove_all(work_dir); }
 
   std::unique_ptr<Reconciler> MakeReconciler() {
     return std::make_unique<Reconciler>(*store, runner, clock, policy, reporter,
