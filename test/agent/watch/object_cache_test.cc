@@ -13,6 +13,15 @@ ObjectPtr Obj(const std::string& uid, const std::string& rv) {
   return o;
 }
 
+// The cache holds `uid`'s bytes at `rv`, unhandled (no metadata kept in their place).
+void RequireBytes(const ObjectCache& cache, const std::string& uid, const std::string& rv) {
+  auto entry = cache.Get(uid);
+  REQUIRE(entry);
+  REQUIRE(entry->object);
+  REQUIRE(entry->object->meta.resource_version == rv);
+  REQUIRE_FALSE(entry->handled_meta);
+}
+
 }  // namespace
 
 TEST_CASE("a handled object's bytes leave the cache, its metadata stays") {
@@ -36,10 +45,7 @@ TEST_CASE("bytes are not dropped when a newer state arrived after the one that w
   cache.Upsert(Obj("a", "1"));
   cache.Upsert(Obj("a", "2"));
   cache.DropBytes("a", "1");
-  auto entry = cache.Get("a");
-  REQUIRE(entry->object);
-  REQUIRE(entry->object->meta.resource_version == "2");
-  REQUIRE_FALSE(entry->handled_meta);
+  RequireBytes(cache, "a", "2");
 }
 
 TEST_CASE("a changed object brings its bytes back, an unchanged one does not") {
@@ -49,10 +55,7 @@ TEST_CASE("a changed object brings its bytes back, an unchanged one does not") {
   REQUIRE_FALSE(cache.Upsert(Obj("a", "1")));  // the same resourceVersion again (a replayed event)
   REQUIRE(cache.with_bytes() == 0);
   REQUIRE(cache.Upsert(Obj("a", "2")));
-  auto entry = cache.Get("a");
-  REQUIRE(entry->object);
-  REQUIRE(entry->object->meta.resource_version == "2");
-  REQUIRE_FALSE(entry->handled_meta);
+  RequireBytes(cache, "a", "2");
 }
 
 TEST_CASE("a relist keeps unchanged handled objects without their bytes and reports only changes") {

@@ -83,6 +83,19 @@ struct Fixture {
   void Start() {
     thread = std::thread([this] { watcher.Run(stop); });
   }
+  // Blocks until the watcher waits on the clock (a backoff).
+  void WaitForBackoff() {
+    while (clock.waiters() == 0) std::this_thread::yield();
+  }
+  // Started with a list the server refuses (the next one answers at "10"); returns once the
+  // watcher waits its backoff.
+  void StartWithRefusedList() {
+    client.QueueList(Status(StatusCode::kUnavailable, "connection refused"));
+    client.QueueList(ListOf({}, "10"));
+    Start();
+    client.WaitForListCalls(1);
+    WaitForBackoff();
+  }
   ~Fixture() {
     stop.Cancel();
     if (thread.joinable()) thread.join();
@@ -146,11 +159,7 @@ TEST_CASE("an HTTP 410 on watch leads to a full relist") {
 
 TEST_CASE("a failed list waits a jittered backoff on the injected clock, then lists again") {
   Fixture f;
-  f.client.QueueList(Status(StatusCode::kUnavailable, "connection refused"));
-  f.client.QueueList(ListOf({}, "10"));
-  f.Start();
-  f.client.WaitForListCalls(1);
-  while (f.clock.waiters() == 0) std::this_thread::yield();
+  f.StartWithRefusedList();
   REQUIRE(f.client.list_call_count() == 1);
   f.clock.Advance(Duration(800));  // the first backoff is at most 0.8 s
   f.client.WaitForWatchCalls(1);
@@ -164,7 +173,7 @@ TEST_CASE("a watch error keeps the resourceVersion and watches again after the b
   f.client.QueueWatch({{Event(WatchEventType::kModified, "a", "15")}, Status(StatusCode::kUnavailable, "reset")});
   f.Start();
   f.client.WaitForWatchCalls(1);
-  while (f.clock.waiters() == 0) std::this_thread::yield();
+  f.WaitForBackoff();
   f.clock.Advance(Duration(800));
   f.client.WaitForWatchCalls(2);
   REQUIRE(f.client.watch_calls()[1].resource_version == "15");
@@ -222,11 +231,7 @@ TEST_CASE("a periodic resync relists even while the watch is healthy") {
 
 TEST_CASE("activity and failures are tracked for the health endpoint") {
   Fixture f;
-  f.client.QueueList(Status(StatusCode::kUnavailable, "refused"));
-  f.client.QueueList(ListOf({}, "10"));
-  f.Start();
-  f.client.WaitForListCalls(1);
-  while (f.clock.waiters() == 0) std::this_thread::yield();
+  f.StartWithRefusedList();
   REQUIRE(f.watcher.consecutive_failures() == 1);
   f.clock.Advance(Duration(800));
   f.client.WaitForWatchCalls(1);
@@ -254,7 +259,7 @@ TEST_CASE("a 429 with Retry-After waits at least that long before listing again"
   f.client.QueueList(ListOf({}, "10"));
   f.Start();
   f.client.WaitForListCalls(1);
-  while (f.clock.waiters() == 0) std::this_thread::yield();
+  f.WaitForBackoff();
   size_t sleeps = f.clock.sleeps();
   f.clock.Advance(Duration(4999));  // a watcher that ignored Retry-After would list now...
   // ...so wait until it either listed or looked at the time and went back to sleep.
@@ -307,7 +312,7 @@ TEST_CASE("a malformed watch line leads to a relist, never to the same resourceV
   f.client.QueueWatch({{}, InvalidError("watch widgets.example.com/v1: malformed JSON at offset 0")});
   f.Start();
   f.client.WaitForWatchCalls(1);
-  while (f.clock.waiters() == 0) std::this_thread::yield();
+  f.WaitForBackoff();
   f.clock.Advance(Duration(800));
   f.client.WaitForWatchCalls(2);
   REQUIRE(f.client.list_call_count() == 2);
@@ -320,7 +325,7 @@ TEST_CASE("a 404 on list says the resource does not exist and asks whether the C
   f.client.QueueList(ListOf({}, "10"));
   f.Start();
   f.client.WaitForListCalls(1);
-  while (f.clock.waiters() == 0) std::this_thread::yield();
+  f.WaitForBackoff();
   CHECK_THAT(f.watcher.problem(), Catch::Contains("no widgets in group example.com version v1") &&
                                       Catch::Contains("is the CRD installed"));
   CHECK_FALSE(f.watcher.synced());
