@@ -258,19 +258,34 @@ Result<std::vector<ObjectRecord>> SqliteStateStore::ListAllObjects() {
   return ReadRows(db_->Prepare("ListAllObjects", SelectObjects(rest), node_name_), &ReadObject, CorruptRows::kSkip);
 }
 
+namespace {
+
+// The objects' columns with the two large ones left out ('{}' passes ReadObject's check, then goes).
+std::string SelectObjectSummaries(const char* rest) {
+  return std::string("SELECT uid, resource, namespace, name, '', '{}', handled_at_ms FROM objects ") + rest;
+}
+
+}  // namespace
+
 Result<std::vector<ObjectRecord>> SqliteStateStore::ListObjectSummaries() {
   MutexLock lock(&mu_);
-  // The same columns with the two large ones left out ('{}' passes ReadObject's check, then goes).
   Result<std::vector<ObjectRecord>> rows = ReadRows(
       db_->Prepare("ListObjectSummaries",
-                   "SELECT uid, resource, namespace, name, '', '{}', handled_at_ms"
-                   " FROM objects WHERE node = ?1 ORDER BY resource, namespace, name, uid",
-                   node_name_),
+                   SelectObjectSummaries("WHERE node = ?1 ORDER BY resource, namespace, name, uid"), node_name_),
       &ReadObject, CorruptRows::kSkip);
   if (rows.ok()) {
     for (ObjectRecord& r : *rows) r.last_object.clear();
   }
   return rows;
+}
+
+Result<std::optional<ObjectRecord>> SqliteStateStore::GetObjectSummary(const std::string& uid) {
+  MutexLock lock(&mu_);
+  Result<std::optional<ObjectRecord>> row = ReadOneRow(
+      db_->Prepare("GetObjectSummary", SelectObjectSummaries("WHERE uid = ?1 AND node = ?2"), uid, node_name_),
+      &ReadObject);
+  if (row.ok() && row->has_value()) (*row)->last_object.clear();  // '{}', short: no buffer to free
+  return row;
 }
 
 }  // namespace nodehook

@@ -51,6 +51,7 @@ class SqliteStateStore final : public StateStore, public ScheduleStore {
   // Upkeep (sqlite_state_store_upkeep.cc).
   Result<std::vector<ObjectRecord>> ListAllObjects() override;
   Result<std::vector<ObjectRecord>> ListObjectSummaries() override;
+  Result<std::optional<ObjectRecord>> GetObjectSummary(const std::string& uid) override;
   Status MarkGone(const std::string& uid, int64_t gone_at_ms) override;
   Result<GarbageStats> CollectGarbage(int64_t now_ms, int64_t ttl_ms) override;
   Result<bool> AdoptExistingPending() override;

@@ -164,8 +164,8 @@ Result<std::vector<ObjectView>> CollectObjectViews(StateStore& store, bool diffb
   return out;
 }
 
-Result<ObjectView> CollectObjectView(StateStore& store, const std::string& uid) {
-  Result<std::optional<ObjectRecord>> object = store.GetObject(uid);
+Result<ObjectView> CollectObjectView(StateStore& store, const std::string& uid, bool diffbase_bodies) {
+  Result<std::optional<ObjectRecord>> object = diffbase_bodies ? store.GetObject(uid) : store.GetObjectSummary(uid);
   if (!object.ok()) return object.status();
   Result<std::vector<HandlerRecord>> handlers = store.ListHandlers(uid);
   if (!handlers.ok()) return handlers.status();
@@ -180,6 +180,7 @@ Result<ObjectView> CollectObjectView(StateStore& store, const std::string& uid) 
   view.name = object->has_value() ? (*object)->name : progress->name;
   view.diffbase = std::move(*object);
   view.handlers = std::move(*handlers);
+  if (!diffbase_bodies) return view;
   Result<std::optional<NodeStepsRecord>> steps = store.GetNodeSteps(uid);
   if (!steps.ok()) return steps.status();
   if (*steps) view.node_steps = std::make_shared<const NodeStepsRecord>(std::move(**steps));

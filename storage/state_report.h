@@ -38,8 +38,10 @@ struct ObjectView {
 // and last_object are left empty: a much smaller read, for the agent's /v1/objects snapshot.
 Result<std::vector<ObjectView>> CollectObjectViews(StateStore& store, bool diffbase_bodies = true);
 
-// The one object with `uid`; kNotFound when the node remembers nothing about it.
-Result<ObjectView> CollectObjectView(StateStore& store, const std::string& uid);
+// The one object with `uid`, with its node steps; kNotFound when the node remembers nothing
+// about it. Without `diffbase_bodies`, the read of the agent's /v1/objects snapshot: no essence
+// and last_object, no node steps (as CollectObjectViews).
+Result<ObjectView> CollectObjectView(StateStore& store, const std::string& uid, bool diffbase_bodies = true);
 
 // The one object `ref` names: a uid, or else "namespace/name" (a cluster-scoped object's bare
 // name). kNotFound when nothing matches; kInvalid listing the candidates (resource and uid) when

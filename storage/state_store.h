@@ -156,6 +156,16 @@ class StateStore {
   // Every diffbase of this node without its essence and last_object (left empty), ordered as
   // ListAllObjects: for the agent's /v1/objects snapshot, refreshed every few seconds.
   virtual Result<std::vector<ObjectRecord>> ListObjectSummaries() = 0;
+  // One diffbase as ListObjectSummaries reads it (essence and last_object empty): for the
+  // snapshot's read of an object that changed. By default GetObject with the bodies dropped.
+  virtual Result<std::optional<ObjectRecord>> GetObjectSummary(const std::string& uid) {
+    Result<std::optional<ObjectRecord>> object = GetObject(uid);
+    if (object.ok() && object->has_value()) {
+      std::string().swap((*object)->essence);
+      std::string().swap((*object)->last_object);
+    }
+    return object;
+  }
 
   // Upserts one handler's progress (a failed or unfinished attempt).
   virtual Status RecordAttempt(const HandlerRecord& record) = 0;

@@ -55,7 +55,7 @@ Result<std::vector<SharedObjectView>> ObjectViewsPublisher::ReadChanged(const Ob
                                                                         const std::set<std::string>& changed) {
   std::vector<SharedObjectView> fresh;
   for (const std::string& uid : changed) {
-    Result<ObjectView> view = CollectObjectView(store_, uid);
+    Result<ObjectView> view = CollectObjectView(store_, uid, /*diffbase_bodies=*/false);
     if (view.ok()) {
       fresh.push_back(Served(std::move(view).value()));
     } else if (view.status().code() != StatusCode::kNotFound) {  // not found: forgotten, dropped below

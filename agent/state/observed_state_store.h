@@ -40,6 +40,9 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   Result<std::optional<ObjectRecord>> GetObject(const std::string& uid) override {
     return Read("GetObject", store_.GetObject(uid));
   }
+  Result<std::optional<ObjectRecord>> GetObjectSummary(const std::string& uid) override {
+    return Read("GetObjectSummary", store_.GetObjectSummary(uid));
+  }
   Result<std::vector<ObjectRecord>> ListObjects(const std::string& resource) override {
     return Read("ListObjects", store_.ListObjects(resource));
   }

@@ -35,6 +35,10 @@ TEST_CASE("an object record reads back exactly as it was handled") {
   object.handled_at_ms += 1000;
   REQUIRE(store->RecordHandled(object, "update").ok());
   CHECK(Fields(**store->GetObject("u1")) == Fields(object));
+  // Its summary (the /v1/objects snapshot's read): the same without the two bodies.
+  object.essence.clear();
+  object.last_object.clear();
+  CHECK(Fields(**store->GetObjectSummary("u1")) == Fields(object));
 }
 
 TEST_CASE("a handler record reads back exactly as it was recorded, and a new attempt replaces it") {
@@ -60,6 +64,7 @@ TEST_CASE("unknown uids and handlers read as absent, not as errors") {
   auto object = store->GetObject("nope");
   REQUIRE(object.ok());
   CHECK_FALSE(object->has_value());
+  CHECK_FALSE(store->GetObjectSummary("nope")->has_value());
   auto handler = store->GetHandler("nope", "create");
   REQUIRE(handler.ok());
   CHECK_FALSE(handler->has_value());
