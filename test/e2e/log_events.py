@@ -102,18 +102,67 @@ def _lane_words():
     return lanes
 
 
-def _reported(text, path, events, lanes):
+def _body(text, brace):
+    """The text of the block whose '{' is at `brace`, up to its matching '}'."""
+    depth, i = 0, brace
+    while True:
+        c = text[i]
+        if c == '"':
+            i = _skip_string(text, i)
+            continue
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        if depth == 0:
+            return text[brace:i + 1]
+        i += 1
+
+
+def _subject_makers(texts):
+    """{function: keys} for each function that returns a ReportSubject (`ReportSubject Name(...)`):
+    the identity keys of the one it builds, or of the maker it returns the result of."""
+    bodies = {}
+    for text in texts:
+        for m in re.finditer(r"^ReportSubject\s+(?:\w+::)?(\w+)\([^;{]*\)\s*(?:const\s*)?\{", text, re.M):
+            bodies[m.group(1)] = _body(text, m.end() - 1)
+    makers = {}
+
+    def keys_of(name, seen=()):
+        body = bodies[name]
+        built = re.search(r"ReportSubject\s*\w*\{(.*)\};", body, re.S)
+        if built:
+            return set(re.findall(r'\{\s*"([a-z_]+)"\s*,', built.group(1)))
+        called = next((c for c in re.findall(r"return\s+(\w+)\(", body) if c in bodies and c not in seen), None)
+        return keys_of(called, (*seen, name)) if called else set()
+    for name in bodies:
+        makers[name] = keys_of(name)
+    return makers
+
+
+def _subject_keys(text, start, call_start, first_arg, makers):
+    """The identity keys of the subject a reporter call reports: a ReportSubject built in the same
+    function, one assigned there from a maker, or a maker called as the first argument; with the
+    keys the function adds to its identity (`subject.identity.emplace_back("key", ...)`)."""
+    region = text[start:call_start]
+    added = set(re.findall(r'\.identity\.(?:emplace_back|push_back)\(\s*\{?\s*"([a-z_]+)"', region))
+    built = re.search(r"ReportSubject\s+\w+\{(.*?)\};", region, re.S)
+    if built:
+        return set(re.findall(r'\{\s*"([a-z_]+)"\s*,', built.group(1))) | added
+    assigned = re.search(r"ReportSubject\s+\w+\s*=\s*(\w+)\(", region)
+    called = re.match(r"(\w+)\(", first_arg.strip())
+    name = assigned.group(1) if assigned else called.group(1) if called else None
+    return set(makers.get(name, set())) | added
+
+
+def _reported(text, path, events, lanes, makers):
     """The OutcomeReporter's lines: each Succeeded/Unfinished call logs its lane's words, with the
-    identity keys of the ReportSubject built in the same function, then the tail (Succeeded) or
-    the reporter's own keys (Unfinished)."""
+    identity keys of the subject it reports (_subject_keys), then the tail (Succeeded) or the
+    reporter's own keys (Unfinished)."""
     for m in re.finditer(r"reporter_\.(Succeeded|Unfinished)\(", text):
         args, _ = _call_args(text, m.end() - 1)
         words = lanes.get(args[1].strip())
         if not words:
             continue
         start, _ = _enclosing_function(text, m.start())
-        subject = re.search(r"ReportSubject\s+\w+\{(.*?)\};", text[start:m.start()], re.S)
-        keys = set(re.findall(r'\{\s*"([a-z_]+)"\s*,', subject.group(1))) if subject else set()
+        keys = _subject_keys(text, start, m.start(), args[0], makers)
         if m.group(1) == "Succeeded":
             names = [words["succeeded"]]
             keys |= set(re.findall(r'\{\s*"([a-z_]+)"\s*,', args[4])) if len(args) > 4 else set()
@@ -130,23 +179,24 @@ def scan():
     OutcomeReporter writes for its callers."""
     events = defaultdict(lambda: {"keys": set(), "files": set()})
     lanes = _lane_words()
-    for root in SOURCES:
-        for path in sorted((REPO / root).rglob("*")):
-            if path.suffix not in (".cc", ".h") or path.name.startswith("log."):
+    paths = [path for root in SOURCES for path in sorted((REPO / root).rglob("*"))
+             if path.suffix in (".cc", ".h") and not path.name.startswith("log.")]
+    texts = {path: path.read_text() for path in paths}
+    makers = _subject_makers(texts.values())
+    for path in paths:
+        text = texts[path]
+        _reported(text, path, events, lanes, makers)
+        for m in re.finditer(r"(?<![\w.:>])Log\(", text):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if text[line_start:m.start()].lstrip().startswith("//") or re.search(r"\bvoid\s+$", text[line_start:m.start()]):
                 continue
-            text = path.read_text()
-            _reported(text, path, events, lanes)
-            for m in re.finditer(r"(?<![\w.:>])Log\(", text):
-                line_start = text.rfind("\n", 0, m.start()) + 1
-                if text[line_start:m.start()].lstrip().startswith("//") or re.search(r"\bvoid\s+$", text[line_start:m.start()]):
-                    continue
-                args, _ = _call_args(text, m.end() - 1)
-                if len(args) < 2:
-                    continue
-                keys = set(re.findall(r'\{\s*"([a-z_]+)"\s*,', args[2])) if len(args) > 2 else set()
-                for name in _event_names(text, m.start(), args[1]):
-                    events[name]["keys"] |= keys
-                    events[name]["files"].add(path.relative_to(REPO).as_posix())
+            args, _ = _call_args(text, m.end() - 1)
+            if len(args) < 2:
+                continue
+            keys = set(re.findall(r'\{\s*"([a-z_]+)"\s*,', args[2])) if len(args) > 2 else set()
+            for name in _event_names(text, m.start(), args[1]):
+                events[name]["keys"] |= keys
+                events[name]["files"].add(path.relative_to(REPO).as_posix())
     return dict(events)
 
 
