@@ -54,19 +54,25 @@ Result<std::vector<SharedObjectView>> ObjectViewsPublisher::ReadAll() {
 Result<std::vector<SharedObjectView>> ObjectViewsPublisher::ReadChanged(const ObjectViewsSnapshot& previous,
                                                                         const std::set<std::string>& changed) {
   std::vector<SharedObjectView> fresh;
+  std::set<std::string> replaced;  // read again, or gone: their previous views go
   for (const std::string& uid : changed) {
     Result<ObjectView> view = CollectObjectView(store_, uid, /*diffbase_bodies=*/false);
     if (view.ok()) {
       fresh.push_back(Served(std::move(view).value()));
-    } else if (view.status().code() != StatusCode::kNotFound) {  // not found: forgotten, dropped below
+      replaced.insert(uid);
+    } else if (view.status().code() == StatusCode::kNotFound) {  // forgotten
+      replaced.insert(uid);
+    } else if (view.status().code() != StatusCode::kCorrupt) {
       return view.status();
     }
+    // A record this store cannot read keeps its previous view; the whole read skips the row
+    // (the reconciler quarantines the object).
   }
   std::sort(fresh.begin(), fresh.end(), Before);
   std::vector<SharedObjectView> kept;
   kept.reserve(previous.objects.size());
   for (const SharedObjectView& view : previous.objects) {
-    if (!changed.count(view->uid)) kept.push_back(view);
+    if (!replaced.count(view->uid)) kept.push_back(view);
   }
   std::vector<SharedObjectView> out;
   out.reserve(kept.size() + fresh.size());

@@ -9,6 +9,7 @@
 #include "storage/sqlite_state_store.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/temp_dir.h"
+#include "test/storage/store_samples.h"
 
 namespace nodehook {
 namespace {
@@ -117,6 +118,21 @@ TEST_CASE("a refresh reads only the objects announced by uid; the others are the
   REQUIRE(last->objects.size() == 2);
   CHECK(last->objects[0]->handlers.size() == 1);
   CHECK(last->objects[1] == next->objects[1]);
+}
+
+TEST_CASE("an announced object whose record cannot be read keeps its view; the others are read") {
+  Fixture f;
+  f.Handle("a");
+  f.Fail("b");
+  auto first = f.RefreshedLater();
+  RawExec(f.dir.File("state.db"), "corrupt", {"UPDATE handlers SET retries = 'many' WHERE uid = 'uid-b'"});
+  f.Handle("c");
+  f.publisher.MarkChanged("uid-b");
+  f.publisher.MarkChanged("uid-c");
+  auto next = f.RefreshedLater();
+  REQUIRE(next->objects.size() == 3);
+  CHECK(next->objects[1] == first->objects[1]);  // b as it was
+  CHECK(next->objects[2]->uid == "uid-c");
 }
 
 TEST_CASE("MarkAllChanged reads the whole store again (garbage collection, retry requests)") {
