@@ -27,10 +27,11 @@ void ObjectViewsPublisher::MarkChanged(const std::string& uid) {
 }
 
 SharedObjectView ObjectViewsPublisher::Served(ObjectView view) const {
-  // Never served, so not kept in memory: freed, not cleared (a cleared string keeps its buffer,
-  // and a view read by uid holds its whole diffbase).
+  // Never served, so not kept in memory: freed, not cleared (a cleared string keeps its buffer;
+  // handler rows are read with their last_object).
   for (HandlerRecord& h : view.handlers) std::string().swap(h.last_object);
-  // Only when it was handled is served: the view already holds the identity, once.
+  // Only when it was handled is served: the view already holds the identity, once, and the
+  // diffbase's copy of it goes with its buffers.
   if (view.diffbase) {
     const int64_t handled_at_ms = view.diffbase->handled_at_ms;
     view.diffbase.reset();
