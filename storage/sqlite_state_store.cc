@@ -114,6 +114,10 @@ Status ApplyPragmas(SqliteDb& db, const StoreOptions& options) {
   // The WAL file is reused, not shrunk, after a checkpoint; cap what it keeps so a burst of
   // writes does not leave a large -wal file behind for good.
   NODEHOOK_RETURN_IF_ERROR(db.Exec("Open", "PRAGMA journal_size_limit = 4194304"));
+  // SQLite's default page cache (2 MB) filled up on a node with many objects and stayed: about a
+  // tenth of the agent's memory with 10,000 objects. A page it no longer holds is read again from
+  // the kernel's page cache (a pread of 4 KiB), which costs little next to a handled change.
+  NODEHOOK_RETURN_IF_ERROR(db.Exec("Open", "PRAGMA cache_size = -512"));
   return db.Exec("Open", "PRAGMA foreign_keys = ON");
 }
 

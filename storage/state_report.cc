@@ -65,14 +65,12 @@ void WriteObject(Json& w, const ObjectView& o, int64_t now_ms, bool with_diffbas
   WriteString(w, "name", o.name);
   WriteString(w, "uid", o.uid);
   w.Key("handled");
-  w.Bool(o.diffbase.has_value());
+  w.Bool(o.handled_at_ms.has_value());
   if (!o.settled_resource_version.empty()) WriteString(w, "settled_resource_version", o.settled_resource_version);
-  if (o.diffbase) {
-    WriteTime(w, "handled_at_ms", o.diffbase->handled_at_ms, now_ms);
-    if (with_diffbase) {
-      WriteEmbedded(w, "essence", o.diffbase->essence);
-      WriteEmbedded(w, "last_object", o.diffbase->last_object);
-    }
+  if (o.handled_at_ms) WriteTime(w, "handled_at_ms", *o.handled_at_ms, now_ms);
+  if (with_diffbase && o.diffbase) {
+    WriteEmbedded(w, "essence", o.diffbase->essence);
+    WriteEmbedded(w, "last_object", o.diffbase->last_object);
   }
   w.Key("handlers");
   w.StartArray();
@@ -137,7 +135,8 @@ Result<std::vector<ObjectView>> CollectObjectViews(StateStore& store, bool diffb
     view.resource = o.resource;
     view.namespace_name = o.namespace_name;
     view.name = o.name;
-    view.diffbase = std::move(o);
+    view.handled_at_ms = o.handled_at_ms;
+    if (diffbase_bodies) view.diffbase = std::make_shared<const ObjectRecord>(std::move(o));
   }
   for (size_t i = 0; i < out.size(); ++i) index_of.emplace(out[i].uid, i);
   std::map<std::string, ObjectView> progress_views;
@@ -178,7 +177,10 @@ Result<ObjectView> CollectObjectView(StateStore& store, const std::string& uid, 
   view.resource = object->has_value() ? (*object)->resource : progress->resource;
   view.namespace_name = object->has_value() ? (*object)->namespace_name : progress->namespace_name;
   view.name = object->has_value() ? (*object)->name : progress->name;
-  view.diffbase = std::move(*object);
+  if (object->has_value()) {
+    view.handled_at_ms = (*object)->handled_at_ms;
+    if (diffbase_bodies) view.diffbase = std::make_shared<const ObjectRecord>(std::move(**object));
+  }
   view.handlers = std::move(*handlers);
   if (!diffbase_bodies) return view;
   Result<std::optional<NodeStepsRecord>> steps = store.GetNodeSteps(uid);
@@ -239,7 +241,7 @@ std::string FormatObjectTable(const std::vector<ObjectView>& objects, int64_t no
       {"RESOURCE", "OBJECT", "UID", "HANDLER", "OUTCOME", "RETRIES", "NEXT ATTEMPT", "MESSAGE"}};
   for (const ObjectView& o : objects) {
     if (o.handlers.empty()) {
-      std::string when = o.diffbase ? "handled " + RelativeTime(o.diffbase->handled_at_ms, now_ms) : "";
+      std::string when = o.handled_at_ms ? "handled " + RelativeTime(*o.handled_at_ms, now_ms) : "";
       rows.push_back({o.resource, o.Key(), o.uid, "-", "handled", "0", "-", when});
     }
     for (const HandlerRecord& h : o.handlers) {
@@ -268,10 +270,9 @@ std::string FormatObjectDetail(const ObjectView& o, int64_t now_ms) {
   out << "object:    " << o.Key() << "\n"
       << "resource:  " << o.resource << "\n"
       << "uid:       " << o.uid << "\n";
-  if (o.diffbase) {
-    out << "handled:   " << RelativeTime(o.diffbase->handled_at_ms, now_ms) << " (" << o.diffbase->handled_at_ms
-        << " ms)\n"
-        << "essence:   " << o.diffbase->essence << "\n";
+  if (o.handled_at_ms) {
+    out << "handled:   " << RelativeTime(*o.handled_at_ms, now_ms) << " (" << *o.handled_at_ms << " ms)\n";
+    if (o.diffbase) out << "essence:   " << o.diffbase->essence << "\n";
   } else {
     out << "handled:   never (no diffbase: the next sighting runs create)\n";
   }

@@ -20,7 +20,11 @@ struct ObjectView {
   std::string resource;
   std::string namespace_name;
   std::string name;
-  std::optional<ObjectRecord> diffbase;
+  // When this node last handled it (its diffbase's handled_at_ms); nullopt: never handled.
+  std::optional<int64_t> handled_at_ms;
+  // The diffbase itself, only from reads with its bodies (`nodehook state`): the agent keeps a
+  // view of every object in memory, and a record inline would be half of each.
+  std::shared_ptr<const ObjectRecord> diffbase;
   std::vector<HandlerRecord> handlers;  // by handler name
   // Its rollout's node steps on this node (cordon, drain, reboot), when under way or kept after a
   // failure; only FindObjectView fills it (`nodehook state show`). A pointer: the agent keeps a
@@ -34,8 +38,8 @@ struct ObjectView {
 };
 
 // Every object of the store's node: those with a diffbase and those with only progress rows,
-// ordered by resource, namespace, name, uid. Without `diffbase_bodies` the diffbases' essence
-// and last_object are left empty: a much smaller read, for the agent's /v1/objects snapshot.
+// ordered by resource, namespace, name, uid. Without `diffbase_bodies` only when each object was
+// handled is read, not its diffbase: a much smaller read, for the agent's /v1/objects snapshot.
 Result<std::vector<ObjectView>> CollectObjectViews(StateStore& store, bool diffbase_bodies = true);
 
 // The one object with `uid`, with its node steps; kNotFound when the node remembers nothing

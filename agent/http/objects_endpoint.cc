@@ -99,7 +99,7 @@ ObjectView Served(const ObjectView& o, const ObjectQuery& q, const ObjectsEndpoi
   out.resource = o.resource;
   out.namespace_name = o.namespace_name;
   out.name = o.name;
-  out.diffbase = o.diffbase;  // summaries: no essence or last object in the snapshot
+  out.handled_at_ms = o.handled_at_ms;  // the snapshot holds no diffbase
   out.settled_resource_version = o.settled_resource_version;
   for (const HandlerRecord& h : o.handlers) {
     if (q.failing && !IsFailing(h)) continue;

@@ -18,7 +18,7 @@ ObjectKey KeyOf(const ObjectView& o) { return {o.resource, o.namespace_name, o.n
 }  // namespace
 
 std::string CellText(const ObjectView& o) {
-  if (o.handlers.empty()) return o.diffbase ? "ok" : "-";
+  if (o.handlers.empty()) return o.handled_at_ms ? "ok" : "-";
   std::string cell;
   for (const HandlerRecord& h : o.handlers) {
     if (!cell.empty()) cell += ",";

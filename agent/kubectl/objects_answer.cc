@@ -53,9 +53,9 @@ Status ReadObject(const Value& v, const std::string& where, ObjectView* o) {
   bool handled = false;
   NODEHOOK_RETURN_IF_ERROR(Flag(v, "handled", where, &handled));
   if (handled) {
-    ObjectRecord diffbase;
-    NODEHOOK_RETURN_IF_ERROR(Number(v, "handled_at_ms", where, &diffbase.handled_at_ms));
-    o->diffbase = diffbase;
+    int64_t handled_at_ms = 0;
+    NODEHOOK_RETURN_IF_ERROR(Number(v, "handled_at_ms", where, &handled_at_ms));
+    o->handled_at_ms = handled_at_ms;
   }
   // Older agents do not send it: then no state counts as settled there.
   if (v.HasMember("settled_resource_version")) {

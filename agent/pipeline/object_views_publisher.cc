@@ -30,14 +30,7 @@ SharedObjectView ObjectViewsPublisher::Served(ObjectView view) const {
   // Never served, so not kept in memory: freed, not cleared (a cleared string keeps its buffer;
   // handler rows are read with their last_object).
   for (HandlerRecord& h : view.handlers) std::string().swap(h.last_object);
-  // Only when it was handled is served: the view already holds the identity, once, and the
-  // diffbase's copy of it goes with its buffers.
-  if (view.diffbase) {
-    const int64_t handled_at_ms = view.diffbase->handled_at_ms;
-    view.diffbase.reset();
-    view.diffbase.emplace();
-    view.diffbase->handled_at_ms = handled_at_ms;
-  }
+  view.diffbase = nullptr;  // read without bodies: only when it was handled is served
   view.node_steps = nullptr;  // `nodehook state show` reads them; the snapshot does not serve them
   if (options_.settled_version) view.settled_resource_version = options_.settled_version(view.uid);
   return std::make_shared<const ObjectView>(std::move(view));

@@ -55,10 +55,10 @@ TEST_CASE("objects are collected with their handlers, whether or not they were e
   REQUIRE(views.ok());
   REQUIRE(views->size() == 3);
   CHECK((*views)[0].name == "alpha");
-  CHECK((*views)[0].diffbase.has_value());
+  CHECK((*views)[0].handled_at_ms.has_value());
   CHECK((*views)[0].handlers.empty());
   CHECK((*views)[1].name == "beta");
-  CHECK_FALSE((*views)[1].diffbase.has_value());
+  CHECK_FALSE((*views)[1].handled_at_ms.has_value());
   CHECK((*views)[1].handlers.size() == 1);
   CHECK((*views)[2].name == "gamma");
   CHECK((*views)[2].handlers.at(0).handler == "update");

@@ -29,9 +29,7 @@ ObjectView Object(const std::string& ns, const std::string& name, std::vector<Ha
   o.resource = "widgets.example.com/v1";
   o.namespace_name = ns;
   o.name = name;
-  ObjectRecord diffbase;
-  diffbase.handled_at_ms = 1000;
-  o.diffbase = diffbase;
+  o.handled_at_ms = 1000;
   o.handlers = std::move(handlers);
   return o;
 }

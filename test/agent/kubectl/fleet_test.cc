@@ -69,7 +69,7 @@ TEST_CASE("an agent's answer is read back with identity, handled time and every 
   CHECK(parsed->node == "node-a");
   REQUIRE(parsed->objects.size() == 2);
   CHECK(parsed->objects[0].Key() == "ns/a");
-  CHECK(parsed->objects[0].diffbase->handled_at_ms == 900);
+  CHECK(parsed->objects[0].handled_at_ms == 900);
   const HandlerRecord& h = parsed->objects[1].handlers.at(0);
   CHECK(h.handler == "update");
   CHECK(h.last_outcome == "failed");
