@@ -7,8 +7,10 @@ from /proc. Then that agent stops and a new one starts on the same state file wi
 count: "restart" is its RSS as soon as it has listed and looked at every object (its queue empty
 after the first list), with the peak of that start; "restart+idle" the same after sitting idle.
 
-Writes JSON and CSV (one row per measurement: objects, phase, rss_kib, peak_kib, threads) for
-plots of memory against object count, and prints a table.
+Writes JSON and CSV (one row per measurement: objects, phase, rss_kib, peak_kib, anon_kib,
+file_kib, threads) for plots of memory against object count, and prints a table. RSS is
+anonymous memory (the agent's data and allocator) plus resident pages of mapped files (the
+binary and its shared libraries); the JSON also holds the largest mappings of each sample.
 
 usage: python3 test/bench/memory.py [--counts 0,1000,5000,10000] [--idle-seconds 10]
                                     [--out build/bench/memory] [--label NAME] [--tuning JSON]
@@ -93,8 +95,23 @@ class Agent:
 
     def sample(self, objects, phase):
         status = proc_status(self.proc.pid)
-        return {"objects": objects, "phase": phase, "rss_kib": int(status["VmRSS"].split()[0]),
-                "peak_kib": int(status["VmHWM"].split()[0]), "threads": int(status["Threads"])}
+        kib = lambda key: int(status[key].split()[0])  # noqa: E731
+        return {"objects": objects, "phase": phase, "rss_kib": kib("VmRSS"), "peak_kib": kib("VmHWM"),
+                "anon_kib": kib("RssAnon"), "file_kib": kib("RssFile"), "threads": int(status["Threads"]),
+                "mappings": resident_by_mapping(self.proc.pid)}
+
+
+def resident_by_mapping(pid, top=8):
+    """KiB resident per mapped file (and "[anon]", "[heap]", "[stack]"), the largest first."""
+    resident, name = {}, "[anon]"
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and ":" not in fields[0]:  # a mapping's header: range perms offset dev inode [path]
+            name = Path(fields[5]).name if len(fields) > 5 and fields[5].startswith("/") else \
+                (fields[5] if len(fields) > 5 else "[anon]")
+        elif fields[0] == "Rss:":
+            resident[name] = resident.get(name, 0) + int(fields[1])
+    return dict(sorted(resident.items(), key=lambda kv: -kv[1])[:top])
 
 
 def create_widgets(widgets, start, end):
@@ -151,13 +168,15 @@ def main():
     out.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{out}.json").write_text(json.dumps({"label": args.label, "binary": nodehook, "rows": rows}, indent=1))
     with open(f"{out}.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["label", "objects", "phase", "rss_kib", "peak_kib", "threads"])
+        writer = csv.DictWriter(f, fieldnames=["label", "objects", "phase", "rss_kib", "peak_kib", "anon_kib",
+                                               "file_kib", "threads"], extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
-    print(f"\n{'objects':>8} {'phase':<13} {'RSS MiB':>8} {'peak MiB':>9} {'threads':>8}")
+    print(f"\n{'objects':>8} {'phase':<13} {'RSS MiB':>8} {'peak MiB':>9} {'anon MiB':>9} {'file MiB':>9} "
+          f"{'threads':>8}")
     for r in rows:
         print(f"{r['objects']:>8} {r['phase']:<13} {r['rss_kib'] / 1024:>8.1f} {r['peak_kib'] / 1024:>9.1f} "
-              f"{r['threads']:>8}")
+              f"{r['anon_kib'] / 1024:>9.1f} {r['file_kib'] / 1024:>9.1f} {r['threads']:>8}")
     print(f"wrote {out}.json and {out}.csv")
 
 
