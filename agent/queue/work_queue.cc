@@ -206,6 +206,9 @@ void BasicWorkQueue<Key, Hash>::Done(const Key& key) {
     processing_.erase(it);
   }
   if (Cooldown() > Duration::zero()) {
+    // Forgotten here too, not only when a key is added: after a burst (a first list of 10,000
+    // objects) no add may come for hours, and each remembered key holds memory.
+    ForgetColdLocked(now);
     last_done_[key] = now;
     done_order_.emplace_back(now, key);
   }
@@ -233,6 +236,12 @@ template <typename Key, typename Hash>
 size_t BasicWorkQueue<Key, Hash>::ReadyCount() const {
   MutexLock lock(&mu_);
   return ready_.size();
+}
+
+template <typename Key, typename Hash>
+size_t BasicWorkQueue<Key, Hash>::HotCount() const {
+  MutexLock lock(&mu_);
+  return last_done_.size();
 }
 
 template <typename Key, typename Hash>

@@ -63,6 +63,8 @@ class BasicWorkQueue {
 
   size_t ReadyCount() const;
   size_t DelayedCount() const;
+  // Keys remembered as handled less than a batching window ago: at most those a window holds.
+  size_t HotCount() const;
 
  private:
   struct Due {

@@ -116,6 +116,17 @@ struct Getter {
 };
 }  // namespace
 
+TEST_CASE("a burst of handled keys is forgotten as the next ones finish, with no change added after it") {
+  FakeClock clock;
+  TextQueue q(clock, Batching());
+  for (int i = 0; i < 50; ++i) q.Add("k" + std::to_string(i));
+  for (int i = 0; i < 40; ++i) q.Done(*q.Get());
+  CHECK(q.HotCount() == 40);  // all within one window
+  clock.Advance(Duration(100));
+  for (int i = 40; i < 50; ++i) q.Done(*q.Get());
+  CHECK(q.HotCount() == 10);  // the first 40 are cold now: nothing would batch them
+}
+
 TEST_CASE("the first change of an idle object is ready at once, whatever the batching window") {
   FakeClock clock;
   TextQueue q(clock, Batching());
