@@ -29,9 +29,8 @@ void ObjectViewsPublisher::MarkChanged(const std::string& uid) {
 SharedObjectView ObjectViewsPublisher::Served(ObjectView view) const {
   // Never served, so not kept in memory: freed, not cleared (a cleared string keeps its buffer;
   // handler rows are read with their last_object).
+  // Read without bodies, a view has no diffbase and no node steps already.
   for (HandlerRecord& h : view.handlers) std::string().swap(h.last_object);
-  view.diffbase = nullptr;  // read without bodies: only when it was handled is served
-  view.node_steps = nullptr;  // `nodehook state show` reads them; the snapshot does not serve them
   if (options_.settled_version) view.settled_resource_version = options_.settled_version(view.uid);
   return std::make_shared<const ObjectView>(std::move(view));
 }
