@@ -47,11 +47,20 @@ WatcherOptions MakeWatcherOptions(const Config& config) {
   return o;
 }
 
-// /v1/objects carries each object's settled resourceVersion, which only the reconciler knows.
-ObjectViewsPublisherOptions ViewsOptions(const Reconciler& reconciler, const NodeBoundCheck& node_bound) {
+// /v1/objects carries each object's settled resourceVersion, which its resource's cache holds.
+// `pipelines` is read when a snapshot is taken (it is filled after the publisher is built).
+ObjectViewsPublisherOptions ViewsOptions(const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines,
+                                         const NodeBoundCheck& node_bound) {
   ObjectViewsPublisherOptions options;
   options.node_bound = [&node_bound] { return std::string(NodeBoundName(node_bound.Latest().answer)); };
-  options.settled_version = [&reconciler](const std::string& uid) { return reconciler.SettledVersion(uid); };
+  options.settled_version = [&pipelines](const std::string& resource, const std::string& uid) {
+    for (const auto& p : pipelines) {
+      if (p->config.ref.Id() != resource) continue;
+      std::optional<SettledState> settled = p->tracker.cache().Settled(uid);
+      return settled ? settled->resource_version : std::string();
+    }
+    return std::string();
+  };
   return options;
 }
 
@@ -91,7 +100,7 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
                                                        std::chrono::minutes(1), &DefaultMetrics()}),
       retry_inbox_(clock, RetryInboxOptions{}),
       state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)),
-      object_views_(store, clock, ViewsOptions(reconciler_, node_bound_)),
+      object_views_(store, clock, ViewsOptions(pipelines_, node_bound_)),
       requeue_(queue_, pipelines_, [this](size_t index) { periodic_->Changed(index); }) {
   WatcherOptions watcher_options = MakeWatcherOptions(config_);
   ResourceTracker::FirstListFn on_first_list = AdoptionAfterRecovery();
@@ -111,8 +120,8 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
       config_, std::move(caches), HookWorkDir(config_),
       PeriodicHooksDeps{store, schedule, runner, retry_policy_, clock_, queue_, &events_, &modes_.Targeting(),
                         &DefaultMetrics(), options.own_tolerations});
-  node_outputs_ = MakeNodeOutputsWriter(config_, client_, pipelines_, reconciler_, object_views_, store_, clock_);
-  readiness_ = std::make_unique<Readiness>(config_, client_, pipelines_, reconciler_, object_views_, modes_);
+  node_outputs_ = MakeNodeOutputsWriter(config_, client_, pipelines_, object_views_, store_, clock_);
+  readiness_ = std::make_unique<Readiness>(config_, client_, pipelines_, object_views_, modes_);
   RegisterMetrics();
 }
 

@@ -8,7 +8,7 @@
 
 namespace nodehook {
 
-ResourceProgress ProgressOf(const ResourcePipeline& pipeline, const Reconciler& reconciler) {
+ResourceProgress ProgressOf(const ResourcePipeline& pipeline) {
   ResourceProgress progress;
   progress.synced = pipeline.watcher.synced();
   const ObjectCache& cache = pipeline.tracker.cache();
@@ -30,7 +30,7 @@ ResourceProgress ProgressOf(const ResourcePipeline& pipeline, const Reconciler& 
       version = cached->handled_meta->resource_version;
     }
     ++progress.objects;
-    if (version.empty() || reconciler.SettledVersion(uid) != version) ++progress.unsettled;
+    if (version.empty() || !cached->settled || cached->settled->resource_version != version) ++progress.unsettled;
   }
   return progress;
 }
@@ -103,8 +103,8 @@ std::function<Result<PublishedOutputs>()> PublishedBy(const ResourcePipeline& pi
 
 // The node outputs of each resource that keeps them; `managers` gets their field managers.
 std::vector<NodeOutputsSource> SourcesOf(const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines,
-                                         const Reconciler& reconciler, const ObjectViewsPublisher& views,
-                                         StateStore& store, std::set<std::string>* managers) {
+                                         const ObjectViewsPublisher& views, StateStore& store,
+                                         std::set<std::string>* managers) {
   std::vector<NodeOutputsSource> sources;
   for (const auto& p : pipelines) {
     if (p->config.node_condition.empty() && p->config.node_output_prefixes.empty()) continue;
@@ -113,10 +113,10 @@ std::vector<NodeOutputsSource> SourcesOf(const std::vector<std::unique_ptr<Resou
     managers->insert(NodeOutputsManager(pipeline->config.ref));
     NodeOutputsSource source{pipeline->config.ref, pipeline->config.node_condition, nullptr, nullptr};
     if (!source.condition.empty()) {
-      source.derive = [pipeline, id, &reconciler, &views] {
+      source.derive = [pipeline, id, &views] {
         Result<ObjectViewsPtr> snapshot = views.Latest();
         if (!snapshot.ok()) return DeriveNodeCondition(id, {}, ResourceProgress{});  // not read yet: starting
-        return DeriveNodeCondition(id, (*snapshot)->objects, ProgressOf(*pipeline, reconciler));
+        return DeriveNodeCondition(id, (*snapshot)->objects, ProgressOf(*pipeline));
       };
     }
     if (!pipeline->config.node_output_prefixes.empty()) source.published = PublishedBy(*pipeline, store);
@@ -169,9 +169,9 @@ void KeepNotes(NodeOutputsWriterOptions& options, StateStore& store, const std::
 
 std::unique_ptr<NodeOutputsWriter> MakeNodeOutputsWriter(
     const Config& config, KubeClient& client, const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines,
-    const Reconciler& reconciler, const ObjectViewsPublisher& views, StateStore& store, Clock& clock) {
+    const ObjectViewsPublisher& views, StateStore& store, Clock& clock) {
   std::set<std::string> managers;
-  std::vector<NodeOutputsSource> sources = SourcesOf(pipelines, reconciler, views, store, &managers);
+  std::vector<NodeOutputsSource> sources = SourcesOf(pipelines, views, store, &managers);
   Result<std::optional<std::string>> note = store.ReadNote(kNodeOutputManagersNote);
   if (!note.ok()) {
     Log(LogLevel::kWarn, "node output managers not read",

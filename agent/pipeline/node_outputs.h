@@ -2,7 +2,7 @@
 // NodeOutputsSource that derives its NodeCondition (outputs/node_condition.h) from the store's
 // latest snapshot (ObjectViewsPublisher) and the agent's memory of the resource's objects: its
 // watch's first list, and which of its objects' latest states this node has handled (the
-// reconciler's settled versions); and that reads what its objects' hooks published from the
+// settled states in its cache); and that reads what its objects' hooks published from the
 // state file (the union over its objects). The writer that keeps them on the Node is built here
 // too, with the state file's notes of every field manager this node ever applied
 // (kNodeOutputManagersNote) and of the taints each put on the Node (kNodeOutputTaintsNote): one
@@ -19,13 +19,12 @@
 #include "agent/outputs/node_outputs_writer.h"
 #include "agent/pipeline/object_views_publisher.h"
 #include "agent/pipeline/resource_pipeline.h"
-#include "agent/reconcile/reconciler.h"
 
 namespace nodehook {
 
 // What the agent's memory says of `pipeline`'s objects: the objects this node acts on (its
 // targeting) count, and those whose latest state is not settled are in progress.
-ResourceProgress ProgressOf(const ResourcePipeline& pipeline, const Reconciler& reconciler);
+ResourceProgress ProgressOf(const ResourcePipeline& pipeline);
 
 inline constexpr const char* kNodeOutputManagersNote = "node_output_managers";
 inline constexpr const char* kNodeOutputTaintsNote = "node_output_taints:";  // + the manager
@@ -37,6 +36,6 @@ inline constexpr const char* kNodeOutputMetadataNote = "node_output_managers_met
 // `clock` paces its rounds and stamps the transitions.
 std::unique_ptr<NodeOutputsWriter> MakeNodeOutputsWriter(
     const Config& config, KubeClient& client, const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines,
-    const Reconciler& reconciler, const ObjectViewsPublisher& views, StateStore& store, Clock& clock);
+    const ObjectViewsPublisher& views, StateStore& store, Clock& clock);
 
 }  // namespace nodehook

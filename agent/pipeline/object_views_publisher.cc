@@ -31,7 +31,7 @@ SharedObjectView ObjectViewsPublisher::Served(ObjectView view) const {
   // handler rows are read with their last_object).
   // Read without bodies, a view has no diffbase and no node steps already.
   for (HandlerRecord& h : view.handlers) std::string().swap(h.last_object);
-  if (options_.settled_version) view.settled_resource_version = options_.settled_version(view.uid);
+  if (options_.settled_version) view.settled_resource_version = options_.settled_version(view.resource, view.uid);
   return std::make_shared<const ObjectView>(std::move(view));
 }
 

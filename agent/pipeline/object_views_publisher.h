@@ -14,7 +14,7 @@
 // the interval also stretches to `1 / max_busy_share` times the last read's duration. On a small
 // node answers are at most about one housekeeping tick (2 s) behind the store; each answer says
 // how old its snapshot is. Each object also carries its settled resourceVersion, asked of
-// `settled_version` (the reconciler's memory) when that object is read.
+// `settled_version` (its resource's cache) when that object is read.
 // Thread-safety: MarkChanged(), MarkAllChanged() and Latest() from any thread; RefreshIfDue()
 // from one thread.
 #pragma once
@@ -37,7 +37,7 @@ struct ObjectViewsPublisherOptions {
   Duration max_age = std::chrono::seconds(30);
   double max_busy_share = 0.05;  // of the time spent reading the store for snapshots
   // Each object's settled resourceVersion (ObjectView::settled_resource_version); none: "".
-  std::function<std::string(const std::string& uid)> settled_version{};
+  std::function<std::string(const std::string& resource, const std::string& uid)> settled_version{};
   // Whether the node-bound rules confine this agent (ObjectViewsSnapshot::node_bound); none: "".
   std::function<std::string()> node_bound{};
 };

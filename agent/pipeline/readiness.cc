@@ -5,7 +5,7 @@
 
 namespace nodehook {
 
-ReadyReport ReportOf(const ResourcePipeline& pipeline, const Reconciler& reconciler, const ObjectViewsPublisher& views) {
+ReadyReport ReportOf(const ResourcePipeline& pipeline, const ObjectViewsPublisher& views) {
   ReadyReport report;
   report.synced = pipeline.watcher.synced();
   const ObjectCache& cache = pipeline.tracker.cache();
@@ -23,7 +23,7 @@ ReadyReport ReportOf(const ResourcePipeline& pipeline, const Reconciler& reconci
       version = cached->handled_meta->resource_version;
     }
     report.known.insert(uid);
-    auto settled = reconciler.SettledState(uid);
+    const std::optional<SettledState>& settled = cached->settled;
     if (settled && !version.empty() && settled->resource_version == version && !settled->digest.empty()) {
       report.results[uid] = NodeResult{settled->digest, false, 0, "", false};
     }
@@ -43,8 +43,8 @@ ReadyReport ReportOf(const ResourcePipeline& pipeline, const Reconciler& reconci
 }
 
 Readiness::Readiness(const Config& config, KubeClient& client,
-                     const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines, const Reconciler& reconciler,
-                     const ObjectViewsPublisher& views, const ModeSet& modes) {
+                     const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines, const ObjectViewsPublisher& views,
+                     const ModeSet& modes) {
   for (const auto& p : pipelines) {
     const ResourcePipeline* pipeline = p.get();
     const WatchedResource& r = pipeline->config;
@@ -52,7 +52,7 @@ Readiness::Readiness(const Config& config, KubeClient& client,
     NodeReadyReporterOptions options;
     options.node = config.node_name;
     options.namespace_name = config.tuning.lease_namespace;
-    options.report = [pipeline, &reconciler, &views] { return ReportOf(*pipeline, reconciler, views); };
+    options.report = [pipeline, &views] { return ReportOf(*pipeline, views); };
     options.presence = [&modes] { return modes.Presence(); };
     reporters_.push_back(std::make_unique<NodeReadyReporter>(r, client, MonotonicClock::Instance(), ApiServerClock(),
                                                              std::move(options)));

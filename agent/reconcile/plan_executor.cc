@@ -28,13 +28,13 @@ struct PlanExecutor::Execution {
 };
 
 PlanExecutor::PlanExecutor(StateStore& store, ActionRunner& runner, Clock& clock, RetryPolicy& policy,
-                           OutcomeReporter& reporter, ObjectMemory& memory, ExecutorOptions options)
+                           OutcomeReporter& reporter, Adoption& adoption, ExecutorOptions options)
     : store_(store),
       runner_(runner),
       clock_(clock),
       policy_(policy),
       reporter_(reporter),
-      memory_(memory),
+      adoption_(adoption),
       options_(std::move(options)),
       scratch_(options_.work_dir),
       outputs_(store, reporter.events(), clock, options_.own_tolerations) {}
@@ -96,7 +96,7 @@ bool PlanExecutor::DoStep(Execution& run, Step step) {
     case Step::kStoreHandled: return StoreHandled(run);
     case Step::kForget: return Forget(run);
     case Step::kMarkSeen:
-      memory_.MarkSeen(uid, p.meta.resource_version, p.live_facts ? p.live_facts->digest : "");
+      ctx.cache.MarkSettled(uid, p.meta.resource_version, p.live_facts ? p.live_facts->digest : "");
       return true;
     case Step::kDropBytes:
       // Those hooks that act on the live object keep its bytes; so does a deleting object.
@@ -277,7 +277,7 @@ bool PlanExecutor::StoreHandled(Execution& run) {
     run.again = StoreFailed(run, stored);
     return false;
   }
-  if (p.reason == kReasonAdopt) memory_.Adopted(p.meta.uid, store_);
+  if (p.reason == kReasonAdopt) adoption_.Adopted(p.meta.uid, store_);
   return true;
 }
 
@@ -289,7 +289,7 @@ bool PlanExecutor::Forget(Execution& run) {
     return false;
   }
   run.ctx.cache.EraseIfGone(uid);
-  memory_.Unsee(uid);
+  run.ctx.cache.Unsettle(uid);  // a live object forgotten: its next reconcile is a first sight
   run.ctx.gate.Forgotten(uid);
   run.ctx.rollout.Gone(run.plan.meta);
   return true;

@@ -24,7 +24,7 @@
 #include "agent/hooks/retry_policy.h"
 #include "agent/outputs/outputs_recorder.h"
 #include "agent/outputs/own_tolerations.h"
-#include "agent/reconcile/object_memory.h"
+#include "agent/reconcile/adoption.h"
 #include "agent/reconcile/plan.h"
 #include "agent/reconcile/resource_context.h"
 #include "storage/state_store.h"
@@ -44,7 +44,7 @@ class PlanExecutor {
  public:
   // Borrows everything; all must outlive the executor.
   PlanExecutor(StateStore& store, ActionRunner& runner, Clock& clock, RetryPolicy& policy, OutcomeReporter& reporter,
-               ObjectMemory& memory, ExecutorOptions options);
+               Adoption& adoption, ExecutorOptions options);
 
   // Runs `plan` for an object of `ctx`'s resource. `stop` stops the hook (agent shutdown, or the
   // end of the gate's term). Returns when to look at the object again; nullopt: when it changes.
@@ -84,7 +84,7 @@ class PlanExecutor {
   Clock& clock_;
   RetryPolicy& policy_;
   OutcomeReporter& reporter_;
-  ObjectMemory& memory_;
+  Adoption& adoption_;
   const ExecutorOptions options_;
   ScratchPool scratch_;  // hook input directories under options_.work_dir, reused across runs
   OutputsRecorder outputs_;  // what hooks publish for this node

@@ -24,7 +24,7 @@ Reconciler::Reconciler(StateStore& store, ActionRunner& runner, Clock& clock, Re
       options_(std::move(options)),
       raw_events_(store, runner, clock, policy, reporter,
                   RawEventLaneOptions{options_.node_name, options_.work_dir, options_.own_tolerations}),
-      executor_(store, runner, clock, policy, reporter, memory_,
+      executor_(store, runner, clock, policy, reporter, adoption_,
                 ExecutorOptions{options_.node_name, options_.work_dir, options_.own_tolerations}),
       quarantine_(reporter.registry(), reporter.events()) {}
 
@@ -89,8 +89,8 @@ std::optional<Duration> Reconciler::ReconcileLevel(const ResourceContext& ctx, c
     in.facts = ReadFacts(in.object->json, FactsSpecOf(ctx.resource));
   }
   in.targeted = !in.object || !in.facts || ctx.targeting.Matches(ctx.resource, *in.object, *in.facts);
-  in.first_sight = memory_.FirstSight(uid);
-  in.adopt = memory_.AdoptionPending(uid);
+  in.first_sight = !entry->settled;
+  in.adopt = adoption_.AdoptionPending(uid);
   in.now = clock_.Now();
 
   // A gated hook stops when the agent stops or the term ends, whichever comes first.

@@ -24,7 +24,7 @@
 #include "agent/base/clock.h"
 #include "agent/hooks/outcome_reporter.h"
 #include "agent/hooks/retry_policy.h"
-#include "agent/reconcile/object_memory.h"
+#include "agent/reconcile/adoption.h"
 #include "agent/reconcile/plan_executor.h"
 #include "agent/reconcile/raw_event_lane.h"
 #include "agent/reconcile/record_quarantine.h"
@@ -50,12 +50,9 @@ class Reconciler {
   // again; std::nullopt means "not until it changes".
   std::optional<Duration> Reconcile(const ResourceContext& ctx, const std::string& uid, const CancelToken& stop);
 
-  // After a damaged state file was replaced by an empty one (object_memory.h).
-  void ExpectAdoption(int lists) { memory_.ExpectAdoption(lists); }
-  void AdoptOnce(const std::vector<std::string>& uids) { memory_.AdoptOnce(uids); }
-  // The resourceVersion of the latest state of `uid` that left nothing to do here (object_memory.h).
-  std::string SettledVersion(const std::string& uid) const { return memory_.SettledVersion(uid); }
-  std::optional<ObjectMemory::Settled> SettledState(const std::string& uid) const { return memory_.SettledState(uid); }
+  // After a damaged state file was replaced by an empty one (adoption.h).
+  void ExpectAdoption(int lists) { adoption_.ExpectAdoption(lists); }
+  void AdoptOnce(const std::vector<std::string>& uids) { adoption_.AdoptOnce(uids); }
   // Objects set aside because their state record cannot be read (record_quarantine.h).
   size_t quarantined_records() const { return quarantine_.size(); }
 
@@ -67,7 +64,7 @@ class Reconciler {
   Clock& clock_;
   RetryPolicy& policy_;
   const ReconcilerOptions options_;
-  ObjectMemory memory_;
+  Adoption adoption_;
   RawEventLane raw_events_;
   PlanExecutor executor_;
   RecordQuarantine quarantine_;

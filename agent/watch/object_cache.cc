@@ -1,6 +1,40 @@
 #include "agent/watch/object_cache.h"
 
+#include <cstdio>
+
 namespace nodehook {
+namespace {
+
+// EssenceDigest's form (16 lowercase hex digits) held as its value: inline in the entry rather
+// than a string on the heap. Anything else is not a digest and is not kept.
+bool ParseDigest(const std::string& text, uint64_t* value) {
+  if (text.size() != 16) return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return false;
+    v = v << 4 | static_cast<uint64_t>(digit);
+  }
+  *value = v;
+  return true;
+}
+
+std::string DigestText(uint64_t value) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+}  // namespace
+
+void ObjectCache::Entry::ClearDropped() {
+  // Freed, not cleared: a cleared string keeps its buffer.
+  std::string().swap(dropped_namespace);
+  std::string().swap(dropped_name);
+  std::string().swap(dropped_version);
+  dropped = false;
+  dropped_deleting = false;
+}
 
 bool ObjectCache::Entry::Take(ObjectPtr latest, FactsPtr latest_facts) {
   bool changed = gone || (!object && !dropped) || resource_version() != latest->meta.resource_version;
@@ -9,8 +43,7 @@ bool ObjectCache::Entry::Take(ObjectPtr latest, FactsPtr latest_facts) {
     if (!latest_facts || (object && !changed)) latest_facts = facts;
     object = std::move(latest);
     facts = std::move(latest_facts);
-    meta = ObjectMeta();
-    dropped = false;
+    ClearDropped();
   }
   gone = false;
   return changed;
@@ -56,8 +89,7 @@ void ObjectCache::MarkGone(const std::string& uid, ObjectPtr last_seen) {
     if (!taken[0].facts) taken[0].facts = ReadFacts(taken[0].object->json, spec_);  // changed meanwhile
     entry.object = std::move(taken[0].object);
     entry.facts = std::move(taken[0].facts);
-    entry.meta = ObjectMeta();
-    entry.dropped = false;
+    entry.ClearDropped();
   }
   entry.gone = true;
 }
@@ -90,8 +122,11 @@ void ObjectCache::DropBytes(const std::string& uid, const std::string& resource_
   if (it == entries_.end()) return;
   Entry& entry = it->second;
   if (entry.gone || !entry.object || entry.object->meta.resource_version != resource_version) return;
-  entry.meta = entry.object->meta;
-  entry.meta.uid.clear();
+  const ObjectMeta& meta = entry.object->meta;
+  entry.dropped_namespace = meta.namespace_name;
+  entry.dropped_name = meta.name;
+  entry.dropped_version = meta.resource_version;
+  entry.dropped_deleting = meta.deleting;
   entry.object.reset();
   entry.facts.reset();
   entry.dropped = true;
@@ -102,12 +137,44 @@ std::optional<CachedObject> ObjectCache::Get(const std::string& uid) const {
   auto it = entries_.find(uid);
   if (it == entries_.end()) return std::nullopt;
   const Entry& entry = it->second;
-  CachedObject out{entry.object, entry.facts, entry.gone, std::nullopt};
+  CachedObject out{entry.object, entry.facts, entry.gone, std::nullopt, std::nullopt};
   if (entry.dropped) {
-    out.handled_meta = entry.meta;
-    out.handled_meta->uid = uid;
+    out.handled_meta = ObjectMeta{uid, entry.dropped_namespace, entry.dropped_name, entry.dropped_version,
+                                  entry.dropped_deleting};
+  }
+  if (entry.settled) {
+    out.settled = SettledState{entry.settled_version,
+                               entry.settled_digest_known ? DigestText(entry.settled_digest) : std::string()};
   }
   return out;
+}
+
+void ObjectCache::MarkSettled(const std::string& uid, const std::string& resource_version, const std::string& digest) {
+  MutexLock lock(&mu_);
+  auto it = entries_.find(uid);
+  if (it == entries_.end()) return;
+  Entry& entry = it->second;
+  // A plan without the live object's facts (its bytes dropped) keeps the digest of that version.
+  if (digest.empty() && entry.settled && entry.settled_version == resource_version) return;
+  entry.settled = true;
+  entry.settled_version = resource_version;
+  entry.settled_digest_known = ParseDigest(digest, &entry.settled_digest);
+}
+
+void ObjectCache::Unsettle(const std::string& uid) {
+  MutexLock lock(&mu_);
+  auto it = entries_.find(uid);
+  if (it == entries_.end()) return;
+  it->second.settled = it->second.settled_digest_known = false;
+  std::string().swap(it->second.settled_version);
+}
+
+std::optional<SettledState> ObjectCache::Settled(const std::string& uid) const {
+  MutexLock lock(&mu_);
+  auto it = entries_.find(uid);
+  if (it == entries_.end() || !it->second.settled) return std::nullopt;
+  const Entry& entry = it->second;
+  return SettledState{entry.settled_version, entry.settled_digest_known ? DigestText(entry.settled_digest) : ""};
 }
 
 bool ObjectCache::Contains(const std::string& uid) const {

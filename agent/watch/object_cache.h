@@ -10,7 +10,14 @@
 // metadata (about 250 bytes instead of the object's size) and Get() says so through
 // `handled_meta`: the state store's diffbase stands in for the bytes. A new resourceVersion
 // brings the whole object back.
+//
+// Each entry also holds the object's settled state: the latest version the reconciler found
+// nothing left to do for on this node since the agent started (MarkSettled). It lives here, with
+// the entry, so that a node with many objects keeps one record per object, not one per module;
+// it goes when the entry goes (a handled deletion) or when the reconciler forgets the object.
 #pragma once
+
+#include <cstdint>
 
 #include <map>
 #include <optional>
@@ -24,6 +31,14 @@
 
 namespace nodehook {
 
+// An object state that left nothing to do on this node: its resourceVersion (what `kubectl
+// nodehook wait` compares with the live object) and its essence's digest (EssenceDigest; "" when
+// not known), the target node outputs report as done.
+struct SettledState {
+  std::string resource_version;
+  std::string digest;
+};
+
 struct CachedObject {
   // Latest seen state; null for a tombstone known only from the state store, and when the
   // bytes were dropped (then handled_meta is set).
@@ -33,6 +48,9 @@ struct CachedObject {
   // Set when the bytes were dropped after handling: the latest state's metadata. Its essence is
   // the stored diffbase's, whose last_object stands in for the object.
   std::optional<ObjectMeta> handled_meta;
+  // What the reconciler last settled this object at (ObjectCache::MarkSettled); nullopt when
+  // nothing since the agent started, i.e. this node's first sight of it.
+  std::optional<SettledState> settled;
 };
 
 class ObjectCache {
@@ -54,6 +72,15 @@ class ObjectCache {
   // state is still `resource_version` (a newer one may have arrived meanwhile).
   void DropBytes(const std::string& uid, const std::string& resource_version);
 
+  // The reconciler found the state `resource_version` (essence digest `digest`, "" when the plan
+  // had no facts) left nothing to do. A "" digest for the version already settled keeps the
+  // digest known for it. Ignored when `uid` is not cached.
+  void MarkSettled(const std::string& uid, const std::string& resource_version, const std::string& digest);
+  // Forgets the settled state: the next reconcile is a first sight again.
+  void Unsettle(const std::string& uid);
+  // What MarkSettled last recorded for `uid`; nullopt when nothing (or `uid` is not cached).
+  std::optional<SettledState> Settled(const std::string& uid) const;
+
   std::optional<CachedObject> Get(const std::string& uid) const;
   bool Contains(const std::string& uid) const;
   // Drops a tombstone once its deletion was handled; a live entry is kept.
@@ -65,13 +92,23 @@ class ObjectCache {
   size_t with_bytes() const;
 
  private:
+  // Kept small (a map node of 256 bytes with its key): a node may cache 10,000 of them.
   struct Entry {
     ObjectPtr object;
     FactsPtr facts;
-    ObjectMeta meta;  // only while the bytes are dropped; uid left empty (it is the key)
+    // Only while the bytes are dropped: the metadata of the state they were (the uid is the key).
+    std::string dropped_namespace;
+    std::string dropped_name;
+    std::string dropped_version;
+    std::string settled_version;  // with `settled`
+    uint64_t settled_digest = 0;  // with `settled_digest_known`
     bool dropped = false;
+    bool dropped_deleting = false;
     bool gone = false;
-    const std::string& resource_version() const { return dropped ? meta.resource_version : object->meta.resource_version; }
+    bool settled = false;
+    bool settled_digest_known = false;
+    const std::string& resource_version() const { return dropped ? dropped_version : object->meta.resource_version; }
+    void ClearDropped();
     // Takes `latest` (with `facts`, read for it, or null when it is the version held already);
     // true when it is new or its resourceVersion differs.
     bool Take(ObjectPtr latest, FactsPtr latest_facts);

@@ -194,7 +194,7 @@ TEST_CASE("finalizer mode: a finalizer removal that keeps failing never reruns t
   REQUIRE(pending->has_value());
   CHECK((*pending)->last_outcome == "finalizer_pending");
 
-  f.reconciler = f.MakeReconciler();  // the agent restarts with the same state file
+  f.Restart();  // the agent restarts with the same state file
 
   // A change during the pending removal (another node's finalizer came off) is no reason either.
   f.cache.Upsert(WithFinalizers(Widget("u1", "3", 2), R"(["nodehook.io/node-a"])", true));

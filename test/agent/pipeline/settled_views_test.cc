@@ -1,5 +1,5 @@
-// The /v1/objects snapshot carries each object's settled resourceVersion, as the reconciler's
-// memory says it when the snapshot is taken, and the endpoint's JSON names it.
+// The /v1/objects snapshot carries each object's settled resourceVersion, as each resource.s
+// cache says it when the snapshot is taken, and the endpoint's JSON names it.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -18,7 +18,10 @@ TEST_CASE("each object in the snapshot carries the resourceVersion the node sett
   auto store = std::move(SqliteStateStore::Open(dir.File("state.db"), "node-a", {})).value();
   std::map<std::string, std::string> settled{{"uid-a", "17"}};
   ObjectViewsPublisherOptions options;
-  options.settled_version = [&settled](const std::string& uid) { return settled.count(uid) ? settled.at(uid) : ""; };
+  options.settled_version = [&settled](const std::string& resource, const std::string& uid) {
+    CHECK(resource == "widgets.example.com/v1");
+    return settled.count(uid) ? settled.at(uid) : "";
+  };
   ObjectViewsPublisher publisher{*store, clock, options};
   for (const char* name : {"a", "b"}) {
     ObjectRecord o{std::string("uid-") + name, "widgets.example.com/v1", "ns", name, "{}", "{}", 1};

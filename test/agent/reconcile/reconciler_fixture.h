@@ -77,6 +77,12 @@ struct Fixture : ReconcilerParts {
     return std::make_unique<Reconciler>(*store, runner, clock, policy, reporter,
                                         ReconcilerOptions{"node-a", work_dir});
   }
+  // A new agent process on the same state file: a new reconciler, and a cache whose first list
+  // holds the same objects with nothing settled since the start.
+  void Restart() {
+    reconciler = MakeReconciler();
+    for (const std::string& uid : cache.Uids()) cache.Unsettle(uid);
+  }
   ResourceContext Context(const WatchedResource& r, ObjectCache& objects) {
     return ResourceContext{r, objects, *targeting, *finalizers, *gate, KeepsObjectBytes(r)};
   }

@@ -89,7 +89,7 @@ TEST_CASE("retry state survives a restart of the reconciler") {
   Fixture f;
   f.runner.QueueExitCodes({1});
   auto r = f.Created(Resource({"create"}));
-  f.reconciler = f.MakeReconciler();  // a new process on the same state file
+  f.Restart();  // a new process on the same state file
   REQUIRE(f.Reconcile(r, "u1") == Duration(1000));
   f.clock.Advance(Duration(1000));
   REQUIRE_FALSE(f.Reconcile(r, "u1"));
@@ -101,12 +101,12 @@ TEST_CASE("after a restart an unchanged object runs nothing, or resume when ther
   auto plain = Resource({"create", "update"});
   f.cache.Upsert(Widget("u1", "1", 1));
   f.Reconcile(plain, "u1");
-  f.reconciler = f.MakeReconciler();
+  f.Restart();
   REQUIRE_FALSE(f.Reconcile(plain, "u1"));
   REQUIRE(f.runner.call_count() == 1);
 
   auto with_resume = Resource({"create", "update", "resume"});
-  f.reconciler = f.MakeReconciler();
+  f.Restart();
   f.Reconcile(with_resume, "u1");
   REQUIRE(f.runner.call_count() == 2);
   REQUIRE(f.LastReason() == "resume");
@@ -117,7 +117,7 @@ TEST_CASE("after a restart an unchanged object runs nothing, or resume when ther
 TEST_CASE("a change made while the agent was down is an update after restart") {
   Fixture f;
   auto r = f.Created(Resource({"create", "update"}));
-  f.reconciler = f.MakeReconciler();
+  f.Restart();
   ObjectCache fresh;
   fresh.Upsert(Widget("u1", "7", 3));
   f.reconciler->Reconcile(f.Context(r, fresh), "u1", f.stop);
@@ -350,7 +350,7 @@ TEST_CASE("a failing event hook is retried durably and later events wait for it"
   REQUIRE(f.store->AppendEvent(SampleEvent("u1", "MODIFIED", 2)).ok());
   f.runner.QueueExitCodes({0, 1, 1});
   REQUIRE(f.Reconcile(r, "u1") == Duration(1000));  // ADDED done, MODIFIED failed once
-  f.reconciler = f.MakeReconciler();                 // a restart
+  f.Restart();                 // a restart
   REQUIRE(f.Reconcile(r, "u1") == Duration(1000));   // not due yet: the stored delay holds
   f.clock.Advance(Duration(1000));
   REQUIRE(f.Reconcile(r, "u1") == Duration(2000));

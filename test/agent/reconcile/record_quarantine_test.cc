@@ -41,7 +41,7 @@ TEST_CASE("an object whose state record cannot be read is set aside on its own, 
   f.store = std::move(SqliteStateStore::Open(path, "node-a", {})).value();
   QuarantineEvents events;
   f.events.target = &events;
-  f.reconciler = f.MakeReconciler();
+  f.Restart();
   CapturedLog log;
   auto r = Resource({kReasonCreate, kReasonUpdate});
   f.cache.Upsert(Widget("u1", "1", 1));

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "agent/object/essence.h"
 #include "agent/watch/object_cache.h"
 
 using namespace nodehook;
@@ -80,4 +81,49 @@ TEST_CASE("a tombstone keeps its bytes, and a gone object's bytes are never drop
   REQUIRE(cache.Get("a")->object);
   REQUIRE(cache.Contains("a"));
   REQUIRE_FALSE(cache.Contains("b"));
+}
+
+TEST_CASE("an entry keeps what the reconciler settled it at, through relists and dropped bytes") {
+  ObjectCache cache;
+  cache.Upsert(Obj("a", "1"));
+  CHECK_FALSE(cache.Settled("a"));  // first sight
+  const std::string digest = EssenceDigest(R"({"spec":{"rv":"1"}})");
+  cache.MarkSettled("a", "1", digest);
+  cache.DropBytes("a", "1");
+  cache.Replace({Obj("a", "1")});
+  auto settled = cache.Settled("a");
+  REQUIRE(settled);
+  CHECK(settled->resource_version == "1");
+  CHECK(settled->digest == digest);  // held as its value, given back as EssenceDigest wrote it
+  CHECK(cache.Get("a")->settled->digest == digest);
+
+  // A plan without facts (bytes dropped) settles the same version again: the digest stays.
+  cache.MarkSettled("a", "1", "");
+  CHECK(cache.Settled("a")->digest == digest);
+  // A newer state is not settled until the reconciler says so; then without facts, no digest.
+  cache.Upsert(Obj("a", "2"));
+  CHECK(cache.Settled("a")->resource_version == "1");
+  cache.MarkSettled("a", "2", "");
+  CHECK(cache.Settled("a")->resource_version == "2");
+  CHECK(cache.Settled("a")->digest.empty());
+  // Only EssenceDigest's form is a digest.
+  cache.MarkSettled("a", "3", "not-a-digest");
+  CHECK(cache.Settled("a")->digest.empty());
+}
+
+TEST_CASE("the settled state goes with Unsettle, and with the entry of a handled deletion") {
+  ObjectCache cache;
+  cache.MarkSettled("x", "1", "");  // not cached: nothing to keep it with
+  CHECK_FALSE(cache.Settled("x"));
+  cache.Upsert(Obj("a", "1"));
+  cache.MarkSettled("a", "1", "");
+  cache.Unsettle("a");
+  CHECK_FALSE(cache.Settled("a"));
+  CHECK_FALSE(cache.Get("a")->settled);
+
+  cache.MarkSettled("a", "1", "");
+  cache.MarkGone("a", Obj("a", "1"));
+  CHECK(cache.Settled("a"));  // a tombstone awaiting its delete hook keeps it
+  cache.EraseIfGone("a");
+  CHECK_FALSE(cache.Settled("a"));
 }
