@@ -203,7 +203,7 @@ int RunAgent(const Config& given, const PodEnvironment& pod) {
   ConfigureProcess(config);
   // First, before any library starts threads: they inherit the blocked signal mask, so only
   // the watcher thread ever sees SIGINT/SIGTERM.
-  OrphanReaper orphans;  // blocks SIGCHLD: before the signal watcher, so its thread inherits that too
+  OrphanReaper orphans;  // before any hook runs: a daemon one leaves behind is ours to reap
   SignalWatcher signals;
   const CancelToken& stop = signals.stop();
   RegisterProcessMetrics(DefaultMetrics(), NODEHOOK_VERSION);

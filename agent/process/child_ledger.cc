@@ -22,7 +22,7 @@ bool ReapIfExited(pid_t pid, std::vector<ReapedChild>* reaped) {
 
 // Every child of this process, from /proc/self/task/*/children (one list per thread: a child
 // belongs to the thread that started it, an adopted orphan to the thread the kernel picked).
-// Runs after nearly every hook, once per agent thread: plain open/read, no stream per file.
+// Runs at most once per reaper period, once per agent thread: plain open/read, no stream per file.
 void AppendPids(const std::string& text, std::vector<pid_t>* pids) {
   pid_t pid = 0;
   bool in_number = false;
@@ -80,7 +80,6 @@ void ChildLedger::Untrack(pid_t pid) {
   MutexLock lock(&mu_);
   auto it = tracked_.find(pid);
   if (it != tracked_.end() && --it->second == 0) tracked_.erase(it);
-  if (on_untrack_) on_untrack_();
 }
 
 bool ChildLedger::IsTracked(pid_t pid) const {
@@ -88,12 +87,7 @@ bool ChildLedger::IsTracked(pid_t pid) const {
   return tracked_.count(pid) > 0;
 }
 
-void ChildLedger::SetOnUntrack(std::function<void()> callback) {
-  MutexLock lock(&mu_);
-  on_untrack_ = std::move(callback);
-}
-
-std::vector<ReapedChild> ChildLedger::ReapUntracked(Behind behind) {
+std::vector<ReapedChild> ChildLedger::ReapUntracked() {
   WriterMutexLock window(&spawn_window_);  // no fork is between fork() and Track()
   std::vector<ReapedChild> reaped;
   while (true) {
@@ -103,7 +97,6 @@ std::vector<ReapedChild> ChildLedger::ReapUntracked(Behind behind) {
     if (IsTracked(info.si_pid)) break;
     if (!ReapIfExited(info.si_pid, &reaped)) return reaped;
   }
-  if (behind == Behind::kWait) return reaped;
   // waitid reports the first zombie only, and that one is a hook leader: look past it, child by child.
   for (pid_t pid : ListChildren()) {
     if (!IsTracked(pid)) ReapIfExited(pid, &reaped);

@@ -10,7 +10,6 @@
 
 #include <sys/types.h>
 
-#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -31,26 +30,18 @@ class ChildLedger {
   // Hold shared (ReaderMutexLock) from before the child is started until Track(pid).
   SharedMutex& spawn_window() { return spawn_window_; }
   void Track(pid_t pid);
-  // After reaping `pid`. Calls the untrack callback: a tracked zombie may have hidden others.
+  // After reaping `pid`.
   void Untrack(pid_t pid);
   bool IsTracked(pid_t pid) const;
 
   // Reaps exited children that are not tracked, without blocking. When the first zombie waitid
-  // reports is a tracked hook leader, the ones behind it are reached by listing every child
-  // (`Behind::kList`), or left for the next call (`Behind::kWait`): its runner reaps it soon and
-  // untracks it, which wakes the reaper again. Listing after every hook's exit was about 3 % of
-  // the agent's CPU per change.
-  enum class Behind { kList, kWait };
-  std::vector<ReapedChild> ReapUntracked(Behind behind = Behind::kList);
-
-  // Called with the ledger's lock held (keep it short) on every Untrack; nullptr to stop.
-  void SetOnUntrack(std::function<void()> callback);
+  // reports is a tracked hook leader, the ones behind it are reached by listing every child.
+  std::vector<ReapedChild> ReapUntracked();
 
  private:
   SharedMutex spawn_window_;
   mutable Mutex mu_;
   std::unordered_map<pid_t, int> tracked_ GUARDED_BY(mu_);
-  std::function<void()> on_untrack_ GUARDED_BY(mu_);
 };
 
 }  // namespace nodehook

@@ -2,16 +2,18 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "agent/process/child_ledger.h"
 #include "agent/process/spawn.h"
 #include "agent/base/log.h"
+#include "agent/base/thread_name.h"
 
 namespace nodehook {
 namespace {
@@ -35,10 +37,7 @@ std::string BecomeReaper() {
 
 }  // namespace
 
-OrphanReaper::OrphanReaper(std::chrono::milliseconds backstop) : backstop_(backstop) {
-  sigemptyset(&sigchld_);
-  sigaddset(&sigchld_, SIGCHLD);
-  pthread_sigmask(SIG_BLOCK, &sigchld_, nullptr);
+OrphanReaper::OrphanReaper(std::chrono::milliseconds period) : period_(period) {
   const std::string mode = BecomeReaper();
   // The thread blocks every signal: one it left open would be delivered to it with the default
   // action (SIGTERM would kill the agent instead of reaching the signal watcher).
@@ -48,41 +47,43 @@ OrphanReaper::OrphanReaper(std::chrono::milliseconds backstop) : backstop_(backs
   pthread_sigmask(SIG_SETMASK, &all, &old);
   thread_ = std::thread([this] { Loop(); });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  ChildLedger::Instance().SetOnUntrack([this] { Wake(); });
   Log(LogLevel::kInfo, "orphan reaper started", {{"mode", mode}, {"next", "reap processes that hooks leave behind"}});
 }
 
 OrphanReaper::~OrphanReaper() {
-  ChildLedger::Instance().SetOnUntrack(nullptr);  // after this returns, no Untrack calls Wake()
-  stop_.store(true);
-  Wake();
+  {
+    MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  stopping_.notify_all();
   thread_.join();
 }
 
-void OrphanReaper::Wake() { pthread_kill(thread_.native_handle(), SIGCHLD); }
+int OrphanReaper::reaped() const {
+  MutexLock lock(&mu_);
+  return reaped_;
+}
 
 void OrphanReaper::Loop() {
-  pthread_setname_np(pthread_self(), "nodehook-reaper");
-  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(backstop_);
-  const timespec backstop{static_cast<time_t>(secs.count()),
-                          static_cast<long>(std::chrono::nanoseconds(backstop_ - secs).count())};
-  // A SIGCHLD usually announces a hook leader, which its runner reaps and untracks (waking this
-  // thread again). Every child is listed at most once per backstop, so an orphan behind leaders
-  // that keep coming (hooks back to back on every worker) is still reaped within it.
-  auto last_listed = std::chrono::steady_clock::now();
-  while (!stop_.load()) {
-    const auto now = std::chrono::steady_clock::now();
-    ChildLedger::Behind behind = ChildLedger::Behind::kWait;
-    if (now - last_listed >= backstop_) {
-      behind = ChildLedger::Behind::kList;
-      last_listed = now;
+  NameThisThread("nh-reaper");
+  MutexLock lock(&mu_);
+  while (!stop_) {
+    std::vector<ReapedChild> reaped;
+    {
+      MutexUnlock unlock(&mu_);
+      reaped = ChildLedger::Instance().ReapUntracked();
     }
-    for (const ReapedChild& child : ChildLedger::Instance().ReapUntracked(behind)) {
-      reaped_.fetch_add(1);
+    reaped_ += static_cast<int>(reaped.size());
+    for (const ReapedChild& child : reaped) {
       Log(LogLevel::kDebug, "orphan reaped",
-          {{"pid", child.pid}, {"outcome", HowItEnded(child)}, {"next", "wait for the next one"}});
+          {{"pid", child.pid}, {"outcome", HowItEnded(child)}, {"next", "look again within the period"}});
     }
-    sigtimedwait(&sigchld_, nullptr, &backstop);  // a SIGCHLD, a Wake(), or the backstop
+    mu_.WaitWith([&](std::unique_lock<std::mutex>& held) {
+      return stopping_.wait_for(held, period_, [this] {
+        mu_.AssertHeld();
+        return stop_;
+      });
+    });
   }
 }
 

@@ -3,37 +3,37 @@
 // re-parents it to the agent; when it exits, it is reaped here instead of staying <defunct>.
 // Hook leaders are left to their runner (ChildLedger), so no exit status is ever stolen.
 //
-// The constructor blocks SIGCHLD in the calling thread and starts a thread that waits for it,
-// so construct the reaper first thing, before any other thread starts (threads inherit the
-// mask; a thread that does not block SIGCHLD may swallow the wake-up, then a periodic look
-// still reaps within `backstop`). One per process; not copyable.
+// It looks every `period`, not on SIGCHLD: every hook's exit raised one, and the runner's reap
+// would have had to wake it again (the exited leader hides the zombies behind it from waitid),
+// two thread wake-ups per hook for orphans that are rare. An orphan's zombie now stays at most
+// `period`, which holds nothing but its pid. One per process; not copyable.
 #pragma once
 
-#include <signal.h>
-
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <thread>
+
+#include "agent/base/mutex.h"
 
 namespace nodehook {
 
 class OrphanReaper {
  public:
-  explicit OrphanReaper(std::chrono::milliseconds backstop = std::chrono::seconds(1));
+  explicit OrphanReaper(std::chrono::milliseconds period = std::chrono::seconds(1));
   ~OrphanReaper();
   OrphanReaper(const OrphanReaper&) = delete;
   OrphanReaper& operator=(const OrphanReaper&) = delete;
 
-  int reaped() const { return reaped_.load(); }
+  int reaped() const EXCLUDES(mu_);
 
  private:
-  void Loop();
-  void Wake();
+  void Loop() EXCLUDES(mu_);
 
-  const std::chrono::milliseconds backstop_;
-  sigset_t sigchld_;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> reaped_{0};
+  const std::chrono::milliseconds period_;
+  mutable Mutex mu_;
+  std::condition_variable stopping_;
+  bool stop_ GUARDED_BY(mu_) = false;
+  int reaped_ GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 

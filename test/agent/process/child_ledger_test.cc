@@ -61,18 +61,6 @@ TEST_CASE("a tracked zombie that waitid reports first does not hide the others b
   ledger.Untrack(tracked);
 }
 
-TEST_CASE("told to wait, the ledger leaves the zombies behind a tracked one until its owner has reaped it") {
-  ChildLedger& ledger = ChildLedger::Instance();
-  const pid_t tracked = ExitedChild(0);
-  ledger.Track(tracked);
-  const pid_t behind = ExitedChild(1);
-
-  REQUIRE(ledger.ReapUntracked(ChildLedger::Behind::kWait).empty());
-  REQUIRE(waitpid(tracked, nullptr, 0) == tracked);
-  ledger.Untrack(tracked);
-  REQUIRE(Reaped(ledger.ReapUntracked(ChildLedger::Behind::kWait), behind));
-}
-
 TEST_CASE("a pid tracked twice (reused before its first owner untracked it) stays tracked until both let go") {
   ChildLedger& ledger = ChildLedger::Instance();
   ledger.Track(999999);
