@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "agent/base/log.h"
+#include "agent/base/thread_name.h"
 #include "agent/http/listen_sockets.h"
 #include "agent/http/request_parser.h"
 
@@ -98,7 +99,10 @@ Status LocalServer::Start() {
   wake_read_fd_ = pipe_fds[0];
   wake_write_fd_ = pipe_fds[1];
   stopping_ = false;
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    NameThisThread("nh-http");
+    Loop();
+  });
   return Status::Ok();
 }
 

@@ -1,5 +1,7 @@
 #include "agent/periodic/periodic_hooks.h"
 
+#include "agent/base/thread_name.h"
+
 namespace nodehook {
 namespace {
 
@@ -27,9 +29,15 @@ PeriodicHooks::PeriodicHooks(const Config& config, std::vector<ObjectCache*> cac
 
 void PeriodicHooks::Start(std::vector<std::thread>& threads, const CancelToken& hooks) {
   if (checks_->enabled()) {
-    for (int i = 0; i < checks_->threads(); ++i) threads.emplace_back([this, &hooks] { checks_->ThreadLoop(hooks); });
+    for (int i = 0; i < checks_->threads(); ++i) threads.emplace_back([this, &hooks] {
+      NameThisThread("nh-checks");
+      checks_->ThreadLoop(hooks);
+    });
   }
-  if (snapshots_->enabled()) threads.emplace_back([this, &hooks] { snapshots_->ThreadLoop(hooks); });
+  if (snapshots_->enabled()) threads.emplace_back([this, &hooks] {
+      NameThisThread("nh-snapshots");
+      snapshots_->ThreadLoop(hooks);
+    });
 }
 
 void PeriodicHooks::ShutDown() {

@@ -5,6 +5,7 @@
 #include "agent/base/heap.h"
 #include "agent/base/log.h"
 #include "agent/base/metrics.h"
+#include "agent/base/thread_name.h"
 #include "agent/finalizers/finalizers.h"
 #include "agent/hooks/hook_metrics.h"
 #include "agent/pipeline/shutdown_grace.h"
@@ -225,16 +226,52 @@ void Agent::Run(const CancelToken& stop) {
   // Before any object's steps: cordons that no rollout here gives back any more are given back.
   modes_.GiveBackRetiredNodeSteps();
   std::vector<std::thread> threads;
-  threads.emplace_back([this, &stop] { retirement_.Run(stop); });
-  threads.emplace_back([this, &stop] { node_bound_.Run(stop); });
-  if (node_outputs_) threads.emplace_back([this, &stop] { node_outputs_->Run(stop); });
+  threads.emplace_back([this, &stop] {
+    NameThisThread("nh-retirement");
+    retirement_.Run(stop);
+  });
+  threads.emplace_back([this, &stop] {
+    NameThisThread("nh-node-bound");
+    node_bound_.Run(stop);
+  });
+  if (node_outputs_) {
+    threads.emplace_back([this, &stop] {
+      NameThisThread("nh-node-outputs");
+      node_outputs_->Run(stop);
+    });
+  }
   readiness_->Start(threads, stop);
-  for (auto& p : pipelines_) threads.emplace_back([&p, &stop] { p->watcher.Run(stop); });
+  for (auto& p : pipelines_) {
+    threads.emplace_back([&p, &stop] {
+      NameThisThread("nh-watch-" + std::to_string(p->index));
+      p->watcher.Run(stop);
+    });
+  }
   Watcher* node_watcher = modes_.node_watcher();
-  if (node_watcher) threads.emplace_back([node_watcher, &stop] { node_watcher->Run(stop); });
-  if (Watcher* pods = modes_.agent_pod_watcher()) threads.emplace_back([pods, &stop] { pods->Run(stop); });
-  for (Watcher* leases : modes_.rollout_watchers()) threads.emplace_back([leases, &stop] { leases->Run(stop); });
-  for (RolloutParticipant* p : modes_.rollout_participants()) threads.emplace_back([p, &stop] { p->Run(stop); });
+  if (node_watcher) {
+    threads.emplace_back([node_watcher, &stop] {
+      NameThisThread("nh-watch-node");
+      node_watcher->Run(stop);
+    });
+  }
+  if (Watcher* pods = modes_.agent_pod_watcher()) {
+    threads.emplace_back([pods, &stop] {
+      NameThisThread("nh-watch-pods");
+      pods->Run(stop);
+    });
+  }
+  for (Watcher* leases : modes_.rollout_watchers()) {
+    threads.emplace_back([leases, &stop] {
+      NameThisThread("nh-watch-leases");
+      leases->Run(stop);
+    });
+  }
+  for (RolloutParticipant* p : modes_.rollout_participants()) {
+    threads.emplace_back([p, &stop] {
+      NameThisThread("nh-rollout");
+      p->Run(stop);
+    });
+  }
   if (modes_.waits_for_node_labels()) {
     // Until this node's labels are known, no targeted object could match: acting then would
     // run delete hooks for objects this node does own. So workers wait for the Node's first list.
@@ -248,17 +285,29 @@ void Agent::Run(const CancelToken& stop) {
   // the grace cancels if they are still running when it is over.
   CancelToken hooks;
   ShutdownGrace grace(clock_, std::chrono::seconds(config_.tuning.shutdown_grace_seconds), stop);
-  std::thread grace_thread([&] { grace.Run(hooks); });
+  std::thread grace_thread([&] {
+    NameThisThread("nh-grace");
+    grace.Run(hooks);
+  });
   for (int i = 0; i < config_.tuning.workers; ++i) {
-    threads.emplace_back([this, &stop, &hooks] { WorkerLoop(stop, hooks); });
+    threads.emplace_back([this, &stop, &hooks, i] {
+      NameThisThread("nh-worker-" + std::to_string(i));
+      WorkerLoop(stop, hooks);
+    });
   }
   periodic_->Start(threads, hooks);
-  threads.emplace_back([this, &stop] { HousekeepingLoop(stop); });
+  threads.emplace_back([this, &stop] {
+    NameThisThread("nh-housekeeping");
+    HousekeepingLoop(stop);
+  });
   // The election outlives the workers: the Lease is released only once no singleton hook runs.
   CancelToken election_stop;
   std::thread election;
   if (LeaderElector* elector = modes_.elector()) {
-    election = std::thread([elector, &election_stop] { elector->Run(election_stop); });
+    election = std::thread([elector, &election_stop] {
+      NameThisThread("nh-election");
+      elector->Run(election_stop);
+    });
   }
   for (auto& t : threads) t.join();
   grace.WorkersDone();

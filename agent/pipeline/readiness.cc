@@ -1,5 +1,6 @@
 #include "agent/pipeline/readiness.h"
 
+#include "agent/base/thread_name.h"
 #include "agent/http/objects_endpoint.h"
 #include "agent/kube/transport/server_clock.h"
 
@@ -68,8 +69,18 @@ Readiness::Readiness(const Config& config, KubeClient& client,
 }
 
 void Readiness::Start(std::vector<std::thread>& threads, const CancelToken& stop) {
-  for (auto& r : reporters_) threads.emplace_back([&r, &stop] { r->Run(stop); });
-  for (auto& w : writers_) threads.emplace_back([&w, &stop] { w->Run(stop); });
+  for (auto& r : reporters_) {
+    threads.emplace_back([&r, &stop] {
+      NameThisThread("nh-ready");
+      r->Run(stop);
+    });
+  }
+  for (auto& w : writers_) {
+    threads.emplace_back([&w, &stop] {
+      NameThisThread("nh-ready-writer");
+      w->Run(stop);
+    });
+  }
 }
 
 }  // namespace nodehook

@@ -17,11 +17,16 @@ counted (the agent process's utime+stime from /proc).
 --perf DIR records both agents of each run with `perf record -g` through the rate phase into
 DIR/<binary name>-<run>.data (read it with `perf report -i FILE --no-children`).
 
+Each run also says where the CPU per change went by thread (the agent names its threads:
+nh-watch-0, nh-worker-N, nh-housekeeping...; cpprest's I/O threads and the main thread keep the
+process's name), from /proc/<pid>/task before and after the rate phase, summed over both nodes.
+
 Prints a Markdown table: a row per binary and run, and the medians. Fails when an agent did not
 handle every change; never on timing."""
 
 import argparse
 import contextlib
+import os
 import statistics
 import subprocess
 import sys
@@ -37,6 +42,23 @@ from compare_phases import NAME, change_rates  # noqa: E402
 from compare_systems import NodehookNode  # noqa: E402
 
 NODES = ("node-a", "node-b")
+TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pids):
+    """CPU seconds by thread name (a number at its end dropped: nh-worker-2 is nh-worker), summed
+    over the processes `pids`; threads that exited meanwhile are missing."""
+    totals = {}
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                name = (task / "comm").read_text().strip()
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # it exited between the listing and the read
+            name = name.rstrip("0123456789").rstrip("-") or name
+            totals[name] = totals.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / TICKS_PER_SECOND
+    return totals
 
 
 @contextlib.contextmanager
@@ -72,12 +94,20 @@ def one_run(api, work, kubeconfig, binary, namespace, args, perf_output=None):
         time.sleep(args.idle_seconds)  # a measuring window, not a wait for something to happen
         idle_ms_per_s = [1000 * (c - c0) / (time.monotonic() - idle_started)
                          for c, c0 in zip(fleet.cpu(), idle_before)]
+        pids = [node.proc.pid for node in fleet.nodes]
+        threads_before = thread_cpu(pids)
         with perf_record(fleet, perf_output):
             rates = change_rates(api, fleet, namespace, [args.rate], args.seconds, args.objects)[args.rate]
+        threads_after = thread_cpu(pids)
     finally:
         fleet.stop()
+    # Per change on one node: both nodes handled every change.
+    per_change = len(NODES) * rates["changes"]
+    by_thread = {name: round(1000 * (cpu - threads_before.get(name, 0.0)) / per_change, 3)
+                 for name, cpu in sorted(threads_after.items())}
     return {"idle_ms_per_s": statistics.mean(idle_ms_per_s), "cpu_ms_per_change": statistics.mean(rates["cpu_ms_per_change"]),
-            "changes": rates["changes"], "achieved_per_s": rates["achieved_per_s"], "p99_ms": rates["p99"]}
+            "changes": rates["changes"], "achieved_per_s": rates["achieved_per_s"], "p99_ms": rates["p99"],
+            "threads_ms_per_change": {k: v for k, v in by_thread.items() if v > 0}}
 
 
 def main():
@@ -118,6 +148,15 @@ def main():
         mine = [r for b, _, r in rows if b == binary]
         print(f"| `{binary}` | median | {statistics.median(r['idle_ms_per_s'] for r in mine):.2f} | "
               f"{statistics.median(r['cpu_ms_per_change'] for r in mine):.3f} | | |")
+    names = sorted({name for _, _, r in rows for name in r["threads_ms_per_change"]})
+    print("\nCPU per change by thread, ms (medians over the runs; /proc's clock ticks are 10 ms, so "
+          "a thread below 0.01 shows as 0):\n")
+    print("| thread | " + " | ".join(f"`{b.name}`" for b in args.bin) + " |")
+    print("| --- |" + " ---: |" * len(args.bin))
+    for name in names:
+        cells = [statistics.median(r["threads_ms_per_change"].get(name, 0.0) for b, _, r in rows if b == binary)
+                 for binary in args.bin]
+        print(f"| {name} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
 
 
 if __name__ == "__main__":
