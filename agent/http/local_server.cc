@@ -99,10 +99,7 @@ Status LocalServer::Start() {
   wake_read_fd_ = pipe_fds[0];
   wake_write_fd_ = pipe_fds[1];
   stopping_ = false;
-  thread_ = std::thread([this] {
-    NameThisThread("nh-http");
-    Loop();
-  });
+  thread_ = NamedThread("nh-http", [this] { Loop(); });
   return Status::Ok();
 }
 

@@ -29,15 +29,13 @@ PeriodicHooks::PeriodicHooks(const Config& config, std::vector<ObjectCache*> cac
 
 void PeriodicHooks::Start(std::vector<std::thread>& threads, const CancelToken& hooks) {
   if (checks_->enabled()) {
-    for (int i = 0; i < checks_->threads(); ++i) threads.emplace_back([this, &hooks] {
-      NameThisThread("nh-checks");
-      checks_->ThreadLoop(hooks);
-    });
+    for (int i = 0; i < checks_->threads(); ++i) {
+      threads.push_back(NamedThread("nh-checks", [this, &hooks] { checks_->ThreadLoop(hooks); }));
+    }
   }
-  if (snapshots_->enabled()) threads.emplace_back([this, &hooks] {
-      NameThisThread("nh-snapshots");
-      snapshots_->ThreadLoop(hooks);
-    });
+  if (snapshots_->enabled()) {
+    threads.push_back(NamedThread("nh-snapshots", [this, &hooks] { snapshots_->ThreadLoop(hooks); }));
+  }
 }
 
 void PeriodicHooks::ShutDown() {

@@ -226,57 +226,16 @@ void Agent::Run(const CancelToken& stop) {
   // Before any object's steps: cordons that no rollout here gives back any more are given back.
   modes_.GiveBackRetiredNodeSteps();
   std::vector<std::thread> threads;
-  threads.emplace_back([this, &stop] {
-    NameThisThread("nh-retirement");
-    retirement_.Run(stop);
-  });
-  threads.emplace_back([this, &stop] {
-    NameThisThread("nh-node-bound");
-    node_bound_.Run(stop);
-  });
-  if (node_outputs_) {
-    threads.emplace_back([this, &stop] {
-      NameThisThread("nh-node-outputs");
-      node_outputs_->Run(stop);
-    });
-  }
+  threads.push_back(NamedThread("nh-retirement", [this, &stop] { retirement_.Run(stop); }));
+  threads.push_back(NamedThread("nh-node-bound", [this, &stop] { node_bound_.Run(stop); }));
+  if (node_outputs_) threads.push_back(NamedThread("nh-node-outputs", [this, &stop] { node_outputs_->Run(stop); }));
   readiness_->Start(threads, stop);
-  for (auto& p : pipelines_) {
-    threads.emplace_back([&p, &stop] {
-      NameThisThread("nh-watch-" + std::to_string(p->index));
-      p->watcher.Run(stop);
-    });
-  }
-  Watcher* node_watcher = modes_.node_watcher();
-  if (node_watcher) {
-    threads.emplace_back([node_watcher, &stop] {
-      NameThisThread("nh-watch-node");
-      node_watcher->Run(stop);
-    });
-  }
-  if (Watcher* pods = modes_.agent_pod_watcher()) {
-    threads.emplace_back([pods, &stop] {
-      NameThisThread("nh-watch-pods");
-      pods->Run(stop);
-    });
-  }
-  for (Watcher* leases : modes_.rollout_watchers()) {
-    threads.emplace_back([leases, &stop] {
-      NameThisThread("nh-watch-leases");
-      leases->Run(stop);
-    });
-  }
-  for (RolloutParticipant* p : modes_.rollout_participants()) {
-    threads.emplace_back([p, &stop] {
-      NameThisThread("nh-rollout");
-      p->Run(stop);
-    });
-  }
+  StartWatches(threads, stop);
   if (modes_.waits_for_node_labels()) {
     // Until this node's labels are known, no targeted object could match: acting then would
     // run delete hooks for objects this node does own. So workers wait for the Node's first list.
     MutexLock lock(&housekeeping_mu_);
-    while (!node_watcher->synced() && !stop.cancelled()) {
+    while (!modes_.node_watcher()->synced() && !stop.cancelled()) {
       WaitUntil(clock_, housekeeping_cv_, housekeeping_mu_, clock_.Now() + Duration(200),
                 [&] { return stop.cancelled(); });
     }
@@ -285,29 +244,18 @@ void Agent::Run(const CancelToken& stop) {
   // the grace cancels if they are still running when it is over.
   CancelToken hooks;
   ShutdownGrace grace(clock_, std::chrono::seconds(config_.tuning.shutdown_grace_seconds), stop);
-  std::thread grace_thread([&] {
-    NameThisThread("nh-grace");
-    grace.Run(hooks);
-  });
+  std::thread grace_thread = NamedThread("nh-grace", [&] { grace.Run(hooks); });
   for (int i = 0; i < config_.tuning.workers; ++i) {
-    threads.emplace_back([this, &stop, &hooks, i] {
-      NameThisThread("nh-worker-" + std::to_string(i));
-      WorkerLoop(stop, hooks);
-    });
+    threads.push_back(
+        NamedThread("nh-worker-" + std::to_string(i), [this, &stop, &hooks] { WorkerLoop(stop, hooks); }));
   }
   periodic_->Start(threads, hooks);
-  threads.emplace_back([this, &stop] {
-    NameThisThread("nh-housekeeping");
-    HousekeepingLoop(stop);
-  });
+  threads.push_back(NamedThread("nh-housekeeping", [this, &stop] { HousekeepingLoop(stop); }));
   // The election outlives the workers: the Lease is released only once no singleton hook runs.
   CancelToken election_stop;
   std::thread election;
   if (LeaderElector* elector = modes_.elector()) {
-    election = std::thread([elector, &election_stop] {
-      NameThisThread("nh-election");
-      elector->Run(election_stop);
-    });
+    election = NamedThread("nh-election", [elector, &election_stop] { elector->Run(election_stop); });
   }
   for (auto& t : threads) t.join();
   grace.WorkersDone();
@@ -315,6 +263,24 @@ void Agent::Run(const CancelToken& stop) {
   election_stop.Cancel();
   if (election.joinable()) election.join();
   Log(LogLevel::kInfo, "agent stopped", {{"node", config_.node_name}, {"next", "exit"}});
+}
+
+void Agent::StartWatches(std::vector<std::thread>& threads, const CancelToken& stop) {
+  for (auto& p : pipelines_) {
+    threads.push_back(NamedThread("nh-watch-" + std::to_string(p->index), [&p, &stop] { p->watcher.Run(stop); }));
+  }
+  if (Watcher* nodes = modes_.node_watcher()) {
+    threads.push_back(NamedThread("nh-watch-node", [nodes, &stop] { nodes->Run(stop); }));
+  }
+  if (Watcher* pods = modes_.agent_pod_watcher()) {
+    threads.push_back(NamedThread("nh-watch-pods", [pods, &stop] { pods->Run(stop); }));
+  }
+  for (Watcher* leases : modes_.rollout_watchers()) {
+    threads.push_back(NamedThread("nh-watch-leases", [leases, &stop] { leases->Run(stop); }));
+  }
+  for (RolloutParticipant* p : modes_.rollout_participants()) {
+    threads.push_back(NamedThread("nh-rollout", [p, &stop] { p->Run(stop); }));
+  }
 }
 
 void Agent::ObjectWritten(const std::string& uid) {

@@ -102,6 +102,8 @@ class Agent {
   void ReportNodeEvent(const std::string& action, const std::string& reason, bool warning, const std::string& note);
 
  private:
+  // One thread per watch (the resources', and the node, pod and rollout Lease watches some modes add).
+  void StartWatches(std::vector<std::thread>& threads, const CancelToken& stop);
   // Handles queued objects until `stop`; `hooks` stops the hooks it is running.
   void WorkerLoop(const CancelToken& stop, const CancelToken& hooks);
   // Applies retry requests (from the retry inbox, and those `nodehook state retry` left in the

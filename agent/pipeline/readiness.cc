@@ -69,18 +69,8 @@ Readiness::Readiness(const Config& config, KubeClient& client,
 }
 
 void Readiness::Start(std::vector<std::thread>& threads, const CancelToken& stop) {
-  for (auto& r : reporters_) {
-    threads.emplace_back([&r, &stop] {
-      NameThisThread("nh-ready");
-      r->Run(stop);
-    });
-  }
-  for (auto& w : writers_) {
-    threads.emplace_back([&w, &stop] {
-      NameThisThread("nh-ready-writer");
-      w->Run(stop);
-    });
-  }
+  for (auto& r : reporters_) threads.push_back(NamedThread("nh-ready", [&r, &stop] { r->Run(stop); }));
+  for (auto& w : writers_) threads.push_back(NamedThread("nh-ready-writer", [&w, &stop] { w->Run(stop); }));
 }
 
 }  // namespace nodehook
