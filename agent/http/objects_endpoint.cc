@@ -79,7 +79,7 @@ std::string ParseQuery(const LocalRequest& req, const ObjectsEndpointOptions& op
   return "";
 }
 
-bool Matches(const ObjectView& o, const ObjectQuery& q) {
+bool Matches(const SnapshotObject& o, const ObjectQuery& q) {
   return (q.uid.empty() || o.uid == q.uid) && (q.name.empty() || o.name == q.name) &&
          (!q.namespace_given || o.namespace_name == q.namespace_name);
 }
@@ -92,15 +92,20 @@ std::string Cut(const std::string& text, size_t bytes) {
   return text.substr(0, end) + " [cut]";
 }
 
-// The copy to serve: filtered handlers, bounded or hidden messages.
-ObjectView Served(const ObjectView& o, const ObjectQuery& q, const ObjectsEndpointOptions& options) {
+// Its identity and handled time; no handlers yet.
+ObjectView Identity(const SnapshotObject& o) {
   ObjectView out;
   out.uid = o.uid;
-  out.resource = o.resource;
+  out.resource = std::string(o.resource);
   out.namespace_name = o.namespace_name;
   out.name = o.name;
-  out.handled_at_ms = o.handled_at_ms;  // the snapshot holds no diffbase
-  out.settled_resource_version = o.settled_resource_version;
+  if (o.handled_at_ms >= 0) out.handled_at_ms = o.handled_at_ms;
+  return out;
+}
+
+// The view to serve: filtered handlers, bounded or hidden messages.
+ObjectView Served(const SnapshotObject& o, const ObjectQuery& q, const ObjectsEndpointOptions& options) {
+  ObjectView out = Identity(o);
   for (const HandlerRecord& h : o.handlers) {
     if (q.failing && !IsFailing(h)) continue;
     out.handlers.push_back(h);
@@ -115,12 +120,16 @@ LocalResponse Answer(const ObjectViewsSnapshot& snapshot, const ObjectQuery& q, 
                      TimePoint now) {
   std::vector<ObjectView> selected;
   size_t total = 0;
-  for (const SharedObjectView& o : snapshot.objects) {
+  for (const SharedSnapshotObject& o : snapshot.objects) {
     if (!Matches(*o, q)) continue;
     ObjectView served = Served(*o, q, options);
     if (q.failing && served.handlers.empty()) continue;
     ++total;
     if (selected.size() < q.limit) selected.push_back(std::move(served));
+  }
+  // Only for the objects returned: a lookup each in the agent's caches.
+  if (snapshot.settled_version) {
+    for (ObjectView& o : selected) o.settled_resource_version = snapshot.settled_version(o.resource, o.uid);
   }
   bool single = !q.name.empty() || !q.uid.empty();
   if (single && total == 0) return Error(404, "node " + snapshot.node + " knows no such object");
@@ -152,6 +161,12 @@ LocalResponse Answer(const ObjectViewsSnapshot& snapshot, const ObjectQuery& q, 
 }
 
 }  // namespace
+
+ObjectView AsObjectView(const SnapshotObject& o) {
+  ObjectView out = Identity(o);
+  out.handlers = o.handlers;
+  return out;
+}
 
 bool IsFailing(const HandlerRecord& h) {
   // A run that started after failures is still failing until it succeeds.

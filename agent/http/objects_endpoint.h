@@ -17,9 +17,11 @@
 // to `message_bytes`. `source` must be quick and thread-safe; `clock` must outlive the server.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/base/clock.h"
@@ -29,17 +31,36 @@
 
 namespace nodehook {
 
-// What the node knew at one moment: without diffbase bodies and handlers' last_object.
+// One object as the node knew it at one moment: an ObjectView without what only `nodehook
+// state` reads (the diffbase, node steps, handlers' last_object). The agent keeps one per object
+// it remembers, so it is small: the resource id is interned (agent/base/interned.h), and the
+// settled resourceVersion is looked up when served (ObjectViewsSnapshot::settled_version).
+struct SnapshotObject {
+  std::string uid;
+  std::string_view resource;  // interned: valid for the life of the process
+  std::string namespace_name;
+  std::string name;
+  int64_t handled_at_ms = -1;  // when this node last handled it; -1: never
+  std::vector<HandlerRecord> handlers;  // by handler name, without last_object
+
+  std::string Key() const { return namespace_name.empty() ? name : namespace_name + "/" + name; }
+};
+// The ObjectView it stands for (no settled version: see ObjectViewsSnapshot::settled_version).
+ObjectView AsObjectView(const SnapshotObject& object);
+
 // Shared between snapshots: a refresh reads only the objects that changed and keeps the rest.
-using SharedObjectView = std::shared_ptr<const ObjectView>;
+using SharedSnapshotObject = std::shared_ptr<const SnapshotObject>;
 
 struct ObjectViewsSnapshot {
   std::string node;
   TimePoint taken_at;
-  std::vector<SharedObjectView> objects;  // ordered by resource, namespace, name, uid
+  std::vector<SharedSnapshotObject> objects;  // ordered by resource, namespace, name, uid
   // Whether the node-bound rules confine this agent (admission/node_bound_check.h):
   // "protected", "unprotected", "unknown"; "" = not said.
   std::string node_bound;
+  // The resourceVersion the node settled each object at (ObjectView::settled_resource_version),
+  // read when an object is served; none or "": not settled.
+  std::function<std::string(std::string_view resource, const std::string& uid)> settled_version;
 };
 using ObjectViewsPtr = std::shared_ptr<const ObjectViewsSnapshot>;
 

@@ -10,12 +10,12 @@ std::string Objects(size_t n) { return std::to_string(n) + (n == 1 ? " object" :
 
 }  // namespace
 
-NodeConditionValue DeriveNodeCondition(const std::string& resource_id, const std::vector<SharedObjectView>& objects,
+NodeConditionValue DeriveNodeCondition(const std::string& resource_id, const std::vector<SharedSnapshotObject>& objects,
                                        const ResourceProgress& progress) {
   size_t failing = 0;
-  const ObjectView* first = nullptr;
+  const SnapshotObject* first = nullptr;
   const HandlerRecord* first_handler = nullptr;
-  for (const SharedObjectView& object : objects) {
+  for (const SharedSnapshotObject& object : objects) {
     if (object->resource != resource_id) continue;
     for (const HandlerRecord& h : object->handlers) {
       if (!IsFailing(h)) continue;

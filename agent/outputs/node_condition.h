@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/http/objects_endpoint.h"  // SharedObjectView
+#include "agent/http/objects_endpoint.h"  // SharedSnapshotObject
 #include "storage/state_report.h"
 
 namespace nodehook {
@@ -38,7 +38,7 @@ struct ResourceProgress {
 inline constexpr size_t kNodeConditionMessageLimit = 512;
 
 // `objects` is this node's store snapshot (every resource; only `resource_id`'s are read).
-NodeConditionValue DeriveNodeCondition(const std::string& resource_id, const std::vector<SharedObjectView>& objects,
+NodeConditionValue DeriveNodeCondition(const std::string& resource_id, const std::vector<SharedSnapshotObject>& objects,
                                        const ResourceProgress& progress);
 
 }  // namespace nodehook

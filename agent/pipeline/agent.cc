@@ -54,7 +54,7 @@ ObjectViewsPublisherOptions ViewsOptions(const std::vector<std::unique_ptr<Resou
                                          const NodeBoundCheck& node_bound) {
   ObjectViewsPublisherOptions options;
   options.node_bound = [&node_bound] { return std::string(NodeBoundName(node_bound.Latest().answer)); };
-  options.settled_version = [&pipelines](const std::string& resource, const std::string& uid) {
+  options.settled_version = [&pipelines](std::string_view resource, const std::string& uid) {
     for (const auto& p : pipelines) {
       if (p->config.ref.Id() != resource) continue;
       std::optional<SettledState> settled = p->tracker.cache().Settled(uid);

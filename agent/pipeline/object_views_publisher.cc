@@ -5,13 +5,14 @@
 #include <tuple>
 #include <utility>
 
+#include "agent/base/interned.h"
 #include "agent/base/log.h"
 
 namespace nodehook {
 namespace {
 
 // The snapshot's order (CollectObjectViews' ORDER BY: byte-wise, as std::string compares).
-bool Before(const SharedObjectView& a, const SharedObjectView& b) {
+bool Before(const SharedSnapshotObject& a, const SharedSnapshotObject& b) {
   return std::tie(a->resource, a->namespace_name, a->name, a->uid) <
          std::tie(b->resource, b->namespace_name, b->name, b->uid);
 }
@@ -26,27 +27,28 @@ void ObjectViewsPublisher::MarkChanged(const std::string& uid) {
   dirty_.insert(uid);
 }
 
-SharedObjectView ObjectViewsPublisher::Served(ObjectView view) const {
+SharedSnapshotObject ObjectViewsPublisher::Served(ObjectView view) {
   // Never served, so not kept in memory: freed, not cleared (a cleared string keeps its buffer;
-  // handler rows are read with their last_object).
-  // Read without bodies, a view has no diffbase and no node steps already.
+  // handler rows are read with their last_object). Read without bodies, a view has no diffbase
+  // and no node steps already.
   for (HandlerRecord& h : view.handlers) std::string().swap(h.last_object);
-  if (options_.settled_version) view.settled_resource_version = options_.settled_version(view.resource, view.uid);
-  return std::make_shared<const ObjectView>(std::move(view));
+  return std::make_shared<const SnapshotObject>(SnapshotObject{std::move(view.uid), Intern(view.resource),
+                                                               std::move(view.namespace_name), std::move(view.name),
+                                                               view.handled_at_ms.value_or(-1), std::move(view.handlers)});
 }
 
-Result<std::vector<SharedObjectView>> ObjectViewsPublisher::ReadAll() {
+Result<std::vector<SharedSnapshotObject>> ObjectViewsPublisher::ReadAll() {
   auto views = CollectObjectViews(store_, /*diffbase_bodies=*/false);
   if (!views.ok()) return views.status();
-  std::vector<SharedObjectView> out;
+  std::vector<SharedSnapshotObject> out;
   out.reserve(views->size());
   for (ObjectView& view : *views) out.push_back(Served(std::move(view)));
   return out;
 }
 
-Result<std::vector<SharedObjectView>> ObjectViewsPublisher::ReadChanged(const ObjectViewsSnapshot& previous,
+Result<std::vector<SharedSnapshotObject>> ObjectViewsPublisher::ReadChanged(const ObjectViewsSnapshot& previous,
                                                                         const std::set<std::string>& changed) {
-  std::vector<SharedObjectView> fresh;
+  std::vector<SharedSnapshotObject> fresh;
   std::set<std::string> replaced;  // read again, or gone: their previous views go
   for (const std::string& uid : changed) {
     Result<ObjectView> view = CollectObjectView(store_, uid, /*diffbase_bodies=*/false);
@@ -62,12 +64,12 @@ Result<std::vector<SharedObjectView>> ObjectViewsPublisher::ReadChanged(const Ob
     // (the reconciler quarantines the object).
   }
   std::sort(fresh.begin(), fresh.end(), Before);
-  std::vector<SharedObjectView> kept;
+  std::vector<SharedSnapshotObject> kept;
   kept.reserve(previous.objects.size());
-  for (const SharedObjectView& view : previous.objects) {
+  for (const SharedSnapshotObject& view : previous.objects) {
     if (!replaced.count(view->uid)) kept.push_back(view);
   }
-  std::vector<SharedObjectView> out;
+  std::vector<SharedSnapshotObject> out;
   out.reserve(kept.size() + fresh.size());
   std::merge(kept.begin(), kept.end(), fresh.begin(), fresh.end(), std::back_inserter(out), Before);
   return out;
@@ -113,6 +115,7 @@ void ObjectViewsPublisher::RefreshIfDue() {
   if (options_.node_bound) snapshot->node_bound = options_.node_bound();
   snapshot->taken_at = now;
   snapshot->objects = std::move(views).value();
+  snapshot->settled_version = options_.settled_version;
   MutexLock lock(&mu_);
   latest_ = std::move(snapshot);
 }

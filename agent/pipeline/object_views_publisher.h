@@ -13,8 +13,8 @@
 // (workers' commits wait) and costs about 9 ms of CPU per 1,000 objects (docs/benchmarks.md), so
 // the interval also stretches to `1 / max_busy_share` times the last read's duration. On a small
 // node answers are at most about one housekeeping tick (2 s) behind the store; each answer says
-// how old its snapshot is. Each object also carries its settled resourceVersion, asked of
-// `settled_version` (its resource's cache) when that object is read.
+// how old its snapshot is. Each snapshot carries `settled_version` (the resources' caches),
+// which the endpoint asks for each object it serves: the settled version as of the answer.
 // Thread-safety: MarkChanged(), MarkAllChanged() and Latest() from any thread; RefreshIfDue()
 // from one thread.
 #pragma once
@@ -36,8 +36,8 @@ struct ObjectViewsPublisherOptions {
   Duration min_interval = std::chrono::seconds(1);
   Duration max_age = std::chrono::seconds(30);
   double max_busy_share = 0.05;  // of the time spent reading the store for snapshots
-  // Each object's settled resourceVersion (ObjectView::settled_resource_version); none: "".
-  std::function<std::string(const std::string& resource, const std::string& uid)> settled_version{};
+  // Each object's settled resourceVersion (ObjectViewsSnapshot::settled_version); none: "".
+  std::function<std::string(std::string_view resource, const std::string& uid)> settled_version{};
   // Whether the node-bound rules confine this agent (ObjectViewsSnapshot::node_bound); none: "".
   std::function<std::string()> node_bound{};
 };
@@ -62,11 +62,11 @@ class ObjectViewsPublisher {
  private:
   // The views of the whole store; or those of `previous` with the objects `changed` names read
   // again (and dropped when the store no longer knows them).
-  Result<std::vector<SharedObjectView>> ReadAll();
-  Result<std::vector<SharedObjectView>> ReadChanged(const ObjectViewsSnapshot& previous,
+  Result<std::vector<SharedSnapshotObject>> ReadAll();
+  Result<std::vector<SharedSnapshotObject>> ReadChanged(const ObjectViewsSnapshot& previous,
                                                     const std::set<std::string>& changed);
   // As a snapshot serves it: no bodies, the settled resourceVersion.
-  SharedObjectView Served(ObjectView view) const;
+  static SharedSnapshotObject Served(ObjectView view);
 
   StateStore& store_;
   Clock& clock_;

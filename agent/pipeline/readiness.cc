@@ -32,7 +32,7 @@ ReadyReport ReportOf(const ResourcePipeline& pipeline, const ObjectViewsPublishe
   auto snapshot = views.Latest();
   if (!snapshot.ok()) return report;
   const std::string id = pipeline.config.ref.Id();
-  for (const SharedObjectView& object : (*snapshot)->objects) {
+  for (const SharedSnapshotObject& object : (*snapshot)->objects) {
     if (object->resource != id || !report.known.count(object->uid)) continue;
     for (const HandlerRecord& h : object->handlers) {
       if (!IsFailing(h)) continue;

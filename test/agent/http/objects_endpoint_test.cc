@@ -4,6 +4,7 @@
 
 #include <rapidjson/document.h>
 
+#include <map>
 #include <memory>
 
 #include "agent/http/objects_endpoint.h"
@@ -23,8 +24,8 @@ HandlerRecord Handler(const std::string& name, const std::string& outcome, int r
   return h;
 }
 
-ObjectView Object(const std::string& ns, const std::string& name, std::vector<HandlerRecord> handlers = {}) {
-  ObjectView o;
+SnapshotObject Object(const std::string& ns, const std::string& name, std::vector<HandlerRecord> handlers = {}) {
+  SnapshotObject o;
   o.uid = "uid-" + name;
   o.resource = "widgets.example.com/v1";
   o.namespace_name = ns;
@@ -39,11 +40,17 @@ struct Endpoint {
   ObjectViewsPtr snapshot;
   LocalServer server{LocalServerOptions{}};
 
-  explicit Endpoint(std::vector<ObjectView> objects, ObjectsEndpointOptions options = {}) {
+  // `settled`: the settled resourceVersion by uid, as the agent's caches would say it.
+  explicit Endpoint(std::vector<SnapshotObject> objects, ObjectsEndpointOptions options = {},
+                    std::map<std::string, std::string> settled = {}) {
     auto s = std::make_shared<ObjectViewsSnapshot>();
     s->node = "node-a";
     s->taken_at = clock.Now();
-    for (ObjectView& o : objects) s->objects.push_back(std::make_shared<const ObjectView>(std::move(o)));
+    for (SnapshotObject& o : objects) s->objects.push_back(std::make_shared<const SnapshotObject>(std::move(o)));
+    s->settled_version = [settled = std::move(settled)](std::string_view resource, const std::string& uid) {
+      CHECK(resource == "widgets.example.com/v1");
+      return settled.count(uid) ? settled.at(uid) : "";
+    };
     snapshot = s;
     RegisterObjectsEndpoints(server, [this]() -> Result<ObjectViewsPtr> { return snapshot; }, clock, options);
     REQUIRE(server.Start().ok());
@@ -101,7 +108,7 @@ TEST_CASE("a limit returns the first objects and marks the answer truncated with
 }
 
 TEST_CASE("without a limit at most default_limit objects are sent") {
-  std::vector<ObjectView> many;
+  std::vector<SnapshotObject> many;
   for (int i = 0; i < 12; ++i) many.push_back(Object("ns", "o" + std::to_string(100 + i)));
   ObjectsEndpointOptions options;
   options.default_limit = 10;
@@ -180,9 +187,7 @@ TEST_CASE("the answer says how old its snapshot is") {
 }
 
 TEST_CASE("each object carries the resourceVersion this node settled at, when it has one") {
-  ObjectView settled = Object("ns", "a");
-  settled.settled_resource_version = "4711";
-  Endpoint e({settled, Object("ns", "b")});
+  Endpoint e({Object("ns", "a"), Object("ns", "b")}, {}, {{"uid-a", "4711"}});
   auto doc = e.Get("/v1/objects?uid=uid-a");
   CHECK(std::string(doc["objects"][0]["settled_resource_version"].GetString()) == "4711");
   CHECK_FALSE(e.Get("/v1/objects?uid=uid-b")["objects"][0].HasMember("settled_resource_version"));

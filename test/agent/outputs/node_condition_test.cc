@@ -8,9 +8,9 @@ namespace {
 
 const char* const kWidgets = "widgets.example.com/v1";
 
-SharedObjectView Object(const std::string& name, std::vector<HandlerRecord> handlers = {},
+SharedSnapshotObject Object(const std::string& name, std::vector<HandlerRecord> handlers = {},
                         const char* resource = kWidgets) {
-  auto v = std::make_shared<ObjectView>();
+  auto v = std::make_shared<SnapshotObject>();
   v->uid = "uid-" + name;
   v->resource = resource;
   v->namespace_name = "ns";
@@ -30,7 +30,7 @@ HandlerRecord Handler(const std::string& handler, const std::string& outcome, in
 }
 
 TEST_CASE("every object handled is True; one not handled yet is Unknown; before the first list, Unknown") {
-  const std::vector<SharedObjectView> none;
+  const std::vector<SharedSnapshotObject> none;
   CHECK(DeriveNodeCondition(kWidgets, none, {true, 3, 0}) ==
         NodeConditionValue{"True", "AllHandled", "every object of widgets.example.com/v1 is handled on this node"});
   // Objects coming and going while all are handled change nothing: no write.
@@ -39,18 +39,18 @@ TEST_CASE("every object handled is True; one not handled yet is Unknown; before 
         NodeConditionValue{"Unknown", "InProgress", "1 object of 3 in progress on this node"});
   CHECK(DeriveNodeCondition(kWidgets, none, {false, 0, 0}).reason == "Starting");
   // Multi-step work under way (exit 100) is in progress, not a failure.
-  std::vector<SharedObjectView> stepping{Object("a", {Handler("create", "in_progress", 0)})};
+  std::vector<SharedSnapshotObject> stepping{Object("a", {Handler("create", "in_progress", 0)})};
   CHECK(DeriveNodeCondition(kWidgets, stepping, {true, 1, 1}).status == "Unknown");
 }
 
 TEST_CASE("a failing handler makes it False, naming the first failing object and its message") {
-  std::vector<SharedObjectView> objects{Object("a"), Object("b", {Handler("update", "failed", 2, "disk full")}),
+  std::vector<SharedSnapshotObject> objects{Object("a"), Object("b", {Handler("update", "failed", 2, "disk full")}),
                                   Object("c", {Handler("create", "permanent_failure", 5, "no such device")}),
                                   Object("d", {Handler("create", "failed", 1)}, "gadgets.example.com/v1")};
   NodeConditionValue v = DeriveNodeCondition(kWidgets, objects, {true, 3, 2});
   CHECK(v == NodeConditionValue{"False", "HooksFailing", "2 objects failing on this node; ns/b update: disk full"});
   // Still failing while it runs again after failures; never hidden behind "in progress".
-  std::vector<SharedObjectView> rerun{Object("b", {Handler("update", "running", 2)})};
+  std::vector<SharedSnapshotObject> rerun{Object("b", {Handler("update", "running", 2)})};
   CHECK(DeriveNodeCondition(kWidgets, rerun, {true, 1, 1}).status == "False");
   // Another resource's failures are not this one's.
   CHECK(DeriveNodeCondition("gadgets.example.com/v1", {Object("a")}, {true, 1, 0}).status == "True");
@@ -59,7 +59,7 @@ TEST_CASE("a failing handler makes it False, naming the first failing object and
 TEST_CASE("a long message is cut on a character boundary") {
   std::string message(2000, 'x');
   message.replace(kNodeConditionMessageLimit - 10, 2, "\xC3\xA9");  // a two-byte character near the cut
-  std::vector<SharedObjectView> objects{Object("a", {Handler("create", "failed", 1, message)})};
+  std::vector<SharedSnapshotObject> objects{Object("a", {Handler("create", "failed", 1, message)})};
   const std::string cut = DeriveNodeCondition(kWidgets, objects, {true, 1, 1}).message;
   CHECK(cut.size() <= kNodeConditionMessageLimit);
   CHECK(cut.substr(cut.size() - 3) == "...");

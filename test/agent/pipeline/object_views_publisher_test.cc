@@ -51,7 +51,7 @@ struct Fixture {
   // The served form of the latest snapshot's objects, to compare two snapshots by content.
   static std::string Served(const ObjectViewsSnapshot& snapshot) {
     std::vector<ObjectView> views;
-    for (const SharedObjectView& v : snapshot.objects) views.push_back(*v);
+    for (const SharedSnapshotObject& v : snapshot.objects) views.push_back(AsObjectView(*v));
     return ObjectsToJson(views, 0, false);
   }
 
@@ -215,13 +215,12 @@ TEST_CASE("the snapshot holds progress and identity but no stored object bodies"
   auto snapshot = f.publisher.Latest().value();
   REQUIRE(snapshot->objects.size() == 2);
   CHECK(snapshot->node == "node-a");
-  const ObjectView& a = *snapshot->objects[0];
-  // When it was handled, not the diffbase: a record per object would be a second set of strings.
-  CHECK(a.diffbase == nullptr);
+  const SnapshotObject& a = *snapshot->objects[0];
+  // When it was handled, not the diffbase (SnapshotObject has no place for one).
   CHECK(a.uid == "uid-a");
-  REQUIRE(a.handled_at_ms.has_value());
-  CHECK(*a.handled_at_ms == ToMillis(f.clock.Now()));
-  const ObjectView& b = *snapshot->objects[1];
+  CHECK(a.handled_at_ms == ToMillis(f.clock.Now()));
+  const SnapshotObject& b = *snapshot->objects[1];
+  CHECK(b.handled_at_ms == -1);  // never handled: only its progress row
   REQUIRE(b.handlers.size() == 1);
   CHECK(b.handlers[0].retries == 2);
   CHECK(b.handlers[0].last_message == "exit 1");
@@ -236,9 +235,8 @@ TEST_CASE("a view read again by uid keeps no buffer of the bodies it read") {
   f.Handle("a");  // bodies longer than a string holds without a buffer of its own
   f.Fail("a");
   f.publisher.MarkChanged("uid-a");
-  const ObjectView& a = *f.RefreshedLater()->objects.at(0);
+  const SnapshotObject& a = *f.RefreshedLater()->objects.at(0);
   const size_t inline_capacity = std::string().capacity();
-  CHECK(a.diffbase == nullptr);
   REQUIRE(a.handlers.size() == 1);
   CHECK(a.handlers[0].last_object.capacity() == inline_capacity);
 }
