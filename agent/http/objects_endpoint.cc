@@ -17,6 +17,7 @@ struct ObjectQuery {
   size_t limit = 0;
   bool failing = false;
   std::string uid;
+  CompactUid uid_key;  // `uid`, as the snapshot holds it
   std::string namespace_name;
   std::string name;
   bool namespace_given = false;  // "" is a real namespace filter (cluster-scoped objects)
@@ -63,6 +64,7 @@ std::string ParseQuery(const LocalRequest& req, const ObjectsEndpointOptions& op
   }
   q->failing = failing == "true";
   q->uid = QueryParam(req.query, "uid");
+  q->uid_key = CompactUid(q->uid);
   q->name = QueryParam(req.query, "name");
   q->namespace_name = QueryParam(req.query, "namespace");
   q->namespace_given = !q->namespace_name.empty();
@@ -80,7 +82,7 @@ std::string ParseQuery(const LocalRequest& req, const ObjectsEndpointOptions& op
 }
 
 bool Matches(const SnapshotObject& o, const ObjectQuery& q) {
-  return (q.uid.empty() || o.uid == q.uid) && (q.name.empty() || o.name == q.name) &&
+  return (q.uid.empty() || o.uid == q.uid_key) && (q.name.empty() || o.name == q.name) &&
          (!q.namespace_given || o.namespace_name == q.namespace_name);
 }
 
@@ -95,7 +97,7 @@ std::string Cut(const std::string& text, size_t bytes) {
 // Its identity and handled time; no handlers yet.
 ObjectView Identity(const SnapshotObject& o) {
   ObjectView out;
-  out.uid = o.uid;
+  out.uid = o.uid.str();
   out.resource = std::string(o.resource);
   out.namespace_name = o.namespace_name;
   out.name = o.name;

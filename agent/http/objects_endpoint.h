@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "agent/base/clock.h"
+#include "agent/base/compact_uid.h"
 #include "agent/base/status.h"
 #include "agent/http/local_server.h"
 #include "storage/state_report.h"
@@ -36,7 +37,7 @@ namespace nodehook {
 // it remembers, so it is small: the resource id is interned (agent/base/interned.h), and the
 // settled resourceVersion is looked up when served (ObjectViewsSnapshot::settled_version).
 struct SnapshotObject {
-  std::string uid;
+  CompactUid uid;
   std::string_view resource;  // interned: valid for the life of the process
   std::string namespace_name;
   std::string name;

@@ -1,7 +1,5 @@
 #include "agent/object/essence.h"
 
-#include <cstdio>
-
 #include "agent/config/config.h"
 #include "agent/object/canonical_json.h"
 #include "agent/object/json_diff.h"
@@ -121,15 +119,35 @@ Result<std::string> DiffEssences(const std::string& old_essence, const std::stri
 }
 
 std::string EssenceDigest(const std::string& essence) {
-  // FNV-1a 64: a change detector for retries, not a security boundary.
+  // FNV-1a 64 (its offset basis short of a digit, kept: stored targets are these digests): a
+  // change detector for retries, not a security boundary.
   uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : essence) {
     h ^= c;
     h *= 1099511628211ULL;
   }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  return DigestText(h);
+}
+
+std::string DigestText(uint64_t value) {
+  // Not snprintf: this runs for every object version the watch reads, and printf's parsing of
+  // the format was 9 % of the watch thread's CPU.
+  static const char kHex[] = "0123456789abcdef";
+  std::string text(16, '0');
+  for (int i = 15; i >= 0; --i, value >>= 4) text[static_cast<size_t>(i)] = kHex[value & 0xF];
+  return text;
+}
+
+bool ParseDigest(const std::string& text, uint64_t* value) {
+  if (text.size() != 16) return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return false;
+    v = v << 4 | static_cast<uint64_t>(digit);
+  }
+  *value = v;
+  return true;
 }
 
 }  // namespace nodehook

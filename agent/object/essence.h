@@ -3,6 +3,8 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <cstdint>
+
 #include <string>
 #include <vector>
 
@@ -26,7 +28,12 @@ std::string EssenceOfDocument(rapidjson::Document& doc, const std::vector<std::s
 // ("old" is absent for add, "new" for remove). Either side may be "" (nothing).
 Result<std::string> DiffEssences(const std::string& old_essence, const std::string& new_essence);
 
-// A short stable digest of an essence, stored as the target a retrying handler works towards.
+// A short stable digest of an essence, stored as the target a retrying handler works towards:
+// 16 lowercase hex digits, the text of a 64-bit value (DigestText).
 std::string EssenceDigest(const std::string& essence);
+// A digest's text from its value, and back (false: `text` is not a digest), for holding one in
+// 8 bytes where there is one per object.
+std::string DigestText(uint64_t value);
+bool ParseDigest(const std::string& text, uint64_t* value);
 
 }  // namespace nodehook

@@ -32,7 +32,7 @@ SharedSnapshotObject ObjectViewsPublisher::Served(ObjectView view) {
   // handler rows are read with their last_object). Read without bodies, a view has no diffbase
   // and no node steps already.
   for (HandlerRecord& h : view.handlers) std::string().swap(h.last_object);
-  return std::make_shared<const SnapshotObject>(SnapshotObject{std::move(view.uid), Intern(view.resource),
+  return std::make_shared<const SnapshotObject>(SnapshotObject{CompactUid(view.uid), Intern(view.resource),
                                                                std::move(view.namespace_name), std::move(view.name),
                                                                view.handled_at_ms.value_or(-1), std::move(view.handlers)});
 }
@@ -49,14 +49,14 @@ Result<std::vector<SharedSnapshotObject>> ObjectViewsPublisher::ReadAll() {
 Result<std::vector<SharedSnapshotObject>> ObjectViewsPublisher::ReadChanged(const ObjectViewsSnapshot& previous,
                                                                         const std::set<std::string>& changed) {
   std::vector<SharedSnapshotObject> fresh;
-  std::set<std::string> replaced;  // read again, or gone: their previous views go
+  std::set<CompactUid> replaced;  // read again, or gone: their previous views go
   for (const std::string& uid : changed) {
     Result<ObjectView> view = CollectObjectView(store_, uid, /*diffbase_bodies=*/false);
     if (view.ok()) {
       fresh.push_back(Served(std::move(view).value()));
-      replaced.insert(uid);
+      replaced.insert(CompactUid(uid));
     } else if (view.status().code() == StatusCode::kNotFound) {  // forgotten
-      replaced.insert(uid);
+      replaced.insert(CompactUid(uid));
     } else if (view.status().code() != StatusCode::kCorrupt) {
       return view.status();
     }

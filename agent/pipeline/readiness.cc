@@ -33,10 +33,13 @@ ReadyReport ReportOf(const ResourcePipeline& pipeline, const ObjectViewsPublishe
   if (!snapshot.ok()) return report;
   const std::string id = pipeline.config.ref.Id();
   for (const SharedSnapshotObject& object : (*snapshot)->objects) {
-    if (object->resource != id || !report.known.count(object->uid)) continue;
+    if (object->resource != id) continue;
     for (const HandlerRecord& h : object->handlers) {
       if (!IsFailing(h)) continue;
-      report.results[object->uid] = NodeResult{h.target, true, 0, h.handler + ": " + h.last_message, false};
+      std::string uid = object->uid.str();
+      if (report.known.count(uid)) {
+        report.results[uid] = NodeResult{h.target, true, 0, h.handler + ": " + h.last_message, false};
+      }
       break;
     }
   }

@@ -1,31 +1,8 @@
 #include "agent/watch/object_cache.h"
 
-#include <cstdio>
+#include "agent/object/essence.h"
 
 namespace nodehook {
-namespace {
-
-// EssenceDigest's form (16 lowercase hex digits) held as its value: inline in the entry rather
-// than a string on the heap. Anything else is not a digest and is not kept.
-bool ParseDigest(const std::string& text, uint64_t* value) {
-  if (text.size() != 16) return false;
-  uint64_t v = 0;
-  for (char c : text) {
-    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (digit < 0) return false;
-    v = v << 4 | static_cast<uint64_t>(digit);
-  }
-  *value = v;
-  return true;
-}
-
-std::string DigestText(uint64_t value) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(value));
-  return buf;
-}
-
-}  // namespace
 
 void ObjectCache::Entry::ClearDropped() {
   // Freed, not cleared: a cleared string keeps its buffer.
@@ -55,7 +32,7 @@ std::vector<ObjectCache::Taken> ObjectCache::ReadNew(const std::vector<ObjectPtr
   {
     MutexLock lock(&mu_);
     for (size_t i = 0; i < objects.size(); ++i) {
-      auto it = entries_.find(objects[i]->meta.uid);
+      auto it = entries_.find(CompactUid(objects[i]->meta.uid));
       // A version held already keeps its facts; one whose bytes were dropped stays without them.
       const bool held = it != entries_.end() && !it->second.gone && (it->second.facts || it->second.dropped);
       known[i] = held && it->second.resource_version() == objects[i]->meta.resource_version;
@@ -71,7 +48,7 @@ std::vector<ObjectCache::Taken> ObjectCache::ReadNew(const std::vector<ObjectPtr
 bool ObjectCache::Upsert(ObjectPtr object) {
   std::vector<Taken> taken = ReadNew({std::move(object)});
   MutexLock lock(&mu_);
-  Entry& entry = entries_[taken[0].object->meta.uid];
+  Entry& entry = entries_[CompactUid(taken[0].object->meta.uid)];
   bool changed = entry.Take(std::move(taken[0].object), std::move(taken[0].facts));
   if (entry.object && !entry.facts) entry.facts = ReadFacts(entry.object->json, spec_);  // dropped meanwhile
   return changed;
@@ -81,7 +58,7 @@ void ObjectCache::MarkGone(const std::string& uid, ObjectPtr last_seen) {
   std::vector<Taken> taken;
   if (last_seen) taken = ReadNew({std::move(last_seen)});
   MutexLock lock(&mu_);
-  Entry& entry = entries_[uid];
+  Entry& entry = entries_[CompactUid(uid)];
   if (!taken.empty()) {
     bool same_version = entry.object && entry.facts &&
                         entry.object->meta.resource_version == taken[0].object->meta.resource_version;
@@ -99,18 +76,19 @@ std::vector<std::string> ObjectCache::Replace(const std::vector<ObjectPtr>& item
   std::vector<Taken> taken = ReadNew(items);
   MutexLock lock(&mu_);
   std::vector<std::string> changed;
-  std::set<std::string> listed;
+  std::set<CompactUid> listed;
   for (auto& item : taken) {
     const std::string uid = item.object->meta.uid;
-    listed.insert(uid);
-    Entry& entry = entries_[uid];
+    CompactUid key(uid);
+    Entry& entry = entries_[key];
+    listed.insert(std::move(key));
     if (entry.Take(std::move(item.object), std::move(item.facts))) changed.push_back(uid);
     if (entry.object && !entry.facts) entry.facts = ReadFacts(entry.object->json, spec_);  // dropped meanwhile
   }
-  for (auto& [uid, entry] : entries_) {
-    if (!listed.count(uid) && !entry.gone && !keep_missing && !keep.count(uid)) {
+  for (auto& [key, entry] : entries_) {
+    if (!listed.count(key) && !entry.gone && !keep_missing && !keep.count(key.str())) {
       entry.gone = true;
-      changed.push_back(uid);
+      changed.push_back(key.str());
     }
   }
   return changed;
@@ -118,7 +96,7 @@ std::vector<std::string> ObjectCache::Replace(const std::vector<ObjectPtr>& item
 
 void ObjectCache::DropBytes(const std::string& uid, const std::string& resource_version) {
   MutexLock lock(&mu_);
-  auto it = entries_.find(uid);
+  auto it = entries_.find(CompactUid(uid));
   if (it == entries_.end()) return;
   Entry& entry = it->second;
   if (entry.gone || !entry.object || entry.object->meta.resource_version != resource_version) return;
@@ -134,7 +112,7 @@ void ObjectCache::DropBytes(const std::string& uid, const std::string& resource_
 
 std::optional<CachedObject> ObjectCache::Get(const std::string& uid) const {
   MutexLock lock(&mu_);
-  auto it = entries_.find(uid);
+  auto it = entries_.find(CompactUid(uid));
   if (it == entries_.end()) return std::nullopt;
   const Entry& entry = it->second;
   CachedObject out{entry.object, entry.facts, entry.gone, std::nullopt, std::nullopt};
@@ -151,7 +129,7 @@ std::optional<CachedObject> ObjectCache::Get(const std::string& uid) const {
 
 void ObjectCache::MarkSettled(const std::string& uid, const std::string& resource_version, const std::string& digest) {
   MutexLock lock(&mu_);
-  auto it = entries_.find(uid);
+  auto it = entries_.find(CompactUid(uid));
   if (it == entries_.end()) return;
   Entry& entry = it->second;
   // A plan without the live object's facts (its bytes dropped) keeps the digest of that version.
@@ -163,7 +141,7 @@ void ObjectCache::MarkSettled(const std::string& uid, const std::string& resourc
 
 void ObjectCache::Unsettle(const std::string& uid) {
   MutexLock lock(&mu_);
-  auto it = entries_.find(uid);
+  auto it = entries_.find(CompactUid(uid));
   if (it == entries_.end()) return;
   it->second.settled = it->second.settled_digest_known = false;
   std::string().swap(it->second.settled_version);
@@ -171,7 +149,7 @@ void ObjectCache::Unsettle(const std::string& uid) {
 
 std::optional<SettledState> ObjectCache::Settled(const std::string& uid) const {
   MutexLock lock(&mu_);
-  auto it = entries_.find(uid);
+  auto it = entries_.find(CompactUid(uid));
   if (it == entries_.end() || !it->second.settled) return std::nullopt;
   const Entry& entry = it->second;
   return SettledState{entry.settled_version, entry.settled_digest_known ? DigestText(entry.settled_digest) : ""};
@@ -179,12 +157,12 @@ std::optional<SettledState> ObjectCache::Settled(const std::string& uid) const {
 
 bool ObjectCache::Contains(const std::string& uid) const {
   MutexLock lock(&mu_);
-  return entries_.count(uid) > 0;
+  return entries_.count(CompactUid(uid)) > 0;
 }
 
 void ObjectCache::EraseIfGone(const std::string& uid) {
   MutexLock lock(&mu_);
-  auto it = entries_.find(uid);
+  auto it = entries_.find(CompactUid(uid));
   if (it != entries_.end() && it->second.gone) entries_.erase(it);
 }
 
@@ -192,7 +170,7 @@ std::vector<std::string> ObjectCache::Uids() const {
   MutexLock lock(&mu_);
   std::vector<std::string> uids;
   uids.reserve(entries_.size());
-  for (const auto& [uid, entry] : entries_) uids.push_back(uid);
+  for (const auto& [key, entry] : entries_) uids.push_back(key.str());
   return uids;
 }
 
@@ -204,7 +182,7 @@ size_t ObjectCache::size() const {
 size_t ObjectCache::with_bytes() const {
   MutexLock lock(&mu_);
   size_t n = 0;
-  for (const auto& [uid, entry] : entries_) n += entry.object ? 1 : 0;
+  for (const auto& [key, entry] : entries_) n += entry.object ? 1 : 0;
   return n;
 }
 

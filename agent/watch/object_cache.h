@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/base/compact_uid.h"
 #include "agent/base/mutex.h"
 #include "agent/kube/client/kube_types.h"
 #include "agent/object/object_facts.h"
@@ -92,7 +93,7 @@ class ObjectCache {
   size_t with_bytes() const;
 
  private:
-  // Kept small (a map node of 256 bytes with its key): a node may cache 10,000 of them.
+  // Kept small (a map node of 256 bytes with its key, a CompactUid): a node may cache 10,000 of them.
   struct Entry {
     ObjectPtr object;
     FactsPtr facts;
@@ -124,7 +125,7 @@ class ObjectCache {
   const FactsSpec spec_;
 
   mutable Mutex mu_;
-  std::map<std::string, Entry> entries_ GUARDED_BY(mu_);  // by uid
+  std::map<CompactUid, Entry> entries_ GUARDED_BY(mu_);  // by uid
 };
 
 }  // namespace nodehook

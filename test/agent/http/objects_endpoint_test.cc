@@ -26,7 +26,7 @@ HandlerRecord Handler(const std::string& name, const std::string& outcome, int r
 
 SnapshotObject Object(const std::string& ns, const std::string& name, std::vector<HandlerRecord> handlers = {}) {
   SnapshotObject o;
-  o.uid = "uid-" + name;
+  o.uid = CompactUid("uid-" + name);
   o.resource = "widgets.example.com/v1";
   o.namespace_name = ns;
   o.name = name;

@@ -108,7 +108,7 @@ TEST_CASE("a refresh reads only the objects announced by uid; the others are the
   REQUIRE(next->objects.size() == 3);
   CHECK(next->objects[0] == first->objects[0]);  // the same view, not read again
   CHECK(next->objects[0]->handlers.empty());
-  CHECK(next->objects[1]->uid == "uid-b");
+  CHECK(next->objects[1]->uid.str() == "uid-b");
   CHECK(next->objects[2] == first->objects[1]);
   // Announced, a is read again; forgotten and announced, c leaves the snapshot.
   REQUIRE(f.store->Forget("uid-c").ok());
@@ -132,7 +132,7 @@ TEST_CASE("an announced object whose record cannot be read keeps its view; the o
   auto next = f.RefreshedLater();
   REQUIRE(next->objects.size() == 3);
   CHECK(next->objects[1] == first->objects[1]);  // b as it was
-  CHECK(next->objects[2]->uid == "uid-c");
+  CHECK(next->objects[2]->uid.str() == "uid-c");
 }
 
 TEST_CASE("MarkAllChanged reads the whole store again (garbage collection, retry requests)") {
@@ -144,7 +144,7 @@ TEST_CASE("MarkAllChanged reads the whole store again (garbage collection, retry
   f.publisher.MarkAllChanged();
   auto snapshot = f.RefreshedLater();
   REQUIRE(snapshot->objects.size() == 1);
-  CHECK(snapshot->objects[0]->uid == "uid-b");
+  CHECK(snapshot->objects[0]->uid.str() == "uid-b");
 }
 
 TEST_CASE("announced changes in any order give the snapshot a whole read gives (random operations)") {
@@ -217,7 +217,7 @@ TEST_CASE("the snapshot holds progress and identity but no stored object bodies"
   CHECK(snapshot->node == "node-a");
   const SnapshotObject& a = *snapshot->objects[0];
   // When it was handled, not the diffbase (SnapshotObject has no place for one).
-  CHECK(a.uid == "uid-a");
+  CHECK(a.uid.str() == "uid-a");
   CHECK(a.handled_at_ms == ToMillis(f.clock.Now()));
   const SnapshotObject& b = *snapshot->objects[1];
   CHECK(b.handled_at_ms == -1);  // never handled: only its progress row

@@ -34,13 +34,13 @@ TEST_CASE("the snapshot asks the settled resourceVersion of each object by resou
   REQUIRE(views->settled_version);
   const SnapshotObject& a = *views->objects[0];
   const SnapshotObject& b = *views->objects[1];
-  CHECK(views->settled_version(a.resource, a.uid) == "17");
-  CHECK(views->settled_version(b.resource, b.uid).empty());
+  CHECK(views->settled_version(a.resource, a.uid.str()) == "17");
+  CHECK(views->settled_version(b.resource, b.uid.str()).empty());
 
   // b settles after the snapshot was taken, with no store change (nothing was left to do): the
   // same snapshot serves it.
   settled["uid-b"] = "18";
-  CHECK(views->settled_version(b.resource, b.uid) == "18");
+  CHECK(views->settled_version(b.resource, b.uid.str()) == "18");
 }
 
 }  // namespace
