@@ -36,6 +36,7 @@ class ReplayServer:
         self._events = []  # (resource version, encoded line)
         self.unexpected = []
         self.watches = 0
+        self.refused_streaming_lists = 0
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -50,6 +51,13 @@ class ReplayServer:
                 if url.path != PATH:
                     server.unexpected.append(self.path)
                     return self._send(404, {"kind": "Status", "code": 404})
+                if "sendInitialEvents" in query:
+                    # As a server without the WatchList feature answers: the agent falls back to a
+                    # paginated list at once (this server's stream never sends the initial-events-end
+                    # bookmark, so a streaming list would wait for its timeout).
+                    server.refused_streaming_lists += 1
+                    return self._send(422, {"kind": "Status", "code": 422, "reason": "Invalid",
+                                            "message": "sendInitialEvents: Forbidden: not supported"})
                 if query.get("watch", ["false"])[0] in ("true", "1"):
                     return server._stream(self, int(query.get("resourceVersion", ["0"])[0] or 0))
                 body = {"kind": "WidgetList", "apiVersion": "example.com/v1",
