@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "agent/process/child_ledger.h"
 #include "agent/process/exec_plan.h"
 #include "agent/process/unique_fd.h"
 
@@ -134,8 +135,15 @@ Result<PluginOutput> RunPlugin(const PluginCommand& command) {
   SpawnSetup setup;
   setup.Prepare(out_pipe->write.get(), err_pipe->write.get());
   pid_t pid = -1;
-  // posix_spawnp searches the agent's PATH, as kubectl searches its own.
-  int rc = ::posix_spawnp(&pid, name.c_str(), setup.actions(), setup.attr(), argv.data(), envp.data());
+  ChildLedger& ledger = ChildLedger::Instance();
+  int rc;
+  {
+    // Tracked before the orphan reaper may look (child_ledger.h): this exit status is ours.
+    ReaderMutexLock spawn_window(&ledger.spawn_window());
+    // posix_spawnp searches the agent's PATH, as kubectl searches its own.
+    rc = ::posix_spawnp(&pid, name.c_str(), setup.actions(), setup.attr(), argv.data(), envp.data());
+    if (rc == 0) ledger.Track(pid);
+  }
   if (rc != 0) return InvalidError("exec " + name + ": " + Errno(rc));
   out_pipe->write.Reset();
   err_pipe->write.Reset();
@@ -144,6 +152,7 @@ Result<PluginOutput> RunPlugin(const PluginCommand& command) {
   Drain drained = DrainPipes(out_pipe->read.get(), err_pipe->read.get(), SteadyClock::now() + command.timeout, &output);
   if (drained != Drain::kClosed) ::kill(-pid, SIGKILL);
   int status = WaitFor(pid);
+  ledger.Untrack(pid);
   if (drained == Drain::kTimedOut) {
     return Status(StatusCode::kTimeout, name + " did not finish within " +
                                             std::to_string(command.timeout.count()) + "ms and was killed");

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/kube/credentials/plugin_process.h"
 #include "agent/process/orphan_reaper.h"
 #include "agent/process/process_runner.h"
 #include "test/agent/process/hook_test_util.h"
@@ -119,4 +120,18 @@ TEST_CASE("a daemon a hook leaves behind is reaped when it exits, and every hook
   }
   REQUIRE(reaper.reaped() >= kWorkers * kRunsEach);
   REQUIRE(ZombieChildren().empty());
+}
+
+TEST_CASE("a credential plugin keeps its own exit status while the reaper looks as often as it can") {
+  // A period of a millisecond: the reaper looks between the plugin's exit and RunPlugin's
+  // waitpid in many of these runs, unless the plugin's pid is tracked in the ledger.
+  OrphanReaper reaper(std::chrono::milliseconds(1));
+  int wrong = 0;
+  for (int i = 0; i < 100; ++i) {
+    Result<PluginOutput> out = RunPlugin(PluginCommand{{"/bin/sh", "-c", "echo '{}'; exit 3"}, {}});
+    REQUIRE(out.ok());
+    if (out->exit_code != 3) ++wrong;
+  }
+  CHECK(wrong == 0);
+  CHECK(reaper.reaped() == 0);  // the plugins were their runner's to reap
 }
