@@ -48,19 +48,26 @@ WatcherOptions MakeWatcherOptions(const Config& config) {
   return o;
 }
 
-// /v1/objects carries each object's settled resourceVersion, which its resource's cache holds.
-// `pipelines` is read when a snapshot is taken (it is filled after the publisher is built).
-ObjectViewsPublisherOptions ViewsOptions(const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines,
-                                         const NodeBoundCheck& node_bound) {
-  ObjectViewsPublisherOptions options;
-  options.node_bound = [&node_bound] { return std::string(NodeBoundName(node_bound.Latest().answer)); };
-  options.settled_version = [&pipelines](std::string_view resource, const std::string& uid) {
+// The settled resourceVersion of an object, which its resource's cache holds. `pipelines` is
+// read at each lookup (it is filled after the publisher is built), until ~Agent detaches it.
+std::shared_ptr<SettledLookup> MakeSettledLookup(const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines) {
+  return std::make_shared<SettledLookup>([&pipelines](std::string_view resource, const std::string& uid) {
     for (const auto& p : pipelines) {
       if (p->config.ref.Id() != resource) continue;
       std::optional<SettledState> settled = p->tracker.cache().Settled(uid);
       return settled ? settled->resource_version : std::string();
     }
     return std::string();
+  });
+}
+
+// /v1/objects carries each object's settled resourceVersion through `settled`, which snapshots
+// keep alive after the agent is gone.
+ObjectViewsPublisherOptions ViewsOptions(std::shared_ptr<SettledLookup> settled, const NodeBoundCheck& node_bound) {
+  ObjectViewsPublisherOptions options;
+  options.node_bound = [&node_bound] { return std::string(NodeBoundName(node_bound.Latest().answer)); };
+  options.settled_version = [settled = std::move(settled)](std::string_view resource, const std::string& uid) {
+    return (*settled)(resource, uid);
   };
   return options;
 }
@@ -101,7 +108,8 @@ Agent::Agent(Config config, KubeClient& client, StateStore& store, ScheduleStore
                                                        std::chrono::minutes(1), &DefaultMetrics()}),
       retry_inbox_(clock, RetryInboxOptions{}),
       state_metrics_(&DefaultMetrics(), clock, config_.state_file, ResourceIds(config_)),
-      object_views_(store, clock, ViewsOptions(pipelines_, node_bound_)),
+      settled_(MakeSettledLookup(pipelines_)),
+      object_views_(store, clock, ViewsOptions(settled_, node_bound_)),
       requeue_(queue_, pipelines_, [this](size_t index) { periodic_->Changed(index); }) {
   WatcherOptions watcher_options = MakeWatcherOptions(config_);
   ResourceTracker::FirstListFn on_first_list = AdoptionAfterRecovery();
@@ -182,7 +190,10 @@ void Agent::RefreshStateMetrics(TimePoint* next_refresh) {
   }
 }
 
-Agent::~Agent() { DefaultMetrics().RemoveCollector(cache_collector_); }
+Agent::~Agent() {
+  DefaultMetrics().RemoveCollector(cache_collector_);
+  settled_->Detach();  // a snapshot an HTTP answer still holds must not read the caches any more
+}
 
 std::vector<WatchHealth> Agent::HealthSnapshot() const {
   std::vector<WatchHealth> out;

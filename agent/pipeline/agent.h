@@ -34,6 +34,7 @@
 #include "agent/pipeline/object_views_publisher.h"
 #include "agent/pipeline/requeue_triggers.h"
 #include "agent/pipeline/resource_pipeline.h"
+#include "agent/pipeline/settled_lookup.h"
 #include "agent/pipeline/state_metrics.h"
 #include "agent/queue/retry_inbox.h"
 #include "agent/queue/work_queue.h"
@@ -139,6 +140,7 @@ class Agent {
   RetryInbox retry_inbox_;
   StateMetrics state_metrics_;
   Metrics::CollectorId cache_collector_ = 0;  // reads pipelines_: removed in ~Agent
+  std::shared_ptr<SettledLookup> settled_;    // reads pipelines_: detached in ~Agent
   ObjectViewsPublisher object_views_;
   // Periodic checks and node snapshots, on threads of their own.
   std::unique_ptr<PeriodicHooks> periodic_;

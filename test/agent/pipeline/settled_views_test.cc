@@ -6,6 +6,7 @@
 #include <map>
 
 #include "agent/pipeline/object_views_publisher.h"
+#include "agent/pipeline/settled_lookup.h"
 #include "storage/sqlite_state_store.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/temp_dir.h"
@@ -41,6 +42,28 @@ TEST_CASE("the snapshot asks the settled resourceVersion of each object by resou
   // same snapshot serves it.
   settled["uid-b"] = "18";
   CHECK(views->settled_version(b.resource, b.uid.str()) == "18");
+}
+
+}  // namespace
+}  // namespace nodehook
+
+namespace nodehook {
+namespace {
+
+TEST_CASE("a snapshot that outlives its agent's caches answers no settled version, without reading them") {
+  int reads = 0;
+  auto lookup = std::make_shared<SettledLookup>([&reads](std::string_view, const std::string& uid) {
+    ++reads;
+    return uid == "uid-a" ? std::string("17") : std::string();
+  });
+  ObjectViewsSnapshot snapshot;  // what an HTTP answer may still hold while the agent stops
+  snapshot.settled_version = [lookup](std::string_view resource, const std::string& uid) {
+    return (*lookup)(resource, uid);
+  };
+  CHECK(snapshot.settled_version("widgets.example.com/v1", "uid-a") == "17");
+  lookup->Detach();  // ~Agent
+  CHECK(snapshot.settled_version("widgets.example.com/v1", "uid-a").empty());
+  CHECK(reads == 1);
 }
 
 }  // namespace
