@@ -13,6 +13,11 @@ void ObjectCache::Entry::ClearDropped() {
   dropped_deleting = false;
 }
 
+std::optional<SettledState> ObjectCache::Entry::Settled() const {
+  if (!settled) return std::nullopt;
+  return SettledState{settled_version, settled_digest_known ? DigestText(settled_digest) : std::string()};
+}
+
 bool ObjectCache::Entry::Take(ObjectPtr latest, FactsPtr latest_facts) {
   bool changed = gone || (!object && !dropped) || resource_version() != latest->meta.resource_version;
   if (changed || !dropped) {
@@ -120,10 +125,7 @@ std::optional<CachedObject> ObjectCache::Get(const std::string& uid) const {
     out.handled_meta = ObjectMeta{uid, entry.dropped_namespace, entry.dropped_name, entry.dropped_version,
                                   entry.dropped_deleting};
   }
-  if (entry.settled) {
-    out.settled = SettledState{entry.settled_version,
-                               entry.settled_digest_known ? DigestText(entry.settled_digest) : std::string()};
-  }
+  out.settled = entry.Settled();
   return out;
 }
 
@@ -150,9 +152,8 @@ void ObjectCache::Unsettle(const std::string& uid) {
 std::optional<SettledState> ObjectCache::Settled(const std::string& uid) const {
   MutexLock lock(&mu_);
   auto it = entries_.find(CompactUid(uid));
-  if (it == entries_.end() || !it->second.settled) return std::nullopt;
-  const Entry& entry = it->second;
-  return SettledState{entry.settled_version, entry.settled_digest_known ? DigestText(entry.settled_digest) : ""};
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.Settled();
 }
 
 bool ObjectCache::Contains(const std::string& uid) const {

@@ -110,6 +110,7 @@ class ObjectCache {
     bool settled_digest_known = false;
     const std::string& resource_version() const { return dropped ? dropped_version : object->meta.resource_version; }
     void ClearDropped();
+    std::optional<SettledState> Settled() const;
     // Takes `latest` (with `facts`, read for it, or null when it is the version held already);
     // true when it is new or its resourceVersion differs.
     bool Take(ObjectPtr latest, FactsPtr latest_facts);
