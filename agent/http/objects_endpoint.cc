@@ -6,6 +6,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "agent/base/interned.h"
 #include "agent/http/request_parser.h"
 
 namespace nodehook {
@@ -108,11 +109,10 @@ ObjectView Identity(const SnapshotObject& o) {
 // The view to serve: filtered handlers, bounded or hidden messages.
 ObjectView Served(const SnapshotObject& o, const ObjectQuery& q, const ObjectsEndpointOptions& options) {
   ObjectView out = Identity(o);
-  for (const HandlerRecord& h : o.handlers) {
+  for (const SnapshotHandler& h : o.handlers) {
     if (q.failing && !IsFailing(h)) continue;
-    out.handlers.push_back(h);
+    out.handlers.push_back(h.Record(o));
     HandlerRecord& served = out.handlers.back();
-    served.last_object.clear();
     served.last_message = options.show_messages ? Cut(h.last_message, options.message_bytes) : "";
   }
   return out;
@@ -164,17 +164,58 @@ LocalResponse Answer(const ObjectViewsSnapshot& snapshot, const ObjectQuery& q, 
 
 }  // namespace
 
-ObjectView AsObjectView(const SnapshotObject& o) {
-  ObjectView out = Identity(o);
-  out.handlers = o.handlers;
+SnapshotHandler SnapshotHandler::Of(HandlerRecord record) {
+  SnapshotHandler h;
+  h.handler = Intern(record.handler);
+  h.last_outcome = Intern(record.last_outcome);
+  h.retries = record.retries;
+  h.first_start_ms = record.first_start_ms;
+  h.next_attempt_ms = record.next_attempt_ms;
+  h.last_message = std::move(record.last_message);
+  h.target = std::move(record.target);
+  return h;
+}
+
+HandlerRecord SnapshotHandler::Record(const SnapshotObject& identity) const {
+  HandlerRecord r;
+  r.uid = identity.uid.str();
+  r.handler = std::string(handler);
+  r.resource = std::string(identity.resource);
+  r.namespace_name = identity.namespace_name;
+  r.name = identity.name;
+  r.retries = retries;
+  r.first_start_ms = first_start_ms;
+  r.next_attempt_ms = next_attempt_ms;
+  r.last_outcome = std::string(last_outcome);
+  r.last_message = last_message;
+  r.target = target;
+  return r;
+}
+
+std::vector<SnapshotHandler> SnapshotHandlers(std::vector<HandlerRecord> records) {
+  std::vector<SnapshotHandler> out;
+  out.reserve(records.size());
+  for (HandlerRecord& record : records) out.push_back(SnapshotHandler::Of(std::move(record)));
   return out;
 }
 
-bool IsFailing(const HandlerRecord& h) {
-  // A run that started after failures is still failing until it succeeds.
-  return IsFailingOutcome(h.last_outcome) ||
-         (ParseStoredOutcome(h.last_outcome) == StoredOutcome::kRunning && h.retries > 0);
+ObjectView AsObjectView(const SnapshotObject& o) {
+  ObjectView out = Identity(o);
+  for (const SnapshotHandler& h : o.handlers) out.handlers.push_back(h.Record(o));
+  return out;
 }
+
+namespace {
+
+// A run that started after failures is still failing until it succeeds.
+bool IsFailingProgress(std::string_view outcome, int retries) {
+  return IsFailingOutcome(outcome) || (ParseStoredOutcome(outcome) == StoredOutcome::kRunning && retries > 0);
+}
+
+}  // namespace
+
+bool IsFailing(const HandlerRecord& h) { return IsFailingProgress(h.last_outcome, h.retries); }
+bool IsFailing(const SnapshotHandler& h) { return IsFailingProgress(h.last_outcome, h.retries); }
 
 void RegisterObjectsEndpoints(LocalServer& server, ObjectViewsSource source, Clock& clock,
                               ObjectsEndpointOptions options) {

@@ -14,17 +14,17 @@ NodeConditionValue DeriveNodeCondition(const std::string& resource_id, const std
                                        const ResourceProgress& progress) {
   size_t failing = 0;
   const SnapshotObject* first = nullptr;
-  const HandlerRecord* first_handler = nullptr;
+  const SnapshotHandler* first_handler = nullptr;
   for (const SharedSnapshotObject& object : objects) {
     if (object->resource != resource_id) continue;
-    for (const HandlerRecord& h : object->handlers) {
+    for (const SnapshotHandler& h : object->handlers) {
       if (!IsFailing(h)) continue;
       if (failing++ == 0) first = object.get(), first_handler = &h;
       break;
     }
   }
   if (failing > 0) {
-    std::string message = Objects(failing) + " failing on this node; " + first->Key() + " " + first_handler->handler;
+    std::string message = Objects(failing) + " failing on this node; " + first->Key() + " " + std::string(first_handler->handler);
     if (!first_handler->last_message.empty()) message += ": " + first_handler->last_message;
     return {"False", "HooksFailing", CutToLimit(message, kNodeConditionMessageLimit)};
   }

@@ -28,13 +28,11 @@ void ObjectViewsPublisher::MarkChanged(const std::string& uid) {
 }
 
 SharedSnapshotObject ObjectViewsPublisher::Served(ObjectView view) {
-  // Never served, so not kept in memory: freed, not cleared (a cleared string keeps its buffer;
-  // handler rows are read with their last_object). Read without bodies, a view has no diffbase
-  // and no node steps already.
-  for (HandlerRecord& h : view.handlers) std::string().swap(h.last_object);
+  // Read without bodies, a view has no diffbase and no node steps; SnapshotHandler keeps neither
+  // the handlers' last_object nor their copies of the identity.
   return std::make_shared<const SnapshotObject>(SnapshotObject{CompactUid(view.uid), Intern(view.resource),
                                                                std::move(view.namespace_name), std::move(view.name),
-                                                               view.handled_at_ms.value_or(-1), std::move(view.handlers)});
+                                                               view.handled_at_ms.value_or(-1), SnapshotHandlers(std::move(view.handlers))});
 }
 
 Result<std::vector<SharedSnapshotObject>> ObjectViewsPublisher::ReadAll() {

@@ -34,11 +34,11 @@ ReadyReport ReportOf(const ResourcePipeline& pipeline, const ObjectViewsPublishe
   const std::string id = pipeline.config.ref.Id();
   for (const SharedSnapshotObject& object : (*snapshot)->objects) {
     if (object->resource != id) continue;
-    for (const HandlerRecord& h : object->handlers) {
+    for (const SnapshotHandler& h : object->handlers) {
       if (!IsFailing(h)) continue;
       std::string uid = object->uid.str();
       if (report.known.count(uid)) {
-        report.results[uid] = NodeResult{h.target, true, 0, h.handler + ": " + h.last_message, false};
+        report.results[uid] = NodeResult{h.target, true, 0, std::string(h.handler) + ": " + h.last_message, false};
       }
       break;
     }

@@ -12,7 +12,11 @@ file_kib, threads) for plots of memory against object count, and prints a table.
 anonymous memory (the agent's data and allocator) plus resident pages of mapped files (the
 binary and its shared libraries); the JSON also holds the largest mappings of each sample.
 
-usage: python3 test/bench/memory.py [--counts 0,1000,5000,10000] [--idle-seconds 10]
+With --failing the hook is /bin/false with `max_retries: 1`: every object's create handler
+fails once and gives up, so the agent also holds a failing handler's progress for each object
+(what /v1/objects and the node condition report), the memory of a node where a hook is broken.
+
+usage: python3 test/bench/memory.py [--counts 0,1000,5000,10000] [--idle-seconds 10] [--failing]
                                     [--out build/bench/memory] [--label NAME] [--tuning JSON]
 Needs NODEHOOK_BIN and NODEHOOK_TESTCLUSTER (as test/run-tests.sh sets them) or the default paths.
 """
@@ -59,13 +63,14 @@ def metric(port, name):
 
 
 class Agent:
-    def __init__(self, nodehook, work, kubeconfig, state_dir, tuning):
+    def __init__(self, nodehook, work, kubeconfig, state_dir, tuning, failing):
         self.port = free_port()
+        hook = {"argv": ["/bin/false"], "max_retries": 1} if failing else {"argv": ["/bin/true"]}
         config = {
             "node_name": "bench-node", "state_file": str(state_dir / "state.db"),
             "api": {"kubeconfig": kubeconfig},
             "resources": [{"group": "example.com", "version": "v1", "plural": "widgets",
-                           "hooks": {"create": {"argv": ["/bin/true"]}}}],
+                           "hooks": {"create": hook}}],
             "tuning": {"health_address": f"127.0.0.1:{self.port}", "admin_address": "", **tuning},
         }
         state_dir.mkdir(parents=True, exist_ok=True)
@@ -129,14 +134,14 @@ def run(args, nodehook, work, kubeconfig):
             create_widgets(widgets, created, count)
             created = count
             stop_agent(agent and agent.proc)
-            agent = Agent(nodehook, work, kubeconfig, work / f"state-{count}", args.tuning)
-            agent.wait(lambda: agent.log_count('event="hook succeeded"') >= count and agent.settled(count),
-                       f"handling {count} creates")
+            agent = Agent(nodehook, work, kubeconfig, work / f"state-{count}", args.tuning, args.failing)
+            done = 'event="hook failed permanently"' if args.failing else 'event="hook succeeded"'
+            agent.wait(lambda: agent.log_count(done) >= count and agent.settled(count), f"handling {count} creates")
             time.sleep(args.idle_seconds)  # measuring idle memory: the agent must sit idle for a while
             rows.append(agent.sample(count, "idle"))
             print(rows[-1], flush=True)
         stop_agent(agent.proc)
-        agent = Agent(nodehook, work, kubeconfig, work / f"state-{created}", args.tuning)
+        agent = Agent(nodehook, work, kubeconfig, work / f"state-{created}", args.tuning, args.failing)
         agent.wait(lambda: agent.settled(created), "the first list after a restart")
         rows.append(agent.sample(created, "restart"))
         print(rows[-1], flush=True)
@@ -153,6 +158,8 @@ def main():
     parser.add_argument("--counts", default="0,1000,5000,10000",
                         type=lambda s: [int(x) for x in s.split(",")])
     parser.add_argument("--idle-seconds", type=float, default=10.0)
+    parser.add_argument("--failing", action="store_true",
+                        help="a hook that fails once and gives up: each object keeps a failing handler")
     parser.add_argument("--out", default=str(REPO / "build" / "bench" / "memory"),
                         help="writes OUT.json and OUT.csv")
     parser.add_argument("--label", default="nodehook", help="names this run in the output (e.g. before/after)")

@@ -31,7 +31,7 @@ SnapshotObject Object(const std::string& ns, const std::string& name, std::vecto
   o.namespace_name = ns;
   o.name = name;
   o.handled_at_ms = 1000;
-  o.handlers = std::move(handlers);
+  o.handlers = SnapshotHandlers(std::move(handlers));
   return o;
 }
 

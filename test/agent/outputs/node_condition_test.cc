@@ -15,7 +15,7 @@ SharedSnapshotObject Object(const std::string& name, std::vector<HandlerRecord> 
   v->resource = resource;
   v->namespace_name = "ns";
   v->name = name;
-  v->handlers = std::move(handlers);
+  v->handlers = SnapshotHandlers(std::move(handlers));
   return v;
 }
 

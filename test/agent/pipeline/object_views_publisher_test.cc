@@ -224,21 +224,28 @@ TEST_CASE("the snapshot holds progress and identity but no stored object bodies"
   REQUIRE(b.handlers.size() == 1);
   CHECK(b.handlers[0].retries == 2);
   CHECK(b.handlers[0].last_message == "exit 1");
-  CHECK(b.handlers[0].last_object.empty());
 }
 
-TEST_CASE("a view read again by uid keeps no buffer of the bodies it read") {
+TEST_CASE("a snapshot keeps one copy of each handler's name and outcome and serves handlers with their object's identity") {
   Fixture f;
-  f.Handle("a");
   f.Fail("a");
-  f.RefreshedLater();
-  f.Handle("a");  // bodies longer than a string holds without a buffer of its own
-  f.Fail("a");
-  f.publisher.MarkChanged("uid-a");
-  const SnapshotObject& a = *f.RefreshedLater()->objects.at(0);
-  const size_t inline_capacity = std::string().capacity();
-  REQUIRE(a.handlers.size() == 1);
-  CHECK(a.handlers[0].last_object.capacity() == inline_capacity);
+  f.Fail("b");
+  f.publisher.RefreshIfDue();
+  auto snapshot = f.publisher.Latest().value();
+  REQUIRE(snapshot->objects.size() == 2);
+  const SnapshotHandler& a = snapshot->objects[0]->handlers.at(0);
+  const SnapshotHandler& b = snapshot->objects[1]->handlers.at(0);
+  CHECK(a.handler == b.handler);
+  CHECK(a.handler.data() == b.handler.data());
+  CHECK(a.last_outcome.data() == b.last_outcome.data());
+  ObjectView served = AsObjectView(*snapshot->objects[1]);
+  REQUIRE(served.handlers.size() == 1);
+  CHECK(served.handlers[0].uid == "uid-b");
+  CHECK(served.handlers[0].name == "b");
+  CHECK(served.handlers[0].resource == served.resource);
+  CHECK(served.handlers[0].handler == std::string(b.handler));
+  CHECK(served.handlers[0].retries == 2);
+  CHECK(served.handlers[0].last_object.empty());
 }
 
 }  // namespace
