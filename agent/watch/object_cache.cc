@@ -4,28 +4,45 @@
 
 namespace nodehook {
 
-void ObjectCache::Entry::ClearDropped() {
-  // Freed, not cleared: a cleared string keeps its buffer.
-  std::string().swap(dropped_namespace);
-  std::string().swap(dropped_name);
-  std::string().swap(dropped_version);
-  dropped = false;
-  dropped_deleting = false;
+void ObjectCache::ReadFactsIfMissing(Entry& entry) const {
+  // Its bytes were dropped meanwhile (after ReadNew looked): the facts are read here.
+  Held* h = entry.held();
+  if (h && h->object && !h->facts) h->facts = ReadFacts(h->object->json, spec_);
+}
+
+const std::string* ObjectCache::Entry::version() const {
+  if (const Dropped* d = dropped()) return &d->resource_version;
+  const Held* h = held();
+  return h->object ? &h->object->meta.resource_version : nullptr;
+}
+
+const std::string* ObjectCache::Entry::settled_version() const {
+  if (!settled) return nullptr;
+  return settled_elsewhere ? settled_elsewhere.get() : version();
+}
+
+void ObjectCache::Entry::Hold(ObjectPtr object, FactsPtr facts) {
+  const std::string* was = version();
+  if (settled && !settled_elsewhere && (!object || object->meta.resource_version != *was)) {
+    settled_elsewhere = std::make_unique<const std::string>(*was);
+  }
+  latest = Held{std::move(object), std::move(facts)};
 }
 
 std::optional<SettledState> ObjectCache::Entry::Settled() const {
-  if (!settled) return std::nullopt;
-  return SettledState{settled_version, settled_digest_known ? DigestText(settled_digest) : std::string()};
+  const std::string* version = settled_version();
+  if (!version) return std::nullopt;
+  return SettledState{*version, settled_digest_known ? DigestText(settled_digest) : std::string()};
 }
 
-bool ObjectCache::Entry::Take(ObjectPtr latest, FactsPtr latest_facts) {
-  bool changed = gone || (!object && !dropped) || resource_version() != latest->meta.resource_version;
-  if (changed || !dropped) {
+bool ObjectCache::Entry::Take(ObjectPtr latest_object, FactsPtr latest_facts) {
+  const std::string* now = version();
+  const bool changed = gone || !now || *now != latest_object->meta.resource_version;
+  if (changed || !dropped()) {
     // The same version as held keeps its facts; it was read when it first came.
-    if (!latest_facts || (object && !changed)) latest_facts = facts;
-    object = std::move(latest);
-    facts = std::move(latest_facts);
-    ClearDropped();
+    const Held* h = held();
+    if (!latest_facts || (h && h->object && !changed)) latest_facts = h ? h->facts : nullptr;
+    Hold(std::move(latest_object), std::move(latest_facts));
   }
   gone = false;
   return changed;
@@ -39,8 +56,10 @@ std::vector<ObjectCache::Taken> ObjectCache::ReadNew(const std::vector<ObjectPtr
     for (size_t i = 0; i < objects.size(); ++i) {
       auto it = entries_.find(CompactUid(objects[i]->meta.uid));
       // A version held already keeps its facts; one whose bytes were dropped stays without them.
-      const bool held = it != entries_.end() && !it->second.gone && (it->second.facts || it->second.dropped);
-      known[i] = held && it->second.resource_version() == objects[i]->meta.resource_version;
+      if (it == entries_.end() || it->second.gone) continue;
+      const Entry& entry = it->second;
+      const bool held = (entry.held() && entry.held()->facts) || entry.dropped();
+      known[i] = held && *entry.version() == objects[i]->meta.resource_version;
     }
   }
   for (size_t i = 0; i < objects.size(); ++i) {
@@ -55,7 +74,7 @@ bool ObjectCache::Upsert(ObjectPtr object) {
   MutexLock lock(&mu_);
   Entry& entry = entries_[CompactUid(taken[0].object->meta.uid)];
   bool changed = entry.Take(std::move(taken[0].object), std::move(taken[0].facts));
-  if (entry.object && !entry.facts) entry.facts = ReadFacts(entry.object->json, spec_);  // dropped meanwhile
+  ReadFactsIfMissing(entry);
   return changed;
 }
 
@@ -65,13 +84,11 @@ void ObjectCache::MarkGone(const std::string& uid, ObjectPtr last_seen) {
   MutexLock lock(&mu_);
   Entry& entry = entries_[CompactUid(uid)];
   if (!taken.empty()) {
-    bool same_version = entry.object && entry.facts &&
-                        entry.object->meta.resource_version == taken[0].object->meta.resource_version;
-    if (!taken[0].facts && same_version) taken[0].facts = entry.facts;
+    const Held* h = entry.held();
+    bool same_version = h && h->facts && h->object->meta.resource_version == taken[0].object->meta.resource_version;
+    if (!taken[0].facts && same_version) taken[0].facts = h->facts;
     if (!taken[0].facts) taken[0].facts = ReadFacts(taken[0].object->json, spec_);  // changed meanwhile
-    entry.object = std::move(taken[0].object);
-    entry.facts = std::move(taken[0].facts);
-    entry.ClearDropped();
+    entry.Hold(std::move(taken[0].object), std::move(taken[0].facts));
   }
   entry.gone = true;
 }
@@ -88,7 +105,7 @@ std::vector<std::string> ObjectCache::Replace(const std::vector<ObjectPtr>& item
     Entry& entry = entries_[key];
     listed.insert(std::move(key));
     if (entry.Take(std::move(item.object), std::move(item.facts))) changed.push_back(uid);
-    if (entry.object && !entry.facts) entry.facts = ReadFacts(entry.object->json, spec_);  // dropped meanwhile
+    ReadFactsIfMissing(entry);
   }
   for (auto& [key, entry] : entries_) {
     if (!listed.count(key) && !entry.gone && !keep_missing && !keep.count(key.str())) {
@@ -104,15 +121,11 @@ void ObjectCache::DropBytes(const std::string& uid, const std::string& resource_
   auto it = entries_.find(CompactUid(uid));
   if (it == entries_.end()) return;
   Entry& entry = it->second;
-  if (entry.gone || !entry.object || entry.object->meta.resource_version != resource_version) return;
-  const ObjectMeta& meta = entry.object->meta;
-  entry.dropped_namespace = meta.namespace_name;
-  entry.dropped_name = meta.name;
-  entry.dropped_version = meta.resource_version;
-  entry.dropped_deleting = meta.deleting;
-  entry.object.reset();
-  entry.facts.reset();
-  entry.dropped = true;
+  const Held* h = entry.held();
+  if (entry.gone || !h || !h->object || h->object->meta.resource_version != resource_version) return;
+  const ObjectMeta& meta = h->object->meta;
+  Dropped dropped{meta.namespace_name, meta.name, meta.resource_version, meta.deleting};
+  entry.latest = std::move(dropped);
 }
 
 std::optional<CachedObject> ObjectCache::Get(const std::string& uid) const {
@@ -120,10 +133,12 @@ std::optional<CachedObject> ObjectCache::Get(const std::string& uid) const {
   auto it = entries_.find(CompactUid(uid));
   if (it == entries_.end()) return std::nullopt;
   const Entry& entry = it->second;
-  CachedObject out{entry.object, entry.facts, entry.gone, std::nullopt, std::nullopt};
-  if (entry.dropped) {
-    out.handled_meta = ObjectMeta{uid, entry.dropped_namespace, entry.dropped_name, entry.dropped_version,
-                                  entry.dropped_deleting};
+  CachedObject out{nullptr, nullptr, entry.gone, std::nullopt, std::nullopt};
+  if (const Held* h = entry.held()) {
+    out.object = h->object;
+    out.facts = h->facts;
+  } else if (const Dropped* d = entry.dropped()) {
+    out.handled_meta = ObjectMeta{uid, d->namespace_name, d->name, d->resource_version, d->deleting};
   }
   out.settled = entry.Settled();
   return out;
@@ -135,9 +150,15 @@ void ObjectCache::MarkSettled(const std::string& uid, const std::string& resourc
   if (it == entries_.end()) return;
   Entry& entry = it->second;
   // A plan without the live object's facts (its bytes dropped) keeps the digest of that version.
-  if (digest.empty() && entry.settled && entry.settled_version == resource_version) return;
+  const std::string* settled = entry.settled_version();
+  if (digest.empty() && settled && *settled == resource_version) return;
   entry.settled = true;
-  entry.settled_version = resource_version;
+  const std::string* latest = entry.version();
+  if (latest && *latest == resource_version) {
+    entry.settled_elsewhere.reset();
+  } else {
+    entry.settled_elsewhere = std::make_unique<const std::string>(resource_version);
+  }
   entry.settled_digest_known = ParseDigest(digest, &entry.settled_digest);
 }
 
@@ -146,7 +167,7 @@ void ObjectCache::Unsettle(const std::string& uid) {
   auto it = entries_.find(CompactUid(uid));
   if (it == entries_.end()) return;
   it->second.settled = it->second.settled_digest_known = false;
-  std::string().swap(it->second.settled_version);
+  it->second.settled_elsewhere.reset();
 }
 
 std::optional<SettledState> ObjectCache::Settled(const std::string& uid) const {
@@ -183,7 +204,7 @@ size_t ObjectCache::size() const {
 size_t ObjectCache::with_bytes() const {
   MutexLock lock(&mu_);
   size_t n = 0;
-  for (const auto& [key, entry] : entries_) n += entry.object ? 1 : 0;
+  for (const auto& [key, entry] : entries_) n += entry.held() && entry.held()->object ? 1 : 0;
   return n;
 }
 

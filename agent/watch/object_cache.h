@@ -20,9 +20,11 @@
 #include <cstdint>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "agent/base/compact_uid.h"
@@ -93,28 +95,51 @@ class ObjectCache {
   size_t with_bytes() const;
 
  private:
-  // Kept small (a map node of 256 bytes with its key, a CompactUid): a node may cache 10,000 of them.
-  struct Entry {
+  // The latest state while its bytes are held: the object and its facts (both null for a
+  // tombstone known only from the state store).
+  struct Held {
     ObjectPtr object;
     FactsPtr facts;
-    // Only while the bytes are dropped: the metadata of the state they were (the uid is the key).
-    std::string dropped_namespace;
-    std::string dropped_name;
-    std::string dropped_version;
-    std::string settled_version;  // with `settled`
-    uint64_t settled_digest = 0;  // with `settled_digest_known`
-    bool dropped = false;
-    bool dropped_deleting = false;
+  };
+  // The latest state once its bytes were dropped: its metadata (the uid is the entry's key).
+  struct Dropped {
+    std::string namespace_name;
+    std::string name;
+    std::string resource_version;
+    bool deleting = false;
+  };
+  // Kept small, a map node of 192 bytes with its key (a CompactUid): a node may cache 10,000 of
+  // them. So the bytes and the dropped metadata share their place, and the settled version is
+  // kept apart only when it is not the latest state's, which at rest it is.
+  struct Entry {
+    std::variant<Held, Dropped> latest;
+    std::unique_ptr<const std::string> settled_elsewhere;  // with `settled`: the version, when not the latest's
+    uint64_t settled_digest = 0;                          // with `settled_digest_known`
     bool gone = false;
     bool settled = false;
     bool settled_digest_known = false;
-    const std::string& resource_version() const { return dropped ? dropped_version : object->meta.resource_version; }
-    void ClearDropped();
+
+    Held* held() { return std::get_if<Held>(&latest); }
+    const Held* held() const { return std::get_if<Held>(&latest); }
+    const Dropped* dropped() const { return std::get_if<Dropped>(&latest); }
+    // The latest state's resourceVersion; null for a tombstone known only from the state store.
+    const std::string* version() const;
+    // With `settled`: the version settled at; else null.
+    const std::string* settled_version() const;
+    // Holds `object` with `facts` as the latest state; a settled version that was the one held
+    // before is kept apart first.
+    void Hold(ObjectPtr object, FactsPtr facts);
     std::optional<SettledState> Settled() const;
     // Takes `latest` (with `facts`, read for it, or null when it is the version held already);
     // true when it is new or its resourceVersion differs.
     bool Take(ObjectPtr latest, FactsPtr latest_facts);
   };
+  // libstdc++'s map node is the tree's links (32 bytes), the key and the entry. 192 bytes is a
+  // size class of jemalloc and of glibc's malloc; a field more takes the next one.
+  static_assert(32 + sizeof(std::pair<const CompactUid, Entry>) <= 192, "an ObjectCache entry outgrew 192 bytes");
+  // Reads the facts of a held version that has none (its bytes were dropped while it was read).
+  void ReadFactsIfMissing(Entry& entry) const;
+
   // A version to take, with its facts read unless the cache holds that version already.
   struct Taken {
     ObjectPtr object;

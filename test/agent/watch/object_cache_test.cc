@@ -111,6 +111,43 @@ TEST_CASE("an entry keeps what the reconciler settled it at, through relists and
   CHECK(cache.Settled("a")->digest.empty());
 }
 
+TEST_CASE("the settled version stays when the latest state moves on, whichever way it comes") {
+  // At rest the entry keeps the settled version as the latest state's; these are the ways the
+  // latest state changes under it.
+  ObjectCache cache;
+  cache.Upsert(Obj("a", "1"));
+  cache.MarkSettled("a", "1", "");
+  cache.DropBytes("a", "1");
+  cache.Replace({Obj("a", "2")});  // a relist brings a newer version in place of dropped bytes
+  CHECK(cache.Settled("a")->resource_version == "1");
+  cache.MarkSettled("a", "2", "");
+  cache.MarkGone("a", Obj("a", "3"));  // deleted, last seen at a newer version
+  CHECK(cache.Settled("a")->resource_version == "2");
+  cache.Replace({Obj("a", "4")});  // back (a relist found it after all)
+  CHECK(cache.Settled("a")->resource_version == "2");
+
+  // Settled at an older version than the latest (a newer one came during the reconcile), then
+  // at the latest, then the latest moves on again.
+  cache.Upsert(Obj("b", "1"));
+  cache.Upsert(Obj("b", "2"));
+  cache.MarkSettled("b", "1", "");
+  CHECK(cache.Settled("b")->resource_version == "1");
+  cache.MarkSettled("b", "2", "");
+  CHECK(cache.Settled("b")->resource_version == "2");
+  cache.Upsert(Obj("b", "3"));
+  CHECK(cache.Settled("b")->resource_version == "2");
+  cache.Upsert(Obj("b", "3"));  // the same version again changes nothing
+  CHECK(cache.Settled("b")->resource_version == "2");
+
+  // A tombstone known only from the state store has no version of its own.
+  cache.MarkGone("c", nullptr);
+  cache.MarkSettled("c", "7", "");
+  CHECK(cache.Settled("c")->resource_version == "7");
+  cache.MarkGone("c", Obj("c", "8"));
+  CHECK(cache.Settled("c")->resource_version == "7");
+  CHECK(cache.Get("c")->object->meta.resource_version == "8");
+}
+
 TEST_CASE("the settled state goes with Unsettle, and with the entry of a handled deletion") {
   ObjectCache cache;
   cache.MarkSettled("x", "1", "");  // not cached: nothing to keep it with
