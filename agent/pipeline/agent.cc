@@ -364,6 +364,7 @@ void Agent::HousekeepingLoop(const CancelToken& stop) {
   while (!stop.cancelled()) {
     TimePoint wake_at = clock_.Now() + retry_poll;
     RefreshStateMetrics(&next_metrics);
+    queue_.Trim();
     modes_.Tick(clock_.Now());  // agents gone long enough: their nodes' finalizers may come off
     ApplyRetryInbox(&wake_at);
     auto requests = store_.TakeRetryRequests();

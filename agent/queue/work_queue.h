@@ -65,6 +65,10 @@ class BasicWorkQueue {
   size_t DelayedCount() const;
   // Keys remembered as handled less than a batching window ago: at most those a window holds.
   size_t HotCount() const;
+  // Forgets keys handled a window ago or longer and gives back what emptied tables hold; the
+  // agent calls it at each housekeeping tick, so the last window of a burst is forgotten even
+  // when no change follows it.
+  void Trim();
 
  private:
   struct Due {
@@ -82,6 +86,8 @@ class BasicWorkQueue {
   // When a key handled less than a cooldown ago finished; nullopt when it is idle.
   std::optional<TimePoint> HotSinceLocked(const Key& key, TimePoint now) REQUIRES(mu_);
   void ForgetColdLocked(TimePoint now) REQUIRES(mu_);
+  // Gives back the buckets of tables a burst grew that are empty again.
+  void ReleaseEmptyTablesLocked() REQUIRES(mu_);
 
   Clock& clock_;
   const QueueOptions options_;

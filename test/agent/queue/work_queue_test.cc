@@ -127,6 +127,21 @@ TEST_CASE("a burst of handled keys is forgotten as the next ones finish, with no
   CHECK(q.HotCount() == 10);  // the first 40 are cold now: nothing would batch them
 }
 
+TEST_CASE("Trim forgets the last window of a burst that no handled key followed") {
+  FakeClock clock;
+  TextQueue q(clock, Batching());
+  for (int i = 0; i < 50; ++i) q.Add("k" + std::to_string(i));
+  for (int i = 0; i < 50; ++i) q.Done(*q.Get());
+  q.Trim();
+  CHECK(q.HotCount() == 50);  // still within the window
+  clock.Advance(Duration(100));
+  CHECK(q.HotCount() == 50);  // nothing finished since: nothing forgot them
+  q.Trim();
+  CHECK(q.HotCount() == 0);
+  q.Add("k0");  // cold again: ready at once, not batched
+  CHECK(q.ReadyCount() == 1);
+}
+
 TEST_CASE("the first change of an idle object is ready at once, whatever the batching window") {
   FakeClock clock;
   TextQueue q(clock, Batching());
