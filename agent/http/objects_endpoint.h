@@ -26,6 +26,7 @@
 
 #include "agent/base/clock.h"
 #include "agent/base/compact_uid.h"
+#include "agent/base/interned.h"
 #include "agent/base/status.h"
 #include "agent/http/local_server.h"
 #include "storage/state_report.h"
@@ -55,17 +56,21 @@ std::vector<SnapshotHandler> SnapshotHandlers(std::vector<HandlerRecord> records
 
 // One object as the node knew it at one moment: an ObjectView without what only `nodehook
 // state` reads (the diffbase, node steps, handlers' last_object). The agent keeps one per object
-// it remembers, so it is small: the resource id is interned (agent/base/interned.h), and the
-// settled resourceVersion is looked up when served (ObjectViewsSnapshot::settled_version).
+// it remembers, so it is small (96 bytes, 112 with its shared_ptr's count): the resource id is
+// interned, namespace and name are one text, and the settled resourceVersion is looked up when
+// served (ObjectViewsSnapshot::settled_version).
 struct SnapshotObject {
   CompactUid uid;
-  std::string_view resource;  // interned: valid for the life of the process
-  std::string namespace_name;
-  std::string name;
+  InternedText resource;
+  // "namespace/name", or "name" for a cluster-scoped object (Kubernetes names hold no '/').
+  std::string key;
   int64_t handled_at_ms = -1;  // when this node last handled it; -1: never
   std::vector<SnapshotHandler> handlers;  // by handler name
 
-  std::string Key() const { return namespace_name.empty() ? name : namespace_name + "/" + name; }
+  static std::string KeyOf(std::string_view namespace_name, std::string_view name);
+  std::string_view namespace_name() const;
+  std::string_view name() const;
+  const std::string& Key() const { return key; }
 };
 // The ObjectView it stands for (no settled version: see ObjectViewsSnapshot::settled_version).
 ObjectView AsObjectView(const SnapshotObject& object);

@@ -13,8 +13,9 @@ namespace {
 
 // The snapshot's order (CollectObjectViews' ORDER BY: byte-wise, as std::string compares).
 bool Before(const SharedSnapshotObject& a, const SharedSnapshotObject& b) {
-  return std::tie(a->resource, a->namespace_name, a->name, a->uid) <
-         std::tie(b->resource, b->namespace_name, b->name, b->uid);
+  const std::string_view a_resource = a->resource, a_namespace = a->namespace_name(), a_name = a->name();
+  const std::string_view b_resource = b->resource, b_namespace = b->namespace_name(), b_name = b->name();
+  return std::tie(a_resource, a_namespace, a_name, a->uid) < std::tie(b_resource, b_namespace, b_name, b->uid);
 }
 
 }  // namespace
@@ -30,9 +31,9 @@ void ObjectViewsPublisher::MarkChanged(const std::string& uid) {
 SharedSnapshotObject ObjectViewsPublisher::Served(ObjectView view) {
   // Read without bodies, a view has no diffbase and no node steps; SnapshotHandler keeps neither
   // the handlers' last_object nor their copies of the identity.
-  return std::make_shared<const SnapshotObject>(SnapshotObject{CompactUid(view.uid), Intern(view.resource),
-                                                               std::move(view.namespace_name), std::move(view.name),
-                                                               view.handled_at_ms.value_or(-1), SnapshotHandlers(std::move(view.handlers))});
+  return std::make_shared<const SnapshotObject>(SnapshotObject{
+      CompactUid(view.uid), InternedText(view.resource), SnapshotObject::KeyOf(view.namespace_name, view.name),
+      view.handled_at_ms.value_or(-1), SnapshotHandlers(std::move(view.handlers))});
 }
 
 Result<std::vector<SharedSnapshotObject>> ObjectViewsPublisher::ReadAll() {

@@ -34,5 +34,18 @@ TEST_CASE("threads interning the same texts at once all get the one copy") {
   for (const char* p : seen) CHECK(p == seen[0]);
 }
 
+TEST_CASE("an InternedText is one pointer to the interned copy and compares as its text") {
+  static_assert(sizeof(InternedText) == sizeof(void*));
+  const InternedText a(std::string("widgets.example.com/") + "v1");
+  const InternedText b = std::string_view("widgets.example.com/v1");
+  CHECK(a.view().data() == b.view().data());
+  CHECK(a.view().data() == Intern("widgets.example.com/v1").data());
+  CHECK(a == "widgets.example.com/v1");
+  CHECK(a != "gadgets.example.com/v1");
+  CHECK(InternedText("a") < InternedText("b"));
+  CHECK_FALSE(InternedText("b") < InternedText("a"));
+  CHECK(InternedText().view().empty());
+}
+
 }  // namespace
 }  // namespace nodehook

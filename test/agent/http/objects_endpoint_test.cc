@@ -28,8 +28,7 @@ SnapshotObject Object(const std::string& ns, const std::string& name, std::vecto
   SnapshotObject o;
   o.uid = CompactUid("uid-" + name);
   o.resource = "widgets.example.com/v1";
-  o.namespace_name = ns;
-  o.name = name;
+  o.key = SnapshotObject::KeyOf(ns, name);
   o.handled_at_ms = 1000;
   o.handlers = SnapshotHandlers(std::move(handlers));
   return o;

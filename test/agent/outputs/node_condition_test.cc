@@ -13,8 +13,7 @@ SharedSnapshotObject Object(const std::string& name, std::vector<HandlerRecord> 
   auto v = std::make_shared<SnapshotObject>();
   v->uid = CompactUid("uid-" + name);
   v->resource = resource;
-  v->namespace_name = "ns";
-  v->name = name;
+  v->key = SnapshotObject::KeyOf("ns", name);
   v->handlers = SnapshotHandlers(std::move(handlers));
   return v;
 }
