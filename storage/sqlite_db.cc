@@ -112,6 +112,8 @@ Result<std::string> SqliteDb::QueryText(const std::string& operation, const std:
   return st->Text(0);
 }
 
+int64_t SqliteDb::TotalChanges() const { return sqlite3_total_changes64(db_.get()); }
+
 Result<Statement> SqliteDb::Prepare(const std::string& operation, const std::string& sql) {
   auto it = statements_.find(sql);
   if (it == statements_.end()) {

@@ -126,6 +126,9 @@ class SqliteDb {
     return st->BindAll(values...).Run();
   }
 
+  // Rows changed by this connection since it opened (sqlite3_total_changes64).
+  int64_t TotalChanges() const;
+
   // The Status for SQLite result code `rc`, with the connection's current error message.
   Status Error(const std::string& operation, int rc) const;
 

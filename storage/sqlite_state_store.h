@@ -43,7 +43,9 @@ class SqliteStateStore final : public StateStore, public ScheduleStore {
   Result<std::vector<HandlerRecord>> ListHandlers(const std::string& uid) override;
   // Ordered by next attempt time, earliest first.
   Result<std::vector<HandlerRecord>> ListAllHandlers() override;
-  Result<StoreSummary> Summarize() override;  // sqlite_state_store_summary.cc
+  // Counted again only when the stamp moved since the last count (sqlite_state_store_summary.cc).
+  Result<StoreSummary> Summarize() override;
+  std::optional<StoreStamp> Stamp() override;
   Status RecordAttempt(const HandlerRecord& record) override;
   Status RecordHandled(const ObjectRecord& object, const std::string& handler) override;
   Status Forget(const std::string& uid) override;
@@ -101,9 +103,14 @@ class SqliteStateStore final : public StateStore, public ScheduleStore {
   // The statements of RecordAttempt / RecordHandled; run inside RunGroup's transaction.
   Status WriteAttempt(const HandlerRecord& record) REQUIRES(mu_);
   Status WriteHandled(const ObjectRecord& object, const std::string& handler) REQUIRES(mu_);
+  Result<StoreStamp> StampLocked() REQUIRES(mu_);
+  Result<StoreSummary> CountLocked() REQUIRES(mu_);
 
   Mutex mu_;
   std::unique_ptr<SqliteDb> db_ GUARDED_BY(mu_);
+  // The last summary and the stamp it was counted at: an agent at rest asks every second.
+  std::optional<StoreStamp> summary_stamp_ GUARDED_BY(mu_);
+  StoreSummary summary_ GUARDED_BY(mu_);
   const std::string node_name_;
   GroupCommit group_;
 };

@@ -1,6 +1,8 @@
 // SqliteStateStore::Summarize: counts for metrics, in one read transaction of aggregate queries
-// (no row is copied out), so the agent can refresh its metrics every few seconds.
+// (no row is copied out), so the agent can refresh its metrics every few seconds; counted again
+// only when the store's stamp moved, so an agent at rest does not scan its tables every second.
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 
 #include "storage/sqlite_state_store.h"
@@ -46,8 +48,33 @@ int64_t EarliestNonZero(int64_t a, int64_t b) {
 
 }  // namespace
 
+Result<StoreStamp> SqliteStateStore::StampLocked() {
+  Result<std::string> others = db_->QueryText("Stamp", "PRAGMA data_version");
+  if (!others.ok()) return others.status();
+  return StoreStamp{std::strtoll(others->c_str(), nullptr, 10), db_->TotalChanges()};
+}
+
+std::optional<StoreStamp> SqliteStateStore::Stamp() {
+  MutexLock lock(&mu_);
+  Result<StoreStamp> stamp = StampLocked();
+  if (!stamp.ok()) return std::nullopt;
+  return *stamp;
+}
+
 Result<StoreSummary> SqliteStateStore::Summarize() {
   MutexLock lock(&mu_);
+  // Taken before the counts: a commit by another process between the two makes the next call
+  // count again.
+  Result<StoreStamp> stamp = StampLocked();
+  if (stamp.ok() && summary_stamp_ == *stamp) return summary_;
+  Result<StoreSummary> counted = CountLocked();
+  if (!counted.ok()) return counted;
+  summary_ = *counted;
+  summary_stamp_ = stamp.ok() ? std::optional<StoreStamp>(*stamp) : std::nullopt;
+  return counted;
+}
+
+Result<StoreSummary> SqliteStateStore::CountLocked() {
   StoreSummary summary;
   // A read transaction: every count comes from the same snapshot of the file.
   NODEHOOK_RETURN_IF_ERROR(db_->Exec("Summarize", "BEGIN"));

@@ -126,6 +126,16 @@ struct HandlerCounts {
   int64_t oldest_pending_since_ms = 0;  // first attempt of the oldest pending retry; 0 = none
 };
 
+// Names a moment of the store's content: two stamps read from one store are equal only when
+// nothing was written in between, by this process or any other (`nodehook state retry` writes
+// from outside the agent).
+struct StoreStamp {
+  int64_t others = 0;  // changes committed by other connections (SQLite's data_version)
+  int64_t own = 0;     // rows this store changed
+  bool operator==(const StoreStamp& o) const { return others == o.others && own == o.own; }
+  bool operator!=(const StoreStamp& o) const { return !(*this == o); }
+};
+
 // What the store holds, counted (nodehook_handlers_*, nodehook_store_rows).
 struct StoreSummary {
   std::map<std::string, HandlerCounts> by_resource;  // only resources with such handlers
@@ -153,6 +163,9 @@ class StateStore {
   virtual Result<std::vector<HandlerRecord>> ListAllHandlers() = 0;
   // Counts only (aggregate queries, no row is copied): cheap enough to run every few seconds.
   virtual Result<StoreSummary> Summarize() = 0;
+  // The content's stamp now; nullopt when this store cannot tell (a reader then assumes that
+  // anything may have changed).
+  virtual std::optional<StoreStamp> Stamp() { return std::nullopt; }
   // Every diffbase of this node without its essence and last_object (left empty), ordered as
   // ListAllObjects: for the agent's /v1/objects snapshot, refreshed every few seconds.
   virtual Result<std::vector<ObjectRecord>> ListObjectSummaries() = 0;

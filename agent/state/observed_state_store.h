@@ -54,6 +54,7 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   }
   Result<std::vector<HandlerRecord>> ListAllHandlers() override { return Read("ListAllHandlers", store_.ListAllHandlers()); }
   Result<StoreSummary> Summarize() override { return Read("Summarize", store_.Summarize()); }
+  std::optional<StoreStamp> Stamp() override { return store_.Stamp(); }
   Result<std::vector<ObjectRecord>> ListObjectSummaries() override {
     return Read("ListObjectSummaries", store_.ListObjectSummaries());
   }

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "storage/sqlite_state_store.h"
+#include "test/fakes/temp_dir.h"
+#include "test/storage/store_samples.h"
 
 using namespace nodehook;
 
@@ -75,4 +77,48 @@ TEST_CASE("every committed write transaction is observed in the commit histogram
   REQUIRE((*store)->RecordAttempt(Handler("u1", "widgets", 1, "failed", 1)).ok());
   REQUIRE((*store)->Forget("u1").ok());
   REQUIRE(commits.count() == before + 2);
+}
+
+TEST_CASE("the stamp moves with every write, this store's or another process's, and only then") {
+  TempDir dir;
+  const std::string path = dir.File("state.db");
+  auto store = OpenStore(path);
+  auto before = store->Stamp();
+  REQUIRE(before);
+  REQUIRE(store->Summarize().ok());  // reads move nothing
+  REQUIRE(store->ListAllHandlers().ok());
+  CHECK(store->Stamp() == before);
+
+  REQUIRE(store->RecordAttempt(Handler("u1", "widgets", 1, "failed", 5000)).ok());
+  auto own = store->Stamp();
+  REQUIRE(own);
+  CHECK(*own != *before);
+
+  // `nodehook state retry` from outside the agent: another connection to the same file.
+  RawExec(path, "outside", {"UPDATE handlers SET retries = 0, last_outcome = 'permanent_failure' WHERE uid = 'u1'"});
+  auto outside = store->Stamp();
+  REQUIRE(outside);
+  CHECK(*outside != *own);
+  CHECK(store->Stamp() == outside);
+}
+
+TEST_CASE("a summary is counted again when another process wrote to the file, not only this store") {
+  TempDir dir;
+  const std::string path = dir.File("state.db");
+  auto store = OpenStore(path);
+  REQUIRE(store->RecordAttempt(Handler("u1", "widgets", 1, "failed", 5000)).ok());
+  auto first = store->Summarize();
+  REQUIRE(first.ok());
+  CHECK(first->by_resource.at("widgets").pending_retry == 1);
+  CHECK(store->Summarize()->by_resource.at("widgets").pending_retry == 1);  // unchanged: the same counts
+
+  RawExec(path, "outside", {"UPDATE handlers SET last_outcome = 'permanent_failure' WHERE uid = 'u1'"});
+  auto after = store->Summarize();
+  REQUIRE(after.ok());
+  CHECK(after->by_resource.at("widgets").pending_retry == 0);
+  CHECK(after->by_resource.at("widgets").failed_permanently == 1);
+
+  REQUIRE(store->RecordAttempt(Handler("u2", "widgets", 2, "failed", 6000)).ok());
+  CHECK(store->Summarize()->by_resource.at("widgets").pending_retry == 1);
+  CHECK(store->Summarize()->rows.at("handlers") == 2);
 }
