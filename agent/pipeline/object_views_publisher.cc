@@ -86,10 +86,18 @@ void ObjectViewsPublisher::RefreshIfDue() {
     MutexLock lock(&dirty_mu_);
     announced = !dirty_.empty();
   }
-  const bool too_old = !previous || now - last_full_read_ >= options_.max_age;
+  // Read whole again after max_age only when the store changed since the last whole read: at
+  // rest nothing did, and a whole read of 10,000 objects costs about 90 ms of CPU.
+  std::optional<StoreStamp> stamp;
+  bool too_old = !previous;
+  if (!too_old && now - last_full_read_ >= options_.max_age) {
+    stamp = store_.Stamp();
+    too_old = !stamp || !full_read_stamp_ || *stamp != *full_read_stamp_;
+  }
   if (!too_old && !(announced && now - last_refresh_ >= interval_)) return;
   // Taken before reading, so a change made during the read is seen by the next refresh.
   const bool full = all_changed_.exchange(false, std::memory_order_relaxed) || too_old;
+  if (full && !stamp) stamp = store_.Stamp();
   std::set<std::string> changed;
   {
     MutexLock lock(&dirty_mu_);
@@ -108,7 +116,10 @@ void ObjectViewsPublisher::RefreshIfDue() {
          {"next", "serve the previous snapshot on /v1/objects; read again at the next housekeeping tick"}});
     return;
   }
-  if (full) last_full_read_ = now;
+  if (full) {
+    last_full_read_ = now;
+    full_read_stamp_ = stamp;
+  }
   auto snapshot = std::make_shared<ObjectViewsSnapshot>();
   snapshot->node = store_.node_name();
   if (options_.node_bound) snapshot->node_bound = options_.node_bound();

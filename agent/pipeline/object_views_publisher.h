@@ -8,8 +8,8 @@
 // costs a read per changed object and a copy of N pointers, not a read of N objects). The whole
 // store is read (the cheap read: no diffbase bodies, CollectObjectViews(store, false)) first,
 // after MarkAllChanged() (applied retry requests, garbage collection), and when the snapshot is
-// older than `max_age` (to see what `nodehook state retry/forget` changed from outside the
-// process). Refreshes are at least `min_interval` apart; a whole read holds the store's lock
+// older than `max_age` and the store's stamp moved since (to see what `nodehook state
+// retry/forget` changed from outside the process; an agent at rest reads nothing). Refreshes are at least `min_interval` apart; a whole read holds the store's lock
 // (workers' commits wait) and costs about 9 ms of CPU per 1,000 objects (docs/benchmarks.md), so
 // the interval also stretches to `1 / max_busy_share` times the last read's duration. On a small
 // node answers are at most about one housekeeping tick (2 s) behind the store; each answer says
@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -77,6 +78,7 @@ class ObjectViewsPublisher {
   TimePoint last_full_read_{};  // only RefreshIfDue's thread
   TimePoint last_refresh_{};    // only RefreshIfDue's thread
   Duration interval_{};         // only RefreshIfDue's thread: min_interval, or more after a slow read
+  std::optional<StoreStamp> full_read_stamp_;  // only RefreshIfDue's thread: the store's, at the last whole read
   mutable Mutex mu_;
   ObjectViewsPtr latest_ GUARDED_BY(mu_);
 };

@@ -96,6 +96,21 @@ TEST_CASE("an unannounced change (nodehook state forget from outside) shows once
   CHECK(f.Count() == 0);
 }
 
+TEST_CASE("at rest the store is not read again at max_age; a change from another process is") {
+  Fixture f;
+  f.Handle("a");
+  f.publisher.RefreshIfDue();
+  const ObjectViewsPtr first = f.publisher.Latest().value();
+  f.clock.Advance(seconds(90));
+  f.publisher.RefreshIfDue();
+  CHECK(f.publisher.Latest().value() == first);  // nothing written since: the same snapshot
+
+  // `nodehook state forget` from outside the agent: another connection writes the file.
+  RawExec(f.dir.File("state.db"), "outside", {"DELETE FROM objects WHERE uid = 'uid-a'"});
+  f.publisher.RefreshIfDue();
+  CHECK(f.Count() == 0);
+}
+
 TEST_CASE("a refresh reads only the objects announced by uid; the others are the previous snapshot's views") {
   Fixture f;
   f.Handle("a");
