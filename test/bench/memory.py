@@ -3,12 +3,13 @@
 One command, one API server. For 0 (idle), 1,000, 5,000 and 10,000 widgets (created in that
 order, so each step adds objects), a fresh agent with a fresh state file and a /bin/true create
 hook handles every object, sits idle, and its VmRSS (now), VmHWM (peak) and thread count are read
-from /proc. Then that agent stops and a new one starts on the same state file with the largest
-count: "restart" is its RSS as soon as it has listed and looked at every object (its queue empty
+from /proc, with the CPU it used in the second half of its idle time (ms per second; 10 ms
+resolution, so use --idle-seconds 60 or more for that figure). Then that agent stops and a
+new one starts on the same state file with the largest count: "restart" is its RSS as soon as it has listed and looked at every object (its queue empty
 after the first list), with the peak of that start; "restart+idle" the same after sitting idle.
 
 Writes JSON and CSV (one row per measurement: objects, phase, rss_kib, peak_kib, anon_kib,
-file_kib, threads) for plots of memory against object count, and prints a table. RSS is
+file_kib, threads, idle_cpu_ms_per_s) for plots of memory against object count, and prints a table. RSS is
 anonymous memory (the agent's data and allocator) plus resident pages of mapped files (the
 binary and its shared libraries); the JSON also holds the largest mappings of each sample.
 
@@ -98,6 +99,20 @@ class Agent:
         running = metric(self.port, "nodehook_queue_work_in_progress")
         return depth == 0 and running == 0
 
+    def cpu_seconds(self):
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+    def sample_idle(self, objects, phase, seconds):
+        """A sample after sitting idle for `seconds`, with the CPU it used in their second half (ms
+        per s; the first half still holds the tail of the work, e.g. the first /v1/objects read)."""
+        time.sleep(seconds / 2)  # measuring idle memory and CPU: the agent must sit idle for a while
+        before = self.cpu_seconds()
+        time.sleep(seconds / 2)  # as above
+        row = self.sample(objects, phase)
+        row["idle_cpu_ms_per_s"] = round((self.cpu_seconds() - before) * 1000 / (seconds / 2), 2)
+        return row
+
     def sample(self, objects, phase):
         status = proc_status(self.proc.pid)
         kib = lambda key: int(status[key].split()[0])  # noqa: E731
@@ -137,16 +152,14 @@ def run(args, nodehook, work, kubeconfig):
             agent = Agent(nodehook, work, kubeconfig, work / f"state-{count}", args.tuning, args.failing)
             done = 'event="hook failed permanently"' if args.failing else 'event="hook succeeded"'
             agent.wait(lambda: agent.log_count(done) >= count and agent.settled(count), f"handling {count} creates")
-            time.sleep(args.idle_seconds)  # measuring idle memory: the agent must sit idle for a while
-            rows.append(agent.sample(count, "idle"))
+            rows.append(agent.sample_idle(count, "idle", args.idle_seconds))
             print(rows[-1], flush=True)
         stop_agent(agent.proc)
         agent = Agent(nodehook, work, kubeconfig, work / f"state-{created}", args.tuning, args.failing)
         agent.wait(lambda: agent.settled(created), "the first list after a restart")
         rows.append(agent.sample(created, "restart"))
         print(rows[-1], flush=True)
-        time.sleep(args.idle_seconds)  # as above
-        rows.append(agent.sample(created, "restart+idle"))
+        rows.append(agent.sample_idle(created, "restart+idle", args.idle_seconds))
         print(rows[-1], flush=True)
     finally:
         stop_agent(agent and agent.proc)
@@ -176,14 +189,15 @@ def main():
     Path(f"{out}.json").write_text(json.dumps({"label": args.label, "binary": nodehook, "rows": rows}, indent=1))
     with open(f"{out}.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=["label", "objects", "phase", "rss_kib", "peak_kib", "anon_kib",
-                                               "file_kib", "threads"], extrasaction="ignore")
+                                               "file_kib", "threads", "idle_cpu_ms_per_s"], extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
     print(f"\n{'objects':>8} {'phase':<13} {'RSS MiB':>8} {'peak MiB':>9} {'anon MiB':>9} {'file MiB':>9} "
-          f"{'threads':>8}")
+          f"{'threads':>8} {'idle CPU ms/s':>14}")
     for r in rows:
+        idle_cpu = f"{r['idle_cpu_ms_per_s']:.2f}" if "idle_cpu_ms_per_s" in r else "-"
         print(f"{r['objects']:>8} {r['phase']:<13} {r['rss_kib'] / 1024:>8.1f} {r['peak_kib'] / 1024:>9.1f} "
-              f"{r['anon_kib'] / 1024:>9.1f} {r['file_kib'] / 1024:>9.1f} {r['threads']:>8}")
+              f"{r['anon_kib'] / 1024:>9.1f} {r['file_kib'] / 1024:>9.1f} {r['threads']:>8} {idle_cpu:>14}")
     print(f"wrote {out}.json and {out}.csv")
 
 
