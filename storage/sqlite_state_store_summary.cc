@@ -2,7 +2,6 @@
 // (no row is copied out), so the agent can refresh its metrics every few seconds; counted again
 // only when the store's stamp moved, so an agent at rest does not scan its tables every second.
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
 
 #include "storage/sqlite_state_store.h"
@@ -49,9 +48,11 @@ int64_t EarliestNonZero(int64_t a, int64_t b) {
 }  // namespace
 
 Result<StoreStamp> SqliteStateStore::StampLocked() {
-  Result<std::string> others = db_->QueryText("Stamp", "PRAGMA data_version");
+  Result<Statement> others = db_->Prepare("Stamp", "PRAGMA data_version");
   if (!others.ok()) return others.status();
-  return StoreStamp{std::strtoll(others->c_str(), nullptr, 10), db_->TotalChanges()};
+  Result<bool> row = others->Step();
+  if (!row.ok()) return row.status();
+  return StoreStamp{*row ? others->Int64(0) : 0, db_->TotalChanges()};
 }
 
 std::optional<StoreStamp> SqliteStateStore::Stamp() {

@@ -9,9 +9,10 @@
 // store is read (the cheap read: no diffbase bodies, CollectObjectViews(store, false)) first,
 // after MarkAllChanged() (applied retry requests, garbage collection), and when the snapshot is
 // older than `max_age` and the store's stamp moved since (to see what `nodehook state
-// retry/forget` changed from outside the process; an agent at rest reads nothing). Refreshes are at least `min_interval` apart; a whole read holds the store's lock
-// (workers' commits wait) and costs about 9 ms of CPU per 1,000 objects (docs/benchmarks.md), so
-// the interval also stretches to `1 / max_busy_share` times the last read's duration. On a small
+// retry/forget` changed from outside the process; an agent at rest reads nothing). Refreshes
+// are at least `min_interval` apart; a whole read holds the store's lock (workers' commits
+// wait) and costs about 9 ms of CPU per 1,000 objects (docs/benchmarks.md), so the interval also
+// stretches to `1 / max_busy_share` times the last read's duration. On a small
 // node answers are at most about one housekeeping tick (2 s) behind the store; each answer says
 // how old its snapshot is. Each snapshot carries `settled_version` (the resources' caches),
 // which the endpoint asks for each object it serves: the settled version as of the answer.
