@@ -8,6 +8,7 @@
 #include <list>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "agent/base/clock.h"
 
@@ -23,17 +24,26 @@ class FakeClock final : public Clock {
   }
 
   void Advance(Duration d) {
-    std::list<Waiter> waiters;
+    std::vector<Waiter*> waiters;
     {
       std::lock_guard<std::mutex> lock(mu_);
       now_ += d;
-      waiters = waiters_;
+      for (auto& w : waiters_) {
+        ++w.notifies_pending;
+        waiters.push_back(&w);
+      }
     }
     // Taking each waiter's own mutex before notifying closes the window between its
-    // deadline check and its wait, so no wake-up is lost.
-    for (auto& w : waiters) {
-      std::lock_guard<std::mutex> lock(*w.mu);
-      w.cv->notify_all();
+    // deadline check and its wait, so no wake-up is lost. A waiter leaves the list only once
+    // no Advance() is still to notify it (notifies_pending), so its mutex and condition
+    // variable, often on its stack, are alive until this loop is done with them.
+    for (Waiter* w : waiters) {
+      std::lock_guard<std::mutex> lock(*w->mu);
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        --w->notifies_pending;
+      }
+      w->cv->notify_all();
     }
   }
 
@@ -42,7 +52,7 @@ class FakeClock final : public Clock {
     std::list<Waiter>::iterator self;
     {
       std::lock_guard<std::mutex> g(mu_);
-      self = waiters_.insert(waiters_.end(), Waiter{&cv, lock.mutex()});
+      self = waiters_.insert(waiters_.end(), Waiter{&cv, lock.mutex(), 0});
     }
     bool result;
     while (true) {
@@ -51,9 +61,18 @@ class FakeClock final : public Clock {
       sleeps_.fetch_add(1);
       cv.wait(lock);
     }
-    std::lock_guard<std::mutex> g(mu_);
-    waiters_.erase(self);
-    return result;
+    // An Advance() that counted this waiter takes `lock`'s mutex to notify it: wait on the
+    // condition variable (which releases that mutex) until it has.
+    while (true) {
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        if (self->notifies_pending == 0) {
+          waiters_.erase(self);
+          return result;
+        }
+      }
+      cv.wait(lock);
+    }
   }
 
   // How many times a waiter found its deadline not reached and went (back) to sleep. After an
@@ -70,6 +89,7 @@ class FakeClock final : public Clock {
   struct Waiter {
     std::condition_variable* cv;
     std::mutex* mu;
+    int notifies_pending;  // guarded by mu_
   };
   mutable std::mutex mu_;
   std::atomic<size_t> sleeps_{0};
