@@ -8,7 +8,7 @@ ARG BUILD_BASE=debian:bookworm
 FROM ${BUILD_BASE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake ninja-build pkg-config libssl-dev \
-      libcpprest-dev libcurl4-openssl-dev rapidjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev libjemalloc-dev ccache \
+      libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev libjemalloc-dev ccache \
  && rm -rf /var/lib/apt/lists/*
 COPY . /src
 # A compiler cache mounted at /ccache (test/image/build-image.sh mounts one; `docker build`

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build ccache pkg-config libssl-dev
-          libcpprest-dev libcurl4-openssl-dev rapidjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev libjemalloc-dev catch2 sqlite3 python3
+          libcpprest-dev rapidjson-dev libsqlite3-dev libcli11-dev libyaml-cpp-dev libjemalloc-dev catch2 sqlite3 python3
           python3-yaml python3-jsonschema python3-prometheus-client python3-venv debootstrap tini
           iproute2 clang clang-tidy libclang-rt-14-dev
           buildah containerd runc containernetworking-plugins iptables openssl procps tzdata)  # tzdata: the time zones of rollout windows (test/agent/calendar, test/agent/rollout); buildah..procps: the real-node tests (test/image/build-image.sh builds the image, test/cluster/real-node.sh runs kubelets on containerd + runc + CNI); python3-jsonschema validates the shipped configs (test_config_schema.py); the deploy/ and image tests (test/e2e/test_deploy.py, test_image.py); tini for the PID 1 test; the metrics parser (test_metrics.py); iproute2 for the fleet test's pod addresses; python3-venv for the kopf benchmark's venv (test/bench/compare.sh); clang, clang-tidy, libclang-rt-14-dev: sanitizer builds, libFuzzer and clang-tidy

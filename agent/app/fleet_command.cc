@@ -52,8 +52,8 @@ Result<std::unique_ptr<FleetSource>> KubeconfigFleetSource(const FleetCommandArg
   if (!connection.ok()) return connection.status();
   connection->connect_timeout_seconds = args.timeout_seconds;
   connection->idle_timeout_seconds = args.timeout_seconds;
-  auto client = std::make_unique<RestKubeClient>(NewTransport(*connection));
-  return NewKubeFleetSource(std::move(client), NewTransport(*connection), args.target);
+  auto client = std::make_unique<RestKubeClient>(NewCpprestTransport(*connection));
+  return NewKubeFleetSource(std::move(client), NewCpprestTransport(*connection), args.target);
 }
 
 int RunFleetCommand(const FleetCommandArgs& args, const FleetSourceFactory& make_source, std::ostream& out,

@@ -49,7 +49,7 @@ Result<std::unique_ptr<KubeClient>> DefaultReleaseClient(const FleetCommandArgs&
   if (!connection.ok()) return connection.status();
   connection->connect_timeout_seconds = args.timeout_seconds;
   connection->idle_timeout_seconds = args.timeout_seconds;
-  return std::unique_ptr<KubeClient>(std::make_unique<RestKubeClient>(NewTransport(*connection)));
+  return std::unique_ptr<KubeClient>(std::make_unique<RestKubeClient>(NewCpprestTransport(*connection)));
 }
 
 int RunReleaseCommand(const FleetCommandArgs& fleet_args, const ReleaseCommandArgs& args,

@@ -97,8 +97,8 @@ RolloutDeps KubeconfigRolloutDeps() {
     if (!connection.ok()) return connection.status();
     connection->connect_timeout_seconds = args.timeout_seconds;
     connection->idle_timeout_seconds = args.timeout_seconds;
-    return NewKubeRolloutCluster(std::make_unique<RestKubeClient>(NewTransport(*connection)),
-                                 NewTransport(*connection), agents_namespace);
+    return NewKubeRolloutCluster(std::make_unique<RestKubeClient>(NewCpprestTransport(*connection)),
+                                 NewCpprestTransport(*connection), agents_namespace);
   };
   deps.fleet = KubeconfigFleetSource;
   deps.clock = &SystemClock::Instance();

@@ -31,8 +31,8 @@ Result<TransportConfig> ConnectionFor(const Config& config) {
   Result<TransportConfig> transport =
       LoadConnection(config.api.in_cluster ? "" : config.api.kubeconfig, WithoutKubeconfig::kInCluster);
   if (!transport.ok()) return transport;
-  // The transport's idle timeout restarts on every byte read, so it is our stall detector: a
-  // watch that sends no byte (not even a bookmark) for this long is dropped and reopened.
+  // cpprest's timeout restarts on every read, so it is our stall detector: a watch that sends
+  // no byte (not even a bookmark) for this long is dropped and reopened.
   transport->idle_timeout_seconds = config.tuning.stall_seconds;
   return transport;
 }
@@ -215,7 +215,7 @@ int RunAgent(const Config& given, const PodEnvironment& pod) {
   int exit_code = 1;
   std::unique_ptr<RunState> state = OpenRunState(&config, stop, &exit_code);
   if (!state) return exit_code;
-  RestKubeClient client(NewTransport(std::move(*connection)),
+  RestKubeClient client(NewCpprestTransport(std::move(*connection)),
                         ObjectLimits{config.tuning.max_object_depth, static_cast<size_t>(config.tuning.max_object_bytes)},
                         &DefaultMetrics());
   // The writer of the ready conditions checks their CRDs: an agent, or else the steward.

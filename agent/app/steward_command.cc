@@ -42,7 +42,7 @@ int RunSteward(const Config& given, const PodEnvironment& pod, const std::string
   }
   std::optional<TransportConfig> connection = Connect(config, pod);
   if (!connection) return 1;
-  RestKubeClient client(NewTransport(std::move(*connection)),
+  RestKubeClient client(NewCpprestTransport(std::move(*connection)),
                         ObjectLimits{config.tuning.max_object_depth, static_cast<size_t>(config.tuning.max_object_bytes)},
                         &DefaultMetrics());
   if (!ReadyConditionsKept(config, client, signals.stop())) return signals.stop().cancelled() ? 0 : 2;

@@ -5,7 +5,7 @@ Each folder under agent/ (at any depth: agent/kube/client is one) and storage/ i
 library; a file belongs to the deepest such folder that contains it. A file may include headers
 of its own folder and of the folders its library links (target_link_libraries), directly or
 through them; anything else is an include against the direction of the data flow, and this test names it.
-It also checks that the cpprest headers, and libcurl's, are each included by exactly one source file.
+It also checks that the cpprest headers are included by exactly one source file.
 Usage: check_includes.py REPO
 """
 import os
@@ -45,7 +45,6 @@ def closure(folder, seen=None):
 
 problems = []
 cpprest_includers = []
-curl_includers = []
 include_re = re.compile(r'#include\s+"((?:agent|storage)/[^"]+)"')
 
 
@@ -72,8 +71,6 @@ for path in sorted(sources):
     for lineno, line in enumerate(open(os.path.join(repo, path), errors="replace"), 1):
         if re.search(r"#include\s+<cpprest/", line):
             cpprest_includers.append(path)
-        if re.search(r"#include\s+<curl/", line):
-            curl_includers.append(path)
         m = include_re.search(line)
         if not m:
             continue
@@ -89,9 +86,6 @@ for path in sorted(sources):
 if len(set(cpprest_includers)) != 1:
     problems.append("cpprest headers must be included by exactly one file, not: " +
                     (", ".join(sorted(set(cpprest_includers))) or "none"))
-if len(set(curl_includers)) != 1:
-    problems.append("libcurl headers must be included by exactly one file, not: " +
-                    (", ".join(sorted(set(curl_includers))) or "none"))
 for p in problems:
     print(p)
 print(f"{len(folders)} folders checked, {len(problems)} problems")

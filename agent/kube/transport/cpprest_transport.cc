@@ -36,9 +36,10 @@
 
 #include "agent/base/log.h"
 #include "agent/base/mutex.h"
-#include "agent/kube/transport/bearer_token_retry.h"
+#include "agent/base/utc_time.h"
 #include "agent/kube/transport/http_transport.h"
 #include "agent/kube/transport/log_limiter.h"
+#include "agent/kube/transport/server_clock.h"
 
 namespace nodehook {
 namespace {
@@ -88,10 +89,26 @@ Status ApplyTls(const TransportConfig& c, boost::asio::ssl::context& ctx) {
   return Status::Ok();
 }
 
-// The value of header `name`, "" when absent.
-std::string HeaderValue(const http::http_headers& headers, const char* name) {
-  auto it = headers.find(name);
-  return it == headers.end() ? std::string() : it->second;
+int ParseRetryAfter(const http::http_headers& headers) {
+  auto it = headers.find("Retry-After");
+  if (it == headers.end()) return 0;
+  int seconds = 0;
+  for (char c : it->second) {
+    if (c < '0' || c > '9') return 0;  // the HTTP-date form is not worth supporting
+    seconds = std::min(seconds * 10 + (c - '0'), 24 * 3600);
+  }
+  return seconds;
+}
+
+// Every answer's Date moves the process's view of the API server's clock (server_clock.h).
+void ObserveServerDate(const http::http_headers& headers) {
+  auto it = headers.find("Date");
+  if (it == headers.end()) return;
+  int64_t server_ms = ParseHttpDate(it->second);
+  if (server_ms < 0) return;
+  int64_t local_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  ApiServerClock().Observe(server_ms, local_ms);
 }
 
 Status Cancelled() { return Status(StatusCode::kCancelled, "request cancelled"); }
@@ -224,9 +241,28 @@ class CpprestTransport final : public HttpTransport {
   }
 
   Result<HttpResponse> Execute(const HttpRequest& req, const ChunkSink* on_chunk, const CancelToken* cancel) {
-    return SendWithBearerToken(config_, credential_warnings_, req, [&](const std::string& token) {
-      return Attempt(req, token, on_chunk, cancel);
-    });
+    Result<std::string> token = config_.bearer_token ? config_.bearer_token() : std::string();
+    if (!token.ok()) return token.status();
+    auto first = Attempt(req, *token, on_chunk, cancel);
+    if (!first.ok() || first->status != 401) return first;
+    Result<std::string> fresh = config_.reload_bearer_token ? config_.reload_bearer_token(*token) : token;
+    if (!fresh.ok()) return fresh.status();
+    if (*fresh == *token) {
+      LogRejected(req, "token unchanged after re-reading it");
+      return first;
+    }
+    auto second = Attempt(req, *fresh, on_chunk, cancel);
+    if (second.ok() && second->status == 401) LogRejected(req, "re-read token rejected too");
+    return second;
+  }
+
+  void LogRejected(const HttpRequest& req, const char* detail) {
+    int suppressed = 0;
+    if (!credential_warnings_.Allow(&suppressed)) return;
+    Log(LogLevel::kError, "API server rejected our credentials",
+        {{"server", config_.server}, {"request", req.method + " " + req.path_and_query}, {"status", 401},
+         {"detail", detail}, {"suppressed", suppressed},
+         {"next", "keep retrying with backoff; a fresh token is fetched after every 401"}});
   }
 
   // Waits for the response headers, at most connect_timeout_seconds for a Stream().
@@ -275,8 +311,8 @@ class CpprestTransport final : public HttpTransport {
       http::http_response& response = *headers;
       HttpResponse out;
       out.status = response.status_code();
-      out.retry_after_seconds = ParseRetryAfter(HeaderValue(response.headers(), "Retry-After"));
-      ObserveServerDate(HeaderValue(response.headers(), "Date"));
+      out.retry_after_seconds = ParseRetryAfter(response.headers());
+      ObserveServerDate(response.headers());
       bool streaming = on_chunk && out.status >= 200 && out.status < 300;
       // A hostile or broken server must not make us hold an unbounded body.
       size_t cap = out.status >= 200 && out.status < 300 ? req.max_body_bytes : kMaxErrorBodyBytes;

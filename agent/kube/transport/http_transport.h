@@ -1,7 +1,6 @@
 // HttpTransport: raw HTTP(S) to one API server. Exactly one implementation file includes
-// cpprestsdk (cpprest_transport.cc; the upstream was archived in 2026) and one includes libcurl
-// (curl_stream_transport.cc, which reads watch streams on the caller's thread); nothing else
-// sees either. Implementations are thread-safe.
+// cpprestsdk (cpprest_transport.cc): the upstream was archived in 2026 and may be swapped
+// for libcurl without touching anything else. Implementations are thread-safe.
 #pragma once
 
 #include <functional>
@@ -94,10 +93,6 @@ class HttpTransport {
                                       const CancelToken& cancel) = 0;
 };
 
-// Both over cpprest.
 std::unique_ptr<HttpTransport> NewCpprestTransport(TransportConfig config);
-
-// What the agent and kubectl-nodehook use: Send() over cpprest, Stream() over libcurl.
-std::unique_ptr<HttpTransport> NewTransport(TransportConfig config);
 
 }  // namespace nodehook

@@ -34,7 +34,7 @@ class AgentHarness {
     transport.bearer_token = token.current;
     transport.reload_bearer_token = token.reload;
     transport.idle_timeout_seconds = 2;  // the stall window
-    client = std::make_unique<RestKubeClient>(NewTransport(transport));
+    client = std::make_unique<RestKubeClient>(NewCpprestTransport(transport));
 
     config.node_name = "node-a";
     config.state_file = dir.File("state.db");

@@ -63,7 +63,7 @@ struct Fixture {
     server.ServeCollection(kWidgets);
     TransportConfig transport;
     transport.server = server.url();
-    client = std::make_unique<RestKubeClient>(NewTransport(transport));
+    client = std::make_unique<RestKubeClient>(NewCpprestTransport(transport));
     server.PutObject(kWidgets, Widget("a"));
     server.PutObject(kWidgets, Widget("b"));
   }

@@ -54,7 +54,7 @@ struct TokenFileFixture {
 
 TEST_CASE("after a 401 the token file is re-read at once and the request retried with the new token") {
   TokenFileFixture f;
-  RestKubeClient client(NewTransport(f.Config()));
+  RestKubeClient client(NewCpprestTransport(f.Config()));
   f.dir.Write("token", "new-token\n");  // rotated; the one-minute refresh is not due yet
   f.server.Enqueue(Status401());
   f.server.Enqueue(ListOf("42"));
@@ -75,7 +75,7 @@ TEST_CASE("after a 401 the token file is re-read at once and the request retried
 
 TEST_CASE("a watch answered 401 is retried with the re-read token before any event") {
   TokenFileFixture f;
-  RestKubeClient client(NewTransport(f.Config()));
+  RestKubeClient client(NewCpprestTransport(f.Config()));
   f.dir.Write("token", "new-token\n");
   f.server.Enqueue(Status401());
   FakeResponse events;
@@ -91,7 +91,7 @@ TEST_CASE("a watch answered 401 is retried with the re-read token before any eve
 
 TEST_CASE("a 401 with an unchanged token is not resent, and is logged once a minute at most") {
   TokenFileFixture f;
-  RestKubeClient client(NewTransport(f.Config()));
+  RestKubeClient client(NewCpprestTransport(f.Config()));
   CapturedLog log;
   for (int i = 0; i < 3; ++i) f.server.Enqueue(Status401());
   for (int i = 0; i < 3; ++i) CHECK(client.List(WidgetsRef(), {}).status().code() == StatusCode::kUnauthorized);
@@ -101,7 +101,7 @@ TEST_CASE("a 401 with an unchanged token is not resent, and is logged once a min
 
 TEST_CASE("a 401 for the re-read token too is returned, not retried again") {
   TokenFileFixture f;
-  RestKubeClient client(NewTransport(f.Config()));
+  RestKubeClient client(NewCpprestTransport(f.Config()));
   f.dir.Write("token", "also-wrong\n");
   f.server.Enqueue(Status401());
   f.server.Enqueue(Status401());
@@ -121,7 +121,7 @@ TEST_CASE("a changed CA bundle rebuilds the client; an unusable one is refused a
     std::lock_guard<std::mutex> lock(mu);
     return ca_now;
   };
-  RestKubeClient client(NewTransport(config));
+  RestKubeClient client(NewCpprestTransport(config));
   CapturedLog log;
   server.Enqueue(ListOf("1"));
   REQUIRE(client.List(WidgetsRef(), {}).ok());
@@ -156,7 +156,7 @@ TEST_CASE("a transport whose CA was unusable at start recovers when the CA file 
     std::lock_guard<std::mutex> lock(mu);
     return ca_now;
   };
-  RestKubeClient client(NewTransport(config));
+  RestKubeClient client(NewCpprestTransport(config));
   CHECK(client.List(WidgetsRef(), {}).status().code() == StatusCode::kInvalid);
   {
     std::lock_guard<std::mutex> lock(mu);

@@ -250,7 +250,7 @@ TEST_CASE("after a 401 the exec plugin runs again and the request is retried wit
       command: bin/plugin
 )", "    certificate-authority-data: " + Base64Encode(ca.cert_pem()) + "\n")));
   REQUIRE(config.ok());
-  RestKubeClient client(NewTransport(*config));
+  RestKubeClient client(NewCpprestTransport(*config));
   REQUIRE(client.List(WidgetsRef(), {}).ok());
   auto requests = server.requests();
   REQUIRE(requests.size() == 2);
@@ -270,7 +270,7 @@ TEST_CASE("a request whose exec plugin fails is not sent at all") {
       command: ./plugin
 )", "    certificate-authority-data: " + Base64Encode(ca.cert_pem()) + "\n")));
   REQUIRE(config.ok());
-  RestKubeClient client(NewTransport(*config));
+  RestKubeClient client(NewCpprestTransport(*config));
   auto list = client.List(WidgetsRef(), {});
   CHECK(list.status().code() == StatusCode::kUnavailable);
   CHECK_THAT(list.status().message(), Catch::Contains("exited 1 with no output on stderr"));

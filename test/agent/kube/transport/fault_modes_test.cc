@@ -33,7 +33,7 @@ struct Cluster {
   explicit Cluster(TransportConfig config = {}) {
     server.ServeCollection(kWidgets);
     config.server = server.url();
-    client = std::make_unique<RestKubeClient>(NewTransport(config));
+    client = std::make_unique<RestKubeClient>(NewCpprestTransport(config));
   }
 };
 

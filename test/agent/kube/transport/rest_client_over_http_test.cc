@@ -27,7 +27,7 @@ struct HttpFixture {
     config.server = server.url();
     config.bearer_token = [] { return std::string("test-token"); };
     config.idle_timeout_seconds = idle_timeout_seconds;
-    client = std::make_unique<RestKubeClient>(NewTransport(config));
+    client = std::make_unique<RestKubeClient>(NewCpprestTransport(config));
   }
 };
 
