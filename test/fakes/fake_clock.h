@@ -54,22 +54,20 @@ class FakeClock final : public Clock {
       std::lock_guard<std::mutex> g(mu_);
       self = waiters_.insert(waiters_.end(), Waiter{&cv, lock.mutex(), 0});
     }
-    bool result;
     while (true) {
-      if (pred()) { result = true; break; }
-      if (Now() >= deadline) { result = false; break; }
-      sleeps_.fetch_add(1);
-      cv.wait(lock);
-    }
-    // An Advance() that counted this waiter takes `lock`'s mutex to notify it: wait on the
-    // condition variable (which releases that mutex) until it has.
-    while (true) {
-      {
+      const bool satisfied = pred();
+      if (satisfied || Now() >= deadline) {
+        // An Advance() that counted this waiter still takes `lock`'s mutex to notify it: leave
+        // only once none is pending, deciding with `lock` held throughout, so what pred() saw is
+        // still true when the caller gets the lock back. Otherwise wait on the condition
+        // variable (which releases the mutex) and decide again.
         std::lock_guard<std::mutex> g(mu_);
         if (self->notifies_pending == 0) {
           waiters_.erase(self);
-          return result;
+          return satisfied;
         }
+      } else {
+        sleeps_.fetch_add(1);
       }
       cv.wait(lock);
     }
