@@ -302,8 +302,11 @@ void ModeSet::OnRolloutGranted(const std::function<void(const WatchedResource& r
   for (auto& r : rollouts_) {
     const WatchedResource* resource = r.resource;
     const std::string node = node_name_;
-    r.board->SetOnSlotNamed([fn, resource, node](const RolloutLease& slot) {
-      if (slot.holder == node) fn(*resource, slot.uid);
+    RolloutGate* gate = r.gate.get();
+    r.board->SetOnSlotNamed([fn, resource, node, gate](const RolloutLease& slot) {
+      if (slot.holder != node) return;
+      gate->NoteGrant(slot);  // before the wake-up: a grant gone by the time the worker comes is asked for again
+      fn(*resource, slot.uid);
     });
   }
 }

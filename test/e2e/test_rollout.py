@@ -385,6 +385,45 @@ def test_a_killed_or_stopped_coordinator_is_replaced_and_the_rollout_completes_w
     print(f"coordinator {first} faulted ({fault}); {second} coordinated {replaced:.1f}s later")
 
 
+def test_an_agent_stopped_while_it_waits_for_a_slot_asks_again_when_woken_and_finishes(fleet_of, widgets):
+    """An agent stopped (SIGSTOP: a frozen VM, a debugger) after it asked for a slot: the coordinator
+    grants it one, withdraws the lapsed grant (granting that node nothing more until its node Lease
+    changes) and lets the others through. The slot Leases are then deleted by hand, so nothing of the
+    grant is left in the stopped node's name. Woken, it reads the grant and its end, asks again and
+    finishes; never more than max_nodes ran at once."""
+    fleet = fleet_of({"max_nodes": 1})
+    boss = wait_until(lambda: coordinator(fleet), "a coordinator")
+    widgets.create("w1", {"seconds": 3.0})  # long enough to stop a waiting node before its turn
+
+    def slots():
+        return [lease for lease in fleet.leases() if lease["metadata"]["labels"].get("nodehook.io/rollout-kind") == "slot"]
+
+    def asking():
+        return {lease["spec"]["holderIdentity"] for lease in fleet.node_leases()
+                if (lease["metadata"].get("annotations") or {}).get("nodehook.io/rollout-requests", "{}") != "{}"}
+
+    def a_waiting_node():
+        inside = {lease["spec"].get("holderIdentity") for lease in slots()} - {None, ""}
+        waiting = asking() - inside - {boss} - fleet.done_nodes("w1")
+        return inside and waiting and sorted(waiting)[0]
+
+    victim = wait_until(a_waiting_node, "a node inside and another one asking")
+    fleet.agents[victim].proc.send_signal(signal.SIGSTOP)
+    others = set(fleet.agents) - {victim}
+    wait_until(lambda: fleet.done_nodes("w1") >= others, "every other node done", timeout=120)
+    withdrawn = wait_until(lambda: [e for a in fleet.agents.values() if a.node != victim
+                                    for e in a.log_events("rollout grant withdrawn") if e.get("node") == victim],
+                           f"the grant to the stopped {victim} withdrawn", timeout=60)
+    assert victim not in fleet.done_nodes("w1")
+    for lease in slots():
+        fleet.cluster.kube.request(
+            "DELETE", f"/apis/coordination.k8s.io/v1/namespaces/{widgets.namespace}/leases/{lease['metadata']['name']}")
+    fleet.agents[victim].proc.send_signal(signal.SIGCONT)
+    wait_until(lambda: victim in fleet.done_nodes("w1"), f"{victim} done once woken", timeout=90)
+    assert most_inside(fleet.runs("w1")) <= 1, fleet.story(fleet.runs("w1"))
+    print(f"{victim} stopped while it waited; its grant withdrawn at {withdrawn[0].get('time')}")
+
+
 def test_an_api_server_restart_mid_rollout_keeps_the_limit_and_completes(fleet_of, widgets, cluster):
     fleet = fleet_of({"max_nodes": 2})
     widgets.create("w1", {"seconds": 2.0})

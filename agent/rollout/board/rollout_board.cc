@@ -84,7 +84,7 @@ void RolloutBoard::OnListed(const std::vector<ObjectPtr>& items, const std::vect
       leases_[name] = seen;
     }
     Prune();
-    listed_ = true;
+    ++lists_;
   }
   Tell(named);
 }
@@ -133,7 +133,12 @@ bool RolloutBoard::Deleted(const std::string& name) const {
 
 bool RolloutBoard::listed() const {
   MutexLock lock(&mu_);
-  return listed_;
+  return lists_ > 0;
+}
+
+uint64_t RolloutBoard::lists() const {
+  MutexLock lock(&mu_);
+  return lists_;
 }
 
 }  // namespace nodehook

@@ -35,6 +35,9 @@ class BoardReader {
   // The Lease of that name as last seen (kind "" when never seen).
   virtual RolloutLease Lease(const std::string& name) const = 0;
   virtual bool listed() const = 0;
+  // How often the board was listed: once when its watch started, and again each time the watch
+  // was away too long to resume (so changes may have come and gone unseen).
+  virtual uint64_t lists() const = 0;
   // Whether the Lease of that name was deleted after this board saw it (and not written since).
   virtual bool Deleted(const std::string& name) const = 0;
   // Grows each time a node leaves the board (its deleted Lease past its time there): states that
@@ -61,6 +64,7 @@ class RolloutBoard final : public WatchSink, public BoardReader {
   BoardView View() const override;
   RolloutLease Lease(const std::string& name) const override;
   bool listed() const override;
+  uint64_t lists() const override;
   bool Deleted(const std::string& name) const override;
   uint64_t departures() const override;
 
@@ -84,7 +88,7 @@ class RolloutBoard final : public WatchSink, public BoardReader {
   std::function<void()> on_change_;
   mutable Mutex mu_;
   std::map<std::string, Seen> leases_ GUARDED_BY(mu_);
-  bool listed_ GUARDED_BY(mu_) = false;
+  uint64_t lists_ GUARDED_BY(mu_) = 0;
   uint64_t pruned_nodes_ GUARDED_BY(mu_) = 0;  // node Leases that left the board
 };
 

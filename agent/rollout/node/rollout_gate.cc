@@ -7,7 +7,6 @@
 #include "agent/base/duration_math.h"
 #include "agent/base/log.h"
 #include "agent/events/kube_event_recorder.h"  // NoteText
-#include "agent/object/essence.h"
 
 namespace nodehook {
 namespace {
@@ -40,6 +39,7 @@ RolloutGate::RolloutGate(const WatchedResource& resource, KubeClient& client, co
              NodeLeaseWriterOptions{options_.node, options_.namespace_name, options_.presence, options_.poll}),
       slot_(resource, client, board, monotonic, server,
             SlotKeeperOptions{options_.node, options_.namespace_name, options_.deadline_file}),
+      asks_(rid_, options_.node, policy_, board, monotonic, options_.fleet_size),
       halted_(DefaultMetrics().GetGauge("rollout_halted_objects", "Objects whose current state's rollout is halted",
                                         {{"resource", resource.ref.Id()}})) {
   for (WaitReason r : {WaitReason::kBusy, WaitReason::kPaused, WaitReason::kHeld, WaitReason::kHalted,
@@ -63,7 +63,16 @@ RolloutGate::~RolloutGate() {
 
 Status RolloutGate::Register() {
   MutexLock lock(&mu_);
-  return lease_.Register();
+  Status registered = lease_.Register();
+  if (registered.ok()) asks_.Written();
+  return registered;
+}
+
+void RolloutGate::NoteGrant(const RolloutLease& slot) {
+  MutexLock lock(&mu_);
+  if (slot.holder != options_.node) return;
+  if (slot_.held() && slot_.held()->uid == slot.uid && slot_.held()->state == slot.state) return;  // its own write
+  asks_.NoteGrant(slot.uid, slot.state, slot.resource_version);
 }
 
 BoardView RolloutGate::OwnView() const {
@@ -114,30 +123,16 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
   }
   RolloutAdmission queued;
   queued.wait = WaitReason::kQueued;
-  if (auto due = AskDue(object.uid, RequestOf(object, target))) {
+  const NodeRequest request = RequestOf(object, target);
+  const AskAgain again = asks_.Again(view, object.uid, state);
+  auto asked = lease_.requests().find(object.uid);
+  if (auto due = asks_.Due(object.uid, request, asked == lease_.requests().end() ? nullptr : &asked->second, again)) {
     queued.detail = "asks in " + std::to_string(due->count()) + "ms, at this node's place among the fleet's asks";
     NoteWait(object, queued);
     return *due;
   }
-  queued.detail = Ask(object, target, GrantLapsed(view, object.uid, state));
+  queued.detail = Ask(object, target, again != AskAgain::kNo);
   return Wait(object, queued, now_ms);
-}
-
-bool RolloutGate::GrantLapsed(const BoardView& view, const std::string& uid, const std::string& state) {
-  for (const auto& s : view.slots) {
-    if (s.live || s.holder != options_.node || s.uid != uid || s.state != state) continue;
-    auto seen = lapsed_.find(uid);
-    if (seen != lapsed_.end() && seen->second == s.resource_version) return false;  // asked again already
-    lapsed_[uid] = s.resource_version;
-    return true;
-  }
-  return false;
-}
-
-double AskPlace(const std::string& rid, const std::string& node) {
-  // A 64-bit hash in 16 hex digits: its top 53 bits over 2^53.
-  const uint64_t key = std::stoull(EssenceDigest(rid + "/" + node), nullptr, 16);
-  return static_cast<double>(key >> 11) / static_cast<double>(uint64_t{1} << 53);
 }
 
 NodeRequest RolloutGate::RequestOf(const ObjectMeta& object, const RolloutObject& target) {
@@ -145,28 +140,8 @@ NodeRequest RolloutGate::RequestOf(const ObjectMeta& object, const RolloutObject
                      target.started};
 }
 
-std::optional<Duration> RolloutGate::AskDue(const std::string& uid, const NodeRequest& request) {
-  auto asked = lease_.requests().find(uid);
-  if (asked != lease_.requests().end() && asked->second.state == request.state) return std::nullopt;
-  const int fleet = options_.fleet_size ? options_.fleet_size() : 0;
-  if (fleet <= 1) return std::nullopt;
-  const TimePoint now = monotonic_.Now();
-  auto due = ask_due_.find(uid);
-  if (due == ask_due_.end() || due->second.request.state != request.state) {
-    const double asks_per_second = kAsksPerGrant * std::max(policy_.max_grants_per_second, 0.1);
-    const Duration spread = std::min<Duration>(
-        Duration(static_cast<int64_t>(1000.0 * static_cast<double>(fleet) / asks_per_second)), kAskSpreadMax);
-    const auto after =
-        static_cast<int64_t>(AskPlace(rid_, options_.node) * static_cast<double>(spread.count()));
-    due = ask_due_.insert_or_assign(uid, AskAt{request, now + Duration(after)}).first;
-  }
-  if (now >= due->second.at) return std::nullopt;  // Ask takes it out
-  return due->second.at - now;
-}
-
 std::string RolloutGate::Ask(const ObjectMeta& object, const RolloutObject& target, bool again) {
   NodeRequest request = RequestOf(object, target);
-  ask_due_.erase(object.uid);
   const std::map<std::string, NodeRequest>& requests = lease_.requests();
   auto it = requests.find(object.uid);
   if (it != requests.end() && it->second == request && !again) return "asked the rollout's coordinator for a slot";
@@ -174,18 +149,14 @@ std::string RolloutGate::Ask(const ObjectMeta& object, const RolloutObject& targ
     return "this node has asked for " + std::to_string(requests.size()) + " objects already; asks when one is granted";
   }
   lease_.Request(object.uid, request);
+  asks_.Asking(object.uid);
   // The asks that come due soon go in the same write: objects that changed together are asked
   // for in one write, not one each.
-  const TimePoint soon = monotonic_.Now() + kAskBatch;
-  for (auto due = ask_due_.begin(); due != ask_due_.end() && requests.size() < kMaxNodeRequests;) {
-    if (due->second.at > soon) {
-      ++due;
-      continue;
-    }
-    lease_.Request(due->first, due->second.request);
-    due = ask_due_.erase(due);
+  for (auto& [uid, soon] : asks_.TakeDueSoon(kMaxNodeRequests - std::min(kMaxNodeRequests, requests.size()))) {
+    lease_.Request(uid, soon);
   }
   Status written = lease_.Write();
+  asks_.Written();  // a failed write is the writer's to retry, backing off (NodeLeaseWriter::Renew)
   return written.ok() ? "asked the rollout's coordinator for a slot"
                       : "the ask was not written (" + written.ToString() + "): written again at the next renewal";
 }
@@ -226,6 +197,7 @@ std::optional<Duration> RolloutGate::TakeOwn(const ObjectMeta& object, const std
          {"own", how}, {"next", "run the hook inside the slot"}});
   }
   lease_.Unrequest(object.uid);  // left out of the node Lease's next write
+  asks_.Taken(object.uid);
   if (waiting_.erase(object.uid) > 0) CountWaits();
   return std::nullopt;
 }
@@ -239,8 +211,7 @@ void RolloutGate::Gone(const ObjectMeta& object) {
   // Its result is of no use to anyone now. Not worth a write of its own (each reaches every
   // agent): the node Lease's next write, for a result or a renewal, leaves it out.
   lease_.ForgetResult(object.uid);
-  ask_due_.erase(object.uid);
-  lapsed_.erase(object.uid);
+  asks_.Forget(object.uid);
   // A request is written away at once: the coordinator would grant a slot nobody takes.
   lease_.Withdraw(object.uid);
 }

@@ -42,6 +42,7 @@
 #include "agent/kube/transport/server_clock.h"
 #include "agent/reconcile/rollout_steps.h"
 #include "agent/rollout/board/rollout_board.h"
+#include "agent/rollout/node/node_asks.h"
 #include "agent/rollout/node/node_lease_writer.h"
 #include "agent/rollout/node/slot_keeper.h"
 #include "agent/rollout/rules/rollout_judge.h"
@@ -61,21 +62,9 @@ struct RolloutGateOptions {
   std::function<WindowNow(int64_t now_ms)> windows;  // whether a window is open; empty: always
   Duration poll{2000};             // how soon a waiting object asks again (±25%, per ask)
   // How many nodes the rollout has, as its coordinator last said (coordinator/rollout_coordination.h); 0 or
-  // empty: not known. A node delays its first ask for an object state by its place among the
-  // nodes (AskPlace) times fleet_size / (kAsksPerGrant * max_grants_per_second) seconds (at most
-  // kAskSpreadMax), and asks then for every object state due within kAskBatch in one write:
-  // however many objects change at once, the fleet's asks reach the API server at about
-  // kAsksPerGrant times the grant rate, not all at once, and still faster than they are granted.
+  // empty: not known. First asks are spread out by it (node_asks.h).
   std::function<int()> fleet_size;
 };
-
-inline constexpr double kAsksPerGrant = 4;
-inline constexpr Duration kAskSpreadMax = std::chrono::seconds(60);
-inline constexpr Duration kAskBatch = std::chrono::seconds(1);
-
-// A node's place among the nodes of a rollout, in [0, 1): a hash of the rollout and the node, the
-// same for every object, so a node's asks for objects that changed together come due together.
-double AskPlace(const std::string& rid, const std::string& node);
 
 class RolloutGate final : public RolloutSteps {
  public:
@@ -111,6 +100,10 @@ class RolloutGate final : public RolloutSteps {
               bool permanent, const std::string& message) override;
   void Gone(const ObjectMeta& object) override;
 
+  // A slot its board now shows in this node's name (the board's notice, from the watch's thread):
+  // remembered, so a grant that goes before the node's worker comes to it is asked for again.
+  void NoteGrant(const RolloutLease& slot);
+
   // Runs one renewal round now (the renewer thread calls it; tests call it directly).
   void RenewDue();
 
@@ -122,14 +115,7 @@ class RolloutGate final : public RolloutSteps {
                                   const RolloutAdmission& admission) REQUIRES(mu_);
   // Puts the object state in this node's requests (written at once when new, or `again`); says how it went.
   std::string Ask(const ObjectMeta& object, const RolloutObject& target, bool again) REQUIRES(mu_);
-  // Whether a slot granted to this node for the object state lapsed untaken (or held and lapsed)
-  // since the node last asked again: the coordinator withdraws such a grant and grants that node
-  // nothing more until its node Lease changes, so a node that asked and died does not stall the
-  // rollout; a live one asks again, with a write (once per lapsed slot).
-  bool GrantLapsed(const BoardView& view, const std::string& uid, const std::string& state) REQUIRES(mu_);
   static NodeRequest RequestOf(const ObjectMeta& object, const RolloutObject& target);
-  // How long before this node asks for the object state (nullopt: now, or asked already).
-  std::optional<Duration> AskDue(const std::string& uid, const NodeRequest& request) REQUIRES(mu_);
   std::optional<Duration> Wait(const ObjectMeta& object, const RolloutAdmission& admission, int64_t now_ms)
       REQUIRES(mu_);
   // Released, and forgotten here; its request withdrawn first, else the coordinator grants it again.
@@ -154,13 +140,8 @@ class RolloutGate final : public RolloutSteps {
   NodeLeaseWriter lease_ GUARDED_BY(mu_);
   SlotKeeper slot_ GUARDED_BY(mu_);
   std::map<std::string, WaitReason> waiting_ GUARDED_BY(mu_);  // objects waiting, by uid
-  struct AskAt {
-    NodeRequest request;
-    TimePoint at;  // monotonic
-  };
-  std::map<std::string, AskAt> ask_due_ GUARDED_BY(mu_);       // first asks spread out, by uid
-  std::map<std::string, std::string> lapsed_ GUARDED_BY(mu_);  // by uid, the lapsed slot's version asked again for
-  int take_refusals_ GUARDED_BY(mu_) = 0;                      // takes refused in a row, not by a race
+  NodeAsks asks_ GUARDED_BY(mu_);
+  int take_refusals_ GUARDED_BY(mu_) = 0;  // takes refused in a row, not by a race
   std::map<WaitReason, Gauge*> waiting_gauges_;
   Gauge& halted_;
   std::thread renewer_;

@@ -31,8 +31,29 @@ class BoardFeed {
     api_.Observe([this](const InMemoryApi::Change& change) { Send(change); });
   }
   void Attach(RolloutBoard* board, const std::string& rid, const std::string& node = "") {
-    boards_.push_back(Fed{board, "nodehook-rollout-" + rid + "-", node, {}});
+    boards_.push_back(Fed{board, "nodehook-rollout-" + rid + "-", node, {}, false, {}});
     ListTo(boards_.back());
+  }
+  // The watches of a node's boards bring nothing until Resume (its agent is stopped: SIGSTOP);
+  // then they bring every change since, in order; or, with Relist, they come back too late to
+  // resume and list instead.
+  void Pause(const std::string& node) {
+    for (auto& fed : boards_) fed.paused = fed.paused || fed.node == node;
+  }
+  void Resume(const std::string& node) {
+    for (auto& fed : boards_) {
+      if (fed.node != node || !fed.paused) continue;
+      fed.paused = false;
+      for (const InMemoryApi::Change& change : std::exchange(fed.backlog, {})) SendTo(fed, change);
+    }
+  }
+  void Relist(const std::string& node) {
+    for (auto& fed : boards_) {
+      if (fed.node != node) continue;
+      fed.paused = false;
+      fed.backlog.clear();
+      ListTo(fed);
+    }
   }
 
  private:
@@ -41,19 +62,28 @@ class BoardFeed {
     std::string prefix;
     std::string node;
     std::set<std::string> seen;  // the Leases this board was sent and not sent away
+    bool paused;
+    std::vector<InMemoryApi::Change> backlog;  // while paused
   };
-  // As a label-selected watch sends it: the change to each board it matches, and a deletion to a
-  // board it no longer matches (a slot granted to another node) or that saw the deleted Lease.
   void Send(const InMemoryApi::Change& change) {
-    const std::string& name = change.object->meta.name;
     for (auto& fed : boards_) {
-      if (name.rfind(fed.prefix, 0) != 0) continue;
-      if (!change.deleted && (fed.node.empty() || change.holder == fed.node)) {
-        fed.seen.insert(name);
-        fed.board->OnObject(change.object);
-      } else if (fed.seen.erase(name) > 0) {
-        fed.board->OnDeleted(change.object);
+      if (change.object->meta.name.rfind(fed.prefix, 0) != 0) continue;
+      if (fed.paused) {
+        fed.backlog.push_back(change);
+      } else {
+        SendTo(fed, change);
       }
+    }
+  }
+  // As a label-selected watch sends it: the change to a board it matches, and a deletion to a
+  // board it no longer matches (a slot granted to another node) or that saw the deleted Lease.
+  static void SendTo(Fed& fed, const InMemoryApi::Change& change) {
+    const std::string& name = change.object->meta.name;
+    if (!change.deleted && (fed.node.empty() || change.holder == fed.node)) {
+      fed.seen.insert(name);
+      fed.board->OnObject(change.object);
+    } else if (fed.seen.erase(name) > 0) {
+      fed.board->OnDeleted(change.object);
     }
   }
   // A list, as a watch makes when it starts.
@@ -99,6 +129,7 @@ class LateBoard final : public BoardReader {
   bool Deleted(const std::string& name) const override { return board_.Deleted(name); }
   uint64_t departures() const override { return board_.departures(); }
   bool listed() const override { return board_.listed(); }
+  uint64_t lists() const override { return board_.lists(); }
   mutable std::function<void()> after_view;
 
  private:
@@ -117,7 +148,17 @@ struct Fleet {
     // A restarted node gets a fresh board; the old one stays attached (and alive) unread.
     boards.push_back(std::make_unique<RolloutBoard>(clock));
     feed.Attach(boards.back().get(), RolloutIdOf(resource.ref), name);
-    return Gate(name, *boards.back());
+    RolloutGate& gate = Gate(name, *boards.back());
+    // The board's notices of slots named for the node, as the agent wires them (mode_set.cc); kept
+    // until Coordinate(), since the feed calls the board from inside the writer's own call.
+    boards.back()->SetOnSlotNamed([this, name](const RolloutLease& slot) {
+      if (slot.holder == name) notices.emplace_back(name, slot);
+    });
+    return gate;
+  }
+  // The notices so far, to their nodes' gates (as a watch thread would, after the write).
+  void Notify() {
+    for (auto& [node, slot] : std::exchange(notices, {})) gates[node]->NoteGrant(slot);
   }
   RolloutGate& Gate(const std::string& name, const BoardReader& board) {
     RolloutGateOptions options;
@@ -142,7 +183,9 @@ struct Fleet {
       coordinator = std::make_unique<RolloutCoordinator>(resource, api, server, events,
                                                          RolloutCoordinatorOptions{"nodehook", {}, [this] { return cordoned; }});
     }
-    return coordinator->Round(CoordinatorBoard());
+    const int granted = coordinator->Round(CoordinatorBoard());
+    Notify();
+    return granted;
   }
   // A node asks; the coordinator judges the asks; the node asks again: nullopt when inside.
   std::optional<Duration> Ask(RolloutGate& node, const ObjectMeta& object, const std::string& state,
@@ -191,6 +234,7 @@ struct Fleet {
   std::unique_ptr<RolloutBoard> coordinator_board;
   std::unique_ptr<RolloutCoordinator> coordinator;
   std::map<std::string, std::unique_ptr<RolloutGate>> gates;
+  std::vector<std::pair<std::string, RolloutLease>> notices;  // node, slot: not yet told
   std::map<std::string, NodePresence> presence;  // each node's Node; unknown unless set
   int fleet_size = 0;  // as the coordinator's Lease says; 0: not known (no spread)
   std::map<std::string, std::string> cordoned;  // the Nodes the rollout keeps cordoned, as the coordinator sees them
@@ -919,6 +963,64 @@ TEST_CASE("a live node that saw its grant lapse untaken asks again, once, and is
   REQUIRE(a.Enter(Widget(), "s1", nullptr));
   CHECK(fleet.api.writes() == writes + 1);       // once
   REQUIRE(fleet.Coordinate() == 1);
+  CHECK_FALSE(a.Enter(Widget(), "s1", nullptr));
+}
+
+// a asked; its agent is stopped (SIGSTOP) while the coordinator grants it the slot, withdraws the
+// lapsed grant and gives the slot to b, who is done with it. Returns a, not yet woken.
+RolloutGate& StoppedThroughItsGrant(Fleet& fleet) {
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  fleet.feed.Pause("a");
+  REQUIRE(fleet.Coordinate() == 1);
+  REQUIRE(SlotHolder(fleet) == "a");
+  fleet.clock.Advance(std::chrono::seconds(7));  // never taken: the grant lapses
+  REQUIRE(fleet.Coordinate() == 0);              // and is withdrawn
+  REQUIRE(b.Enter(Widget(), "s1", nullptr));
+  REQUIRE(fleet.Coordinate() == 1);
+  REQUIRE_FALSE(b.Enter(Widget(), "s1", nullptr));
+  b.Succeeded(fleet.resource.ref, Widget(), "s1", "ok");  // and the slot released
+  fleet.clock.Advance(std::chrono::seconds(30));
+  REQUIRE(fleet.Coordinate() == 0);  // a is granted nothing while its node Lease stays as it was
+  return a;
+}
+
+TEST_CASE("a node stopped while its grant came and went reads both on waking, asks again once, and is granted") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = StoppedThroughItsGrant(fleet);
+  fleet.feed.Resume("a");  // the grant, then the slot leaving a's watch (b's, then released)
+  fleet.Notify();
+  const int writes = fleet.api.writes();
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.api.writes() == writes + 1);  // asked again
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.api.writes() == writes + 1);  // once
+  REQUIRE(fleet.Coordinate() == 1);
+  CHECK(SlotHolder(fleet) == "a");
+  CHECK_FALSE(a.Enter(Widget(), "s1", nullptr));
+}
+
+TEST_CASE("a node whose watch came back too late to resume asks again after the list, once, at its place") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = StoppedThroughItsGrant(fleet);
+  fleet.feed.Relist("a");  // the grant came and went unseen: the list shows nothing of it
+  fleet.fleet_size = 200;   // 20 grants a second, asks at 80: the relisted asks spread over 2.5 s
+  const int writes = fleet.api.writes();
+  const Duration place(static_cast<int64_t>(AskPlace(RolloutIdOf(fleet.resource.ref), "a") * 2500.0));
+  if (place > Duration::zero()) {
+    auto wait = a.Enter(Widget(), "s1", nullptr);
+    REQUIRE(wait);
+    CHECK(*wait == place);  // as every relisted node asks again at once after an API server restart
+    CHECK(fleet.api.writes() == writes);
+    fleet.clock.Advance(place);
+  }
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.api.writes() == writes + 1);
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.api.writes() == writes + 1);  // once
+  REQUIRE(fleet.Coordinate() == 1);
+  CHECK(SlotHolder(fleet) == "a");
   CHECK_FALSE(a.Enter(Widget(), "s1", nullptr));
 }
 
