@@ -424,6 +424,33 @@ def test_an_agent_stopped_while_it_waits_for_a_slot_asks_again_when_woken_and_fi
     print(f"{victim} stopped while it waited; its grant withdrawn at {withdrawn[0].get('time')}")
 
 
+def test_a_node_lease_whose_ask_someone_took_out_is_written_again_and_the_node_finishes(fleet_of, widgets):
+    """`kubectl annotate lease ... nodehook.io/rollout-requests-` on a waiting node's Lease: the
+    coordinator no longer sees its ask. Its node writes the Lease again (`rollout node lease edited`)
+    and finishes with the others."""
+    fleet = fleet_of({"max_nodes": 1})
+    widgets.create("w1", {"seconds": 2.0})
+
+    def waiting_lease():
+        inside = {lease["spec"].get("holderIdentity") for lease in fleet.leases()
+                  if lease["metadata"]["labels"].get("nodehook.io/rollout-kind") == "slot"}
+        for lease in fleet.node_leases():
+            node = lease["spec"]["holderIdentity"]
+            asks = (lease["metadata"].get("annotations") or {}).get("nodehook.io/rollout-requests", "{}")
+            if asks != "{}" and node not in inside and node not in fleet.done_nodes("w1"):
+                return lease
+        return None
+
+    lease = wait_until(waiting_lease, "a node asking while another is inside")
+    node = lease["spec"]["holderIdentity"]
+    fleet.cluster.kube.request(
+        "PATCH", f"/apis/coordination.k8s.io/v1/namespaces/{widgets.namespace}/leases/{lease['metadata']['name']}",
+        {"metadata": {"annotations": {"nodehook.io/rollout-requests": None}}}, "application/merge-patch+json")
+    wait_until(lambda: fleet.agents[node].log_events("rollout node lease edited"), f"{node} sees its Lease edited")
+    wait_until(lambda: fleet.done_nodes("w1") == set(fleet.agents), "every node done", timeout=120)
+    assert most_inside(fleet.runs("w1")) <= 1, fleet.story(fleet.runs("w1"))
+
+
 def test_an_api_server_restart_mid_rollout_keeps_the_limit_and_completes(fleet_of, widgets, cluster):
     fleet = fleet_of({"max_nodes": 2})
     widgets.create("w1", {"seconds": 2.0})

@@ -53,7 +53,7 @@ Status NodeLeaseWriter::Register() {
   if (!seen.kind.empty()) {
     // Results written before a restart stay: they are what the fleet knows of this node.
     for (auto& [uid, result] : seen.results) results_.emplace(uid, result);
-    version_ = seen.resource_version;  // "" when deleted since: created again
+    Know(seen.resource_version);  // "" when deleted since: created again
     owner_written_ = seen.owner_uid;
     labels_written_ = seen.labels;
     const NodePresence presence = Presence();
@@ -100,6 +100,7 @@ Status NodeLeaseWriter::Write() {
   Status st = WriteLease(lease);
   if (st.ok()) {
     requests_written_ = requests_;
+    results_written_ = results_.size() - results_left_out_;
     owner_written_ = presence.uid;
     labels_written_ = presence.labels;
     dirty_ = false;
@@ -138,14 +139,14 @@ Status NodeLeaseWriter::WriteLease(RolloutLease& lease) {
       if (st.ok() || st.code() == StatusCode::kConflict) {  // created now, or it was there
         auto stored = client_.Get(ref);
         if (!stored.ok()) return stored.status();
-        version_ = stored->meta.resource_version;
+        Know(stored->meta.resource_version);
         if (st.ok()) return st;
         continue;  // write ours over what was there
       }
     } else {
       auto stored = client_.Replace(ref, body);
       if (stored.ok()) {
-        version_ = stored->meta.resource_version;
+        Know(stored->meta.resource_version);
         return Status::Ok();
       }
       st = stored.status();
@@ -153,7 +154,7 @@ Status NodeLeaseWriter::WriteLease(RolloutLease& lease) {
         // Only this node writes its Lease: a stale version (an earlier write's answer was lost)
         // or a deleted Lease is taken as it is now, then written again.
         auto now = client_.Get(ref);
-        version_ = now.ok() ? now->meta.resource_version : "";
+        Know(now.ok() ? now->meta.resource_version : "");
         continue;
       }
     }
@@ -183,12 +184,39 @@ void NodeLeaseWriter::NoteNodePresence() {
 
 void NodeLeaseWriter::Renew() {
   NoteNodePresence();
-  if (board_.Deleted(NodeLeaseName(rid_, options_.node))) {
+  const std::string name = NodeLeaseName(rid_, options_.node);
+  if (board_.Deleted(name)) {
     // Deleted by someone else: this node would drop out of the fleet. Written again as it was.
     version_.clear();
     dirty_ = true;
+  } else if (EditedElsewhere(board_.Lease(name))) {
+    // Edited by someone else (kubectl edit, an annotation removed): a request taken out would
+    // never be granted, a result taken out would hold the rollout's completion. Written again
+    // as it should be; what others added (an annotation of their own) is written over too.
+    Log(LogLevel::kWarn, "rollout node lease edited",
+        {{"resource", resource_.ref.Id()}, {"lease", name}, {"next", "write it again as this node knows it"}});
+    dirty_ = true;
+    retry_at_ = TimePoint{};
   }
   if (dirty_ && monotonic_.Now() >= retry_at_) (void)Write();
+}
+
+bool NodeLeaseWriter::EditedElsewhere(const RolloutLease& seen) const {
+  if (seen.kind.empty() || seen.resource_version.empty() || version_.empty() || dirty_) return false;
+  // A version this node wrote (or read before writing) is its own, however late the watch brings it.
+  if (std::find(known_versions_.begin(), known_versions_.end(), seen.resource_version) != known_versions_.end()) {
+    return false;
+  }
+  return seen.holder != options_.node || seen.requests != requests_written_ ||
+         seen.results.size() != results_written_;
+}
+
+void NodeLeaseWriter::Know(const std::string& version) {
+  version_ = version;
+  if (version.empty()) return;
+  // Enough for a watch a few writes behind; one further behind costs one needless write.
+  if (known_versions_.size() == 8) known_versions_.erase(known_versions_.begin());
+  known_versions_.push_back(version);
 }
 
 }  // namespace nodehook

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agent/base/clock.h"
 #include "agent/config/config.h"
@@ -73,6 +74,10 @@ class NodeLeaseWriter {
   std::string NoteResultsBudget();
   Status WriteLease(RolloutLease& lease);
   void NoteNodePresence();
+  // Whether the Lease as the board shows it was written by someone else since this node's last
+  // write, and says something else than that write did.
+  bool EditedElsewhere(const RolloutLease& seen) const;
+  void Know(const std::string& version);  // the Lease's version now (its write, or a read)
 
   const WatchedResource& resource_;
   const std::string rid_;
@@ -83,11 +88,13 @@ class NodeLeaseWriter {
   const NodeLeaseWriterOptions options_;
 
   std::string version_;                          // the Lease's resourceVersion ("" = create)
+  std::vector<std::string> known_versions_;      // the last versions written or read here
   std::map<std::string, NodeResult> results_;    // what the Lease says
   std::map<std::string, NodeRequest> requests_;  // the object states it asks for
   // The requests the Lease carries (a request left there after the node entered is harmless
   // while it holds the slot, and withdrawn when it gives the slot up).
   std::map<std::string, NodeRequest> requests_written_;
+  size_t results_written_ = 0;  // how many results the last write carried
   bool dirty_ = false;          // not yet written as it should be
   int refusals_ = 0;            // writes failed in a row
   TimePoint retry_at_;          // monotonic; the next try of a failed write

@@ -568,6 +568,40 @@ TEST_CASE("a node Lease deleted by hand keeps the node in the fleet and is writt
   CHECK(fleet.Lease(lease).results.count("u1") == 1);
 }
 
+TEST_CASE("a node Lease someone edited is written again when its requests or results went; a touch alone is not") {
+  Fleet fleet(MaxNodes(1));
+  RolloutGate& a = fleet.Node("a");
+  RolloutGate& b = fleet.Node("b");
+  const std::string rid = RolloutIdOf(fleet.resource.ref);
+  const std::string lease = NodeLeaseName(rid, "a");
+  auto edit = [&](const std::function<void(RolloutLease&)>& change) {
+    RolloutLease edited = fleet.Lease(lease);
+    change(edited);
+    fleet.api.Put("nodehook", RolloutLeaseJson("nodehook", rid, edited));
+  };
+  REQUIRE_FALSE(fleet.Ask(b, Widget(), "s1", nullptr));  // b inside
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));             // a asks
+  fleet.Touch(lease);  // someone's annotation: the content stands
+  int writes = fleet.api.writes();
+  a.RenewDue();
+  CHECK(fleet.api.writes() == writes);
+  edit([](RolloutLease& l) { l.requests.clear(); });  // kubectl edit: the ask taken out
+  a.RenewDue();
+  CHECK(fleet.api.writes() == writes + 1);
+  CHECK(fleet.Lease(lease).requests.count("u1") == 1);
+  b.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
+  REQUIRE(fleet.Coordinate() == 1);  // granted to a on the ask written again
+  REQUIRE_FALSE(a.Enter(Widget(), "s1", nullptr));
+  a.Succeeded(fleet.resource.ref, Widget(), "s1", "done");
+  edit([](RolloutLease& l) { l.results.clear(); });  // a result taken out would hold the completion
+  writes = fleet.api.writes();
+  a.RenewDue();
+  CHECK(fleet.api.writes() == writes + 1);
+  CHECK(fleet.Lease(lease).results.count("u1") == 1);
+  a.RenewDue();
+  CHECK(fleet.api.writes() == writes + 1);  // its own write is not an edit
+}
+
 TEST_CASE("a node Lease is named after its node; one under the hashed name of an earlier version moves, "
           "results kept, and goes") {
   Fleet fleet(MaxNodes(1));
