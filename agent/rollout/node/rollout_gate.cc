@@ -69,10 +69,24 @@ Status RolloutGate::Register() {
 }
 
 void RolloutGate::NoteGrant(const RolloutLease& slot) {
-  MutexLock lock(&mu_);
   if (slot.holder != options_.node) return;
-  if (slot_.held() && slot_.held()->uid == slot.uid && slot_.held()->state == slot.state) return;  // its own write
-  asks_.NoteGrant(slot.uid, slot.state, slot.resource_version);
+  // Not under the gate's lock, which is held across API writes: the watch's thread never waits
+  // for one. Read at the next Enter.
+  MutexLock lock(&notices_mu_);
+  notices_.push_back(Notice{slot.uid, slot.state, slot.resource_version});
+}
+
+void RolloutGate::ReadNotices() {
+  std::vector<Notice> notices;
+  {
+    MutexLock lock(&notices_mu_);
+    notices.swap(notices_);
+  }
+  const std::optional<HeldSlot>& held = slot_.held();
+  for (const Notice& n : notices) {
+    if (held && held->uid == n.uid && held->state == n.state) continue;  // its own take, seen back
+    asks_.NoteGrant(n.uid, n.state, n.version);
+  }
 }
 
 BoardView RolloutGate::OwnView() const {
@@ -100,6 +114,7 @@ std::optional<Duration> RolloutGate::Enter(const ObjectMeta& object, const std::
   MutexLock lock(&mu_);
   if (!board_.listed()) return options_.poll;  // its own slots are not known yet
   slot_.ForgetPastFence();
+  ReadNotices();
   RolloutObject target{object.uid, state, facts && facts->rollout_paused, facts ? facts->rollout_resume : ""};
   if (facts && !resource_.node_selector_path.empty()) target.selector = RolloutSelector(facts->selector);
   target.started = started;

@@ -102,7 +102,7 @@ class RolloutGate final : public RolloutSteps {
 
   // A slot its board now shows in this node's name (the board's notice, from the watch's thread):
   // remembered, so a grant that goes before the node's worker comes to it is asked for again.
-  void NoteGrant(const RolloutLease& slot);
+  void NoteGrant(const RolloutLease& slot) EXCLUDES(notices_mu_);
 
   // Runs one renewal round now (the renewer thread calls it; tests call it directly).
   void RenewDue();
@@ -124,6 +124,7 @@ class RolloutGate final : public RolloutSteps {
   void NoteWait(const ObjectMeta& object, const RolloutAdmission& admission) REQUIRES(mu_);
   Duration Jittered(Duration d) REQUIRES(mu_);
   void RenewLoop() EXCLUDES(mu_);
+  void ReadNotices() REQUIRES(mu_) EXCLUDES(notices_mu_);  // the notices so far, to asks_
 
   const WatchedResource& resource_;
   const RolloutPolicy& policy_;
@@ -141,6 +142,11 @@ class RolloutGate final : public RolloutSteps {
   SlotKeeper slot_ GUARDED_BY(mu_);
   std::map<std::string, WaitReason> waiting_ GUARDED_BY(mu_);  // objects waiting, by uid
   NodeAsks asks_ GUARDED_BY(mu_);
+  struct Notice {
+    std::string uid, state, version;
+  };
+  Mutex notices_mu_;  // taken alone, or inside mu_
+  std::vector<Notice> notices_ GUARDED_BY(notices_mu_);
   int take_refusals_ GUARDED_BY(mu_) = 0;  // takes refused in a row, not by a race
   std::map<WaitReason, Gauge*> waiting_gauges_;
   Gauge& halted_;

@@ -149,16 +149,10 @@ struct Fleet {
     boards.push_back(std::make_unique<RolloutBoard>(clock));
     feed.Attach(boards.back().get(), RolloutIdOf(resource.ref), name);
     RolloutGate& gate = Gate(name, *boards.back());
-    // The board's notices of slots named for the node, as the agent wires them (mode_set.cc); kept
-    // until Coordinate(), since the feed calls the board from inside the writer's own call.
-    boards.back()->SetOnSlotNamed([this, name](const RolloutLease& slot) {
-      if (slot.holder == name) notices.emplace_back(name, slot);
-    });
+    // The board's notices of slots named for the node, as the agent wires them (mode_set.cc); to
+    // the node's gate now (a restarted node's old board, still attached, tells the new one).
+    boards.back()->SetOnSlotNamed([this, name](const RolloutLease& slot) { gates[name]->NoteGrant(slot); });
     return gate;
-  }
-  // The notices so far, to their nodes' gates (as a watch thread would, after the write).
-  void Notify() {
-    for (auto& [node, slot] : std::exchange(notices, {})) gates[node]->NoteGrant(slot);
   }
   RolloutGate& Gate(const std::string& name, const BoardReader& board) {
     RolloutGateOptions options;
@@ -183,9 +177,7 @@ struct Fleet {
       coordinator = std::make_unique<RolloutCoordinator>(resource, api, server, events,
                                                          RolloutCoordinatorOptions{"nodehook", {}, [this] { return cordoned; }});
     }
-    const int granted = coordinator->Round(CoordinatorBoard());
-    Notify();
-    return granted;
+    return coordinator->Round(CoordinatorBoard());
   }
   // A node asks; the coordinator judges the asks; the node asks again: nullopt when inside.
   std::optional<Duration> Ask(RolloutGate& node, const ObjectMeta& object, const std::string& state,
@@ -234,7 +226,6 @@ struct Fleet {
   std::unique_ptr<RolloutBoard> coordinator_board;
   std::unique_ptr<RolloutCoordinator> coordinator;
   std::map<std::string, std::unique_ptr<RolloutGate>> gates;
-  std::vector<std::pair<std::string, RolloutLease>> notices;  // node, slot: not yet told
   std::map<std::string, NodePresence> presence;  // each node's Node; unknown unless set
   int fleet_size = 0;  // as the coordinator's Lease says; 0: not known (no spread)
   std::map<std::string, std::string> cordoned;  // the Nodes the rollout keeps cordoned, as the coordinator sees them
@@ -1024,7 +1015,6 @@ TEST_CASE("a node stopped while its grant came and went reads both on waking, as
   Fleet fleet(MaxNodes(1));
   RolloutGate& a = StoppedThroughItsGrant(fleet);
   fleet.feed.Resume("a");  // the grant, then the slot leaving a's watch (b's, then released)
-  fleet.Notify();
   const int writes = fleet.api.writes();
   REQUIRE(a.Enter(Widget(), "s1", nullptr));
   CHECK(fleet.api.writes() == writes + 1);  // asked again
