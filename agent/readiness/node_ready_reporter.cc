@@ -38,22 +38,27 @@ void NodeReadyReporter::Run(const CancelToken& stop) {
 
 Status NodeReadyReporter::Round() {
   ObjectRef ref{KubeLeaseClient::LeasesResource(), options_.namespace_name, name_};
+  const bool first = written_.kind.empty() && written_.resource_version.empty() && !loaded_;
+  if (loaded_ && clock_.Now() >= recheck_at_) loaded_ = false;  // deleted or edited by someone since?
   if (!loaded_) {
     auto stored = client_.Get(ref);
     if (stored.ok()) {
       auto parsed = ParseRolloutLease(stored->json);
       // An unreadable record is written over: only this node writes it.
-      if (parsed.ok()) written_ = std::move(*parsed);
+      written_ = parsed.ok() ? std::move(*parsed) : RolloutLease{};
       written_.resource_version = stored->meta.resource_version;
       if (written_.kind.empty()) written_.kind = "unreadable";
     } else if (stored.status().code() != StatusCode::kNotFound) {
       NoteOutcome(stored.status());
       return stored.status();
+    } else if (!first) {
+      written_ = RolloutLease{};  // deleted by someone: created again
     } else if (Status found = LoadHashed(); !found.ok()) {
       NoteOutcome(found);
       return found;
     }
     loaded_ = true;
+    recheck_at_ = clock_.Now() + options_.recheck;
   }
   if (!options_.report) return Status::Ok();
   ReadyReport report = options_.report();

@@ -8,7 +8,9 @@
 // objects it no longer knows, and writes the Lease only when a result's state or outcome
 // changed, or the node's labels or Node did: every change of many objects within a round is one
 // write. A failing handler's later messages ride along with the next write; they start none.
-// Its first round reads the record once; after that only this node writes it.
+// Its first round reads the record; only this node writes it, so later rounds read it again only
+// every `recheck` (one GET): a record deleted or edited by someone else (kubectl) is written again
+// then, not only at the node's next change.
 // Run() on one thread (it owns its rounds); borrows the client and clock.
 #pragma once
 
@@ -44,6 +46,7 @@ struct NodeReadyReporterOptions {
   // This node's Node: its uid owns the record, its labels go on it; once gone, nothing is written.
   std::function<NodePresence()> presence;
   Duration round{2000};
+  Duration recheck{std::chrono::minutes(5)};
 };
 
 class NodeReadyReporter {
@@ -73,7 +76,8 @@ class NodeReadyReporter {
   Clock& clock_;
   const ServerClock& server_;
   const NodeReadyReporterOptions options_;
-  bool loaded_ = false;     // the record was read once
+  bool loaded_ = false;     // the record was read (and is not due to be read again)
+  TimePoint recheck_at_{};  // when it is read again
   std::string hashed_left_;  // the record under its hashed name (an earlier version's), deleted once moved
   RolloutLease written_;    // as this node last wrote or read it (kind "" when there is none)
   bool failing_ = false;    // the last write failed (logged once per streak)

@@ -156,5 +156,43 @@ TEST_CASE("a record deleted or changed by someone else is written again; a gone 
   CHECK(reporter.Round().code() == StatusCode::kUnavailable);
 }
 
+TEST_CASE("a record deleted or edited by hand is read again within the recheck and written again, with no change") {
+  Node n;
+  n.options.recheck = std::chrono::minutes(5);
+  n.report.known = {"u1", "u2"};
+  n.report.results = {{"u1", Done("s1")}, {"u2", Failing("s2", "no disk")}};
+  NodeReadyReporter reporter = n.Reporter();
+  REQUIRE(reporter.Round().ok());
+  const std::string name = ReadyRecordName(RolloutIdOf(n.resource.ref), "n1");
+  int writes = n.client.writes();
+  // Rounds before the recheck read nothing and write nothing.
+  n.client.RemoveAll();
+  n.clock.Advance(std::chrono::minutes(4));
+  REQUIRE(reporter.Round().ok());
+  CHECK(n.client.writes() == writes);
+  CHECK_FALSE(n.client.Has(name));
+  n.clock.Advance(std::chrono::minutes(1));
+  REQUIRE(reporter.Round().ok());  // read again: gone, so written again as it was
+  CHECK(n.client.writes() == writes + 1);
+  REQUIRE(n.client.Has(name));
+  CHECK(n.Record().results.at("u1").state == "s1");
+  CHECK(n.Record().results.at("u2").message == "no disk");
+  // Someone's annotation alone: read again, nothing to write.
+  const KubeObject record = n.client.Find(name).value();
+  n.client.Put("nodehook", record.json);
+  writes = n.client.writes();
+  n.clock.Advance(std::chrono::minutes(5));
+  REQUIRE(reporter.Round().ok());
+  CHECK(n.client.writes() == writes);
+  // kubectl edit took a result out (the object's condition would miss this node): written again.
+  RolloutLease edited = n.Record();
+  edited.results.erase("u1");
+  n.client.Put("nodehook", ReadyRecordJson("nodehook", RolloutIdOf(n.resource.ref), edited));
+  n.clock.Advance(std::chrono::minutes(5));
+  REQUIRE(reporter.Round().ok());
+  CHECK(n.client.writes() == writes + 1);
+  CHECK(n.Record().results.at("u1").state == "s1");
+}
+
 }  // namespace
 }  // namespace nodehook
