@@ -14,6 +14,21 @@
 namespace nodehook {
 namespace {
 
+// Erases the entries `pred` picks; returns how many.
+template <typename Map, typename Pred>
+size_t EraseIf(Map& map, Pred pred) {
+  size_t erased = 0;
+  for (auto it = map.begin(); it != map.end();) {
+    if (pred(*it)) {
+      it = map.erase(it);
+      ++erased;
+    } else {
+      ++it;
+    }
+  }
+  return erased;
+}
+
 const ResourceRef& Nodes() {
   static const ResourceRef nodes{"", "v1", "nodes", "", ""};
   return nodes;
@@ -85,6 +100,8 @@ void NodeOutputsWriter::Run(const CancelToken& stop) {
 bool NodeOutputsWriter::Tick() {
   if (!node_read_ && !sources_.empty() && !ReadNode()) return false;
   bool ok = true;
+  // A failed read again is tried again later; this round's writes go on.
+  if (node_read_ && options_.recheck > Duration::zero() && monotonic_.Now() >= recheck_at_) ok = Recheck();
   for (const std::string& manager : std::set<std::string>(retiring_)) {
     if (Retire(manager)) {
       retiring_.erase(manager);
@@ -148,6 +165,48 @@ bool NodeOutputsWriter::ReadNode() {
     if (managers.count(manager) == 0 && !taints.empty()) retiring_.insert(manager);
   }
   node_read_ = true;
+  recheck_at_ = now + options_.recheck;
+  return true;
+}
+
+bool NodeOutputsWriter::Recheck() {
+  Result<KubeObject> node = client_.Get(ObjectRef{Nodes(), "", node_});
+  Result<NodeView> view = node.ok() ? ReadNodeView(node->json) : Result<NodeView>(node.status());
+  if (!view.ok()) {
+    recheck_at_ = monotonic_.Now() + std::min<Duration>(options_.recheck, std::chrono::seconds(30));
+    Failed("read this Node again", view.status());
+    return false;
+  }
+  recheck_at_ = monotonic_.Now() + options_.recheck;
+  auto gone = [](const std::map<std::string, std::string>& on_node) {
+    return [&on_node](const auto& entry) {
+      auto it = on_node.find(entry.first);
+      return it == on_node.end() || it->second != entry.second;
+    };
+  };
+  for (const NodeOutputsSource& s : sources_) {
+    Held& held = held_[NodeOutputsManager(s.resource)];
+    size_t forgotten = 0;
+    forgotten += EraseIf(held.labels, gone(view->labels));
+    forgotten += EraseIf(held.annotations, gone(view->annotations));
+    forgotten += EraseIf(held.conditions, [&](const auto& entry) {
+      auto it = view->conditions.find(entry.first);
+      return it == view->conditions.end() || !(it->second.condition == entry.second.condition);
+    });
+    const size_t taints = held.taints.size();
+    held.taints.erase(std::remove_if(held.taints.begin(), held.taints.end(),
+                                     [&](const OutputTaint& t) {
+                                       return std::find(view->taints.begin(), view->taints.end(), t) ==
+                                              view->taints.end();
+                                     }),
+                      held.taints.end());
+    forgotten += taints - held.taints.size();
+    if (forgotten > 0) {
+      Log(LogLevel::kWarn, "node outputs taken off",
+          {{"node", node_}, {"resource", s.resource.Id()}, {"count", forgotten},
+           {"next", "apply them again this round"}});
+    }
+  }
   return true;
 }
 

@@ -10,8 +10,10 @@
 //     (node_taints.h). Fields a manager applied before and no longer names are removed by the
 //     API server; the taints it put there are taken off by the next taint write.
 // Writes only what changed since the last write: a round with nothing new writes nothing. It
-// reads the Node once, at its first round, so a restart finds what is already there (the
-// managers' fields in managedFields, the taints in the state file's note) and writes nothing.
+// reads the Node at its first round, so a restart finds what is already there (the managers'
+// fields in managedFields, the taints in the state file's note) and writes nothing; and again
+// every `recheck` (one GET), so what someone took off or changed by hand (`kubectl label node x
+// key-`, a condition patched away) is applied again then, not only when a hook publishes anew.
 // A manager that no resource uses any more (its resource left the config or keeps no outputs)
 // is retired: applied empty (status, and the Node if it applied there), its taints taken off. A
 // resource that keeps its condition but drops its prefixes has what its hooks published taken off
@@ -53,6 +55,9 @@ struct NodeOutputsSource {
   std::function<Result<PublishedOutputs>()> published;
 };
 
+// How often the agent reads its Node again for outputs taken off by hand: one GET per node.
+inline constexpr Duration kNodeOutputsRecheck = std::chrono::minutes(5);
+
 struct NodeOutputsWriterOptions {
   Duration round = std::chrono::seconds(2);  // how often the outputs are derived again
   // Managers to retire besides those the Node names: what this node applied under a config that
@@ -70,6 +75,9 @@ struct NodeOutputsWriterOptions {
   // config without it knows whether there is anything to retire), and that it applied the Node.
   std::function<void(const std::string& manager, bool holds, bool applied_metadata)> noted;
   PacingOptions pacing;
+  // How often the Node is read again, to apply again what someone took off; zero: never (the
+  // agent sets 5 minutes; tests whose fake Node does not take the applies leave it).
+  Duration recheck{0};
 };
 
 class NodeOutputsWriter {
@@ -94,6 +102,9 @@ class NodeOutputsWriter {
     bool Empty() const { return conditions.empty() && labels.empty() && annotations.empty() && taints.empty(); }
   };
   bool ReadNode();
+  // Reads the Node again: what this node holds and no longer finds there as it wrote it is
+  // forgotten, so this round applies it again.
+  bool Recheck();
   bool WriteSource(const NodeOutputsSource& source);
   bool ApplyStatus(const NodeOutputsSource& source, Held& held, const std::vector<OutputCondition>& conditions,
                    bool derived_due, bool published_changed);
@@ -111,6 +122,7 @@ class NodeOutputsWriter {
   const NodeOutputsWriterOptions options_;
   ConditionPacing pacing_;
   bool node_read_ = false;
+  TimePoint recheck_at_{};  // monotonic: when the Node is read again
   std::map<std::string, Held> held_;                              // by manager
   std::map<std::string, std::vector<OutputTaint>> noted_taints_;  // by manager: what it may have put there
   std::set<std::string> applied_metadata_;  // managers the Node says applied the Node itself

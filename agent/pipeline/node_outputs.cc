@@ -193,6 +193,7 @@ std::unique_ptr<NodeOutputsWriter> MakeNodeOutputsWriter(
   if (note.ok() && noted != recorded) NoteLines(store, kNodeOutputManagersNote, noted);
   if (sources.empty() && options.retire.empty()) return nullptr;
   KeepNotes(options, store, noted, idle);
+  options.recheck = kNodeOutputsRecheck;
   return std::make_unique<NodeOutputsWriter>(client, config.node_name, std::move(sources), clock, clock,
                                              std::move(options));
 }

@@ -225,8 +225,9 @@ struct PublishingFixture {
     REQUIRE(parsed.ok());
     published = UnionOf({{"ns/a", *parsed}}, {"widgets.example.com/"}, nullptr);
   }
-  void Start() {
+  void Start(Duration recheck = Duration::zero()) {
     NodeOutputsWriterOptions options;
+    options.recheck = recheck;
     options.noted_taints = notes;
     options.note_taints = [this](const std::string& manager, const std::vector<OutputTaint>& taints) {
       notes[manager] = taints;
@@ -333,6 +334,63 @@ TEST_CASE("a restart that finds the published outputs on the Node writes nothing
   REQUIRE(f.writer->Tick());
   REQUIRE(f.client.apply_calls().size() == 1);
   CHECK(f.client.apply_calls()[0].body.find("2026-01-01T00:00:00Z") != std::string::npos);
+}
+
+TEST_CASE("outputs taken off the Node by hand are applied again at the next recheck, and only then") {
+  PublishingFixture f;
+  const std::string managed =
+      R"("managedFields":[{"manager":"nodehook-widgets.example.com","operation":"Apply","fieldsV1":)"
+      R"({"f:metadata":{"f:labels":{"f:widgets.example.com/ready":{}}}}},)"
+      R"({"manager":"nodehook-widgets.example.com","operation":"Apply","subresource":"status","fieldsV1":)"
+      R"({"f:status":{"f:conditions":{"k:{\"type\":\"widgets.example.com/Kernel\"}":{".":{}}}}}}])";
+  const std::string condition = R"([{"type":"widgets.example.com/Kernel","status":"True","reason":"Current",)"
+                                R"("message":"","lastTransitionTime":"2026-01-01T00:00:00Z"}])";
+  const std::string taints = R"({"taints":[{"key":"widgets.example.com/broken","effect":"NoSchedule"}]})";
+  PutFullNode(f.client, R"("labels":{"widgets.example.com/ready":"yes"},)" + managed, taints, condition);
+  f.notes["nodehook-widgets.example.com"] = {OutputTaint{"widgets.example.com/broken", "", "NoSchedule"}};
+  f.Publish(R"({"labels":{"widgets.example.com/ready":"yes"},"taints":[{"key":"widgets.example.com/broken","effect":"NoSchedule"}],)"
+            R"("conditions":[{"type":"widgets.example.com/Kernel","status":"True","reason":"Current"}]})");
+  f.Start(std::chrono::minutes(5));
+  REQUIRE(f.writer->Tick());
+  f.clock.Advance(std::chrono::minutes(5));
+  REQUIRE(f.writer->Tick());  // read again: all there, nothing written
+  CHECK(f.client.apply_calls().empty());
+  CHECK(f.client.patches().empty());
+  // kubectl label node node-a widgets.example.com/ready- ; kubectl taint node node-a widgets.example.com/broken-
+  PutFullNode(f.client, R"("labels":{"kubernetes.io/hostname":"node-a"},)" + managed, "{}", condition);
+  const size_t gets = f.client.get_call_count();
+  f.clock.Advance(std::chrono::minutes(4));
+  REQUIRE(f.writer->Tick());
+  CHECK(f.client.get_call_count() == gets);  // not read again yet
+  CHECK(f.client.apply_calls().empty());
+  f.clock.Advance(std::chrono::minutes(1));
+  REQUIRE(f.writer->Tick());
+  REQUIRE(f.client.apply_calls().size() == 1);  // the label, not the condition still there
+  CHECK(f.client.apply_calls()[0].subresource.empty());
+  CHECK(f.client.apply_calls()[0].body.find(R"("widgets.example.com/ready":"yes")") != std::string::npos);
+  REQUIRE(f.client.patches().size() == 1);  // the taint, put back
+  CHECK(f.client.patches()[0].body.find("widgets.example.com/broken") != std::string::npos);
+  // A condition someone patched away comes back too, keeping nothing else of its own.
+  PutFullNode(f.client, R"("labels":{"widgets.example.com/ready":"yes"},)" + managed, taints, "[]");
+  f.clock.Advance(std::chrono::minutes(5));
+  REQUIRE(f.writer->Tick());
+  REQUIRE(f.client.apply_calls().size() == 2);
+  CHECK(f.client.apply_calls()[1].subresource == "status");
+  CHECK(f.client.patches().size() == 1);
+  // A read again that fails holds no write back, and is tried again half a minute later.
+  f.client.FailGets(UnavailableError("away"));
+  f.Publish(R"({"labels":{"widgets.example.com/ready":"no"},"taints":[{"key":"widgets.example.com/broken","effect":"NoSchedule"}],)"
+            R"("conditions":[{"type":"widgets.example.com/Kernel","status":"True","reason":"Current"}]})");
+  f.clock.Advance(std::chrono::minutes(5));
+  CHECK_FALSE(f.writer->Tick());
+  CHECK(f.client.apply_calls().size() == 3);  // the new label applied all the same
+  const size_t failed_gets = f.client.get_call_count();
+  f.clock.Advance(std::chrono::seconds(29));
+  (void)f.writer->Tick();
+  CHECK(f.client.get_call_count() == failed_gets);
+  f.clock.Advance(std::chrono::seconds(1));
+  (void)f.writer->Tick();
+  CHECK(f.client.get_call_count() == failed_gets + 1);
 }
 
 TEST_CASE("a resource that keeps its condition but drops its prefixes takes its published outputs off the Node") {
