@@ -61,10 +61,11 @@ phase "real nodes: the image from the Dockerfile, the pod sandbox image, kubelet
 echo "   (each cached; the tests in test/e2e/real_nodes/ run them on test/cluster/real-node.sh's two nodes)"
 test/image/build-image.sh | tail -n 1
 test/image/build-image.sh pause | tail -n 1
-test/cluster/build.sh nodes | tail -n 1
+k8s_node_bin=$(test/cluster/build.sh nodes | tail -n 1)
+echo "$k8s_node_bin"
 phase "end-to-end tests"
 NODEHOOK_BIN="$nodehook_bin" NODEHOOK_TESTCLUSTER="$cluster_bin" NODEHOOK_KUBECTL="$kubectl_bin" \
-  NODEHOOK_HELM="$helm_bin" python3 -m pytest test/e2e -v -p no:cacheprovider "$@"
+  NODEHOOK_HELM="$helm_bin" NODEHOOK_K8S_NODE="$k8s_node_bin" python3 -m pytest test/e2e -v -p no:cacheprovider "$@"
 phase "static analysis (clang-tidy), its result"
 lint_rc=0
 wait "$lint_pid" || lint_rc=$?

@@ -532,8 +532,8 @@ def test_pause_resume_verify_soak_and_wait_from_kubectl_with_one_completed_event
 def garbage_collector(cluster, tmp_path):
     """kube-controller-manager with only the garbage collector, against the session's API server:
     what deletes a node's Lease with its Node in a real cluster."""
-    binary = Path(os.environ.get("NODEHOOK_K8S_NODE",
-                                 Path(__file__).resolve().parents[2] / "build" / "cache" / "nodehook-k8s-node"))
+    cache = os.environ.get("NODEHOOK_CACHE_DIR", Path(__file__).resolve().parents[2] / "build" / "cache")
+    binary = Path(os.environ.get("NODEHOOK_K8S_NODE", Path(cache) / "nodehook-k8s-node"))
     if not binary.exists():
         pytest.fail(f"{binary} does not exist: test/cluster/build.sh nodes builds it (test/run-tests.sh does)")
     log = open(tmp_path / "controller-manager.log", "wb")
