@@ -125,9 +125,13 @@ bool NodeOutputsWriter::Tick() {
   return ok;
 }
 
-bool NodeOutputsWriter::ReadNode() {
+Result<NodeView> NodeOutputsWriter::GetNode() {
   Result<KubeObject> node = client_.Get(ObjectRef{Nodes(), "", node_});
-  Result<NodeView> view = node.ok() ? ReadNodeView(node->json) : Result<NodeView>(node.status());
+  return node.ok() ? ReadNodeView(node->json) : Result<NodeView>(node.status());
+}
+
+bool NodeOutputsWriter::ReadNode() {
+  Result<NodeView> view = GetNode();
   if (!view.ok()) {
     Failed("read this Node", view.status());
     return false;
@@ -170,8 +174,7 @@ bool NodeOutputsWriter::ReadNode() {
 }
 
 bool NodeOutputsWriter::Recheck() {
-  Result<KubeObject> node = client_.Get(ObjectRef{Nodes(), "", node_});
-  Result<NodeView> view = node.ok() ? ReadNodeView(node->json) : Result<NodeView>(node.status());
+  Result<NodeView> view = GetNode();
   if (!view.ok()) {
     recheck_at_ = monotonic_.Now() + std::min<Duration>(options_.recheck, std::chrono::seconds(30));
     Failed("read this Node again", view.status());

@@ -101,6 +101,7 @@ class NodeOutputsWriter {
     std::optional<bool> told_holds;  // what `noted` was last told
     bool Empty() const { return conditions.empty() && labels.empty() && annotations.empty() && taints.empty(); }
   };
+  Result<NodeView> GetNode();  // this Node as the API server has it now
   bool ReadNode();
   // Reads the Node again: what this node holds and no longer finds there as it wrote it is
   // forgotten, so this round applies it again.

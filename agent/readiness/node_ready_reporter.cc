@@ -38,7 +38,6 @@ void NodeReadyReporter::Run(const CancelToken& stop) {
 
 Status NodeReadyReporter::Round() {
   ObjectRef ref{KubeLeaseClient::LeasesResource(), options_.namespace_name, name_};
-  const bool first = written_.kind.empty() && written_.resource_version.empty() && !loaded_;
   if (loaded_ && clock_.Now() >= recheck_at_) loaded_ = false;  // deleted or edited by someone since?
   if (!loaded_) {
     auto stored = client_.Get(ref);
@@ -51,13 +50,13 @@ Status NodeReadyReporter::Round() {
     } else if (stored.status().code() != StatusCode::kNotFound) {
       NoteOutcome(stored.status());
       return stored.status();
-    } else if (!first) {
+    } else if (read_once_) {
       written_ = RolloutLease{};  // deleted by someone: created again
     } else if (Status found = LoadHashed(); !found.ok()) {
       NoteOutcome(found);
       return found;
     }
-    loaded_ = true;
+    loaded_ = read_once_ = true;
     recheck_at_ = clock_.Now() + options_.recheck;
   }
   if (!options_.report) return Status::Ok();

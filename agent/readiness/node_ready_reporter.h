@@ -77,6 +77,7 @@ class NodeReadyReporter {
   const ServerClock& server_;
   const NodeReadyReporterOptions options_;
   bool loaded_ = false;     // the record was read (and is not due to be read again)
+  bool read_once_ = false;  // it was read at least once (so a record not found is one deleted)
   TimePoint recheck_at_{};  // when it is read again
   std::string hashed_left_;  // the record under its hashed name (an earlier version's), deleted once moved
   RolloutLease written_;    // as this node last wrote or read it (kind "" when there is none)

@@ -404,10 +404,13 @@ def test_an_agent_stopped_while_it_waits_for_a_slot_asks_again_when_woken_and_fi
 
     def a_waiting_node():
         inside = {lease["spec"].get("holderIdentity") for lease in slots()} - {None, ""}
+        # The holder's run started under half its 3 s ago (singleton-hook records CLOCK_MONOTONIC):
+        # the slot cannot move to the victim before it is stopped.
+        fresh = [r for r in fleet.runs("w1") if r.node in inside and r.how is None and time.monotonic() - r.start < 1.5]
         waiting = asking() - inside - {boss} - fleet.done_nodes("w1")
-        return inside and waiting and sorted(waiting)[0]
+        return fresh and waiting and sorted(waiting)[0]
 
-    victim = wait_until(a_waiting_node, "a node inside and another one asking")
+    victim = wait_until(a_waiting_node, "a node whose run just started inside and another one asking")
     fleet.agents[victim].proc.send_signal(signal.SIGSTOP)
     others = set(fleet.agents) - {victim}
     wait_until(lambda: fleet.done_nodes("w1") >= others, "every other node done", timeout=120)

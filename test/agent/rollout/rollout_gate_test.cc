@@ -1011,18 +1011,24 @@ RolloutGate& StoppedThroughItsGrant(Fleet& fleet) {
   return a;
 }
 
+// a (in StoppedThroughItsGrant's fleet), waking, asks again with one write and no more, and is
+// granted the slot.
+void AsksAgainOnceAndIsGranted(Fleet& fleet, RolloutGate& a, int writes_before) {
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.api.writes() == writes_before + 1);  // asked again
+  REQUIRE(a.Enter(Widget(), "s1", nullptr));
+  CHECK(fleet.api.writes() == writes_before + 1);  // once
+  REQUIRE(fleet.Coordinate() == 1);
+  CHECK(SlotHolder(fleet) == "a");
+  CHECK_FALSE(a.Enter(Widget(), "s1", nullptr));
+}
+
 TEST_CASE("a node stopped while its grant came and went reads both on waking, asks again once, and is granted") {
   Fleet fleet(MaxNodes(1));
   RolloutGate& a = StoppedThroughItsGrant(fleet);
   fleet.feed.Resume("a");  // the grant, then the slot leaving a's watch (b's, then released)
   const int writes = fleet.api.writes();
-  REQUIRE(a.Enter(Widget(), "s1", nullptr));
-  CHECK(fleet.api.writes() == writes + 1);  // asked again
-  REQUIRE(a.Enter(Widget(), "s1", nullptr));
-  CHECK(fleet.api.writes() == writes + 1);  // once
-  REQUIRE(fleet.Coordinate() == 1);
-  CHECK(SlotHolder(fleet) == "a");
-  CHECK_FALSE(a.Enter(Widget(), "s1", nullptr));
+  AsksAgainOnceAndIsGranted(fleet, a, writes);
 }
 
 TEST_CASE("a node whose watch came back too late to resume asks again after the list, once, at its place") {
@@ -1032,20 +1038,13 @@ TEST_CASE("a node whose watch came back too late to resume asks again after the 
   fleet.fleet_size = 200;   // 20 grants a second, asks at 80: the relisted asks spread over 2.5 s
   const int writes = fleet.api.writes();
   const Duration place(static_cast<int64_t>(AskPlace(RolloutIdOf(fleet.resource.ref), "a") * 2500.0));
-  if (place > Duration::zero()) {
-    auto wait = a.Enter(Widget(), "s1", nullptr);
-    REQUIRE(wait);
-    CHECK(*wait == place);  // as every relisted node asks again at once after an API server restart
-    CHECK(fleet.api.writes() == writes);
-    fleet.clock.Advance(place);
-  }
-  REQUIRE(a.Enter(Widget(), "s1", nullptr));
-  CHECK(fleet.api.writes() == writes + 1);
-  REQUIRE(a.Enter(Widget(), "s1", nullptr));
-  CHECK(fleet.api.writes() == writes + 1);  // once
-  REQUIRE(fleet.Coordinate() == 1);
-  CHECK(SlotHolder(fleet) == "a");
-  CHECK_FALSE(a.Enter(Widget(), "s1", nullptr));
+  REQUIRE(place > Duration::zero());
+  auto wait = a.Enter(Widget(), "s1", nullptr);
+  REQUIRE(wait);
+  CHECK(*wait == place);  // not at once, as every relisted node would after an API server restart
+  CHECK(fleet.api.writes() == writes);
+  fleet.clock.Advance(place);
+  AsksAgainOnceAndIsGranted(fleet, a, writes);
 }
 
 TEST_CASE("the coordinator counts nodes the rollout keeps cordoned against max_nodes, and lets them back in") {
