@@ -113,7 +113,7 @@ ActionResult ProcessRunner::Run(const ActionRequest& request, const CancelToken&
   };
   if (cancel.cancelled()) return finished(CancelledBeforeStart());
 
-  ScopedSigpipeBlock no_sigpipe;  // outlives `hook`, which writes the stdin pipe
+  BlockSigpipeInThisThread();  // `hook` writes the stdin pipe, whose reader may be gone
   Result<SpawnedChild> child = SpawnChild(MakeExecPlan(request, environment_));
   if (!child.ok()) return finished(FailedToStart(child.status().message()));
   DebugSpawned(request, child->pid);

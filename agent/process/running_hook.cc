@@ -99,7 +99,9 @@ bool RunningHook::LeaderExited() {
 }
 
 void RunningHook::SignalGroup(int sig) {
-  if (!reaped_ && !status_lost_) kill(-pid_, sig);
+  if (reaped_ || status_lost_ || killed_) return;
+  kill(-pid_, sig);
+  killed_ = sig == SIGKILL;
 }
 
 std::optional<int> RunningHook::Finish() {

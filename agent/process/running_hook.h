@@ -38,7 +38,8 @@ class RunningHook {
   // True once the leader has exited (it stays a zombie until Finish()).
   bool LeaderExited();
 
-  // Sends `sig` to every process in the hook's group. No-op once the leader is reaped.
+  // Sends `sig` to every process in the hook's group. No-op once the leader is reaped, and for
+  // a SIGKILL already sent (nothing in the group outlives it, and the pid stays reserved).
   void SignalGroup(int sig);
 
   // SIGKILLs what is left of the group, reaps the leader, collects buffered output.
@@ -60,6 +61,7 @@ class RunningHook {
   bool leader_exited_ = false;
   bool status_lost_ = false;
   bool reaped_ = false;
+  bool killed_ = false;  // the group got its SIGKILL
 };
 
 }  // namespace nodehook

@@ -38,6 +38,13 @@ Status WriteAll(int fd, std::string_view content) {
   return Status::Ok();
 }
 
+// Ours for the life of the process (the agent never changes its user): one system call, not one
+// per hook run.
+uid_t OwnUid() {
+  static const uid_t uid = geteuid();
+  return uid;
+}
+
 }  // namespace
 
 ScratchDir::ScratchDir(UniqueFd parent, UniqueFd dir, std::string name, std::string path)
@@ -124,7 +131,7 @@ bool ScratchDir::ClearForReuse() {
   struct stat self {};
   if (fstatat(parent_fd_.get(), name_.c_str(), &entry, AT_SYMLINK_NOFOLLOW) != 0 || entry.st_dev != dev_ ||
       entry.st_ino != ino_ || fstat(dir_fd_.get(), &self) != 0 || (self.st_mode & 07777) != 0700 ||
-      self.st_uid != geteuid()) {
+      self.st_uid != OwnUid()) {
     return false;
   }
   // Empty when one read of its entries finds only "." and "..".

@@ -1,23 +1,12 @@
-// ScopedSigpipeBlock: while alive, a write to a pipe whose reader is gone fails with EPIPE in
-// this thread instead of killing the agent with SIGPIPE. It changes only the calling thread's
-// signal mask (no process-wide handler), and on destruction discards the SIGPIPE that such a
-// write left pending before restoring the mask. Not shared between threads.
+// BlockSigpipeInThisThread: from the first call on, a write to a pipe whose reader is gone fails
+// with EPIPE in the calling thread instead of killing the agent with SIGPIPE. It changes only the
+// calling thread's signal mask (no process-wide handler), once per thread: a hook run costs no
+// mask change. A SIGPIPE such a write raises stays pending on the thread, blocked, and so never
+// acts; hooks start with an empty mask and no pending signals (spawn.h). Thread-safe.
 #pragma once
-
-#include <signal.h>
 
 namespace nodehook {
 
-class ScopedSigpipeBlock {
- public:
-  ScopedSigpipeBlock();
-  ~ScopedSigpipeBlock();
-  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
-  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
-
- private:
-  sigset_t old_mask_;
-  bool was_pending_ = false;  // a SIGPIPE we did not cause is left alone
-};
+void BlockSigpipeInThisThread();
 
 }  // namespace nodehook

@@ -49,17 +49,28 @@ class ThreadChildStack {
 thread_local ThreadChildStack child_stack;
 
 // Everything the child touches after clone: plain ints and pointers into memory prepared before.
+// The child shares our memory (CLONE_VM) and we wait until it has exec'd or exited (CLONE_VFORK),
+// so it reports a failure by writing `failed_stage` and `failed_errno` here, as glibc's
+// posix_spawn does: no pipe to make, read and close per hook.
 struct ChildSetup {
   int stdin_read;
   int output_write;
-  int error_write;  // close-on-exec: closes by itself when exec succeeds
   char* const* argv;
   char* const* envp;
   const char* const* candidates;
   size_t candidate_count;
   int max_fd;  // fallback bound for closing descriptors when close_range() is unavailable
   pid_t agent_pid;
+  volatile int failed_stage;  // 0 while nothing failed; written only by the child
+  volatile int failed_errno;
 };
+
+// The descriptor bound for the close fallback, read once per process (a system call per hook
+// otherwise). The pid is not cached: a forked process (a test's "agent") has its own.
+int MaxFd() {
+  static const int max_fd = static_cast<int>(std::clamp(sysconf(_SC_OPEN_MAX), 256L, 65536L));
+  return max_fd;
+}
 
 std::vector<char*> NullTerminated(const std::vector<std::string>& strings) {
   std::vector<char*> pointers;
@@ -96,10 +107,9 @@ Status SetNonBlocking(int fd) {
 // agent's memory (CLONE_VM) while the spawning thread waits, so it must not touch the heap,
 // locks or anything but its own stack and the ChildSetup. ----
 
-[[noreturn]] void ReportAndExit(int error_write, ChildStage stage, int err) {
-  const int message[2] = {stage, err};
-  ssize_t ignored = write(error_write, message, sizeof message);
-  (void)ignored;
+[[noreturn]] void ReportAndExit(ChildSetup& s, ChildStage stage, int err) {
+  s.failed_errno = err;
+  s.failed_stage = stage;
   _exit(127);
 }
 
@@ -109,7 +119,7 @@ void CloseRange(unsigned first, unsigned last, int max_fd) {
   for (unsigned fd = first; fd <= last && fd < static_cast<unsigned>(max_fd); ++fd) close(static_cast<int>(fd));
 }
 
-[[noreturn]] void RunChild(const ChildSetup& s) {
+[[noreturn]] void RunChild(ChildSetup& s) {
   // Ignored signals would stay ignored across exec; handled ones reset anyway. Start clean.
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
@@ -119,18 +129,16 @@ void CloseRange(unsigned first, unsigned last, int max_fd) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
 
-  if (setpgid(0, 0) != 0) ReportAndExit(s.error_write, kSetProcessGroup, errno);
+  if (setpgid(0, 0) != 0) ReportAndExit(s, kSetProcessGroup, errno);
   // A hook must not outlive an agent that was killed (SIGKILL, OOM): the next agent runs the
   // hook again, and two runs for one object must never overlap. The check after prctl closes
   // the window in which the agent died before the request was made.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != s.agent_pid) _exit(127);
   if (dup2(s.stdin_read, 0) < 0 || dup2(s.output_write, 1) < 0 || dup2(s.output_write, 2) < 0) {
-    ReportAndExit(s.error_write, kRedirectStdio, errno);
+    ReportAndExit(s, kRedirectStdio, errno);
   }
-  const unsigned keep = static_cast<unsigned>(s.error_write);
-  CloseRange(3, keep - 1, s.max_fd);
-  CloseRange(keep + 1, ~0U, s.max_fd);
+  CloseRange(3, ~0U, s.max_fd);
 
   // execvp's rules: keep searching past "not here", remember "not allowed", stop on anything else.
   int err = ENOENT;
@@ -141,31 +149,15 @@ void CloseRange(unsigned first, unsigned last, int max_fd) {
     if (err == EACCES) {
       saw_eacces = true;
     } else if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ENODEV && err != ETIMEDOUT) {
-      ReportAndExit(s.error_write, kExec, err);
+      ReportAndExit(s, kExec, err);
     }
   }
-  ReportAndExit(s.error_write, kExec, saw_eacces ? EACCES : err);
+  ReportAndExit(s, kExec, saw_eacces ? EACCES : err);
 }
 
-int ChildEntry(void* setup) { RunChild(*static_cast<const ChildSetup*>(setup)); }
+int ChildEntry(void* setup) { RunChild(*static_cast<ChildSetup*>(setup)); }
 
 // ---- Parent side. ----
-
-// Blocks until the child has exec'd (EOF) or reported a failure. Returns false on success.
-bool ReadChildFailure(int error_read, int* stage, int* err) {
-  int message[2];
-  size_t got = 0;
-  while (got < sizeof message) {
-    ssize_t n = read(error_read, reinterpret_cast<char*>(message) + got, sizeof message - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  if (got < sizeof message) return false;
-  *stage = message[0];
-  *err = message[1];
-  return true;
-}
 
 std::string DescribeFailure(int stage, int err, const std::string& program) {
   switch (stage) {
@@ -186,17 +178,14 @@ Result<SpawnedChild> SpawnChild(const ExecPlan& plan) {
   std::vector<const char*> candidates;
   for (const std::string& c : plan.candidates) candidates.push_back(c.c_str());
 
-  UniqueFd stdin_read, stdin_write, output_read, output_write, error_read, error_write;
+  UniqueFd stdin_read, stdin_write, output_read, output_write;
   NODEHOOK_RETURN_IF_ERROR(MakePipe(&stdin_read, &stdin_write));
   NODEHOOK_RETURN_IF_ERROR(MakePipe(&output_read, &output_write));
-  NODEHOOK_RETURN_IF_ERROR(MakePipe(&error_read, &error_write));
   NODEHOOK_RETURN_IF_ERROR(SetNonBlocking(stdin_write.get()));
   NODEHOOK_RETURN_IF_ERROR(SetNonBlocking(output_read.get()));
 
-  const long open_max = sysconf(_SC_OPEN_MAX);
-  const ChildSetup setup{stdin_read.get(), output_write.get(), error_write.get(), argv.data(), envp.data(),
-                         candidates.data(), candidates.size(),
-                         static_cast<int>(std::clamp(open_max, 256L, 65536L)), getpid()};
+  ChildSetup setup{stdin_read.get(), output_write.get(), argv.data(), envp.data(), candidates.data(),
+                   candidates.size(), MaxFd(), getpid(), 0, 0};
 
   // No signal handler may run in the child before it has reset the dispositions.
   sigset_t all, old;
@@ -213,7 +202,7 @@ Result<SpawnedChild> SpawnChild(const ExecPlan& plan) {
   {
     ReaderMutexLock spawn_window(&ledger.spawn_window());
     if (stack_top != nullptr) {
-      pid = clone(ChildEntry, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, const_cast<ChildSetup*>(&setup));
+      pid = clone(ChildEntry, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, &setup);
       start_errno = errno;
     }
     if (pid > 0) ledger.Track(pid);  // before an orphan reaper may look: this exit status is ours
@@ -222,16 +211,15 @@ Result<SpawnedChild> SpawnChild(const ExecPlan& plan) {
 
   stdin_read.Reset();
   output_write.Reset();
-  error_write.Reset();
   if (pid < 0) return UnavailableError(std::string(stack_top == nullptr ? "mmap child stack: " : "clone: ") +
                                        ErrnoText(start_errno));
 
-  int stage = 0, err = 0;
-  if (ReadChildFailure(error_read.get(), &stage, &err)) {
+  // clone returned, so the child has exec'd or exited: what it wrote into `setup` is final.
+  if (setup.failed_stage != 0) {
     while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
     ledger.Untrack(pid);
-    return InvalidError(DescribeFailure(stage, err, plan.argv[0]));
+    return InvalidError(DescribeFailure(setup.failed_stage, setup.failed_errno, plan.argv[0]));
   }
   return SpawnedChild{pid, std::move(stdin_write), std::move(output_read)};
 }
