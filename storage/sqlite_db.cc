@@ -169,7 +169,7 @@ Transaction::~Transaction() {
 
 Status Transaction::Begin() {
   begun_ = std::chrono::steady_clock::now();  // waiting for the write lock is part of the cost
-  NODEHOOK_RETURN_IF_ERROR(db_.RunCached(operation_, "BEGIN IMMEDIATE"));
+  NODEHOOK_RETURN_IF_ERROR(db_.RunCached(operation_, kind_ == Kind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN"));
   open_ = true;
   return Status::Ok();
 }
@@ -177,7 +177,7 @@ Status Transaction::Begin() {
 Status Transaction::Commit() {
   NODEHOOK_RETURN_IF_ERROR(db_.RunCached(operation_, "COMMIT"));
   open_ = false;
-  if (Histogram* h = db_.commit_seconds()) {
+  if (Histogram* h = kind_ == Kind::kWrite ? db_.commit_seconds() : nullptr) {
     h->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - begun_).count());
   }
   return Status::Ok();

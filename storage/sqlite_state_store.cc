@@ -147,8 +147,24 @@ Result<std::unique_ptr<SqliteStateStore>> SqliteStateStore::Open(const std::stri
 
 Result<std::optional<ObjectRecord>> SqliteStateStore::GetObject(const std::string& uid) {
   MutexLock lock(&mu_);
+  return ReadObjectRow(uid);
+}
+
+Result<std::optional<ObjectRecord>> SqliteStateStore::ReadObjectRow(const std::string& uid) {
   return ReadOneRow(db_->Prepare("GetObject", SelectObjects("WHERE uid = ?1 AND node = ?2"), uid, node_name_),
                     &ReadObject);
+}
+
+Result<ObjectState> SqliteStateStore::ReadObjectState(const std::string& uid) {
+  MutexLock lock(&mu_);
+  Transaction tx(*db_, "ReadObjectState", Transaction::Kind::kRead);
+  NODEHOOK_RETURN_IF_ERROR(tx.Begin());
+  Result<std::optional<ObjectRecord>> record = ReadObjectRow(uid);
+  if (!record.ok()) return record.status();
+  Result<std::vector<HandlerRecord>> progress = ReadHandlerRows(uid);
+  if (!progress.ok()) return progress.status();
+  NODEHOOK_RETURN_IF_ERROR(tx.Commit());
+  return ObjectState{std::move(record).value(), std::move(progress).value()};
 }
 
 Result<std::vector<ObjectRecord>> SqliteStateStore::ListObjects(const std::string& resource) {
@@ -167,6 +183,10 @@ Result<std::optional<HandlerRecord>> SqliteStateStore::GetHandler(const std::str
 
 Result<std::vector<HandlerRecord>> SqliteStateStore::ListHandlers(const std::string& uid) {
   MutexLock lock(&mu_);
+  return ReadHandlerRows(uid);
+}
+
+Result<std::vector<HandlerRecord>> SqliteStateStore::ReadHandlerRows(const std::string& uid) {
   const char* rest = "WHERE uid = ?1 AND node = ?2 ORDER BY handler";
   return ReadRows(db_->Prepare("ListHandlers", SelectHandlers(rest), uid, node_name_), &ReadHandler,
                   CorruptRows::kFail);

@@ -41,6 +41,7 @@ class SqliteStateStore final : public StateStore, public ScheduleStore {
   Result<std::optional<HandlerRecord>> GetHandler(const std::string& uid,
                                                   const std::string& handler) override;
   Result<std::vector<HandlerRecord>> ListHandlers(const std::string& uid) override;
+  Result<ObjectState> ReadObjectState(const std::string& uid) override;
   // Ordered by next attempt time, earliest first.
   Result<std::vector<HandlerRecord>> ListAllHandlers() override;
   // Counted again only when the stamp moved since the last count (sqlite_state_store_summary.cc).
@@ -101,6 +102,8 @@ class SqliteStateStore final : public StateStore, public ScheduleStore {
   Status RunGroup(const std::vector<const GroupCommit::Write*>& writes, const std::string& operation)
       EXCLUDES(mu_);
   // The statements of RecordAttempt / RecordHandled; run inside RunGroup's transaction.
+  Result<std::optional<ObjectRecord>> ReadObjectRow(const std::string& uid) REQUIRES(mu_);
+  Result<std::vector<HandlerRecord>> ReadHandlerRows(const std::string& uid) REQUIRES(mu_);
   Status WriteAttempt(const HandlerRecord& record) REQUIRES(mu_);
   Status WriteHandled(const ObjectRecord& object, const std::string& handler) REQUIRES(mu_);
   Result<StoreStamp> StampLocked() REQUIRES(mu_);

@@ -57,10 +57,9 @@ std::optional<Duration> Reconciler::ReconcileLevel(const ResourceContext& ctx, c
   }
   in.leadership = ctx.gate.gated() ? Leadership::kHeld : Leadership::kNotNeeded;
 
-  auto record = store_.GetObject(uid);
-  auto progress = store_.ListHandlers(uid);
-  if (!record.ok() || !progress.ok()) {
-    const Status& st = !record.ok() ? record.status() : progress.status();
+  Result<ObjectState> stored = store_.ReadObjectState(uid);
+  if (!stored.ok()) {
+    const Status& st = stored.status();
     if (st.code() == StatusCode::kCorrupt) {
       // One bad record: set aside on its own (record_quarantine.h); the file is fine otherwise.
       const ObjectMeta& meta = entry->object ? entry->object->meta : *entry->handled_meta;
@@ -73,8 +72,8 @@ std::optional<Duration> Reconciler::ReconcileLevel(const ResourceContext& ctx, c
     return policy_.StoreRetryDelay();
   }
   quarantine_.Cleared(uid);
-  in.record = std::move(record).value();
-  in.progress = std::move(progress).value();
+  in.record = std::move(stored->record);
+  in.progress = std::move(stored->progress);
   in.object = entry->object;
   in.facts = entry->facts;
   if (entry->handled_meta) {

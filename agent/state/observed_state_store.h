@@ -52,6 +52,9 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   Result<std::vector<HandlerRecord>> ListHandlers(const std::string& uid) override {
     return Read("ListHandlers", store_.ListHandlers(uid));
   }
+  Result<ObjectState> ReadObjectState(const std::string& uid) override {
+    return Read("ReadObjectState", store_.ReadObjectState(uid));
+  }
   Result<std::vector<HandlerRecord>> ListAllHandlers() override { return Read("ListAllHandlers", store_.ListAllHandlers()); }
   Result<StoreSummary> Summarize() override { return Read("Summarize", store_.Summarize()); }
   std::optional<StoreStamp> Stamp() override { return store_.Stamp(); }

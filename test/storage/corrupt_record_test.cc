@@ -41,6 +41,12 @@ TEST_CASE("a corrupt record is kCorrupt for its own uid and left out of lists; t
   const Status& bad = object.ok() ? handlers.status() : object.status();
   CHECK(bad.code() == StatusCode::kCorrupt);
   CHECK(bad.message() == what);
+  // The read a handled change makes (one transaction for both) says the same, and ends its
+  // transaction on the way out: the writes below could not begin theirs otherwise.
+  auto state = store->ReadObjectState("u2");
+  CHECK(state.status().code() == StatusCode::kCorrupt);
+  CHECK(state.status().message() == what);
+  CHECK(store->ReadObjectState("u1")->record.has_value());
   CHECK(store->GetObject("u1")->has_value());
   CHECK(store->ListHandlers("u3")->size() == 1);
   size_t readable_objects = object.ok() ? 3 : 2;

@@ -70,6 +70,37 @@ TEST_CASE("unknown uids and handlers read as absent, not as errors") {
   CHECK_FALSE(handler->has_value());
 }
 
+TEST_CASE("what a handled change reads of one object is its diffbase and its handlers, nothing of others") {
+  auto store = OpenStore(":memory:");
+  const ObjectRecord object = SampleObject("u1");
+  REQUIRE(store->RecordHandled(object, "create").ok());
+  const HandlerRecord update = SampleHandler("u1", "update");
+  const HandlerRecord event = SampleHandler("u1", "event");
+  REQUIRE(store->RecordAttempt(update).ok());
+  REQUIRE(store->RecordAttempt(event).ok());
+  REQUIRE(store->RecordAttempt(SampleHandler("u2", "create")).ok());
+
+  auto state = store->ReadObjectState("u1");
+  REQUIRE(state.ok());
+  REQUIRE(state->record.has_value());
+  CHECK(Fields(*state->record) == Fields(object));
+  REQUIRE(state->progress.size() == 2);
+  CHECK(Fields(state->progress[0]) == Fields(event));  // by handler name
+  CHECK(Fields(state->progress[1]) == Fields(update));
+
+  auto other = store->ReadObjectState("u2");
+  REQUIRE(other.ok());
+  CHECK_FALSE(other->record.has_value());
+  CHECK(other->progress.size() == 1);
+  auto unknown = store->ReadObjectState("nope");
+  REQUIRE(unknown.ok());
+  CHECK_FALSE(unknown->record.has_value());
+  CHECK(unknown->progress.empty());
+  // The read's transaction is over: a write begins its own.
+  REQUIRE(store->RecordHandled(SampleObject("u2"), "create").ok());
+  CHECK(store->ReadObjectState("u2")->progress.empty());
+}
+
 TEST_CASE("recording a handler as handled clears only that handler's progress") {
   auto store = OpenStore(":memory:");
   REQUIRE(store->RecordAttempt(SampleHandler("u1", "create")).ok());
