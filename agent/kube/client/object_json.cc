@@ -41,7 +41,16 @@ Status StringMember(std::string_view what, const JsonScan& parent, std::string_v
   if (present) *present = there;
   if (!there) return Status::Ok();
   if (part->value.front() != '"') return FieldError(what, field, "a string");
-  Document doc;  // a string is tiny and flat; the scanner already validated it
+  // The scanner validated it: without a backslash its text is the string (names, uids and
+  // resource versions always are), and a Document per member was most of a watch event's cost.
+  if (part->value.size() >= 2 && part->value.back() == '"') {
+    const std::string_view inner = part->value.substr(1, part->value.size() - 2);
+    if (inner.find('\\') == std::string_view::npos) {
+      out->assign(inner);
+      return Status::Ok();
+    }
+  }
+  Document doc;  // a string is tiny and flat
   doc.Parse(part->value.data(), part->value.size());
   if (doc.HasParseError() || !doc.IsString()) return FieldError(what, field, "a string");
   out->assign(doc.GetString(), doc.GetStringLength());

@@ -24,6 +24,24 @@ TEST_CASE("an object's metadata is read and its JSON kept verbatim") {
   CHECK(obj->json == kWidget);
 }
 
+TEST_CASE("metadata strings are read with their escapes resolved, and plain ones as they are") {
+  auto escaped = ParseObject(R"({"metadata":{"name":"wid\u0067et-\"1\"","namespace":"a\\b","uid":"u\/1",)"
+                             R"("resourceVersion":"\u00e9t\u00e9 \ud83d\ude00"}})");
+  REQUIRE(escaped.ok());
+  CHECK(escaped->meta.name == "widget-\"1\"");
+  CHECK(escaped->meta.namespace_name == "a\\b");
+  CHECK(escaped->meta.uid == "u/1");
+  CHECK(escaped->meta.resource_version == "\u00e9t\u00e9 \U0001F600");
+  auto plain = ParseObject(R"({"metadata":{"name":"\u00e9","uid":"u-\u00e9-é","resourceVersion":""}})");
+  REQUIRE(plain.ok());
+  CHECK(plain->meta.name == "\u00e9");
+  CHECK(plain->meta.uid == "u-\u00e9-\u00e9");
+  CHECK(plain->meta.resource_version.empty());
+  auto event = ParseWatchEvent(R"({"type":"MOD\u0049FIED","object":)" + std::string(kWidget) + "}", ObjectLimits{});
+  REQUIRE(event.ok());
+  CHECK(event->object.meta.name == "a");
+}
+
 TEST_CASE("a deletionTimestamp marks the object as deleting, a null one does not") {
   auto deleting = ParseObject(
       R"({"metadata":{"name":"a","uid":"u","deletionTimestamp":"2026-01-01T00:00:00Z"}})");
