@@ -133,18 +133,29 @@ def create_world(server, nodes, objects, pool):
     list(pool.map(lambda t: widget(*t), todo))
 
 
-def settled(server, fleet, objects):
-    """Every widget Ready, every node done with the rollout's objects, the singleton's object
-    handled by its leader. Reads the API server: only outside measured windows."""
+def unsettled(server, fleet, objects):
+    """What is not settled yet ("" when nothing): every widget Ready, every node done with the
+    rollout's objects, the singleton's object handled by its leader. Reads the API server: only
+    outside measured windows."""
     w = server.writer
     plain = w.request("GET", w.widgets(PLAIN_NS)).get("items", [])
     ready = sum(1 for o in plain if any(c.get("type") == "Ready" and c.get("status") == "True"
                                         for c in o.get("status", {}).get("conditions", [])))
     rolled = w.request("GET", w.widgets(ROLLOUT_NS)).get("items", [])
     single = w.request("GET", f"{w.widgets(SINGLE_NS)}/single")
-    return (ready == objects and len(plain) == objects
-            and done_count(server, [o["metadata"]["uid"] for o in rolled]) == len(fleet.agents) * ROLLOUT_OBJECTS
-            and "nodehook.io/singleton" in single["metadata"].get("finalizers", []))
+    done = done_count(server, [o["metadata"]["uid"] for o in rolled])
+    missing = []
+    if ready != objects or len(plain) != objects:
+        missing.append(f"{ready} of {objects} widgets Ready ({len(plain)} listed)")
+    if done != len(fleet.agents) * ROLLOUT_OBJECTS:
+        missing.append(f"{done} of {len(fleet.agents) * ROLLOUT_OBJECTS} rollout results")
+    if "nodehook.io/singleton" not in single["metadata"].get("finalizers", []):
+        missing.append("the singleton's finalizer")
+    return "; ".join(missing)
+
+
+def settled(server, fleet, objects):
+    return not unsettled(server, fleet, objects)
 
 
 def one_size(args, n, work):
@@ -185,8 +196,9 @@ def one_size(args, n, work):
                                 "apiserver_rss_mib": server.rss_kib() / 1024})
         if fleet.dead():
             raise RuntimeError(f"{len(fleet.dead())} agent(s) exited during the run")
-        if not settled(server, fleet, args.objects):
-            raise RuntimeError("the fleet no longer shows every object handled after rest")
+        missing = unsettled(server, fleet, args.objects)
+        if missing:
+            raise RuntimeError(f"the fleet no longer shows every object handled after rest: {missing}")
         return figures
     finally:
         if fleet:
