@@ -165,16 +165,9 @@ class StateStore {
   virtual Result<std::optional<HandlerRecord>> GetHandler(const std::string& uid,
                                                           const std::string& handler) = 0;
   virtual Result<std::vector<HandlerRecord>> ListHandlers(const std::string& uid) = 0;
-  // GetObject and ListHandlers of one uid as of one moment: what the agent reads for each
-  // handled change. A store that has transactions reads both in one (SqliteStateStore). kCorrupt
-  // as either.
-  virtual Result<ObjectState> ReadObjectState(const std::string& uid) {
-    Result<std::optional<ObjectRecord>> record = GetObject(uid);
-    if (!record.ok()) return record.status();
-    Result<std::vector<HandlerRecord>> progress = ListHandlers(uid);
-    if (!progress.ok()) return progress.status();
-    return ObjectState{std::move(record).value(), std::move(progress).value()};
-  }
+  // GetObject and ListHandlers of one uid as of one moment (one read transaction): what the
+  // agent reads for each handled change. kCorrupt as either.
+  virtual Result<ObjectState> ReadObjectState(const std::string& uid) = 0;
   // Every handler record of this node, for `nodehook state list` and restart scheduling.
   virtual Result<std::vector<HandlerRecord>> ListAllHandlers() = 0;
   // Counts only (aggregate queries, no row is copied): cheap enough to run every few seconds.

@@ -1,10 +1,10 @@
 // SpawnChild: starts one hook process from a prepared ExecPlan.
 // The child runs in its own process group (pgid == pid) with stdin from a pipe and stdout+stderr
 // into one pipe; every other descriptor is closed, signal dispositions and mask are reset.
-// Exec failures are reported back through the memory the child shares with us until it execs,
-// so "no such file" is an error here rather than an exit code 127. The child is started with clone(CLONE_VM | CLONE_VFORK), not
-// fork(): nothing of the agent is copied, and the calling thread waits until the child has exec'd.
-// The pid is tracked in ChildLedger from its start on, so an
+// The child is started with clone(CLONE_VM | CLONE_VFORK), not fork(): nothing of the agent is
+// copied, and the calling thread waits until the child has exec'd. Exec failures come back
+// through the memory the child shares with us until then, so "no such file" is an error here
+// rather than an exit code 127. The pid is tracked in ChildLedger from its start on, so an
 // orphan reaper leaves it alone; whoever reaps it (RunningHook::Finish) untracks it.
 // Thread-safe: only touches the calling thread's signal mask.
 #pragma once

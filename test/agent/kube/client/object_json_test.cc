@@ -32,11 +32,18 @@ TEST_CASE("metadata strings are read with their escapes resolved, and plain ones
   CHECK(escaped->meta.namespace_name == "a\\b");
   CHECK(escaped->meta.uid == "u/1");
   CHECK(escaped->meta.resource_version == "\u00e9t\u00e9 \U0001F600");
-  auto plain = ParseObject(R"({"metadata":{"name":"\u00e9","uid":"u-\u00e9-é","resourceVersion":""}})");
+  // Without a backslash: the bytes between the quotes, UTF-8 and slashes included.
+  auto plain = ParseObject(R"({"metadata":{"name":"été","uid":"u/1 ?","namespace":"","resourceVersion":""}})");
   REQUIRE(plain.ok());
-  CHECK(plain->meta.name == "\u00e9");
-  CHECK(plain->meta.uid == "u-\u00e9-\u00e9");
+  CHECK(plain->meta.name == "\u00e9t\u00e9");
+  CHECK(plain->meta.uid == "u/1 ?");
+  CHECK(plain->meta.namespace_name.empty());
   CHECK(plain->meta.resource_version.empty());
+  // An escaped control character reads as one; a raw one is refused by the scanner.
+  auto control = ParseObject(R"({"metadata":{"name":"a\tb","uid":"u"}})");
+  REQUIRE(control.ok());
+  CHECK(control->meta.name == "a\tb");
+  CHECK_FALSE(ParseObject("{\"metadata\":{\"name\":\"a\tb\",\"uid\":\"u\"}}").ok());
   auto event = ParseWatchEvent(R"({"type":"MOD\u0049FIED","object":)" + std::string(kWidget) + "}", ObjectLimits{});
   REQUIRE(event.ok());
   CHECK(event->object.meta.name == "a");
