@@ -48,11 +48,13 @@ Status SqliteStateStore::CompleteEvent(int64_t seq) {
   return db_->RunCached("CompleteEvent", "DELETE FROM events WHERE seq = ?1 AND node = ?2", seq, node_name_);
 }
 
-Result<std::vector<std::string>> SqliteStateStore::UidsWithPendingEvents(const std::string& resource) {
+Result<std::vector<std::string>> SqliteStateStore::UidsWithPendingEvents(const std::string& resource,
+                                                                        const std::string& namespace_name) {
   MutexLock lock(&mu_);
   return ReadAll(db_->Prepare("UidsWithPendingEvents",
-                              "SELECT DISTINCT uid FROM events WHERE node = ?1 AND resource = ?2 ORDER BY uid",
-                              node_name_, resource),
+                              "SELECT DISTINCT uid FROM events WHERE node = ?1 AND resource = ?2"
+                              " AND (?3 = '' OR namespace = ?3) ORDER BY uid",
+                              node_name_, resource, namespace_name),
                  +[](const Statement& row) { return row.Text(0); });
 }
 

@@ -78,7 +78,8 @@ class SqliteStateStore final : public StateStore, public ScheduleStore {
   Result<std::vector<EventRecord>> PendingEvents(const std::string& uid) override;
   Status RecordEventAttempt(int64_t seq, int retries, int64_t next_attempt_ms, const std::string& message) override;
   Status CompleteEvent(int64_t seq) override;
-  Result<std::vector<std::string>> UidsWithPendingEvents(const std::string& resource) override;
+  Result<std::vector<std::string>> UidsWithPendingEvents(const std::string& resource,
+                                                         const std::string& namespace_name) override;
 
   // Check and snapshot timing (sqlite_schedule_store.cc).
   Result<std::map<std::string, int64_t>> CheckSchedule(const std::string& resource) override;

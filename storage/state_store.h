@@ -253,8 +253,10 @@ class StateStore {
     return Status::Ok();
   }
   virtual Status CompleteEvent(int64_t /*seq*/) { return Status::Ok(); }
-  // Objects of `resource` with unhandled events, for queueing them after a restart.
-  virtual Result<std::vector<std::string>> UidsWithPendingEvents(const std::string& /*resource*/) {
+  // Objects of `resource` in `namespace_name` ("" = every namespace) with unhandled events, for
+  // queueing them after a restart.
+  virtual Result<std::vector<std::string>> UidsWithPendingEvents(const std::string& /*resource*/,
+                                                                 const std::string& /*namespace_name*/) {
     return std::vector<std::string>();
   }
 

@@ -53,8 +53,35 @@ void ReadTuning(const rapidjson::Value& tuning, Config* config, KnobOrigins* ori
   ReadFileKnobs(tuning, "tuning", config, origins, diag);
 }
 
-bool SameResource(const ResourceRef& a, const ResourceRef& b) {
-  return a.group == b.group && a.version == b.version && a.plural == b.plural && a.namespace_name == b.namespace_name;
+bool SameKind(const ResourceRef& a, const ResourceRef& b) {
+  return a.group == b.group && a.version == b.version && a.plural == b.plural;
+}
+
+// Why `resource` cannot sit beside resources[j] ("" when it can). The state keeps an object's
+// progress under its resource's id, without the entry: two entries of one resource may watch two
+// namespaces, never one object. The node keeps one snapshot state per resource, and the Node's
+// outputs have one field manager per resource: one entry of a resource may have each.
+std::string ClashWith(const WatchedResource& resource, const WatchedResource& other, size_t j) {
+  const ResourceRef& a = resource.ref;
+  const ResourceRef& b = other.ref;
+  if (a.plural.empty() || !SameKind(a, b)) return "";
+  const std::string there = "resources[" + std::to_string(j) + "]";
+  if (a.namespace_name == b.namespace_name) return "duplicates " + there + " (same group, version, plural and namespace)";
+  if (a.namespace_name.empty() || b.namespace_name.empty()) {
+    const std::string& ns = a.namespace_name.empty() ? b.namespace_name : a.namespace_name;
+    return "overlaps " + there + ": both would watch " + a.Id() + " in namespace \"" + ns +
+           "\" (an entry without a namespace watches every one); give each entry its own namespace";
+  }
+  if (resource.hooks.count(kReasonSnapshot) && other.hooks.count(kReasonSnapshot)) {
+    return "has a snapshot hook, as " + there + " of " + a.Id() +
+           " does: the node keeps one snapshot per resource; keep it in one entry";
+  }
+  auto has_outputs = [](const WatchedResource& r) { return !r.node_condition.empty() || !r.node_output_prefixes.empty(); };
+  if (has_outputs(resource) && has_outputs(other)) {
+    return "has node_outputs, as " + there + " of " + a.Id() +
+           " does: the Node's outputs have one field manager per resource; keep them in one entry";
+  }
+  return "";
 }
 
 void ReadResources(const rapidjson::Value* resources, Config* config, Diagnostics& diag) {
@@ -72,9 +99,8 @@ void ReadResources(const rapidjson::Value* resources, Config* config, Diagnostic
     WatchedResource resource;
     ReadWatchedResource((*resources)[i], path, config->zoneinfo_dir, &resource, diag);
     for (size_t j = 0; j < config->resources.size(); ++j) {
-      if (SameResource(config->resources[j].ref, resource.ref) && !resource.ref.plural.empty()) {
-        diag.Error(path, "duplicates resources[" + std::to_string(j) + "] (same group, version, plural and namespace)");
-      }
+      std::string clash = ClashWith(resource, config->resources[j], j);
+      if (!clash.empty()) diag.Error(path, clash);
       // Each condition has one writer: two resources would overwrite each other's verdict.
       if (!resource.node_condition.empty() && resource.node_condition == config->resources[j].node_condition) {
         diag.Error(ChildPath(ChildPath(path, "node_outputs"), "condition"),

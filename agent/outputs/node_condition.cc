@@ -10,13 +10,14 @@ std::string Objects(size_t n) { return std::to_string(n) + (n == 1 ? " object" :
 
 }  // namespace
 
-NodeConditionValue DeriveNodeCondition(const std::string& resource_id, const std::vector<SharedSnapshotObject>& objects,
+NodeConditionValue DeriveNodeCondition(const ResourceScope& scope, const std::vector<SharedSnapshotObject>& objects,
                                        const ResourceProgress& progress) {
+  const std::string& resource_id = scope.id();
   size_t failing = 0;
   const SnapshotObject* first = nullptr;
   const SnapshotHandler* first_handler = nullptr;
   for (const SharedSnapshotObject& object : objects) {
-    if (object->resource != resource_id) continue;
+    if (!scope.Holds(object->resource, object->namespace_name())) continue;
     for (const SnapshotHandler& h : object->handlers) {
       if (!IsFailing(h)) continue;
       if (failing++ == 0) first = object.get(), first_handler = &h;

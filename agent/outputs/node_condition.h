@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agent/http/objects_endpoint.h"  // SharedSnapshotObject
+#include "agent/kube/client/kube_types.h"
 #include "storage/state_report.h"
 
 namespace nodehook {
@@ -37,8 +38,8 @@ struct ResourceProgress {
 // A NodeCondition message is for people: cut to this many bytes.
 inline constexpr size_t kNodeConditionMessageLimit = 512;
 
-// `objects` is this node's store snapshot (every resource; only `resource_id`'s are read).
-NodeConditionValue DeriveNodeCondition(const std::string& resource_id, const std::vector<SharedSnapshotObject>& objects,
+// `objects` is this node's store snapshot (every resource; only those `scope` holds are read).
+NodeConditionValue DeriveNodeCondition(const ResourceScope& scope, const std::vector<SharedSnapshotObject>& objects,
                                        const ResourceProgress& progress);
 
 }  // namespace nodehook

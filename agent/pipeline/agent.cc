@@ -48,14 +48,15 @@ WatcherOptions MakeWatcherOptions(const Config& config) {
   return o;
 }
 
-// The settled resourceVersion of an object, which its resource's cache holds. `pipelines` is
-// read at each lookup (it is filled after the publisher is built), until ~Agent detaches it.
+// The settled resourceVersion of an object, which its resource's cache holds (entries of one
+// resource in several namespaces share its id: the one whose cache settled the uid). `pipelines`
+// is read at each lookup (it is filled after the publisher is built), until ~Agent detaches it.
 std::shared_ptr<SettledLookup> MakeSettledLookup(const std::vector<std::unique_ptr<ResourcePipeline>>& pipelines) {
   return std::make_shared<SettledLookup>([&pipelines](std::string_view resource, const std::string& uid) {
     for (const auto& p : pipelines) {
       if (p->config.ref.Id() != resource) continue;
       std::optional<SettledState> settled = p->tracker.cache().Settled(uid);
-      return settled ? settled->resource_version : std::string();
+      if (settled) return settled->resource_version;
     }
     return std::string();
   });

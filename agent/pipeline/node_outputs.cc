@@ -76,14 +76,15 @@ std::string TaintsNoteKey(const std::string& manager) { return std::string(kNode
 // The union of what `pipeline`'s objects published, from the store; a change in the objects
 // that contest a key is logged once.
 std::function<Result<PublishedOutputs>()> PublishedBy(const ResourcePipeline& pipeline, StateStore& store) {
-  const std::string id = pipeline.config.ref.Id();
+  const ResourceScope scope(pipeline.config.ref);
   const std::vector<std::string> prefixes = pipeline.config.node_output_prefixes;
   auto reported = std::make_shared<std::vector<std::string>>();  // the writer's thread only
-  return [&store, id, prefixes, reported]() -> Result<PublishedOutputs> {
-    Result<std::vector<NodeOutputsRecord>> records = store.ListNodeOutputs(id);
+  return [&store, scope, prefixes, reported]() -> Result<PublishedOutputs> {
+    Result<std::vector<NodeOutputsRecord>> records = store.ListNodeOutputs(scope.id());
     if (!records.ok()) return records.status();
     std::vector<ObjectOutputs> objects;
     for (const NodeOutputsRecord& r : *records) {
+      if (!scope.Holds(r.resource, r.namespace_name)) continue;  // the resource's entry in another namespace
       Result<PublishedOutputs> parsed = ParsePublishedOutputs(r.outputs);
       if (parsed.ok()) objects.push_back({r.namespace_name.empty() ? r.name : r.namespace_name + "/" + r.name, *parsed});
     }
@@ -92,7 +93,7 @@ std::function<Result<PublishedOutputs>()> PublishedBy(const ResourcePipeline& pi
     if (conflicts != *reported) {
       for (const std::string& c : conflicts) {
         Log(LogLevel::kWarn, "node outputs conflict",
-            {{"resource", id}, {"conflict", c}, {"next", "keep the first object's; fix the hooks to publish one value"}});
+            {{"resource", scope.id()}, {"conflict", c}, {"next", "keep the first object's; fix the hooks to publish one value"}});
       }
       *reported = conflicts;
     }
@@ -109,14 +110,14 @@ std::vector<NodeOutputsSource> SourcesOf(const std::vector<std::unique_ptr<Resou
   for (const auto& p : pipelines) {
     if (p->config.node_condition.empty() && p->config.node_output_prefixes.empty()) continue;
     const ResourcePipeline* pipeline = p.get();
-    const std::string id = pipeline->config.ref.Id();
+    const ResourceScope scope(pipeline->config.ref);
     managers->insert(NodeOutputsManager(pipeline->config.ref));
     NodeOutputsSource source{pipeline->config.ref, pipeline->config.node_condition, nullptr, nullptr};
     if (!source.condition.empty()) {
-      source.derive = [pipeline, id, &views] {
+      source.derive = [pipeline, scope, &views] {
         Result<ObjectViewsPtr> snapshot = views.Latest();
-        if (!snapshot.ok()) return DeriveNodeCondition(id, {}, ResourceProgress{});  // not read yet: starting
-        return DeriveNodeCondition(id, (*snapshot)->objects, ProgressOf(*pipeline));
+        if (!snapshot.ok()) return DeriveNodeCondition(scope, {}, ResourceProgress{});  // not read yet: starting
+        return DeriveNodeCondition(scope, (*snapshot)->objects, ProgressOf(*pipeline));
       };
     }
     if (!pipeline->config.node_output_prefixes.empty()) source.published = PublishedBy(*pipeline, store);

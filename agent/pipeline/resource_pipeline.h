@@ -22,7 +22,7 @@ struct ResourcePipeline {
                    ResourceTracker::FirstListFn on_first_list)
       : index(position),
         config(resource),
-        tracker(position, resource.ref.Id(), queue, store, clock, std::move(on_first_list),
+        tracker(position, resource.ref, queue, store, clock, std::move(on_first_list),
                 resource.hooks.count(kReasonEvent) > 0, FactsSpecOf(resource)),
         watcher(client, resource.ref, tracker, clock, watcher_options),
         context{resource,

@@ -81,8 +81,9 @@ class ObservedStateStore final : public StateStore, public ScheduleStore {
   Result<std::vector<EventRecord>> PendingEvents(const std::string& uid) override {
     return Read("PendingEvents", store_.PendingEvents(uid));
   }
-  Result<std::vector<std::string>> UidsWithPendingEvents(const std::string& resource) override {
-    return Read("UidsWithPendingEvents", store_.UidsWithPendingEvents(resource));
+  Result<std::vector<std::string>> UidsWithPendingEvents(const std::string& resource,
+                                                         const std::string& namespace_name) override {
+    return Read("UidsWithPendingEvents", store_.UidsWithPendingEvents(resource, namespace_name));
   }
 
   Status RecordAttempt(const HandlerRecord& record) override;

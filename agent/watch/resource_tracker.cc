@@ -138,10 +138,10 @@ void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items, const std::v
            {"next", "deletions made while the agent was down are found at the next relist"}});
     } else {
       for (const auto& o : *objects) {
-        if (o.resource == resource_id_) remembered.insert(o.uid);
+        if (scope_.Holds(o.resource, o.namespace_name)) remembered.insert(o.uid);
       }
       for (const auto& h : *handlers) {
-        if (h.resource == resource_id_) remembered.insert(h.uid);
+        if (scope_.Holds(h.resource, h.namespace_name)) remembered.insert(h.uid);
       }
     }
   }
@@ -164,7 +164,7 @@ void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items, const std::v
   }
   // After a restart: events stored but not yet handled.
   if (record_events_ && !listed_once_) {
-    auto pending = store_.UidsWithPendingEvents(resource_id_);
+    auto pending = store_.UidsWithPendingEvents(resource_id_, scope_.namespace_name());
     if (pending.ok()) {
       for (const auto& uid : *pending) Enqueue(uid);
     }

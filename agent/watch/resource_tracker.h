@@ -20,6 +20,7 @@
 #include "agent/base/clock.h"
 #include "agent/base/metrics.h"
 #include "agent/events/event_recorder.h"
+#include "agent/kube/client/kube_types.h"
 #include "agent/watch/object_cache.h"
 #include "agent/watch/watcher.h"
 #include "agent/queue/work_queue.h"
@@ -31,12 +32,14 @@ class ResourceTracker final : public WatchSink {
  public:
   using FirstListFn = std::function<void(const std::vector<ObjectPtr>& items)>;
 
+  // `resource`: the watched entry; only the stored rows it holds (ResourceScope) are its own.
   // `facts`: what the cache reads from each object version (object_facts.h).
-  ResourceTracker(size_t index, std::string resource_id, WorkQueue& queue, StateStore& store, Clock& clock,
+  ResourceTracker(size_t index, const ResourceRef& resource, WorkQueue& queue, StateStore& store, Clock& clock,
                   FirstListFn on_first_list = nullptr, bool record_events = false, FactsSpec facts = {})
       : index_(index),
         record_events_(record_events),
-        resource_id_(std::move(resource_id)),
+        scope_(resource),
+        resource_id_(scope_.id()),
         queue_(queue),
         store_(store),
         clock_(clock),
@@ -80,6 +83,7 @@ class ResourceTracker final : public WatchSink {
   const size_t index_;
   const bool record_events_;
   bool listed_once_ = false;
+  const ResourceScope scope_;
   const std::string resource_id_;
   WorkQueue& queue_;
   StateStore& store_;

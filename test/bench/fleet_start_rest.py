@@ -154,6 +154,17 @@ def unsettled(server, fleet, objects):
     return "; ".join(missing)
 
 
+def deletes_handled(fleet):
+    """Log lines of any agent's delete handling: nothing is deleted in this bench, so each is a
+    live object taken for deleted (as when one resource's entries took each other's objects)."""
+    lines = []
+    for agent in fleet.agents:
+        for log in sorted(agent.dir.glob("agent-*.log")):
+            lines += [f"{agent.node}: {line}" for line in log.read_text(errors="replace").splitlines()
+                      if " handler=delete " in line]
+    return lines
+
+
 def settled(server, fleet, objects):
     return not unsettled(server, fleet, objects)
 
@@ -196,6 +207,9 @@ def one_size(args, n, work):
                                 "apiserver_rss_mib": server.rss_kib() / 1024})
         if fleet.dead():
             raise RuntimeError(f"{len(fleet.dead())} agent(s) exited during the run")
+        deleted = deletes_handled(fleet)
+        if deleted:
+            raise RuntimeError(f"{len(deleted)} delete(s) handled, but nothing was deleted; the first: {deleted[0]}")
         missing = unsettled(server, fleet, args.objects)
         if missing:
             raise RuntimeError(f"the fleet no longer shows every object handled after rest: {missing}")

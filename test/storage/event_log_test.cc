@@ -24,7 +24,20 @@ TEST_CASE("events of an object come back in the order they were observed, and su
   CHECK((*events)[2].type == "DELETED");
   CHECK((*events)[0].seq < (*events)[1].seq);
   CHECK((*events)[1].object == R"({"spec":{"size":2}})");
-  CHECK(*store->UidsWithPendingEvents("widgets.example.com/v1") == std::vector<std::string>{"u1", "u2"});
+  CHECK(*store->UidsWithPendingEvents("widgets.example.com/v1", "") == std::vector<std::string>{"u1", "u2"});
+}
+
+TEST_CASE("pending events are found by resource and namespace: entries of one resource in two namespaces") {
+  TempDir dir;
+  auto store = OpenStore(dir.File("state.db"));
+  EventRecord other = SampleEvent("u2", "ADDED", 1);
+  other.namespace_name = "other";
+  REQUIRE(store->AppendEvent(SampleEvent("u1", "ADDED", 1)).ok());
+  REQUIRE(store->AppendEvent(other).ok());
+  CHECK(*store->UidsWithPendingEvents("widgets.example.com/v1", "ns") == std::vector<std::string>{"u1"});
+  CHECK(*store->UidsWithPendingEvents("widgets.example.com/v1", "other") == std::vector<std::string>{"u2"});
+  CHECK(*store->UidsWithPendingEvents("widgets.example.com/v1", "") == std::vector<std::string>{"u1", "u2"});
+  CHECK(store->UidsWithPendingEvents("gadgets.example.com/v1", "")->empty());
 }
 
 TEST_CASE("a failed event keeps its place with its retry state; a completed one is gone") {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nodehook {
@@ -27,6 +28,24 @@ struct ResourceRef {
   std::string CollectionPath() const;
   // Stable identifier used in logs and the state store: "widgets.example.com/v1" ("nodes/v1" for core).
   std::string Id() const;
+};
+
+// Which stored rows belong to one watched resource. The state store keys rows by Id(), which
+// has no namespace: entries of one group/version/plural in different namespaces (the config
+// refuses overlapping ones) share it, and each entry owns only its own namespace's rows.
+class ResourceScope {
+ public:
+  explicit ResourceScope(const ResourceRef& ref) : id_(ref.Id()), namespace_name_(ref.namespace_name) {}
+
+  bool Holds(std::string_view resource_id, std::string_view namespace_name) const {
+    return resource_id == id_ && (namespace_name_.empty() || namespace_name == namespace_name_);
+  }
+  const std::string& id() const { return id_; }
+  const std::string& namespace_name() const { return namespace_name_; }  // "" = every namespace
+
+ private:
+  std::string id_;
+  std::string namespace_name_;
 };
 
 struct ObjectMeta {

@@ -103,6 +103,39 @@ TEST_CASE("every problem in the file and the environment is reported, not just t
   REQUIRE(FindError(result, "tuning.log_level")->message == "expected one of: debug, info, warn, error, got \"loud\"");
 }
 
+TEST_CASE("entries of one resource watch different namespaces: never one object twice, one snapshot hook") {
+  auto parse = [](const std::string& first, const std::string& second) {
+    return ParseConfig(R"({"state_file": "/s.db", "api": {"in_cluster": true}, "resources": [
+      {"group": "example.com", "version": "v1", "plural": "widgets", )" + first + R"(},
+      {"group": "example.com", "version": "v1", "plural": "widgets", )" + second + R"(}]})", kNode);
+  };
+  const std::string create = R"("hooks": {"create": {"argv": ["/h"]}})";
+  const std::string snapshot = R"("hooks": {"snapshot": {"argv": ["/h"]}})";
+  ConfigResult apart = parse(R"("namespace": "a", )" + create, R"("namespace": "b", )" + snapshot);
+  INFO(AllErrors(apart));
+  REQUIRE(apart.ok());
+
+  ConfigResult overlapping = parse(create, R"("namespace": "b", )" + create);
+  const ConfigError* overlap = FindError(overlapping, "resources[1]");
+  REQUIRE(overlap != nullptr);
+  CHECK(overlap->message ==
+        "overlaps resources[0]: both would watch widgets.example.com/v1 in namespace \"b\" (an entry without a "
+        "namespace watches every one); give each entry its own namespace");
+  CHECK(FindError(parse(R"("namespace": "a", )" + create, create), "resources[1]") != nullptr);
+
+  ConfigResult two_snapshots = parse(R"("namespace": "a", )" + snapshot, R"("namespace": "b", )" + snapshot);
+  const ConfigError* snapshots = FindError(two_snapshots, "resources[1]");
+  REQUIRE(snapshots != nullptr);
+  CHECK(snapshots->message.find("has a snapshot hook, as resources[0] of widgets.example.com/v1 does") == 0);
+
+  const std::string outputs = R"("node_outputs": {"prefixes": ["example.com/)";
+  ConfigResult two_outputs = parse(R"("namespace": "a", )" + create + ", " + outputs + R"(a-"]})",
+                                   R"("namespace": "b", )" + create + ", " + outputs + R"(b-"]})");
+  const ConfigError* managers = FindError(two_outputs, "resources[1]");
+  REQUIRE(managers != nullptr);
+  CHECK(managers->message.find("has node_outputs, as resources[0] of widgets.example.com/v1 does") == 0);
+}
+
 TEST_CASE("a key given twice in one object is an error at the second one") {
   ConfigResult result = ParseConfig("{\"state_file\": \"/a\",\n\"state_file\": \"/b\"}", kNode);
   const ConfigError* e = FindError(result, "state_file");

@@ -6,14 +6,14 @@
 namespace nodehook {
 namespace {
 
-const char* const kWidgets = "widgets.example.com/v1";
+const ResourceScope kWidgets(ResourceRef{"example.com", "v1", "widgets", "", ""});
 
 SharedSnapshotObject Object(const std::string& name, std::vector<HandlerRecord> handlers = {},
-                        const char* resource = kWidgets) {
+                            const char* resource = "widgets.example.com/v1", const char* namespace_name = "ns") {
   auto v = std::make_shared<SnapshotObject>();
   v->uid = CompactUid("uid-" + name);
   v->resource = resource;
-  v->key = SnapshotObject::KeyOf("ns", name);
+  v->key = SnapshotObject::KeyOf(namespace_name, name);
   v->handlers = SnapshotHandlers(std::move(handlers));
   return v;
 }
@@ -52,7 +52,17 @@ TEST_CASE("a failing handler makes it False, naming the first failing object and
   std::vector<SharedSnapshotObject> rerun{Object("b", {Handler("update", "running", 2)})};
   CHECK(DeriveNodeCondition(kWidgets, rerun, {true, 1, 1}).status == "False");
   // Another resource's failures are not this one's.
-  CHECK(DeriveNodeCondition("gadgets.example.com/v1", {Object("a")}, {true, 1, 0}).status == "True");
+  CHECK(DeriveNodeCondition(ResourceScope(ResourceRef{"example.com", "v1", "gadgets", "", ""}), objects, {true, 1, 0})
+            .status == "False");
+  CHECK(DeriveNodeCondition(ResourceScope(ResourceRef{"example.com", "v1", "gadgets", "", ""}), {Object("a")},
+                            {true, 1, 0})
+            .status == "True");
+  // Nor are those of the resource's entry in another namespace (one resource id in the store).
+  const ResourceScope other(ResourceRef{"example.com", "v1", "widgets", "other", ""});
+  CHECK(DeriveNodeCondition(other, objects, {true, 3, 0}).status == "True");
+  std::vector<SharedSnapshotObject> mixed{Object("b", {Handler("update", "failed", 2)}),
+                                          Object("e", {Handler("create", "failed", 1)}, "widgets.example.com/v1", "other")};
+  CHECK(DeriveNodeCondition(other, mixed, {true, 1, 0}).message == "1 object failing on this node; other/e create");
 }
 
 TEST_CASE("a long message is cut on a character boundary") {

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "agent/watch/resource_tracker.h"
 #include "agent/base/metrics.h"
 #include "storage/sqlite_state_store.h"
@@ -16,11 +18,13 @@ ObjectPtr Obj(const std::string& uid, const std::string& rv) {
   return o;
 }
 
+ResourceRef Widgets(const std::string& namespace_name) { return {"example.com", "v1", "widgets", namespace_name, ""}; }
+
 struct Fixture {
   FakeClock clock;
   WorkQueue queue{clock};
   std::unique_ptr<SqliteStateStore> store = std::move(SqliteStateStore::Open(":memory:", "node-a", {})).value();
-  ResourceTracker tracker{0, "widgets.example.com/v1", queue, *store, clock, nullptr, /*record_events=*/true};
+  ResourceTracker tracker{0, Widgets(""), queue, *store, clock, nullptr, /*record_events=*/true};
 
   std::vector<std::string> Events(const std::string& uid) {
     std::vector<std::string> types;
@@ -64,6 +68,41 @@ TEST_CASE("objects the store remembers but the first list lacks are queued as de
   REQUIRE(f.Events("gone-uid") == std::vector<std::string>{"DELETED"});
   REQUIRE((*f.store->PendingEvents("gone-uid"))[0].object == R"({"spec":1})");
   REQUIRE(*f.queue.Get() == QueueKey{0, "gone-uid"});
+}
+
+TEST_CASE("an entry's list takes only its own namespace's remembered objects for deleted") {
+  // Two entries of one resource in two namespaces share the store's resource id.
+  Fixture f;
+  ResourceTracker other_ns{1, Widgets("other"), f.queue, *f.store, f.clock, nullptr, /*record_events=*/true};
+  ResourceTracker in_ns{2, Widgets("ns"), f.queue, *f.store, f.clock, nullptr, /*record_events=*/true};
+  REQUIRE(f.store->RecordHandled({"kept", "widgets.example.com/v1", "ns", "w", "{}", "{}", 5}, "create").ok());
+  HandlerRecord retrying;  // a create still retrying: progress but no diffbase yet
+  retrying.uid = "retrying";
+  retrying.handler = "create";
+  retrying.resource = "widgets.example.com/v1";
+  retrying.namespace_name = "ns";
+  retrying.name = "r";
+  REQUIRE(f.store->RecordAttempt(retrying).ok());
+  REQUIRE(f.store->AppendEvent(EventRecord{0, "pending", "widgets.example.com/v1", "ns", "p", "ADDED", "{}", 1}).ok());
+
+  other_ns.OnListed({}, {});  // namespace "other" is empty; "ns" is not its business
+  CHECK_FALSE(other_ns.cache().Get("kept"));
+  CHECK_FALSE(other_ns.cache().Get("retrying"));
+  CHECK(f.Events("kept").empty());
+  CHECK(f.queue.ReadyCount() == 0);  // nothing queued, not even the pending event
+
+  in_ns.OnListed({}, {});  // its own namespace lost them: deleted while the agent was down
+  REQUIRE(in_ns.cache().Get("kept"));
+  CHECK(in_ns.cache().Get("kept")->gone);
+  CHECK(in_ns.cache().Get("retrying")->gone);
+  std::set<std::string> queued;
+  while (f.queue.ReadyCount() > 0) {
+    std::optional<QueueKey> key = f.queue.Get();
+    CHECK(key->resource == 2);
+    queued.insert(key->uid);
+    f.queue.Done(*key);
+  }
+  CHECK(queued == std::set<std::string>{"kept", "retrying", "pending"});
 }
 
 namespace {
