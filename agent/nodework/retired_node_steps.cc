@@ -48,10 +48,36 @@ bool GiveBackMarks(NodeApi& api, const NodeStepsRecord& rec, const char* reason)
   return true;
 }
 
+// Whether an entry's NodeSteps go on with the record's steps. When the object's namespace is not
+// known (no record of the object), any stepping entry of its resource may own them: kept.
+bool StillStepping(StateStore& store, const NodeStepsRecord& rec, const std::vector<ResourceScope>& stepping) {
+  bool namespaced_only = true;
+  bool any = false;
+  for (const ResourceScope& scope : stepping) {
+    if (scope.id() != rec.resource) continue;
+    any = true;
+    namespaced_only = namespaced_only && !scope.namespace_name().empty();
+  }
+  if (!any) return false;
+  if (!namespaced_only) return true;  // an entry of every namespace holds it
+  Result<ObjectState> object = store.ReadObjectState(rec.uid);
+  std::string namespace_name;
+  if (object.ok() && object->record) {
+    namespace_name = object->record->namespace_name;
+  } else if (object.ok() && !object->progress.empty()) {
+    namespace_name = object->progress.front().namespace_name;
+  } else {
+    return true;
+  }
+  for (const ResourceScope& scope : stepping) {
+    if (scope.Holds(rec.resource, namespace_name)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-RetiredStepsOutcome GiveBackRetiredSteps(StateStore& store, NodeApi& api,
-                                         const std::set<std::string>& stepping_resources) {
+RetiredStepsOutcome GiveBackRetiredSteps(StateStore& store, NodeApi& api, const std::vector<ResourceScope>& stepping) {
   RetiredStepsOutcome outcome;
   Result<std::vector<NodeStepsRecord>> records = store.ListNodeSteps();
   if (!records.ok()) {
@@ -61,7 +87,7 @@ RetiredStepsOutcome GiveBackRetiredSteps(StateStore& store, NodeApi& api,
   }
   for (const NodeStepsRecord& rec : *records) {
     const bool deleted = StepOf(rec) == NodeStep::kDeleted;
-    if (!deleted && stepping_resources.count(rec.resource) > 0) continue;  // its NodeSteps goes on
+    if (!deleted && StillStepping(store, rec, stepping)) continue;  // its NodeSteps goes on
     const char* reason = deleted ? "the object was deleted" : "the resource's rollout no longer has node steps";
     if (rec.cordoned && !deleted && StepOf(rec) == NodeStep::kFailed) {
       Log(LogLevel::kWarn, "node cordon kept for a person",

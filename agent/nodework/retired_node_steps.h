@@ -13,9 +13,9 @@
 // No API call when nothing is retired. Not thread-safe: run once, before the work.
 #pragma once
 
-#include <set>
-#include <string>
+#include <vector>
 
+#include "agent/kube/client/kube_types.h"
 #include "agent/nodework/node_api.h"
 #include "storage/state_store.h"
 
@@ -27,8 +27,9 @@ struct RetiredStepsOutcome {
   int left = 0;        // records kept for the next start
 };
 
-// `stepping_resources`: the resource ids (ResourceRef::Id) whose rollout has node steps now.
-RetiredStepsOutcome GiveBackRetiredSteps(StateStore& store, NodeApi& api,
-                                         const std::set<std::string>& stepping_resources);
+// `stepping`: the entries whose rollout has node steps now. A record names its resource only;
+// where entries of that resource step in some namespaces, its object's namespace (from the
+// store's record of the object) says whether one of them goes on with it.
+RetiredStepsOutcome GiveBackRetiredSteps(StateStore& store, NodeApi& api, const std::vector<ResourceScope>& stepping);
 
 }  // namespace nodehook

@@ -205,14 +205,14 @@ void ModeSet::SetUpRollouts(const Config& config, KubeClient& client, StateStore
       steps.boot_id_file = config.tuning.boot_id_file;
       rollout.node_steps = std::make_unique<NodeSteps>(r, *rollout.gate, *own_node_, store, *node_steps.runner,
                                                        SystemClock::Instance(), events, steps);
-      stepping_resources_.insert(r.ref.Id());
+      stepping_.emplace_back(r.ref);
     }
     rollouts_.push_back(std::move(rollout));
   }
 }
 
 void ModeSet::GiveBackRetiredNodeSteps() {
-  RetiredStepsOutcome outcome = GiveBackRetiredSteps(store_, *own_node_, stepping_resources_);
+  RetiredStepsOutcome outcome = GiveBackRetiredSteps(store_, *own_node_, stepping_);
   if (outcome.given_back + outcome.kept + outcome.left == 0) return;
   Log(LogLevel::kInfo, "retired node steps looked at",
       {{"given_back", outcome.given_back}, {"kept_cordoned", outcome.kept}, {"left", outcome.left},

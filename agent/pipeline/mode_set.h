@@ -20,7 +20,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -138,10 +137,10 @@ class ModeSet {
   const std::string node_name_;
   const LeaderElectionOptions election_;
   StateStore& store_;
-  // Node steps: this Node (every rollout's steps use it), and the resources whose steps are
-  // composed here (records of any other resource are retired).
+  // Node steps: this Node (every rollout's steps use it), and the entries whose steps are
+  // composed here (records of any other entry are retired).
   std::unique_ptr<NodeApi> own_node_;
-  std::set<std::string> stepping_resources_;
+  std::vector<ResourceScope> stepping_;
   OpenGate open_gate_;
   NoFinalizers no_finalizers_;
   // Node targeting.

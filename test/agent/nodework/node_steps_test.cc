@@ -547,7 +547,7 @@ TEST_CASE("an object deleted while its cordon cannot be given back is recorded f
   REQUIRE(w.Step() == "deleted");
   w.api.FailGets(false);
   REQUIRE(w.Ours());
-  RetiredStepsOutcome outcome = GiveBackRetiredSteps(*w.store, w.api, {w.resource.ref.Id()});
+  RetiredStepsOutcome outcome = GiveBackRetiredSteps(*w.store, w.api, {ResourceScope(w.resource.ref)});
   REQUIRE(outcome.given_back == 1);
   REQUIRE_FALSE(w.api.node().unschedulable);
   REQUIRE(w.Step().empty());

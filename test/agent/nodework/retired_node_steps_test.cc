@@ -13,6 +13,10 @@ namespace {
 
 const std::string kWidgets = "widgets.example.com/v1";
 
+std::vector<ResourceScope> Stepping(const std::string& plural, const std::string& namespace_name = "") {
+  return {ResourceScope(ResourceRef{"example.com", "v1", plural, namespace_name, ""})};
+}
+
 NodeStepsRecord Record(const std::string& uid, const std::string& step, bool cordoned = true) {
   NodeStepsRecord r;
   r.uid = uid;
@@ -41,7 +45,7 @@ TEST_CASE("records of rollouts that still step are left to them, with no API cal
   n.Holds("u1", "draining");
   n.Holds("u2", "failed");
   n.api.FailGets(true);  // any call would fail
-  RetiredStepsOutcome outcome = GiveBackRetiredSteps(*n.store, n.api, {kWidgets});
+  RetiredStepsOutcome outcome = GiveBackRetiredSteps(*n.store, n.api, Stepping("widgets"));
   CHECK(outcome.given_back + outcome.kept + outcome.left == 0);
   CHECK(n.Records() == 2);
 }
@@ -49,7 +53,7 @@ TEST_CASE("records of rollouts that still step are left to them, with no API cal
 TEST_CASE("a deleted object's cordon is given back at the next start, under whichever rollout's mark") {
   Node n;
   n.Holds("u1", "deleted", "0123456789");
-  RetiredStepsOutcome outcome = GiveBackRetiredSteps(*n.store, n.api, {kWidgets});
+  RetiredStepsOutcome outcome = GiveBackRetiredSteps(*n.store, n.api, Stepping("widgets"));
   CHECK(outcome.given_back == 1);
   CHECK_FALSE(n.api.node().unschedulable);
   CHECK(n.api.node().marks.empty());
@@ -61,13 +65,36 @@ TEST_CASE("a rollout without node steps now gives back its work's cordon and kee
   n.Holds("u1", "draining");
   n.Holds("u2", "failed");
   REQUIRE(n.store->PutNodeSteps(Record("u3", "running", false)).ok());  // someone else's cordon: nothing held
-  RetiredStepsOutcome outcome = GiveBackRetiredSteps(*n.store, n.api, {"gadgets.example.com/v1"});
+  RetiredStepsOutcome outcome = GiveBackRetiredSteps(*n.store, n.api, Stepping("gadgets"));
   CHECK(outcome.given_back == 2);
   CHECK(outcome.kept == 1);
   CHECK(n.api.node().unschedulable);  // the failed node's mark holds it for a person
   CHECK(n.api.node().marks.size() == 1);
   CHECK(n.api.node().marks.count(CordonMarkKey("abcdef0123", "u2")) == 1);
   CHECK(n.Records() == 0);
+}
+
+TEST_CASE("entries of one resource in two namespaces: the one that stopped stepping gives its cordon back") {
+  Node n;
+  n.Holds("in-a", "draining");
+  n.Holds("in-b", "draining");
+  n.Holds("unknown", "draining");  // no record of its object: its namespace is not known
+  REQUIRE(n.store->RecordHandled({"in-a", kWidgets, "a", "w1", "{}", "{}", 5}, "create").ok());
+  HandlerRecord progress;  // a create under way: progress, no diffbase
+  progress.uid = "in-b";
+  progress.handler = "create";
+  progress.resource = kWidgets;
+  progress.namespace_name = "b";
+  progress.name = "w2";
+  REQUIRE(n.store->RecordAttempt(progress).ok());
+  RetiredStepsOutcome outcome = GiveBackRetiredSteps(*n.store, n.api, Stepping("widgets", "a"));
+  CHECK(outcome.given_back == 1);  // "b" no longer steps
+  CHECK(n.api.node().marks.count(CordonMarkKey("abcdef0123", "in-b")) == 0);
+  CHECK(n.api.node().marks.count(CordonMarkKey("abcdef0123", "in-a")) == 1);
+  CHECK(n.api.node().marks.count(CordonMarkKey("abcdef0123", "unknown")) == 1);
+  CHECK(n.Records() == 2);
+  // An entry of every namespace holds them all, without reading the objects.
+  CHECK(GiveBackRetiredSteps(*n.store, n.api, Stepping("widgets")).given_back == 0);
 }
 
 TEST_CASE("a cordon that cannot be given back now stays recorded for the next start") {
