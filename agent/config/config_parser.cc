@@ -53,24 +53,27 @@ void ReadTuning(const rapidjson::Value& tuning, Config* config, KnobOrigins* ori
   ReadFileKnobs(tuning, "tuning", config, origins, diag);
 }
 
-bool SameKind(const ResourceRef& a, const ResourceRef& b) {
-  return a.group == b.group && a.version == b.version && a.plural == b.plural;
-}
+// One resource, whatever the version: a resource's versions serve the same objects.
+bool SameResource(const ResourceRef& a, const ResourceRef& b) { return a.group == b.group && a.plural == b.plural; }
 
 // Why `resource` cannot sit beside resources[j] ("" when it can). The state keeps an object's
-// progress under its resource's id, without the entry: two entries of one resource may watch two
-// namespaces, never one object. The node keeps one snapshot state per resource, and the Node's
+// progress by its uid: two entries of one resource may watch two namespaces, never one object
+// (in one version or two). The node keeps one snapshot state per resource, and the Node's
 // outputs have one field manager per resource: one entry of a resource may have each.
 std::string ClashWith(const WatchedResource& resource, const WatchedResource& other, size_t j) {
   const ResourceRef& a = resource.ref;
   const ResourceRef& b = other.ref;
-  if (a.plural.empty() || !SameKind(a, b)) return "";
+  if (a.plural.empty() || !SameResource(a, b)) return "";
   const std::string there = "resources[" + std::to_string(j) + "]";
-  if (a.namespace_name == b.namespace_name) return "duplicates " + there + " (same group, version, plural and namespace)";
-  if (a.namespace_name.empty() || b.namespace_name.empty()) {
+  if (a.namespace_name == b.namespace_name && a.version == b.version) {
+    return "duplicates " + there + " (same group, version, plural and namespace)";
+  }
+  if (a.namespace_name == b.namespace_name || a.namespace_name.empty() || b.namespace_name.empty()) {
     const std::string& ns = a.namespace_name.empty() ? b.namespace_name : a.namespace_name;
-    return "overlaps " + there + ": both would watch " + a.Id() + " in namespace \"" + ns +
-           "\" (an entry without a namespace watches every one); give each entry its own namespace";
+    const std::string where = ns.empty() ? "in every namespace" : "in namespace \"" + ns + "\"";
+    const std::string versions = a.version == b.version ? "" : " (versions " + b.version + " and " + a.version + ")";
+    return "overlaps " + there + ": both would watch the " + a.plural + (a.group.empty() ? "" : "." + a.group) +
+           " objects " + where + versions + "; give each entry a namespace of its own";
   }
   if (resource.hooks.count(kReasonSnapshot) && other.hooks.count(kReasonSnapshot)) {
     return "has a snapshot hook, as " + there + " of " + a.Id() +

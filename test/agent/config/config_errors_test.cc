@@ -119,9 +119,29 @@ TEST_CASE("entries of one resource watch different namespaces: never one object 
   const ConfigError* overlap = FindError(overlapping, "resources[1]");
   REQUIRE(overlap != nullptr);
   CHECK(overlap->message ==
-        "overlaps resources[0]: both would watch widgets.example.com/v1 in namespace \"b\" (an entry without a "
-        "namespace watches every one); give each entry its own namespace");
+        "overlaps resources[0]: both would watch the widgets.example.com objects in namespace \"b\"; give each "
+        "entry a namespace of its own");
   CHECK(FindError(parse(R"("namespace": "a", )" + create, create), "resources[1]") != nullptr);
+  // Another version of the resource serves the same objects.
+  auto versions = [](const std::string& ns1, const std::string& ns2) {
+    return ParseConfig(R"({"state_file": "/s.db", "api": {"in_cluster": true}, "resources": [
+      {"group": "example.com", "version": "v1", "plural": "widgets", "namespace": ")" + ns1 + R"(",
+       "hooks": {"create": {"argv": ["/h"]}}},
+      {"group": "example.com", "version": "v1beta1", "plural": "widgets", "namespace": ")" + ns2 + R"(",
+       "hooks": {"create": {"argv": ["/h"]}}}]})", kNode);
+  };
+  ConfigResult same_namespace = versions("a", "a");
+  const ConfigError* two_versions = FindError(same_namespace, "resources[1]");
+  REQUIRE(two_versions != nullptr);
+  CHECK(two_versions->message ==
+        "overlaps resources[0]: both would watch the widgets.example.com objects in namespace \"a\" (versions v1 and "
+        "v1beta1); give each entry a namespace of its own");
+  ConfigResult everywhere = versions("", "");
+  REQUIRE(FindError(everywhere, "resources[1]") != nullptr);
+  CHECK(FindError(everywhere, "resources[1]")->message.find("objects in every namespace (versions") != std::string::npos);
+  ConfigResult apart_versions = versions("a", "b");
+  INFO(AllErrors(apart_versions));
+  CHECK(apart_versions.ok());
 
   ConfigResult two_snapshots = parse(R"("namespace": "a", )" + snapshot, R"("namespace": "b", )" + snapshot);
   const ConfigError* snapshots = FindError(two_snapshots, "resources[1]");
