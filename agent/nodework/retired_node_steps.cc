@@ -54,7 +54,7 @@ bool StillStepping(StateStore& store, const NodeStepsRecord& rec, const std::vec
   bool namespaced_only = true;
   bool any = false;
   for (const ResourceScope& scope : stepping) {
-    if (scope.id() != rec.resource) continue;
+    if (!scope.SameResource(rec.resource)) continue;
     any = true;
     namespaced_only = namespaced_only && !scope.namespace_name().empty();
   }

@@ -30,21 +30,29 @@ struct ResourceRef {
   std::string Id() const;
 };
 
-// Which stored rows belong to one watched resource. The state store keys rows by Id(), which
-// has no namespace: entries of one group/version/plural in different namespaces (the config
-// refuses overlapping ones) share it, and each entry owns only its own namespace's rows.
+// Which stored rows belong to one watched entry. The state store keys rows by Id(), which has
+// no namespace: entries of one resource in different namespaces (the config refuses overlapping
+// ones) share it, and each entry owns only its own namespace's rows. Rows written under another
+// version of the resource are the same objects (a config that moved to a newer version): held.
 class ResourceScope {
  public:
-  explicit ResourceScope(const ResourceRef& ref) : id_(ref.Id()), namespace_name_(ref.namespace_name) {}
+  explicit ResourceScope(const ResourceRef& ref)
+      : id_(ref.Id()), any_version_(id_.substr(0, id_.rfind('/') + 1)), namespace_name_(ref.namespace_name) {}
 
+  // A row of this resource, in any version.
+  bool SameResource(std::string_view resource_id) const {
+    return resource_id.size() > any_version_.size() && resource_id.compare(0, any_version_.size(), any_version_) == 0 &&
+           resource_id.find('/', any_version_.size()) == std::string_view::npos;
+  }
   bool Holds(std::string_view resource_id, std::string_view namespace_name) const {
-    return resource_id == id_ && (namespace_name_.empty() || namespace_name == namespace_name_);
+    return SameResource(resource_id) && (namespace_name_.empty() || namespace_name == namespace_name_);
   }
   const std::string& id() const { return id_; }
   const std::string& namespace_name() const { return namespace_name_; }  // "" = every namespace
 
  private:
-  std::string id_;
+  std::string id_;           // "widgets.example.com/v1"
+  std::string any_version_;  // "widgets.example.com/"
   std::string namespace_name_;
 };
 

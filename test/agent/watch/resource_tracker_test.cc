@@ -105,6 +105,20 @@ TEST_CASE("an entry's list takes only its own namespace's remembered objects for
   CHECK(queued == std::set<std::string>{"kept", "retrying", "pending"});
 }
 
+TEST_CASE("records of the resource in another version are the entry's; other resources' are not") {
+  // The config moved from v1beta1 to v1 while the agent was down, and an object went meanwhile.
+  Fixture f;
+  ResourceTracker v1{1, Widgets("ns"), f.queue, *f.store, f.clock};
+  REQUIRE(f.store->RecordHandled({"old-version", "widgets.example.com/v1beta1", "ns", "w", "{}", "{}", 5}, "create").ok());
+  for (const char* other : {"widgets.example.org/v1", "widgets.example.com.evil/v1", "gizmos.example.com/v1"}) {
+    REQUIRE(f.store->RecordHandled({std::string("other-") + other, other, "ns", "w", "{}", "{}", 5}, "create").ok());
+  }
+  v1.OnListed({}, {});
+  REQUIRE(v1.cache().Get("old-version"));
+  CHECK(v1.cache().Get("old-version")->gone);
+  CHECK(v1.cache().Uids().size() == 1);
+}
+
 namespace {
 
 struct RecordingEvents : EventRecorder {
