@@ -404,6 +404,10 @@ def attack_table(fleet, refused_before=()):
          {"metadata": {"annotations": {"nodehook.io/singleton-handled": "forged"}}}, MERGE),
         ("take over the singleton Lease", attacker, "PATCH", f"{leases}/solo-lease",
          {"spec": {"holderIdentity": a}}, MERGE),
+        # Also the waiting below's proof that the singleton agents' Lease rules are in force: the
+        # rows of node B's own work expect them.
+        ("take the singleton Lease from its leader, as a singleton agent", attacker_solo, "PATCH",
+         f"{leases}/solo-lease", {"spec": {"holderIdentity": a}}, MERGE),
         ("forge node B's rollout result", attacker, "PATCH", f"{leases}/{node_lease(b)}", forged_result, MERGE),
         ("forge node B's rollout result under its earlier hashed name", attacker, "PATCH", f"{leases}/{hashed(b)}",
          forged_result, MERGE),
@@ -530,6 +534,8 @@ def attack_table(fleet, refused_before=()):
         assert now.startswith("refused (HTTP 403)") and "ValidatingAdmissionPolicy" in now, (what, now)
     refused = {what: now for (what, *_), now in zip(attacks, after)}
     assert "names none" in refused["any write with a token naming no node"]
+    assert "may take the singleton Lease only when it is free" in \
+        refused["take the singleton Lease from its leader, as a singleton agent"]
     assert f"may add or remove only its own finalizer {fa}, not {fb}" in refused["add node B's finalizer"]
     assert "may write only as its own node" in refused["post an Event about node B's Node"]
     assert f"may write only as its own node (the Node {b})" in refused["set a condition on node B's Node"]
