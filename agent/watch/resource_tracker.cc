@@ -10,7 +10,7 @@ void ResourceTracker::MarkGone(const std::string& uid) {
   Status marked = store_.MarkGone(uid, ToMillis(clock_.Now()));
   if (!marked.ok()) {
     Log(LogLevel::kWarn, "state store write failed",
-        {{"resource", resource_id_}, {"uid", uid}, {"error", marked.ToString()},
+        {{"resource", scope_.id()}, {"uid", uid}, {"error", marked.ToString()},
          {"next", "garbage collection may keep this object's rows longer"}});
   }
 }
@@ -19,7 +19,7 @@ void ResourceTracker::RecordEvent(const char* type, const KubeObject& object) {
   if (!record_events_) return;
   EventRecord e;
   e.uid = object.meta.uid;
-  e.resource = resource_id_;
+  e.resource = scope_.id();
   e.namespace_name = object.meta.namespace_name;
   e.name = object.meta.name;
   e.type = type;
@@ -51,16 +51,16 @@ void ResourceTracker::SetQuarantineReporting(ResourceRef resource, EventRecorder
   events_ = events;
   metrics_ = &metrics;
   quarantined_gauge_ = &metrics.GetGauge("objects_quarantined", "Objects currently skipped as bad (too deep, too big, unreadable)",
-                                         {{"resource", resource_id_}});
+                                         {{"resource", scope_.id()}});
 }
 
 void ResourceTracker::ReportQuarantined(const BadObject& bad, const char* event_type, const std::string& next) {
   metrics_->GetCounter("objects_quarantined_total", "Objects skipped as bad (too deep, too big, unreadable), by reason",
-                       {{"resource", resource_id_}, {"reason", bad.reason}})
+                       {{"resource", scope_.id()}, {"reason", bad.reason}})
       .Increment();
   if (quarantined_gauge_) quarantined_gauge_->Set(static_cast<double>(quarantined_.size()));
   Log(LogLevel::kWarn, "object quarantined",
-      {{"object", bad.meta.Key()}, {"uid", bad.meta.uid}, {"resource", resource_id_}, {"event", event_type},
+      {{"object", bad.meta.Key()}, {"uid", bad.meta.uid}, {"resource", scope_.id()}, {"event", event_type},
        {"reason", bad.reason}, {"error", bad.message}, {"next", next}});
   if (events_ && !bad.meta.uid.empty() && !bad.meta.name.empty()) {
     events_->Quarantined(resource_, bad.meta, bad.message + "; nodehook skips this object until it changes");
@@ -133,7 +133,7 @@ void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items, const std::v
     auto handlers = store_.ListAllHandlers();
     if (!objects.ok() || !handlers.ok()) {
       Log(LogLevel::kError, "state store read failed",
-          {{"resource", resource_id_},
+          {{"resource", scope_.id()},
            {"error", (!objects.ok() ? objects.status() : handlers.status()).ToString()},
            {"next", "deletions made while the agent was down are found at the next relist"}});
     } else {
@@ -164,7 +164,7 @@ void ResourceTracker::OnListed(const std::vector<ObjectPtr>& items, const std::v
   }
   // After a restart: events stored but not yet handled.
   if (record_events_ && !listed_once_) {
-    auto pending = store_.UidsWithPendingEvents(resource_id_, scope_.namespace_name());
+    auto pending = store_.UidsWithPendingEvents(scope_.id(), scope_.namespace_name());
     if (pending.ok()) {
       for (const auto& uid : *pending) Enqueue(uid);
     }
@@ -177,7 +177,7 @@ void ResourceTracker::OnObject(ObjectPtr object) {
   std::string uid = object->meta.uid;
   if (Release(uid)) {
     Log(LogLevel::kInfo, "object no longer quarantined",
-        {{"object", object->meta.Key()}, {"uid", uid}, {"resource", resource_id_}, {"next", "handle it"}});
+        {{"object", object->meta.Key()}, {"uid", uid}, {"resource", scope_.id()}, {"next", "handle it"}});
   }
   auto before = cache_.Get(uid);
   const char* type = before && !before->gone ? "MODIFIED" : "ADDED";

@@ -39,7 +39,6 @@ class ResourceTracker final : public WatchSink {
       : index_(index),
         record_events_(record_events),
         scope_(resource),
-        resource_id_(scope_.id()),
         queue_(queue),
         store_(store),
         clock_(clock),
@@ -83,8 +82,7 @@ class ResourceTracker final : public WatchSink {
   const size_t index_;
   const bool record_events_;
   bool listed_once_ = false;
-  const ResourceScope scope_;
-  const std::string resource_id_;
+  const ResourceScope scope_;  // its id names the resource in logs and the store
   WorkQueue& queue_;
   StateStore& store_;
   Clock& clock_;
